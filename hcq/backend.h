@@ -1,0 +1,165 @@
+/* hcq/backend.h: the interface a device backend (CPU, am/, nv/) implements, and the recorded
+ * queue program it lowers. Internal: not installed. */
+#ifndef BG_HCQ_BACKEND_H
+#define BG_HCQ_BACKEND_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "baregpu/hcq.h"
+#include "ir/ir.h"
+
+/* ---------------- memory ---------------- */
+
+/* One allocation as the backend sees it. */
+typedef struct bg_mem {
+  uint64_t va;        /* device virtual address */
+  uint64_t size;
+  void *cpu;          /* direct CPU view or NULL */
+  void *meta;         /* backend's own */
+} bg_mem;
+
+struct bg_buf {
+  bg_dev *dev;
+  bg_mem mem;
+  unsigned flags;
+};
+
+/* ---------------- recorded queue programs ---------------- */
+
+enum bg_cmd_op { BG_CMD_WAIT, BG_CMD_SIGNAL, BG_CMD_TIMESTAMP, BG_CMD_BARRIER, BG_CMD_EXEC, BG_CMD_COPY };
+
+/* Every operand is an interned ir expression of dtype UINT64 in the queue's ir context:
+ * a CONST, or an expression over DEFINE_VAR nodes whose names are slot names (see below). */
+typedef struct bg_cmd {
+  enum bg_cmd_op op;
+  const ir_node *addr;      /* WAIT/SIGNAL/TIMESTAMP: signal address; COPY: destination */
+  const ir_node *value;     /* WAIT/SIGNAL: value; COPY: source */
+  uint64_t size;            /* COPY: bytes */
+  bg_program *prg;          /* EXEC */
+  const ir_node **args;     /* EXEC: prg->nargs operands */
+  const ir_node *gsz[3], *lsz[3];
+} bg_cmd;
+
+/* Variable slots: 0..BG_MAX_VARS-1 are the user's (bg_var), then the builtins the core binds. */
+enum {
+  BG_SLOT_TIMELINE_ADDR = BG_MAX_VARS,  /* active timeline signal address */
+  BG_SLOT_TIMELINE_VALUE,               /* device's next timeline value at submit */
+  BG_SLOT_KARGS_BASE,                   /* address of this submit's kernel-argument block */
+  BG_NSLOTS
+};
+
+/* ---------------- templates and patches ---------------- */
+
+enum bg_tmpl_section { BG_SEC_CMD = 0, BG_SEC_KARGS = 1 };
+
+/* A patch operand compiled to postfix code over slots (evaluated with uint64 wrap-around). */
+enum bg_pop { BG_P_CONST, BG_P_SLOT, BG_P_ADD, BG_P_SUB, BG_P_MUL, BG_P_AND, BG_P_OR, BG_P_XOR,
+              BG_P_SHL, BG_P_SHR, BG_P_DIV, BG_P_MOD, BG_P_MAX };
+typedef struct bg_pinsn { uint8_t op; uint8_t slot; uint64_t c; } bg_pinsn;
+
+typedef struct bg_patch {
+  uint8_t section;          /* enum bg_tmpl_section */
+  uint8_t width;            /* 1, 2, 4 or 8 bytes, little-endian */
+  uint32_t offset;          /* byte offset in the section */
+  uint64_t deps[2];         /* bitmask of slots the value depends on */
+  uint32_t code_start, code_len;  /* into bg_tmpl.code */
+  uint64_t last;            /* last written value */
+} bg_patch;
+
+/* The lowered form of a queue program: command bytes, a kernel-argument block copied to fresh
+ * memory at each submit, and the patch records that fill their symbolic fields. */
+typedef struct bg_tmpl {
+  uint8_t *cmd;  size_t cmd_len, cmd_cap;
+  uint8_t *kargs; size_t kargs_len, kargs_cap;
+  bg_patch *patches; size_t npatches, patches_cap;
+  bg_pinsn *code; size_t ncode, code_cap;
+  bool claims_timeline;     /* signals the timeline value: submit advances the timeline */
+} bg_tmpl;
+
+/* Reserve n zeroed bytes at the end of a section; returns their offset or a negative error. */
+long bg_tmpl_reserve(bg_tmpl *t, enum bg_tmpl_section sec, size_t n, size_t align);
+/* Write operand v (width bytes) at offset: constants are written now, anything else becomes a
+ * patch. Fails with a message if a constant does not fit in width bytes. */
+int bg_tmpl_put(bg_tmpl *t, enum bg_tmpl_section sec, size_t offset, unsigned width, const ir_node *v);
+void bg_tmpl_free(bg_tmpl *t);
+
+/* ---------------- backend operations ---------------- */
+
+typedef struct bg_queue_hw bg_queue_hw;   /* backend's per-queue state */
+
+typedef struct bg_backend_ops {
+  const char *kind;                 /* "CPU", "AMD", "NV" */
+  double ticks_per_us;
+  bool has_copy_queue;
+  int (*alloc)(bg_dev *d, uint64_t size, unsigned flags, bg_mem *out);
+  void (*free)(bg_dev *d, bg_mem *m);
+  /* Host <-> device copies; NULL means through the CPU view after a synchronize. */
+  int (*copyin)(bg_dev *d, bg_mem *dst, uint64_t off, const void *src, uint64_t n);
+  int (*copyout)(bg_dev *d, const bg_mem *src, uint64_t off, void *dst, uint64_t n);
+  int (*queue_create)(bg_dev *d, enum bg_queue_kind kind, bg_queue_hw **out);
+  void (*queue_destroy)(bg_dev *d, bg_queue_hw *hq);
+  /* Encode the recorded commands into t (bg_tmpl_put for every operand). Called once per recording. */
+  int (*lower)(bg_dev *d, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t);
+  /* Push the patched command bytes to the hardware ring and ring the doorbell. */
+  int (*submit)(bg_dev *d, bg_queue_hw *hq, const void *cmd, size_t len);
+  int (*program_load)(bg_dev *d, const void *bin, size_t size, const bg_program_info *info, void **handle);
+  void (*program_free)(bg_dev *d, void *handle);
+  /* Called by waits after 200 ms without progress; may return -BG_EHANG with a fault report. */
+  int (*sleep)(bg_dev *d, int ms);
+  void (*close)(bg_dev *d);
+} bg_backend_ops;
+
+/* ---------------- device core state ---------------- */
+
+struct bg_signal {
+  bg_dev *dev;
+  volatile uint64_t *cpu;   /* value at cpu[0], timestamp at cpu[1] */
+  uint64_t va;
+  struct bg_sigpage *page;
+  unsigned slot;
+};
+
+struct bg_program {
+  bg_dev *dev;
+  void *handle;
+  char *name;
+  unsigned nargs;
+  uint8_t *arg_sizes;
+  uint32_t *arg_offsets;
+  unsigned kargs_size;
+};
+
+struct bg_dev {
+  const bg_backend_ops *ops;
+  void *priv;                   /* backend's own */
+  char name[48];
+  char arch[32];
+  bg_target target;
+  bg_signal *timeline, *timeline_shadow;
+  uint64_t timeline_value;      /* next value to signal */
+  bg_mem kargs_arena;           /* wrapping bump arena for kernel arguments */
+  uint64_t kargs_off;
+  struct bg_sigpage *sigpages;  /* signal pool */
+  int error;                    /* latched error state (negative code) or 0 */
+  char error_msg[512];
+};
+
+/* Interfaces register the kinds they can open. */
+typedef struct bg_iface {
+  const char *kind;                /* "CPU", "AMD", "NV" */
+  const char *name;                /* "" for the CPU device, "PCI", "USB", "MOCKPCI", ... */
+  bool mock;                       /* never chosen unless named */
+  int (*count)(void);              /* visible devices (0 when none; negative on error) */
+  int (*open)(bg_dev *d, int index);  /* fill d->ops, d->priv, d->arch */
+} bg_iface;
+
+/* The built-in interface table (registry.c). */
+size_t bg_ifaces(const bg_iface *const **out);
+
+/* Bump allocation in a wrapping arena (kernel arguments): offset or negative error. */
+int bg_kargs_alloc(bg_dev *d, uint64_t size, uint64_t *va, void **cpu);
+
+#endif

@@ -1,0 +1,182 @@
+/* baregpu/hcq.h: hardware command queues (HCQ) — devices, buffers, signals, queues, programs.
+ *
+ * The model follows tinygrad's HCQ: a device owns a timeline signal; work is recorded into a
+ * queue (wait, signal, timestamp, memory_barrier, exec, copy) and submitted to the hardware ring.
+ * Operands may be symbolic: constants, buffer addresses, kernel variables and timeline values are
+ * ir expressions. The first submit lowers the recorded program once into a command template plus
+ * patch records; every later submit evaluates only the patches whose variables changed. Recorded
+ * graphs (JIT) are replayed this way.
+ *
+ * Errors: 0 or a negative BG_E* code with a message from bg_last_error() (baregpu/error.h). */
+#ifndef BAREGPU_HCQ_H
+#define BAREGPU_HCQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "baregpu/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bg_dev bg_dev;
+typedef struct bg_buf bg_buf;
+typedef struct bg_signal bg_signal;
+typedef struct bg_queue bg_queue;
+typedef struct bg_program bg_program;
+
+/* ---------------- device selection: DEV=[IFACE[:INDICES]+]KIND[:INDEX] ---------------- */
+
+typedef struct bg_target {
+  char kind[16];      /* "CPU", "AMD", "NV" (upper-cased) */
+  char iface[16];     /* "" (try every non-mock interface), "PCI", "USB", "NVK", "MOCKPCI", ... */
+  char indices[64];   /* visibility filter: "" (all), "0,2" or "1-3" */
+  int index;          /* device index within the visible list, default 0 */
+} bg_target;
+
+/* Parse one target. Errors name the string, what is wrong, and the valid forms. */
+int bg_target_parse(const char *s, bg_target *out);
+/* Format a target back to its canonical DEV= string. */
+void bg_target_format(const bg_target *t, char *buf, size_t n);
+/* The valid forms, for error messages and --help. */
+const char *bg_target_forms(void);
+
+/* Open a device. `dev` is a DEV= string; NULL uses the DEV environment variable, and without it the
+ * first GPU found by a non-mock interface, else CPU. */
+int bg_dev_open(const char *dev, bg_dev **out);
+void bg_dev_close(bg_dev *d);                    /* synchronizes, frees everything the device owns */
+const char *bg_dev_name(const bg_dev *d);        /* canonical, e.g. "CPU", "MOCKPCI+AMD:0" */
+const char *bg_dev_arch(const bg_dev *d);        /* "host", "gfx1100", ... */
+bool bg_dev_has_copy_queue(const bg_dev *d);
+/* Raw timestamp ticks per microsecond (CPU: 1000, AMD: 100). */
+double bg_dev_ticks_per_us(const bg_dev *d);
+
+/* Enumerate openable devices: every registered kind and interface (mocks only when
+ * include_mock), by canonical name. Returns the count found (may exceed max). */
+int bg_dev_list(bool include_mock, char (*names)[48], size_t max);
+
+/* ---------------- buffers ---------------- */
+
+enum bg_buf_flags {
+  BG_BUF_HOST = 1u << 0,        /* system memory mapped for the device */
+  BG_BUF_UNCACHED = 1u << 1,
+  BG_BUF_CPU_ACCESS = 1u << 2,  /* needs a CPU view */
+  BG_BUF_CONTIGUOUS = 1u << 3,
+  BG_BUF_ZERO = 1u << 4,        /* zero-filled */
+};
+
+int bg_buf_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_buf **out);
+void bg_buf_free(bg_buf *b);                     /* synchronizes the owning device first */
+uint64_t bg_buf_va(const bg_buf *b);             /* device virtual address */
+uint64_t bg_buf_size(const bg_buf *b);
+void *bg_buf_cpu(const bg_buf *b);               /* direct CPU view, or NULL */
+bg_dev *bg_buf_dev(const bg_buf *b);
+/* Host <-> device copies through the device's copy path (synchronous). */
+int bg_buf_write(bg_buf *b, uint64_t off, const void *src, uint64_t n);
+int bg_buf_read(const bg_buf *b, uint64_t off, void *dst, uint64_t n);
+
+/* ---------------- symbolic operands ---------------- */
+
+struct ir_node;
+/* A queue operand: a constant (sym == NULL) or an ir expression owned by the queue's context. */
+typedef struct bg_val {
+  const struct ir_node *sym;
+  uint64_t c;
+} bg_val;
+
+static inline bg_val bg_const(uint64_t c) { bg_val v = {NULL, c}; return v; }
+bg_val bg_addr(const bg_buf *b, uint64_t off);   /* constant address of b + off */
+
+/* Kernel variable number `slot` (0..BG_MAX_VARS-1) of queue q, bound at every submit from the
+ * vars array; name and bounds are for printing and checks. */
+#define BG_MAX_VARS 64
+bg_val bg_var(bg_queue *q, unsigned slot, const char *name, uint64_t min, uint64_t max);
+/* Address of the device's active timeline signal, and the device's next timeline value plus delta,
+ * both bound at submit. A program that signals bg_timeline_value(q, 0) claims that value: each
+ * submit advances the device timeline by one. */
+bg_val bg_timeline_addr(bg_queue *q);
+bg_val bg_timeline_value(bg_queue *q, int64_t delta);
+/* Expressions over operands (in q's context). */
+bg_val bg_add(bg_queue *q, bg_val a, bg_val b);
+bg_val bg_mul(bg_queue *q, bg_val a, bg_val b);
+
+/* ---------------- signals: 16 bytes, u64 value at +0, u64 raw timestamp at +8 ---------------- */
+
+int bg_signal_new(bg_dev *d, uint64_t init, bg_signal **out);
+void bg_signal_free(bg_signal *s);
+uint64_t bg_signal_va(const bg_signal *s);
+bg_val bg_sig(const bg_signal *s);               /* bg_const(bg_signal_va(s)) */
+uint64_t bg_signal_value(const bg_signal *s);
+void bg_signal_set(bg_signal *s, uint64_t v);
+uint64_t bg_signal_timestamp_raw(const bg_signal *s);
+double bg_signal_timestamp_us(const bg_signal *s);
+/* Wait until value >= v. The timeout restarts whenever the value changes; on timeout the message
+ * names the signal, the expected and the seen value. timeout_ms <= 0 uses BG_WAIT_TIMEOUT_MS or
+ * 30000. */
+int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms);
+
+/* The device timeline: signal value reaches timeline_value-1 when all submitted work is done. */
+bg_signal *bg_dev_timeline(bg_dev *d);
+uint64_t bg_dev_timeline_value(const bg_dev *d);  /* the next value to signal */
+uint64_t bg_dev_next_timeline(bg_dev *d);         /* returns the next value and advances it */
+/* Testing hook: set the next timeline value and the signal to value-1 (used by wrap-around tests). */
+void bg_dev_set_timeline(bg_dev *d, uint64_t next_value);
+/* Wait for all submitted work; wraps the timeline to 1 after it passes 2^31. A failed sync latches
+ * the device's error state: every later sync fails with the same message. */
+int bg_dev_synchronize(bg_dev *d, int timeout_ms);
+
+/* ---------------- programs ---------------- */
+
+typedef struct bg_program_info {
+  const char *name;           /* entry symbol */
+  unsigned nargs;             /* kernel arguments: buffers first, then scalars */
+  const uint8_t *arg_sizes;   /* bytes per argument (8 for buffer addresses, 4 for int32 ...) */
+} bg_program_info;
+
+/* Load a binary the device's compiler produced (CPU: a shared object's bytes; AMD: a code object). */
+int bg_program_load(bg_dev *d, const void *bin, size_t size, const bg_program_info *info, bg_program **out);
+void bg_program_free(bg_program *p);
+const char *bg_program_name(const bg_program *p);
+unsigned bg_program_nargs(const bg_program *p);
+/* Kernel arguments block size in bytes (C-like layout: each arg aligned to its size). */
+unsigned bg_program_kernargs_size(const bg_program *p);
+/* Convenience: wait timeline, exec, signal timeline, submit; with `wait` also synchronize and
+ * return the kernel time measured by queue timestamps in *us. */
+int bg_program_run(bg_program *p, bg_buf *const *bufs, size_t nbufs, const uint64_t *vals, size_t nvals,
+                   const uint32_t gsz[3], const uint32_t lsz[3], bool wait, double *us);
+
+/* ---------------- queues ---------------- */
+
+enum bg_queue_kind { BG_QUEUE_COMPUTE = 0, BG_QUEUE_COPY = 1 };
+
+/* A new empty recorded queue program for device d. A device without a copy engine gives
+ * -BG_ENOTSUP for BG_QUEUE_COPY. */
+int bg_queue_new(bg_dev *d, enum bg_queue_kind kind, bg_queue **out);
+void bg_queue_free(bg_queue *q);
+/* Recording. Errors are sticky: the first one is kept and returned by bg_queue_submit. Each returns q. */
+bg_queue *bg_queue_wait(bg_queue *q, bg_val signal_addr, bg_val value);
+bg_queue *bg_queue_signal(bg_queue *q, bg_val signal_addr, bg_val value);
+bg_queue *bg_queue_timestamp(bg_queue *q, bg_val signal_addr);
+bg_queue *bg_queue_memory_barrier(bg_queue *q);
+bg_queue *bg_queue_exec(bg_queue *q, bg_program *p, const bg_val *args, size_t nargs,
+                        const bg_val gsz[3], const bg_val lsz[3]);
+bg_queue *bg_queue_copy(bg_queue *q, bg_val dst, bg_val src, uint64_t n);
+/* Lower (first time only), bind vars[0..nvars) and the timeline, patch what changed, push to the ring. */
+int bg_queue_submit(bg_queue *q, const uint64_t *vars, size_t nvars);
+/* Drop the recording to record a new program (the lowered template is discarded). */
+void bg_queue_reset(bg_queue *q);
+/* Introspection for tests and benches: commands recorded, template bytes, patch records,
+ * patches evaluated by the last submit. */
+typedef struct bg_queue_stats {
+  size_t ncmds, template_bytes, npatches, patches_applied_last, submits;
+} bg_queue_stats;
+void bg_queue_get_stats(const bg_queue *q, bg_queue_stats *st);
+/* Print the recorded program with its operands as expressions (for BG_DEBUG and tests). */
+void bg_queue_dump(const bg_queue *q, void *file /* FILE* */);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
