@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "baregpu/hcq.h"
+#include "hcq/bump.h"
 #include "ir/ir.h"
 
 /* ---------------- memory ---------------- */
@@ -77,6 +78,8 @@ typedef struct bg_tmpl {
   bg_patch *patches; size_t npatches, patches_cap;
   bg_pinsn *code; size_t ncode, code_cap;
   bool claims_timeline;     /* signals the timeline value: submit advances the timeline */
+  ir_ctx *ir;               /* the queue's context (operands live there) */
+  const ir_node *slot_var[BG_NSLOTS];  /* DEFINE_VAR node bound to each slot, or NULL */
 } bg_tmpl;
 
 /* Reserve n zeroed bytes at the end of a section; returns their offset or a negative error. */
@@ -85,6 +88,8 @@ long bg_tmpl_reserve(bg_tmpl *t, enum bg_tmpl_section sec, size_t n, size_t alig
  * patch. Fails with a message if a constant does not fit in width bytes. */
 int bg_tmpl_put(bg_tmpl *t, enum bg_tmpl_section sec, size_t offset, unsigned width, const ir_node *v);
 void bg_tmpl_free(bg_tmpl *t);
+/* The operand "address of this submit's kernel-argument block + kargs_offset" (for EXEC lowering). */
+const ir_node *bg_tmpl_kargs_addr(bg_tmpl *t, size_t kargs_offset);
 
 /* ---------------- backend operations ---------------- */
 
@@ -99,6 +104,8 @@ typedef struct bg_backend_ops {
   /* Host <-> device copies; NULL means through the CPU view after a synchronize. */
   int (*copyin)(bg_dev *d, bg_mem *dst, uint64_t off, const void *src, uint64_t n);
   int (*copyout)(bg_dev *d, const bg_mem *src, uint64_t off, void *dst, uint64_t n);
+  /* One hardware queue per kind and device, created on first use: every bg_queue of that kind
+   * submits into it, so submissions of one kind execute in submission order. */
   int (*queue_create)(bg_dev *d, enum bg_queue_kind kind, bg_queue_hw **out);
   void (*queue_destroy)(bg_dev *d, bg_queue_hw *hq);
   /* Encode the recorded commands into t (bg_tmpl_put for every operand). Called once per recording. */
@@ -130,6 +137,8 @@ struct bg_program {
   uint8_t *arg_sizes;
   uint32_t *arg_offsets;
   unsigned kargs_size;
+  bg_queue *run_q;            /* recorded once by bg_program_run */
+  bg_signal *run_ts[2];
 };
 
 struct bg_dev {
@@ -140,9 +149,10 @@ struct bg_dev {
   bg_target target;
   bg_signal *timeline, *timeline_shadow;
   uint64_t timeline_value;      /* next value to signal */
-  bg_mem kargs_arena;           /* wrapping bump arena for kernel arguments */
-  uint64_t kargs_off;
+  bg_buf *kargs_buf;            /* wrapping bump arena for kernel arguments */
+  bg_bump kargs;
   struct bg_sigpage *sigpages;  /* signal pool */
+  bg_queue_hw *hwq[2];          /* hardware queue per enum bg_queue_kind */
   int error;                    /* latched error state (negative code) or 0 */
   char error_msg[512];
 };

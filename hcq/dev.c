@@ -1,0 +1,154 @@
+/* hcq/dev.c: device lifecycle, the timeline, synchronization, kernel-argument arena. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hcq/dev_internal.h"
+
+#define KARGS_ARENA_SIZE (16u << 20) /* reused without fences: relies on its size (as tinygrad) */
+#define TIMELINE_WRAP (1ull << 31)   /* AMD waits compare 32 bits: wrap well before */
+
+int bg_dev_create(const bg_iface *ifc, const bg_target *t, int phys_index, bg_dev **out) {
+  bg_dev *d = calloc(1, sizeof(*d));
+  if (!d) return bg_error(BG_ENOMEM, "out of host memory opening %s", t->kind);
+  d->target = *t;
+  bg_target_format(t, d->name, sizeof(d->name));
+  int r = ifc->open(d, phys_index);
+  if (r < 0) {
+    free(d);
+    return r;
+  }
+  r = bg_signal_new(d, 0, &d->timeline);
+  if (r == 0) r = bg_signal_new(d, 0, &d->timeline_shadow);
+  if (r == 0) r = bg_buf_alloc(d, KARGS_ARENA_SIZE, BG_BUF_CPU_ACCESS, &d->kargs_buf);
+  if (r < 0) {
+    bg_dev_close(d);
+    return r;
+  }
+  d->kargs = (bg_bump){.base = d->kargs_buf->mem.va, .size = KARGS_ARENA_SIZE, .off = 0, .wrap = true};
+  d->timeline_value = 1;
+  BG_LOG(1, "opened %s (%s)", d->name, d->arch);
+  *out = d;
+  return 0;
+}
+
+void bg_dev_close(bg_dev *d) {
+  if (!d) return;
+  if (d->timeline && !d->error && bg_dev_synchronize(d, 0) < 0)
+    BG_LOG(1, "%s: close: synchronize failed: %s", d->name, bg_last_error());
+  for (int k = 0; k < 2; k++)
+    if (d->hwq[k]) d->ops->queue_destroy(d, d->hwq[k]);
+  if (d->kargs_buf) bg_buf_free(d->kargs_buf);
+  bg_signal_free(d->timeline);
+  bg_signal_free(d->timeline_shadow);
+  bg_sigpool_free(d);
+  if (d->ops && d->ops->close) d->ops->close(d);
+  BG_LOG(1, "closed %s", d->name);
+  free(d);
+}
+
+const char *bg_dev_name(const bg_dev *d) { return d->name; }
+const char *bg_dev_arch(const bg_dev *d) { return d->arch; }
+bool bg_dev_has_copy_queue(const bg_dev *d) { return d->ops->has_copy_queue; }
+double bg_dev_ticks_per_us(const bg_dev *d) { return d->ops->ticks_per_us; }
+bg_signal *bg_dev_timeline(bg_dev *d) { return d->timeline; }
+uint64_t bg_dev_timeline_value(const bg_dev *d) { return d->timeline_value; }
+uint64_t bg_dev_next_timeline(bg_dev *d) { return d->timeline_value++; }
+
+void bg_dev_set_timeline(bg_dev *d, uint64_t next_value) {
+  d->timeline_value = next_value;
+  bg_signal_set(d->timeline, next_value - 1);
+}
+
+int bg_dev_check(bg_dev *d) {
+  if (d->error) return bg_error(-d->error, "%s: device is in an error state: %s", d->name, d->error_msg);
+  return 0;
+}
+
+int bg_dev_synchronize(bg_dev *d, int timeout_ms) {
+  int r = bg_dev_check(d);
+  if (r < 0) return r;
+  r = bg_signal_wait(d->timeline, d->timeline_value - 1, timeout_ms);
+  if (r < 0) {
+    d->error = r;
+    snprintf(d->error_msg, sizeof(d->error_msg), "%s", bg_last_error());
+    return r;
+  }
+  if (d->timeline_value > TIMELINE_WRAP) {
+    /* Everything is idle: swap to the shadow signal and restart the count. */
+    bg_signal *t = d->timeline;
+    d->timeline = d->timeline_shadow;
+    d->timeline_shadow = t;
+    bg_signal_set(d->timeline, 0);
+    d->timeline_value = 1;
+    BG_LOG(2, "%s: timeline wrapped", d->name);
+  }
+  return 0;
+}
+
+int bg_kargs_alloc(bg_dev *d, uint64_t size, uint64_t *va, void **cpu) {
+  int r = bg_bump_alloc(&d->kargs, size, 16, va);
+  if (r < 0) return bg_error_context(r, "%s: kernel arguments: ", d->name);
+  *cpu = (uint8_t *)d->kargs_buf->mem.cpu + (*va - d->kargs.base);
+  return 0;
+}
+
+/* ---------------- buffers ---------------- */
+
+int bg_buf_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_buf **out) {
+  *out = NULL;
+  if (size == 0) return bg_error(BG_EINVAL, "%s: buffer of size 0", d->name);
+  bg_buf *b = calloc(1, sizeof(*b));
+  if (!b) return bg_error(BG_ENOMEM, "out of host memory");
+  int r = d->ops->alloc(d, size, flags, &b->mem);
+  if (r < 0) {
+    free(b);
+    return bg_error_context(r, "%s: allocating %llu bytes: ", d->name, (unsigned long long)size);
+  }
+  b->dev = d;
+  b->flags = flags;
+  *out = b;
+  return 0;
+}
+
+void bg_buf_free(bg_buf *b) {
+  if (!b) return;
+  bg_dev *d = b->dev;
+  if (!d->error && bg_dev_synchronize(d, 0) < 0)
+    BG_LOG(1, "%s: freeing a buffer after a failed sync: %s", d->name, bg_last_error());
+  d->ops->free(d, &b->mem);
+  free(b);
+}
+
+uint64_t bg_buf_va(const bg_buf *b) { return b->mem.va; }
+uint64_t bg_buf_size(const bg_buf *b) { return b->mem.size; }
+void *bg_buf_cpu(const bg_buf *b) { return b->mem.cpu; }
+bg_dev *bg_buf_dev(const bg_buf *b) { return b->dev; }
+bg_val bg_addr(const bg_buf *b, uint64_t off) { return bg_const(b->mem.va + off); }
+
+static int range_check(const bg_buf *b, uint64_t off, uint64_t n, const char *what) {
+  if (off > b->mem.size || n > b->mem.size - off)
+    return bg_error(BG_EINVAL, "%s: %s of %llu bytes at offset %llu exceeds the buffer's %llu bytes", b->dev->name,
+                    what, (unsigned long long)n, (unsigned long long)off, (unsigned long long)b->mem.size);
+  return 0;
+}
+
+int bg_buf_write(bg_buf *b, uint64_t off, const void *src, uint64_t n) {
+  int r = range_check(b, off, n, "write");
+  if (r < 0) return r;
+  if (b->dev->ops->copyin) return b->dev->ops->copyin(b->dev, &b->mem, off, src, n);
+  if (!b->mem.cpu) return bg_error(BG_ENOTSUP, "%s: buffer has no CPU view and no copy path", b->dev->name);
+  if ((r = bg_dev_synchronize(b->dev, 0)) < 0) return r;
+  memcpy((uint8_t *)b->mem.cpu + off, src, n);
+  return 0;
+}
+
+int bg_buf_read(const bg_buf *b, uint64_t off, void *dst, uint64_t n) {
+  int r = range_check(b, off, n, "read");
+  if (r < 0) return r;
+  if (b->dev->ops->copyout) return b->dev->ops->copyout(b->dev, &b->mem, off, dst, n);
+  if (!b->mem.cpu) return bg_error(BG_ENOTSUP, "%s: buffer has no CPU view and no copy path", b->dev->name);
+  if ((r = bg_dev_synchronize(b->dev, 0)) < 0) return r;
+  memcpy(dst, (const uint8_t *)b->mem.cpu + off, n);
+  return 0;
+}

@@ -1,0 +1,142 @@
+/* hcq/signal.c: 16-byte signals (u64 value at +0, u64 raw timestamp at +8) from per-device pages,
+ * and host waits whose timeout restarts on progress. */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hcq/dev_internal.h"
+
+#define SIGPAGE_SIZE 4096u
+#define SIGS_PER_PAGE (SIGPAGE_SIZE / 16u)
+#define SLEEP_AFTER_MS 200 /* without progress, let the backend look for faults */
+
+struct bg_sigpage {
+  struct bg_sigpage *next;
+  bg_buf *buf;
+  uint64_t used[SIGS_PER_PAGE / 64];
+};
+
+int bg_signal_new(bg_dev *d, uint64_t init, bg_signal **out) {
+  *out = NULL;
+  struct bg_sigpage *pg;
+  unsigned slot = SIGS_PER_PAGE;
+  for (pg = d->sigpages; pg; pg = pg->next) {
+    for (unsigned w = 0; w < SIGS_PER_PAGE / 64 && slot == SIGS_PER_PAGE; w++)
+      if (~pg->used[w]) slot = w * 64 + (unsigned)__builtin_ctzll(~pg->used[w]);
+    if (slot < SIGS_PER_PAGE) break;
+  }
+  if (!pg) {
+    pg = calloc(1, sizeof(*pg));
+    if (!pg) return bg_error(BG_ENOMEM, "out of host memory for signals");
+    int r = bg_buf_alloc(d, SIGPAGE_SIZE, BG_BUF_HOST | BG_BUF_UNCACHED | BG_BUF_CPU_ACCESS | BG_BUF_ZERO, &pg->buf);
+    if (r < 0) {
+      free(pg);
+      return bg_error_context(r, "signal page: ");
+    }
+    if (!pg->buf->mem.cpu) {
+      bg_buf_free(pg->buf);
+      free(pg);
+      return bg_error(BG_ENOTSUP, "%s: signal memory has no CPU view", d->name);
+    }
+    pg->next = d->sigpages;
+    d->sigpages = pg;
+    slot = 0;
+  }
+  bg_signal *s = calloc(1, sizeof(*s));
+  if (!s) return bg_error(BG_ENOMEM, "out of host memory for signals");
+  pg->used[slot / 64] |= 1ull << (slot % 64);
+  s->dev = d;
+  s->page = pg;
+  s->slot = slot;
+  s->cpu = (volatile uint64_t *)((uint8_t *)pg->buf->mem.cpu + slot * 16u);
+  s->va = pg->buf->mem.va + slot * 16u;
+  s->cpu[1] = 0;
+  bg_signal_set(s, init);
+  *out = s;
+  return 0;
+}
+
+void bg_signal_free(bg_signal *s) {
+  if (!s) return;
+  s->page->used[s->slot / 64] &= ~(1ull << (s->slot % 64));
+  free(s);
+}
+
+void bg_sigpool_free(bg_dev *d) {
+  while (d->sigpages) {
+    struct bg_sigpage *pg = d->sigpages;
+    d->sigpages = pg->next;
+    bg_buf_free(pg->buf);
+    free(pg);
+  }
+}
+
+uint64_t bg_signal_va(const bg_signal *s) { return s->va; }
+bg_val bg_sig(const bg_signal *s) { return bg_const(s->va); }
+
+uint64_t bg_signal_value(const bg_signal *s) {
+  return __atomic_load_n((const uint64_t *)s->cpu, __ATOMIC_ACQUIRE);
+}
+
+void bg_signal_set(bg_signal *s, uint64_t v) { __atomic_store_n((uint64_t *)s->cpu, v, __ATOMIC_RELEASE); }
+
+uint64_t bg_signal_timestamp_raw(const bg_signal *s) {
+  return __atomic_load_n((const uint64_t *)s->cpu + 1, __ATOMIC_ACQUIRE);
+}
+
+double bg_signal_timestamp_us(const bg_signal *s) {
+  return (double)bg_signal_timestamp_raw(s) / s->dev->ops->ticks_per_us;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int default_timeout_ms(void) {
+  const char *s = getenv("BG_WAIT_TIMEOUT_MS");
+  int v = s ? atoi(s) : 0;
+  return v > 0 ? v : 30000;
+}
+
+int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms) {
+  if (timeout_ms <= 0) timeout_ms = default_timeout_ms();
+  bg_dev *d = s->dev;
+  uint64_t seen = bg_signal_value(s);
+  if (seen >= v) return 0;
+  uint64_t start = now_ns(), last_progress = start;
+  for (unsigned spin = 0;; spin++) {
+    uint64_t cur = bg_signal_value(s);
+    if (cur >= v) return 0;
+    uint64_t t = now_ns();
+    if (cur != seen) {
+      seen = cur;
+      last_progress = t;
+    }
+    uint64_t idle_ms = (t - last_progress) / 1000000u;
+    if (idle_ms >= (uint64_t)timeout_ms) {
+      const char *what = s == d->timeline ? " (timeline)" : "";
+      return bg_error(BG_ETIMEDOUT,
+                      "%s: wait timeout: %d ms without progress on signal 0x%llx%s: expected >= %llu, saw %llu",
+                      d->name, timeout_ms, (unsigned long long)s->va, what, (unsigned long long)v,
+                      (unsigned long long)seen);
+    }
+    if (idle_ms >= SLEEP_AFTER_MS && d->ops->sleep) {
+      int r = d->ops->sleep(d, 1);
+      if (r < 0) return r;
+    } else if (spin < 2000) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else if (spin < 4000) {
+      sched_yield();
+    } else {
+      struct timespec ts = {0, 50000};
+      while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
+    }
+  }
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# scripts/main.sh: the main job. Set up and build, list GPUs with hcq_smi, then run the HCQ
+# conformance suite on the default device (DEV, else the first GPU, else CPU).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh build
+echo "== hcq_smi list"
+build/tools/hcq_smi list
+echo "== HCQ conformance on ${DEV:-the default device}"
+build/tests/conformance/hcq-conformance --default

@@ -1,0 +1,94 @@
+/* tests/bench/launch.c: host nanoseconds per kernel launch of an empty kernel.
+ * (a) fresh: record wait/exec/signal into a queue, lower it and submit, every launch;
+ * (b) replay: re-submit one recorded queue program with a changed argument (patches only).
+ * Prints both and their ratio; tinygrad's figure for a replayed launch (~150 us, from the issue)
+ * is printed beside them for scale. Usage: bench-launch [DEV] [launches] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "baregpu/compile.h"
+#include "baregpu/hcq.h"
+
+static const char *empty_src =
+    "#include <stdint.h>\n"
+    "void empty(const void *a, const uint32_t g[3], const uint32_t s[3], const uint32_t l[3]) {\n"
+    "  (void)a; (void)g; (void)s; (void)l;\n"
+    "}\n";
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define TRY(x) do { if ((x) < 0) { fprintf(stderr, "bench-launch: %s: %s\n", #x, bg_last_error()); exit(1); } } while (0)
+
+int main(int argc, char **argv) {
+  const char *devname = argc > 1 ? argv[1] : NULL;
+  int n = argc > 2 ? atoi(argv[2]) : 20000;
+  const int batch = 500; /* synchronize between batches, outside the timed region */
+  bg_dev *d;
+  TRY(bg_dev_open(devname, &d));
+  void *so;
+  size_t sz;
+  TRY(bg_compile_c(empty_src, "", &so, &sz));
+  static const uint8_t sizes[] = {8};
+  bg_program_info info = {"empty", 1, sizes};
+  bg_program *p;
+  TRY(bg_program_load(d, so, sz, &info, &p));
+  free(so);
+  bg_buf *buf;
+  TRY(bg_buf_alloc(d, 4096, 0, &buf));
+  bg_val one[3] = {bg_const(1), bg_const(1), bg_const(1)};
+
+  /* (a) fresh recording per launch */
+  bg_queue *q;
+  TRY(bg_queue_new(d, BG_QUEUE_COMPUTE, &q));
+  uint64_t fresh_ns = 0;
+  for (int i = 0; i < n; i += batch) {
+    uint64_t t0 = now_ns();
+    for (int k = 0; k < batch; k++) {
+      bg_queue_reset(q);
+      bg_val arg = bg_addr(buf, (uint64_t)(k % 64) * 8);
+      bg_queue_wait(q, bg_timeline_addr(q), bg_timeline_value(q, -1));
+      bg_queue_exec(q, p, &arg, 1, one, one);
+      bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+      TRY(bg_queue_submit(q, NULL, 0));
+    }
+    fresh_ns += now_ns() - t0;
+    TRY(bg_dev_synchronize(d, 0));
+  }
+
+  /* (b) one recorded program, re-submitted with a changed argument */
+  bg_queue_reset(q);
+  bg_val arg = bg_var(q, 0, "buf", 0, UINT64_MAX);
+  bg_queue_wait(q, bg_timeline_addr(q), bg_timeline_value(q, -1));
+  bg_queue_exec(q, p, &arg, 1, one, one);
+  bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+  uint64_t replay_ns = 0;
+  for (int i = 0; i < n; i += batch) {
+    uint64_t t0 = now_ns();
+    for (int k = 0; k < batch; k++) {
+      uint64_t v = bg_buf_va(buf) + (uint64_t)(k % 64) * 8;
+      TRY(bg_queue_submit(q, &v, 1));
+    }
+    replay_ns += now_ns() - t0;
+    TRY(bg_dev_synchronize(d, 0));
+  }
+  bg_queue_stats st;
+  bg_queue_get_stats(q, &st);
+
+  double fresh = (double)fresh_ns / n, replay = (double)replay_ns / n;
+  printf("launch bench on %s, %d launches each (empty kernel, host time only)\n", bg_dev_name(d), n);
+  printf("  %-44s %10.0f ns/launch\n", "fresh record + lower + submit", fresh);
+  printf("  %-44s %10.0f ns/launch  (%zu patches, %zu applied per submit)\n", "re-submit recorded program, new argument",
+         replay, st.npatches, st.patches_applied_last);
+  printf("  %-44s %10.2fx\n", "fresh / re-submit", fresh / replay);
+  printf("  %-44s %10.0f ns/launch  (%.0fx ours)\n", "tinygrad replayed launch (issue's figure)", 150000.0, 150000.0 / replay);
+  bg_queue_free(q);
+  bg_buf_free(buf);
+  bg_program_free(p);
+  bg_dev_close(d);
+  return 0;
+}
