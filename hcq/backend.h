@@ -154,6 +154,7 @@ struct bg_dev {
   struct bg_sigpage *sigpages;  /* signal pool */
   bg_queue_hw *hwq[2];          /* hardware queue per enum bg_queue_kind */
   int error;                    /* latched error state (negative code) or 0 */
+  bool closing;                 /* bg_dev_close has synchronized: frees skip their sync */
   char error_msg[512];
 };
 

@@ -36,6 +36,7 @@ void bg_dev_close(bg_dev *d) {
   if (!d) return;
   if (d->timeline && !d->error && bg_dev_synchronize(d, 0) < 0)
     BG_LOG(1, "%s: close: synchronize failed: %s", d->name, bg_last_error());
+  d->closing = true;
   for (int k = 0; k < 2; k++)
     if (d->hwq[k]) d->ops->queue_destroy(d, d->hwq[k]);
   if (d->kargs_buf) bg_buf_free(d->kargs_buf);
@@ -114,7 +115,7 @@ int bg_buf_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_buf **out) {
 void bg_buf_free(bg_buf *b) {
   if (!b) return;
   bg_dev *d = b->dev;
-  if (!d->error && bg_dev_synchronize(d, 0) < 0)
+  if (!d->error && !d->closing && bg_dev_synchronize(d, 0) < 0)
     BG_LOG(1, "%s: freeing a buffer after a failed sync: %s", d->name, bg_last_error());
   d->ops->free(d, &b->mem);
   free(b);

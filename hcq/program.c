@@ -51,7 +51,7 @@ void bg_program_free(bg_program *p) {
   if (p->run_ts[0]) bg_signal_free(p->run_ts[0]);
   if (p->run_ts[1]) bg_signal_free(p->run_ts[1]);
   if (p->handle) {
-    if (!p->dev->error && bg_dev_synchronize(p->dev, 0) < 0)
+    if (!p->dev->error && !p->dev->closing && bg_dev_synchronize(p->dev, 0) < 0)
       BG_LOG(1, "%s: freeing program %s after a failed sync: %s", p->dev->name, p->name, bg_last_error());
     p->dev->ops->program_free(p->dev, p->handle);
   }
