@@ -139,7 +139,7 @@ const ir_node *bg_tmpl_kargs_addr(bg_tmpl *t, size_t kargs_offset) {
 
 static uint64_t eval(const bg_pinsn *c, uint32_t n, const uint64_t *slots) {
   if (n == 1) return c->op == BG_P_SLOT ? slots[c->slot] : c->c; /* the common case: a bare variable */
-  uint64_t st[MAX_STACK];
+  uint64_t st[MAX_STACK] = {0};
   int sp = 0;
   for (uint32_t i = 0; i < n; i++) {
     const bg_pinsn *in = &c[i];

@@ -3,7 +3,7 @@
 # Usage: scripts/setup.sh [builddir] [meson options...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev python3)
+pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev python3 cppcheck)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
