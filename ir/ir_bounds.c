@@ -52,8 +52,9 @@ static int64_t shr_arith(int64_t a, unsigned k) { return a < 0 ? ~(int64_t)((~(u
 
 static rng b_mul(ir_dtype dt, rng a, rng b) {
   int64_t c[4];
-  bool ov = __builtin_mul_overflow(a.lo, b.lo, &c[0]) | __builtin_mul_overflow(a.lo, b.hi, &c[1]) |
-            __builtin_mul_overflow(a.hi, b.lo, &c[2]) | __builtin_mul_overflow(a.hi, b.hi, &c[3]);
+  /* | not ||: every corner must be computed */
+  bool ov = (int)__builtin_mul_overflow(a.lo, b.lo, &c[0]) | (int)__builtin_mul_overflow(a.lo, b.hi, &c[1]) |
+            (int)__builtin_mul_overflow(a.hi, b.lo, &c[2]) | (int)__builtin_mul_overflow(a.hi, b.hi, &c[3]);
   rng r = corners(c);
   return fit(dt, !ov, r.lo, r.hi);
 }
@@ -96,7 +97,7 @@ static rng b_shift(ir_dtype dt, enum ir_op op, rng a, rng b) {
   for (int i = 0; i < 4; i++) {
     int64_t x = as[i >> 1];
     unsigned k = (unsigned)ks[i & 1];
-    if (op == IR_SHL) ov |= __builtin_mul_overflow(x, INT64_C(1) << k, &c[i]);
+    if (op == IR_SHL) ov |= (int)__builtin_mul_overflow(x, INT64_C(1) << k, &c[i]);
     else c[i] = shr_arith(x, k); /* unsigned values are non-negative, where this is logical */
   }
   rng r = corners(c);
@@ -171,15 +172,15 @@ static rng compute(const ir_ctx *ctx, const ir_node *u) {
   case IR_RANGE:
   case IR_SPECIAL: return fit(dt, true, 0, a.hi >= 1 ? a.hi - 1 : 0); /* 0 .. extent-1 */
   case IR_ADD: {
-    bool ov = __builtin_add_overflow(a.lo, b.lo, &lo) | __builtin_add_overflow(a.hi, b.hi, &hi);
+    bool ov = (int)__builtin_add_overflow(a.lo, b.lo, &lo) | (int)__builtin_add_overflow(a.hi, b.hi, &hi);
     return fit(dt, !ov, lo, hi);
   }
   case IR_SUB: {
-    bool ov = __builtin_sub_overflow(a.lo, b.hi, &lo) | __builtin_sub_overflow(a.hi, b.lo, &hi);
+    bool ov = (int)__builtin_sub_overflow(a.lo, b.hi, &lo) | (int)__builtin_sub_overflow(a.hi, b.lo, &hi);
     return fit(dt, !ov, lo, hi);
   }
   case IR_NEG: {
-    bool ov = __builtin_sub_overflow(0, a.hi, &lo) | __builtin_sub_overflow(0, a.lo, &hi);
+    bool ov = (int)__builtin_sub_overflow(0, a.hi, &lo) | (int)__builtin_sub_overflow(0, a.lo, &hi);
     return fit(dt, !ov, lo, hi);
   }
   case IR_MUL: return b_mul(dt, a, b);

@@ -388,9 +388,15 @@ static const cf_test global_tests[] = {
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
+  bool only_default = argc >= 2 && strcmp(argv[1], "--default") == 0;
+  if (only_default) {
+    argv++;
+    argc--;
+  }
   if (argc > 2 || (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
-    printf("usage: %s [FILTER]\n  Runs the HCQ conformance tests whose name contains FILTER on every present device\n"
-           "  (bg_dev_list with mocks), or only on DEV when it is set.\n", argv[0]);
+    printf("usage: hcq-conformance [--default] [FILTER]\n  Runs the HCQ conformance tests whose name contains FILTER on every present device\n"
+           "  (bg_dev_list with mocks), or only on DEV when it is set. --default: only on the device\n"
+           "  bg_dev_open picks without a name (DEV, else the first GPU, else CPU).\n");
     return argc == 2 ? 0 : 2;
   }
   filter = argc == 2 ? argv[1] : NULL;
@@ -406,7 +412,18 @@ int main(int argc, char **argv) {
   free(g);
 
   const char *env = getenv("DEV");
-  if (env && *env) {
+  if (only_default && !(env && *env)) {
+    bg_dev *d;
+    if (bg_dev_open(NULL, &d) < 0) {
+      report("global", "default_device", CF_FAIL, bg_last_error());
+    } else {
+      char name[48];
+      snprintf(name, sizeof name, "%s", bg_dev_name(d));
+      bg_dev_close(d);
+      printf("# default device: %s\n", name);
+      run_device(name);
+    }
+  } else if (env && *env) {
     printf("# DEV=%s: running on that device only\n", env);
     run_device(env);
   } else {
