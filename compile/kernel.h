@@ -1,0 +1,63 @@
+/* compile/kernel.h: the contract between the scheduler (tensor/) and the kernel compiler.
+ *
+ * A kernel AST is an ir graph at "kernel level", built by the scheduler in an ir_ctx of its own:
+ *
+ *   SINK( STORE(INDEX(DEFINE_GLOBAL 0, idx), value) )            one store per kernel output
+ *
+ *   DEFINE_GLOBAL  dtype IR_DT_PTR(scalar, IR_AS_GLOBAL), arg.i = parameter slot (0 = the output,
+ *                  then each input buffer once, slots dense from 0). No sources.
+ *   DEFINE_VAR     an int32 kernel variable (symbolic shapes), bounds in its info; passed after the
+ *                  buffers, in the order of ir_vars() over the SINK.
+ *   RANGE          dtype IR_DT_INDEX, src[0] = extent (CONST index, or an expression over
+ *                  DEFINE_VARs), arg.i = (axis << 8) | kind, kind 0 = output (loop) axis,
+ *                  1 = reduce axis. Axis numbers are unique within a kernel.
+ *   INDEX          (DEFINE_GLOBAL, idx[, valid]) idx is an IR_DT_INDEX expression in elements over
+ *                  RANGEs and DEFINE_VARs; valid (bool) gates the access: a gated LOAD yields 0.
+ *   LOAD           src[0] = INDEX; dtype = the buffer's scalar.
+ *   REDUCE         src[0] = value, src[1..] = the reduce RANGEs it closes; arg.i = IR_ADD or IR_MAX.
+ *   ALU ops, CAST, BITCAST, CONST, THREEFRY(x: uint64, key: uint64) -> uint64 as in tinygrad.
+ *
+ * Output ranges appear in the STORE's index; reduce ranges only under their REDUCE. Index math is
+ * simplified with ir's symbolic rules. Scalars: float32, float16 (stored as 16 bits, computed in
+ * float32), int32, uint32, int64, uint64, bool (1 byte), int8/uint8/int16/uint16.
+ *
+ * CPU kernels follow the entry ABI of baregpu/compile.h; kernargs hold u64 buffer addresses by
+ * slot, then int32 variables. */
+#ifndef BG_COMPILE_KERNEL_H
+#define BG_COMPILE_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "baregpu/hcq.h"
+#include "ir/ir.h"
+
+/* Optimization choices for one kernel (heuristics fill them; BEAM later searches them). */
+typedef struct bg_kopts {
+  uint8_t upcast[8];      /* per output axis (by position in the store index's ranges): unroll factor */
+  uint8_t unroll;         /* unroll factor of the innermost reduce range */
+  bool no_opt;            /* render the AST as is (for tests) */
+} bg_kopts;
+
+/* A compiled kernel ready for bg_program_load. */
+typedef struct bg_kernel {
+  char name[64];          /* tinygrad-style: E_<extents> for elementwise, r_<extents> with a reduce */
+  char *src;              /* rendered C source (malloc'd) */
+  unsigned nbufs;         /* DEFINE_GLOBAL slots */
+  unsigned nvars;         /* int32 variables after the buffers */
+  const ir_node *vars[16];/* the DEFINE_VARs in argument order */
+  uint8_t arg_sizes[64];  /* 8 per buffer, 4 per variable */
+  uint32_t gsz[3], lsz[3];/* launch dimensions */
+  bg_kopts opts;          /* what was applied */
+  uint64_t flops;         /* estimated operations, for benches */
+} bg_kernel;
+
+/* Lower, optimize (opts NULL = heuristics), linearize and render a kernel AST to C.
+ * Errors name the kernel and the offending node. */
+int bg_kernel_render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *out);
+void bg_kernel_free(bg_kernel *k);
+/* Render + bg_compile_c + bg_program_load on d. */
+int bg_kernel_build(bg_dev *d, ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k, bg_program **prg);
+
+#endif
