@@ -33,6 +33,8 @@ void bg_tctx_close(bg_tctx *c);
 const char *bg_tctx_error(const bg_tctx *c);      /* first latched error, or NULL */
 void bg_tctx_clear_error(bg_tctx *c);
 const char *bg_tctx_device(const bg_tctx *c);
+/* Wait until every kernel launched so far has finished (realize only submits). */
+int bg_tctx_sync(bg_tctx *c);
 unsigned bg_dtype_size(enum bg_dtype t);
 const char *bg_dtype_name(enum bg_dtype t);
 

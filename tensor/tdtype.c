@@ -1,0 +1,122 @@
+/* tensor/tdtype.c: the public dtypes, their ir scalars, tinygrad's promotion lattice and half
+ * conversions (float16 data cross the API as IEEE binary16 bits in uint16_t). */
+#include <math.h>
+#include <string.h>
+
+#include "tensor/tensor_internal.h"
+
+static const enum ir_scalar to_ir[] = {
+    [BG_BOOL] = IR_DT_BOOL,     [BG_INT8] = IR_DT_INT8,       [BG_UINT8] = IR_DT_UINT8,
+    [BG_INT16] = IR_DT_INT16,   [BG_UINT16] = IR_DT_UINT16,   [BG_INT32] = IR_DT_INT32,
+    [BG_UINT32] = IR_DT_UINT32, [BG_INT64] = IR_DT_INT64,     [BG_UINT64] = IR_DT_UINT64,
+    [BG_FLOAT16] = IR_DT_FLOAT16, [BG_FLOAT32] = IR_DT_FLOAT32,
+};
+
+bool t_dtype_ok(enum bg_dtype t) { return (unsigned)t <= BG_FLOAT32; }
+enum ir_scalar t_scalar(enum bg_dtype t) { return t_dtype_ok(t) ? to_ir[t] : IR_DT_FLOAT32; }
+
+enum bg_dtype t_bgtype(enum ir_scalar s) {
+  for (unsigned t = 0; t <= BG_FLOAT32; t++)
+    if (to_ir[t] == s) return (enum bg_dtype)t;
+  return BG_FLOAT32;
+}
+
+unsigned bg_dtype_size(enum bg_dtype t) { return t_dtype_ok(t) ? ir_scalar_size(to_ir[t]) : 0; }
+const char *bg_dtype_name(enum bg_dtype t) { return t_dtype_ok(t) ? ir_scalar_name(to_ir[t]) : "invalid"; }
+
+/* tinygrad's promo_lattice: the direct parents of each dtype. fp8 sits between the 64-bit ints
+ * and float16 there; without fp8 the 64-bit ints go straight to float16. */
+static uint32_t parents(enum ir_scalar s) {
+#define B(x) (1u << IR_DT_##x)
+  switch (s) {
+  case IR_DT_BOOL: return B(INT8) | B(UINT8);
+  case IR_DT_INT8: return B(INT16);
+  case IR_DT_INT16: return B(INT32);
+  case IR_DT_INT32: return B(INT64);
+  case IR_DT_INT64: return B(FLOAT16);
+  case IR_DT_UINT8: return B(INT16) | B(UINT16);
+  case IR_DT_UINT16: return B(INT32) | B(UINT32);
+  case IR_DT_UINT32: return B(INT64) | B(UINT64);
+  case IR_DT_UINT64: return B(FLOAT16);
+  case IR_DT_FLOAT16: return B(FLOAT32);
+  default: return 0;
+  }
+#undef B
+}
+
+static uint32_t upper_set(enum ir_scalar s) {
+  uint32_t set = 1u << s, prev = 0;
+  while (set != prev) {
+    prev = set;
+    for (int k = 0; k < IR_DT_COUNT; k++)
+      if (set & (1u << k)) set |= parents((enum ir_scalar)k);
+  }
+  return set;
+}
+
+/* The least upper bound: the lowest common ancestor in ir's dtype order (tinygrad's priority). */
+enum ir_scalar t_promote(enum ir_scalar a, enum ir_scalar b) {
+  if (a == b) return a;
+  uint32_t common = upper_set(a) & upper_set(b);
+  for (int k = 0; k < IR_DT_COUNT; k++)
+    if (common & (1u << k)) return (enum ir_scalar)k;
+  return IR_DT_FLOAT32;
+}
+
+enum ir_scalar t_sum_acc(enum ir_scalar s) {
+  if (ir_scalar_is_float(s)) return t_promote(s, IR_DT_FLOAT32);
+  if (ir_scalar_is_int(s) && !ir_scalar_is_signed(s)) return t_promote(s, IR_DT_UINT32);
+  return t_promote(s, IR_DT_INT32);
+}
+
+uint16_t t_f32_to_f16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
+  if (e == 0xff) return (uint16_t)(sign | 0x7c00u | (m ? 0x200u : 0));          /* inf, nan */
+  int32_t ne = (int32_t)e - 127 + 15;
+  if (ne >= 0x1f) return (uint16_t)(sign | 0x7c00u);                              /* overflow */
+  if (ne <= 0) {                                                                   /* subnormal */
+    if (ne < -10) return (uint16_t)sign;
+    m |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - ne), half = m >> shift, rem = m & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) half++;
+    return (uint16_t)(sign | half);
+  }
+  uint32_t h = sign | ((uint32_t)ne << 10) | (m >> 13), rem = m & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;                          /* round to nearest even */
+  return (uint16_t)h;
+}
+
+float t_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
+  if (e == 0) {
+    if (!m) x = sign;
+    else {                                                                         /* normalize */
+      e = 127 - 15 + 1;
+      while (!(m & 0x400u)) { m <<= 1; e--; }
+      x = sign | (e << 23) | ((m & 0x3ffu) << 13);
+    }
+  } else if (e == 0x1f) x = sign | 0x7f800000u | (m << 13);
+  else x = sign | ((e - 15 + 127) << 23) | (m << 13);
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+double t_value_double(enum ir_scalar s, const void *p) {
+  switch (s) {
+  case IR_DT_BOOL: return *(const uint8_t *)p != 0;
+  case IR_DT_INT8: return *(const int8_t *)p;
+  case IR_DT_UINT8: return *(const uint8_t *)p;
+  case IR_DT_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+  case IR_DT_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
+  case IR_DT_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
+  case IR_DT_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
+  case IR_DT_INT64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+  case IR_DT_UINT64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
+  case IR_DT_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return t_f16_to_f32(v); }
+  case IR_DT_FLOAT32: { float v; memcpy(&v, p, 4); return v; }
+  default: return NAN;
+  }
+}

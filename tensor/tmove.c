@@ -1,0 +1,229 @@
+/* tensor/tmove.c: movement ops, cat, contiguous and matmul of the public API (argument checks and
+ * error messages here; the graph nodes come from tgraph.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "tensor/tensor_internal.h"
+
+#define SHSTR(name, sh)  \
+  char name[160];        \
+  t_shape_str((sh), name, sizeof name)
+
+static bool dead(const bg_tensor *t) { return !t->u; }
+#define GUARD(a) \
+  if (!(a) || dead(a)) return (a) ? &(a)->c->err_t : NULL
+
+static tshape shape_of(const bg_tensor *a) { return t_mkshape(a->ndim, a->shape); }
+
+/* A shape as given by the caller: may hold -1, so printed from the raw numbers. */
+static void raw_str(unsigned n, const int64_t *d, char *buf, size_t len) {
+  tshape s = t_mkshape(n, d);
+  t_shape_str(&s, buf, len);
+}
+
+bg_tensor *bg_tn_reshape(bg_tensor *a, unsigned ndim, const int64_t *shape) {
+  GUARD(a);
+  bg_tctx *c = a->c;
+  tshape in = shape_of(a);
+  SHSTR(si, &in);
+  char so[160] = "()";
+  if (ndim > BG_MAX_DIMS || (ndim && !shape)) return t_fail(c, "reshape: %u dimensions for %s, at most %d", ndim, si, BG_MAX_DIMS);
+  raw_str(ndim, shape, so, sizeof so);
+  int64_t known = 1, total = t_numel(&in);
+  int infer = -1;
+  for (unsigned i = 0; i < ndim; i++) {
+    if (shape[i] == -1 && infer < 0) infer = (int)i;
+    else if (shape[i] < 0) return t_fail(c, "reshape: cannot reshape %s to %s: bad dimension %lld", si, so, (long long)shape[i]);
+    else if (shape[i] && known > INT64_MAX / shape[i]) return t_fail(c, "reshape: cannot reshape %s to %s: too many elements", si, so);
+    else known *= shape[i];
+  }
+  tshape out = t_mkshape(ndim, shape);
+  if (infer >= 0) {
+    if (known == 0 || total % known)
+      return t_fail(c, "reshape: cannot reshape %s to %s: %lld elements do not divide by %lld", si, so, (long long)total,
+                    (long long)known);
+    out.d[infer] = total / known;
+    known = total;
+  }
+  if (known != total)
+    return t_fail(c, "reshape: cannot reshape %s to %s: %lld elements vs %lld", si, so, (long long)total, (long long)known);
+  return t_wrap(c, n_reshape(c, t_node(a), &out));
+}
+
+bg_tensor *bg_tn_permute(bg_tensor *a, const unsigned *order) {
+  GUARD(a);
+  uint32_t seen = 0;
+  char os[160] = "(";
+  size_t len = 1;
+  for (unsigned i = 0; i < a->ndim && order; i++) len += (size_t)snprintf(os + len, sizeof os - len, "%s%u", i ? "," : "", order[i]);
+  snprintf(os + len, sizeof os - len, ")");
+  for (unsigned i = 0; i < a->ndim; i++) {
+    if (!order || order[i] >= a->ndim || (seen >> order[i]) & 1u) {
+      tshape s = shape_of(a);
+      SHSTR(ss, &s);
+      return t_fail(a->c, "permute: order %s is not a permutation of the %u axes of %s", order ? os : "NULL", a->ndim, ss);
+    }
+    seen |= 1u << order[i];
+  }
+  return t_wrap(a->c, n_permute(a->c, t_node(a), order));
+}
+
+bg_tensor *bg_tn_expand(bg_tensor *a, unsigned ndim, const int64_t *shape) {
+  GUARD(a);
+  bg_tctx *c = a->c;
+  tshape in = shape_of(a);
+  SHSTR(si, &in);
+  char so[160] = "()";
+  if (ndim > BG_MAX_DIMS || (ndim && !shape)) return t_fail(c, "expand: %u dimensions for %s, at most %d", ndim, si, BG_MAX_DIMS);
+  raw_str(ndim, shape, so, sizeof so);
+  if (ndim < in.n) return t_fail(c, "expand: cannot expand %s to %s: fewer dimensions", si, so);
+  tshape out = t_mkshape(ndim, shape);
+  unsigned off = ndim - in.n;
+  for (unsigned i = 0; i < ndim; i++) {
+    int64_t src = i < off ? 1 : in.d[i - off];
+    if (shape[i] == -1 && i >= off) out.d[i] = src;
+    else if (shape[i] < 0 || (src != 1 && src != shape[i]))
+      return t_fail(c, "expand: cannot expand %s to %s: axis %u has size %lld", si, so, i, (long long)src);
+  }
+  return t_wrap(c, n_broadcast_to(c, t_node(a), &out));
+}
+
+bg_tensor *bg_tn_pad(bg_tensor *a, const int64_t (*pads)[2]) {
+  GUARD(a);
+  bg_tctx *c = a->c;
+  tshape in = shape_of(a);
+  SHSTR(si, &in);
+  if (!pads && a->ndim) return t_fail(c, "pad: no padding given for %s", si);
+  /* negative padding crops, as in tinygrad: shrink first, then pad */
+  int64_t sb[BG_MAX_DIMS][2], pb[BG_MAX_DIMS][2];
+  for (unsigned i = 0; i < a->ndim; i++) {
+    int64_t lo = pads[i][0], hi = pads[i][1];
+    if (lo + hi + in.d[i] < 0 || -lo > in.d[i] || -hi > in.d[i])
+      return t_fail(c, "pad: padding (%lld,%lld) of axis %u leaves a negative size in %s", (long long)lo, (long long)hi, i, si);
+    sb[i][0] = lo < 0 ? -lo : 0;
+    sb[i][1] = in.d[i] - (hi < 0 ? -hi : 0);
+    pb[i][0] = lo > 0 ? lo : 0;
+    pb[i][1] = hi > 0 ? hi : 0;
+  }
+  return t_wrap(c, n_pad(c, n_shrink(c, t_node(a), sb), pb));
+}
+
+bg_tensor *bg_tn_shrink(bg_tensor *a, const int64_t (*bounds)[2]) {
+  GUARD(a);
+  bg_tctx *c = a->c;
+  tshape in = shape_of(a);
+  SHSTR(si, &in);
+  if (!bounds && a->ndim) return t_fail(c, "shrink: no bounds given for %s", si);
+  for (unsigned i = 0; i < a->ndim; i++)
+    if (bounds[i][0] < 0 || bounds[i][0] > bounds[i][1] || bounds[i][1] > in.d[i])
+      return t_fail(c, "shrink: bounds [%lld,%lld) of axis %u are outside %s", (long long)bounds[i][0], (long long)bounds[i][1],
+                    i, si);
+  return t_wrap(c, n_shrink(c, t_node(a), bounds));
+}
+
+bg_tensor *bg_tn_flip(bg_tensor *a, uint32_t axes) {
+  GUARD(a);
+  uint32_t all = a->ndim >= 32 ? 0xffffffffu : (1u << a->ndim) - 1u;
+  if (axes == BG_ALL_AXES) axes = all;
+  if (axes & ~all) {
+    tshape s = shape_of(a);
+    SHSTR(ss, &s);
+    return t_fail(a->c, "flip: axis %d out of range for shape %s", __builtin_ctz(axes & ~all), ss);
+  }
+  return t_wrap(a->c, n_flip(a->c, t_node(a), axes));
+}
+
+/* tinygrad's cat: pad every piece to the full extent of the axis and add them up. */
+bg_tensor *bg_tn_cat(bg_tensor *const *ts, unsigned n, unsigned axis) {
+  if (!ts || !n || !ts[0]) return NULL;
+  bg_tctx *c = ts[0]->c;
+  for (unsigned i = 0; i < n; i++) {
+    if (!ts[i]) return t_fail(c, "cat: tensor %u is NULL", i);
+    if (ts[i]->c != c) return t_fail(c, "cat: tensors belong to different contexts");
+    if (dead(ts[i])) return &c->err_t;
+  }
+  tshape s0 = shape_of(ts[0]);
+  SHSTR(s0s, &s0);
+  if (axis >= s0.n) return t_fail(c, "cat: axis %u out of range for shape %s", axis, s0s);
+  int64_t total = 0;
+  enum ir_scalar s = IR_DT_SCALAR(t_node(ts[0])->dt);
+  for (unsigned i = 0; i < n; i++) {
+    tshape si = shape_of(ts[i]);
+    bool ok = si.n == s0.n;
+    for (unsigned k = 0; ok && k < s0.n; k++) ok = k == axis || si.d[k] == s0.d[k];
+    if (!ok) {
+      SHSTR(sis, &si);
+      return t_fail(c, "cat: shapes %s and %s differ outside axis %u", s0s, sis, axis);
+    }
+    total += si.d[axis];
+    s = t_promote(s, IR_DT_SCALAR(t_node(ts[i])->dt));
+  }
+  node acc = NULL;
+  int64_t at = 0, pads[BG_MAX_DIMS][2];
+  memset(pads, 0, sizeof pads);
+  for (unsigned i = 0; i < n; i++) {
+    int64_t len = ts[i]->shape[axis];
+    pads[axis][0] = at;
+    pads[axis][1] = total - at - len;
+    at += len;
+    node p = n_pad(c, n_cast(c, t_node(ts[i]), s), pads);
+    acc = acc ? n_alu(c, s == IR_DT_BOOL ? IR_OR : IR_ADD, acc, p) : p;
+  }
+  return t_wrap(c, acc);
+}
+
+bg_tensor *bg_tn_contiguous(bg_tensor *a) {
+  GUARD(a);
+  node u = t_node(a);
+  return t_is_view(u) ? a : t_wrap(a->c, n_bufferize(a->c, u));
+}
+
+/* tinygrad's dot: x (..., n, 1, k) * w^T (..., 1, m, k), summed over k (in float32 for half),
+ * cast back to the promoted dtype. 1-D operands as numpy: a (k) is (1, k), b (k) is (k, 1). */
+bg_tensor *bg_tn_matmul(bg_tensor *a, bg_tensor *b) {
+  if (!a || !b) return a ? &a->c->err_t : b ? &b->c->err_t : NULL;
+  bg_tctx *c = a->c;
+  if (b->c != c) return t_fail(c, "matmul: tensors belong to different contexts");
+  if (dead(a) || dead(b)) return &c->err_t;
+  tshape sa = shape_of(a), sb = shape_of(b);
+  SHSTR(sas, &sa);
+  SHSTR(sbs, &sb);
+  if (!sa.n || !sb.n) return t_fail(c, "matmul: shapes %s and %s: scalars cannot be multiplied as matrices", sas, sbs);
+  node x = t_node(a), w = t_node(b);
+  bool a1 = sa.n == 1, b1 = sb.n == 1;
+  if (a1) {
+    int64_t d[2] = {1, sa.d[0]};
+    sa = t_mkshape(2, d);
+    x = n_reshape(c, x, &sa);
+  }
+  if (b1) {
+    int64_t d[2] = {sb.d[0], 1};
+    sb = t_mkshape(2, d);
+    w = n_reshape(c, w, &sb);
+  }
+  int64_t k = sa.d[sa.n - 1], kb = sb.d[sb.n - 2];
+  if (k != kb)
+    return t_fail(c, "matmul: shapes %s and %s: inner dimensions %lld and %lld differ", sas, sbs, (long long)k, (long long)kb);
+  if (sa.n + 1 > BG_MAX_DIMS || sb.n + 1 > BG_MAX_DIMS) return t_fail(c, "matmul: shapes %s and %s: too many dimensions", sas, sbs);
+  tshape xs = sa, ws = sb;
+  xs.d[xs.n - 1] = 1;
+  xs.d[xs.n++] = k;
+  unsigned order[BG_MAX_DIMS];
+  for (unsigned i = 0; i < sb.n; i++) order[i] = i;
+  order[sb.n - 2] = sb.n - 1;
+  order[sb.n - 1] = sb.n - 2;
+  w = n_permute(c, w, order);
+  ws.d[ws.n - 2] = 1;
+  ws.d[ws.n - 1] = sb.d[sb.n - 1];
+  ws.d[ws.n++] = k;
+  x = n_reshape(c, x, &xs);
+  w = n_reshape(c, w, &ws);
+  if (!x || !w || !n_broadcast(c, &x, &w)) return t_fail(c, "matmul: shapes %s and %s: batch dimensions do not broadcast", sas, sbs);
+  enum ir_scalar s = t_promote(IR_DT_SCALAR(x->dt), IR_DT_SCALAR(w->dt));
+  node prod = n_alu(c, s == IR_DT_BOOL ? IR_AND : IR_MUL, n_cast(c, x, s), n_cast(c, w, s));
+  unsigned last = t_shape(c, prod)->n - 1;
+  node r = n_cast(c, n_sum(c, prod, 1u << last, false), s);
+  unsigned nd = last; /* result rank before dropping the 1-D axes */
+  uint32_t drop = (a1 ? 1u << (nd - 2) : 0) | (b1 ? 1u << (nd - 1) : 0);
+  return t_wrap(c, drop ? n_drop_axes(c, r, drop) : r);
+}
