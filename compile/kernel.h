@@ -54,9 +54,13 @@ typedef struct bg_kernel {
 } bg_kernel;
 
 /* Lower, optimize (opts NULL = heuristics), linearize and render a kernel AST to C.
- * Errors name the kernel and the offending node. */
+ * Errors name the kernel and the offending node. bg_kopts.upcast[p] applies to the p-th output
+ * RANGE in ascending axis order; unroll to the reduce RANGE with the largest axis (compile/README.md). */
 int bg_kernel_render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *out);
 void bg_kernel_free(bg_kernel *k);
+/* The contract checks bg_kernel_render starts with: 0, or -BG_EINVAL with a message naming the
+ * offending node (op, dtype, expression). */
+int bg_kernel_verify(ir_ctx *ctx, const ir_node *sink);
 /* Render + bg_compile_c + bg_program_load on d. */
 int bg_kernel_build(bg_dev *d, ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k, bg_program **prg);
 

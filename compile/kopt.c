@@ -1,0 +1,197 @@
+/* compile/kopt.c: optimization choices for the CPU and the range splits that apply them.
+ *
+ * UPCAST of output axis i by f: r -> r_outer*f + r_inner with r_inner of kind UPCAST; kexpand later
+ * replaces r_inner by 0..f-1 (f copies of every store depending on it: register tiling).
+ * UNROLL of the innermost reduce range (the reduce RANGE with the largest axis, innermost in loop
+ * order) by f: the same split with an UNROLL inner range, closed by the REDUCEs that closed r.
+ *
+ * Heuristics (opts == NULL), aimed at a scalar CPU target compiled at -O2:
+ *  - reduce with >= 2 output axes (matmul): upcast the last output axis by 8 (else 4) and the one
+ *    before by 4 (else 2) when they divide: a tile of independent accumulators per reduce loop;
+ *  - reduce with 1 output axis: upcast it by 4 when it divides;
+ *  - every reduce: unroll the innermost reduce range by 4 when it divides;
+ *  - elementwise: upcast the last output axis by 4 when it divides. */
+#include <stdio.h>
+#include <string.h>
+
+#include "baregpu/error.h"
+#include "compile/kernel_internal.h"
+
+typedef const ir_node *node;
+
+enum { MAX_UPCAST_COPIES = 256 };
+
+static bool const_extent(node r, int64_t *e) { return ir_is_const(r->src[0], e); }
+
+static int check_factor(node r, unsigned f, const char *what, int pos, unsigned maxf) {
+  int64_t e;
+  if (f > maxf) return bg_error(BG_EINVAL, "kernel: %s factor %u of axis %d exceeds %u", what, f, pos, maxf);
+  if (!const_extent(r, &e))
+    return bg_error(BG_EINVAL, "kernel: %s of axis %d (r%lld): its extent is symbolic", what, pos, (long long)kr_axis(r));
+  if (e % f)
+    return bg_error(BG_EINVAL, "kernel: %s factor %u does not divide the extent %lld of axis %d (r%lld)", what, f,
+                    (long long)e, pos, (long long)kr_axis(r));
+  return 0;
+}
+
+static unsigned pick(node r, const unsigned *fs, int nf) {
+  int64_t e;
+  if (!const_extent(r, &e)) return 0;
+  for (int i = 0; i < nf; i++)
+    if (e % fs[i] == 0 && e >= (int64_t)fs[i]) return fs[i];
+  return 0;
+}
+
+static void heuristics(const kinfo *info, bg_kopts *a) {
+  static const unsigned f84[] = {8, 4}, f42[] = {4, 2}, f4[] = {4};
+  unsigned n = info->nout;
+  if (n > 8) n = 8;
+  if (!info->has_reduce) {
+    if (n >= 1) a->upcast[n - 1] = (uint8_t)pick(info->out[n - 1], f4, 1);
+    return;
+  }
+  if (n >= 2) {
+    a->upcast[n - 1] = (uint8_t)pick(info->out[n - 1], f84, 2);
+    a->upcast[n - 2] = (uint8_t)pick(info->out[n - 2], f42, 2);
+  } else if (n == 1) {
+    a->upcast[0] = (uint8_t)pick(info->out[0], f4, 1);
+  }
+  if (info->nred) a->unroll = (uint8_t)pick(info->red[info->nred - 1], f4, 1);
+}
+
+int kopt_choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a) {
+  memset(a, 0, sizeof *a);
+  if (opts && opts->no_opt) {
+    a->no_opt = true;
+    return 0;
+  }
+  if (!opts) {
+    heuristics(info, a);
+    return 0;
+  }
+  unsigned copies = 1;
+  for (int i = 0; i < 8; i++) {
+    unsigned f = opts->upcast[i];
+    if (f <= 1) continue;
+    if ((unsigned)i >= info->nout)
+      return bg_error(BG_EINVAL, "kernel: upcast of output axis %d, but the kernel has %u output axes", i, info->nout);
+    int rc = check_factor(info->out[i], f, "upcast", i, KMAX_UPCAST);
+    if (rc) return rc;
+    copies *= f;
+    a->upcast[i] = (uint8_t)f;
+  }
+  if (opts->unroll > 1) {
+    if (!info->nred) return bg_error(BG_EINVAL, "kernel: unroll %u of a kernel without a reduce", opts->unroll);
+    int rc = check_factor(info->red[info->nred - 1], opts->unroll, "unroll", (int)(info->nout + info->nred - 1), KMAX_UNROLL);
+    if (rc) return rc;
+    a->unroll = opts->unroll;
+  }
+  if (copies > MAX_UPCAST_COPIES)
+    return bg_error(BG_EINVAL, "kernel: upcasts give %u copies of the stores, at most %d", copies, MAX_UPCAST_COPIES);
+  return 0;
+}
+
+typedef struct split {
+  node r, expr, outer, inner;
+  bool outer_loop;   /* outer extent > 1: a REDUCE keeps closing it */
+} split;
+
+static node r_split(ir_rewriter *rw, node u) {
+  const split *s = ir_rw_user(rw);
+  if (u == s->r) return s->expr;
+  if (u->op != IR_REDUCE) return NULL;
+  unsigned at = 0;
+  while (at < u->nsrc && u->src[at] != s->expr) at++;
+  if (at == u->nsrc || at == 0) return NULL;
+  node src[KMAX_RANGES + 2];
+  unsigned n = 0;
+  for (unsigned i = 0; i < u->nsrc && n < KMAX_RANGES; i++) {
+    if (i != at) {
+      src[n++] = u->src[i];
+      continue;
+    }
+    if (s->outer_loop) src[n++] = s->outer;
+    src[n++] = s->inner;
+  }
+  return ir_intern(ir_rw_ctx(rw), IR_REDUCE, u->dt, u->arg, n, src);
+}
+
+static node split_range(ir_ctx *ctx, node sink, node r, unsigned f, int kind, int64_t axis) {
+  int64_t e;
+  const ir_dtype idx = IR_DT_INDEX;
+  if (!const_extent(r, &e)) return NULL;
+  split s = {.r = r, .outer_loop = e / f > 1};
+  ir_arg ao = {.i = r->arg.i}, ai = {.i = kr_arg(axis, kind)};
+  node eo = ir_const_int(ctx, idx, e / f), ei = ir_const_int(ctx, idx, f);
+  if (!eo || !ei) return NULL;
+  s.outer = ir_intern(ctx, IR_RANGE, idx, ao, 1, &eo);
+  s.inner = ir_intern(ctx, IR_RANGE, idx, ai, 1, &ei);
+  s.expr = ir_alu2(ctx, IR_ADD, ir_alu2(ctx, IR_MUL, s.outer, ei), s.inner);
+  if (!s.expr) return NULL;
+  static const ir_rule rules[] = {r_split};
+  static const ir_rule_set set = {"ksplit", 1, rules};
+  const ir_rule_set *sets[1] = {&set};
+  return ir_rewrite(ctx, sink, sets, 1, &s);
+}
+
+const ir_node *kopt_apply(ir_ctx *ctx, const ir_node *sink, const kinfo *info, const bg_kopts *a) {
+  if (a->no_opt) return sink;
+  int64_t axis = info->max_axis + 1;
+  bool changed = false;
+  for (unsigned i = 0; i < 8 && i < info->nout && sink; i++)
+    if (a->upcast[i] > 1) {
+      sink = split_range(ctx, sink, info->out[i], a->upcast[i], KR_UPCAST, axis++);
+      changed = true;
+    }
+  if (a->unroll > 1 && info->nred && sink) {
+    sink = split_range(ctx, sink, info->red[info->nred - 1], a->unroll, KR_UNROLL, axis++);
+    changed = true;
+  }
+  if (!sink) {
+    bg_error(BG_EINVAL, "kernel: applying optimizations: %s", ir_error(ctx));
+    return NULL;
+  }
+  if (!changed) return sink;
+  const ir_node *s = ksimplify(ctx, sink);
+  if (!s) bg_error(BG_EINVAL, "kernel: simplifying after optimizations: %s", ir_error(ctx));
+  return s;
+}
+
+static int name_rank(node r) {
+  switch (kr_kind(r)) {
+  case KR_LOOP: return 0;
+  case KR_UPCAST: return 1;
+  case KR_REDUCE: return 2;
+  default: return 3;
+  }
+}
+
+static void put_extent(char *name, size_t n, node r) {
+  char part[40];
+  int64_t e;
+  size_t len = strlen(name);
+  if (const_extent(r, &e)) {
+    if (e == 1) return;
+    snprintf(part, sizeof part, "_%lld", (long long)e);
+  } else {
+    const ir_var_info *vi = ir_var_get(r->src[0]);
+    size_t k = 1;
+    part[0] = '_';
+    for (const char *c = vi ? vi->name : "s"; *c && k < 16; c++)
+      part[k++] = (char)((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c : '_');
+    part[k] = '\0';
+  }
+  if (len + strlen(part) < n) memcpy(name + len, part, strlen(part) + 1);
+}
+
+void kopt_name(ir_ctx *ctx, const ir_node *sink, char *name, size_t n) {
+  const ir_node *rs[KMAX_RANGES + 8];
+  int nr = kcollect_ranges(ctx, sink, rs, KMAX_RANGES + 8);
+  bool reduce = false;
+  for (int i = 0; i < nr; i++) reduce |= kr_kind(rs[i]) == KR_REDUCE || kr_kind(rs[i]) == KR_UNROLL;
+  snprintf(name, n, "%s", reduce ? "r" : "E");
+  for (int rank = 0; rank < 4; rank++)
+    for (int i = 0; i < nr; i++)
+      if (name_rank(rs[i]) == rank) put_extent(name, n, rs[i]);
+  if (strlen(name) == 1) snprintf(name, n, "%s_1", reduce ? "r" : "E");
+}
