@@ -1,0 +1,464 @@
+/* tools/bg_tiny.c: bg-tiny, the C port of tinygrad's test/test_tiny.py (reference compile_tensor.md
+ * a.8). Every test opens its own tensor context, so one failure cannot leak into the next; a failing
+ * test reports what differed and the context's latched error. The last line of output is always
+ * "N passed, N failed, N skipped". */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baregpu/error.h"
+#include "baregpu/hcq.h"
+#include "baregpu/tensor.h"
+
+enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+typedef struct tiny_run {
+  bg_tctx *c;
+  char err[1024];
+  bg_tstats ran; /* stats right after the last read that ran kernels (a later item() runs none) */
+} tiny_run;
+
+typedef int (*tiny_fn)(tiny_run *r);
+
+/* ---------------- helpers ---------------- */
+
+static int fail(tiny_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(tiny_run *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->err, sizeof(r->err), fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* Why the last call failed: the context's latched error, else the thread's last error. */
+static const char *why(const tiny_run *r) {
+  const char *e = r->c ? bg_tctx_error(r->c) : NULL;
+  if (e && *e) return e;
+  e = bg_last_error();
+  return e && *e ? e : "(no message)";
+}
+
+static double half_to_double(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+static void fmt_shape(char *buf, size_t cap, unsigned ndim, const int64_t *shape) {
+  size_t o = (size_t)snprintf(buf, cap, "(");
+  for (unsigned i = 0; i < ndim && o < cap; i++)
+    o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)shape[i]);
+  if (o < cap) snprintf(buf + o, cap - o, ")");
+}
+
+/* Check dtype and shape of t, realize it and read its n elements as doubles into out (allocated). */
+static int read_vals(tiny_run *r, bg_tensor *t, enum bg_dtype want, unsigned ndim, const int64_t *shape,
+                     double **out) {
+  *out = NULL;
+  const char *e = bg_tctx_error(r->c);
+  if (e) return fail(r, "an op failed: %s", e);
+  if (bg_tn_dtype(t) != want)
+    return fail(r, "result dtype %s, expected %s", bg_dtype_name(bg_tn_dtype(t)), bg_dtype_name(want));
+  const int64_t *sh = bg_tn_shape(t);
+  bool same = bg_tn_ndim(t) == ndim;
+  for (unsigned i = 0; same && i < ndim; i++) same = sh[i] == shape[i];
+  if (!same) {
+    char g[128], w[128];
+    fmt_shape(g, sizeof(g), bg_tn_ndim(t), sh);
+    fmt_shape(w, sizeof(w), ndim, shape);
+    return fail(r, "result shape %s, expected %s", g, w);
+  }
+  int64_t n = 1;
+  for (unsigned i = 0; i < ndim; i++) n *= shape[i];
+  if (bg_tn_numel(t) != n) return fail(r, "numel %lld, expected %lld", (long long)bg_tn_numel(t), (long long)n);
+  size_t esz = bg_dtype_size(want);
+  void *raw = malloc((size_t)n * esz + 1);
+  double *v = malloc((size_t)n * sizeof(double) + 1);
+  if (!raw || !v) {
+    free(raw);
+    free(v);
+    return fail(r, "out of host memory");
+  }
+  int rc = bg_tn_read(t, raw, (size_t)n * esz);
+  if (rc < 0) {
+    fail(r, "read: %s: %s", bg_strerror(rc), why(r));
+    free(raw);
+    free(v);
+    return -1;
+  }
+  bg_tstats st;
+  memset(&st, 0, sizeof(st));
+  bg_tctx_stats(r->c, &st);
+  if (st.last_nkernels) r->ran = st;
+  for (int64_t i = 0; i < n; i++) {
+    switch (want) {
+      case BG_FLOAT32: { float f; memcpy(&f, (char *)raw + i * 4, 4); v[i] = f; break; }
+      case BG_FLOAT16: { uint16_t h; memcpy(&h, (char *)raw + i * 2, 2); v[i] = half_to_double(h); break; }
+      case BG_INT32: { int32_t x; memcpy(&x, (char *)raw + i * 4, 4); v[i] = x; break; }
+      default: free(raw); free(v); return fail(r, "internal: no reader for %s", bg_dtype_name(want));
+    }
+  }
+  free(raw);
+  *out = v;
+  return 0;
+}
+
+/* Compare a row-major result against expected values; names the first mismatch with its coordinates. */
+static int expect_vals(tiny_run *r, bg_tensor *t, enum bg_dtype dt, unsigned ndim, const int64_t *shape,
+                       const double *want) {
+  double *got;
+  if (read_vals(r, t, dt, ndim, shape, &got) < 0) return -1;
+  int64_t n = bg_tn_numel(t);
+  for (int64_t i = 0; i < n; i++) {
+    if (got[i] == want[i]) continue;
+    char at[160];
+    size_t o = (size_t)snprintf(at, sizeof(at), "(");
+    int64_t rem = i;
+    int64_t coord[BG_MAX_DIMS] = {0};
+    for (unsigned d = ndim; d-- > 0;) {
+      coord[d] = rem % shape[d];
+      rem /= shape[d];
+    }
+    for (unsigned d = 0; d < ndim && o < sizeof(at); d++)
+      o += (size_t)snprintf(at + o, sizeof(at) - o, "%s%lld", d ? "," : "", (long long)coord[d]);
+    if (o < sizeof(at)) snprintf(at + o, sizeof(at) - o, ")");
+    fail(r, "mismatch at %s: %.9g != %.9g", at, got[i], want[i]);
+    free(got);
+    return -1;
+  }
+  free(got);
+  return 0;
+}
+
+static int env_size(const char *name, long dflt, long *out) {
+  const char *s = getenv(name);
+  *out = dflt;
+  if (!s || !*s) return 0;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || v < 1 || v > (1L << 20)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* ---------------- the tests (test/test_tiny.py) ---------------- */
+
+static int t_const(tiny_run *r) {
+  bg_tensor *t = bg_tn_scalar(r->c, BG_FLOAT32, 2.0);
+  const double want[] = {2.0};
+  if (expect_vals(r, t, BG_FLOAT32, 0, NULL, want) < 0) return -1;
+  double v = 0;
+  int rc = bg_tn_item(t, &v);
+  if (rc < 0) return fail(r, "item: %s: %s", bg_strerror(rc), why(r));
+  if (v != 2.0) return fail(r, "item() = %.9g, expected 2", v);
+  return 0;
+}
+
+static int t_copy(tiny_run *r) {
+  const float data[] = {1, 2, 3};
+  const int64_t sh[] = {3};
+  const double want[] = {1, 2, 3};
+  return expect_vals(r, bg_tn_from(r->c, BG_FLOAT32, 1, sh, data), BG_FLOAT32, 1, sh, want);
+}
+
+static int t_elu(tiny_run *r) {
+  const float data[] = {1, 2, 3, 4};
+  const int64_t sh[] = {2, 2}, osh[] = {2};
+  const double want[] = {3, 7};
+  bg_tensor *t = bg_tn_elu(bg_tn_sum(bg_tn_from(r->c, BG_FLOAT32, 2, sh, data), 1u << 1, false), 1.0);
+  return expect_vals(r, t, BG_FLOAT32, 1, osh, want);
+}
+
+static int t_plus(tiny_run *r) {
+  const float a[] = {1, 2, 3}, b[] = {4, 5, 6};
+  const int64_t sh[] = {3};
+  const double want[] = {5, 7, 9};
+  bg_tensor *t = bg_tn_add(bg_tn_from(r->c, BG_FLOAT32, 1, sh, a), bg_tn_from(r->c, BG_FLOAT32, 1, sh, b));
+  return expect_vals(r, t, BG_FLOAT32, 1, sh, want);
+}
+
+static int t_plus_int(tiny_run *r) {
+  const int32_t a[] = {1, 2, 3}, b[] = {4, 5, 6};
+  const int64_t sh[] = {3};
+  const double want[] = {5, 7, 9};
+  bg_tensor *t = bg_tn_add(bg_tn_from(r->c, BG_INT32, 1, sh, a), bg_tn_from(r->c, BG_INT32, 1, sh, b));
+  return expect_vals(r, t, BG_INT32, 1, sh, want);
+}
+
+static int t_plus_big(tiny_run *r) {
+  const int64_t sh[] = {16};
+  double want[16];
+  for (int i = 0; i < 16; i++) want[i] = 2;
+  bg_tensor *a = bg_tn_contiguous(bg_tn_ones(r->c, BG_FLOAT32, 1, sh));
+  bg_tensor *b = bg_tn_contiguous(bg_tn_ones(r->c, BG_FLOAT32, 1, sh));
+  return expect_vals(r, bg_tn_add(a, b), BG_FLOAT32, 1, sh, want);
+}
+
+static int t_cat(tiny_run *r) {
+  const int64_t sh[] = {8}, osh[] = {16};
+  double want[16];
+  for (int i = 0; i < 16; i++) want[i] = i < 8 ? 1 : 0;
+  bg_tensor *parts[2] = {bg_tn_contiguous(bg_tn_ones(r->c, BG_FLOAT32, 1, sh)),
+                         bg_tn_contiguous(bg_tn_zeros(r->c, BG_FLOAT32, 1, sh))};
+  return expect_vals(r, bg_tn_cat(parts, 2, 0), BG_FLOAT32, 1, osh, want);
+}
+
+static int t_sum(tiny_run *r) {
+  long n;
+  env_size("SUM_N", 256, &n);   /* validated in main */
+  const int64_t sh[] = {n};
+  bg_tensor *t = bg_tn_sum(bg_tn_contiguous(bg_tn_ones(r->c, BG_FLOAT32, 1, sh)), BG_ALL_AXES, false);
+  double want = (double)n;
+  if (expect_vals(r, t, BG_FLOAT32, 0, NULL, &want) < 0) return -1;
+  double v = 0;
+  int rc = bg_tn_item(t, &v);
+  if (rc < 0) return fail(r, "item: %s: %s", bg_strerror(rc), why(r));
+  if (v != want) return fail(r, "item() = %.9g, expected %ld", v, n);
+  return 0;
+}
+
+static int t_eye(tiny_run *r) {
+  const int64_t sh[] = {3, 3};
+  const double want[] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  return expect_vals(r, bg_tn_eye(r->c, BG_FLOAT32, 3), BG_FLOAT32, 2, sh, want);
+}
+
+/* ones(rows, n).contiguous() @ eye(n).contiguous() in dtype dt: every element 1. */
+static int matmul_ones_eye(tiny_run *r, enum bg_dtype dt, int64_t rows, int64_t n) {
+  const int64_t ash[] = {rows, n}, osh[] = {rows, n};
+  bg_tensor *a = bg_tn_contiguous(bg_tn_ones(r->c, dt, 2, ash));
+  bg_tensor *b = bg_tn_contiguous(bg_tn_eye(r->c, dt, n));
+  double *want = malloc((size_t)(rows * n) * sizeof(double));
+  if (!want) return fail(r, "out of host memory");
+  for (int64_t i = 0; i < rows * n; i++) want[i] = 1.0;
+  int rc = expect_vals(r, bg_tn_matmul(a, b), dt, 2, osh, want);
+  free(want);
+  return rc;
+}
+
+static int t_gemm(tiny_run *r) {
+  long n;
+  env_size("GEMM_N", 64, &n);
+  return matmul_ones_eye(r, BG_FLOAT32, n, n);
+}
+
+static int t_hgemm(tiny_run *r) {
+  long n;
+  env_size("GEMM_N", 64, &n);
+  return matmul_ones_eye(r, BG_FLOAT16, n, n);
+}
+
+static int t_gemv(tiny_run *r) {
+  long n;
+  env_size("GEMV_N", 64, &n);
+  return matmul_ones_eye(r, BG_FLOAT32, 1, n);
+}
+
+static int t_random(tiny_run *r) {
+  const int64_t sh[] = {10};
+  double *v;
+  if (read_vals(r, bg_tn_rand(r->c, 1, sh), BG_FLOAT32, 1, sh, &v) < 0) return -1;
+  for (int i = 0; i < 10; i++) {
+    if (!(v[i] >= 0.0 && v[i] < 1.0)) {
+      fail(r, "value %d is %.9g, not in [0, 1)", i, v[i]);
+      free(v);
+      return -1;
+    }
+  }
+  free(v);
+  return 0;
+}
+
+/* In tinygrad's order. A test with `skip` set is reported as skipped with that reason. */
+static const struct tiny_test {
+  const char *name;
+  tiny_fn fn;
+  const char *skip;
+} tests[] = {
+  {"const", t_const, NULL},
+  {"copy", t_copy, NULL},
+  {"elu", t_elu, NULL},
+  {"plus", t_plus, NULL},
+  {"plus_int", t_plus_int, NULL},
+  {"plus_big", t_plus_big, NULL},
+  {"cat", t_cat, NULL},
+  {"sum", t_sum, NULL},
+  {"eye", t_eye, NULL},
+  {"gemm", t_gemm, NULL},
+  {"hgemm", t_hgemm, NULL},
+  {"gemv", t_gemv, NULL},
+  {"random", t_random, NULL},
+  {"jit", NULL, "JIT capture/replay arrives with the autograd/JIT issue"},
+  {"beam", NULL, "BEAM search arrives with the JIT/Variables/BEAM issue"},
+  {"symbolic", NULL, "symbolic shapes (Variables) arrive with the JIT/Variables/BEAM issue"},
+  {"symbolic_reduce", NULL, "symbolic shapes (Variables) arrive with the JIT/Variables/BEAM issue"},
+  {"mnist", NULL, "conv2d, max_pool2d, batchnorm and linear arrive with the autograd/JIT issue"},
+  {"mnist_backward", NULL, "autograd arrives with the autograd/JIT issue"},
+  {"image", NULL, "image dtypes need the CL device (skipped in tinygrad too)"},
+  {"beam_image", NULL, "image dtypes need the CL device (skipped in tinygrad too)"},
+};
+#define NTESTS (sizeof(tests) / sizeof(tests[0]))
+
+static const struct tiny_test *find_test(const char *name) {
+  if (strncmp(name, "test_", 5) == 0) name += 5;
+  for (size_t i = 0; i < NTESTS; i++)
+    if (strcmp(tests[i].name, name) == 0) return &tests[i];
+  return NULL;
+}
+
+static void test_names(FILE *f) {
+  for (size_t i = 0; i < NTESTS; i++) fprintf(f, "%s%s", i ? " " : "", tests[i].name);
+}
+
+/* -v: "  kernels: E_4_4 E_4_4 (3 run, 1 compiled, 2 copies in, 1 out)": the names of the last realize
+ * that ran kernels (`ran`), the counters of the whole test (`st`). */
+static void print_stats(const bg_tstats *st, const bg_tstats *ran) {
+  const bg_tstats *k = ran->last_nkernels ? ran : st;
+  unsigned n = k->last_nkernels;
+  if (n > 32) n = 32;
+  printf("  kernels:");
+  for (unsigned i = 0; i < n; i++) printf(" %.64s", k->last_kernels[i]);
+  if (k->last_nkernels > n) printf(" (+%u more)", k->last_nkernels - n);
+  if (k->last_nkernels == 0) printf(" (none)");
+  printf(" (%lu run, %lu compiled, %lu copies in, %lu out)\n", st->kernels_run, st->kernels_compiled, st->copies_in,
+         st->copies_out);
+}
+
+/* Run one test in a fresh context. Returns 0 pass, 1 fail. */
+static int run_one(const struct tiny_test *t, const char *dev, bool verbose) {
+  tiny_run r;
+  memset(&r, 0, sizeof(r));
+  int rc = bg_tctx_open(dev, &r.c);
+  if (rc < 0 || !r.c) {
+    printf("FAIL %s: open %s: %s: %s\n", t->name, dev ? dev : "(default device)", bg_strerror(rc),
+           bg_last_error());
+    fflush(stdout);
+    return 1;
+  }
+  bool ok = t->fn(&r) == 0;
+  bg_tstats st;
+  memset(&st, 0, sizeof(st));
+  bg_tctx_stats(r.c, &st);
+  if (ok) {
+    printf("PASS %s (%lu kernel%s)\n", t->name, st.kernels_run, st.kernels_run == 1 ? "" : "s");
+  } else {
+    const char *ce = bg_tctx_error(r.c);
+    if (ce && *ce && !strstr(r.err, ce)) printf("FAIL %s: %s; context error: %s\n", t->name, r.err, ce);
+    else printf("FAIL %s: %s\n", t->name, r.err);
+  }
+  if (verbose) print_stats(&st, &r.ran);
+  fflush(stdout);
+  bg_tctx_close(r.c);
+  return ok ? 0 : 1;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: bg-tiny [--dev DEV] [-v] [TEST...]\n"
+          "\nRuns the C port of tinygrad's test/test_tiny.py (all tests when none is named), one\n"
+          "tensor context per test, and ends with one line \"N passed, N failed, N skipped\".\n"
+          "\noptions:\n"
+          "  --dev DEV   device, DEV=[IFACE[:INDICES]+]KIND[:INDEX] (default: the DEV variable, else\n"
+          "              the first GPU, else CPU)\n"
+          "  -v          print the kernel statistics and the kernel names of each test's last realize\n"
+          "  -h, --help  show this help\n"
+          "\ntests: ");
+  test_names(f);
+  fprintf(f,
+          "\n\nenvironment:\n"
+          "  SUM_N (256), GEMM_N (64), GEMV_N (64)  sizes of the sum, gemm/hgemm and gemv tests\n"
+          "  BG_CACHE_DIR  kernel cache directory; BG_DEBUG 0..4 logs to stderr\n"
+          "\nexit status: 0 all ran tests passed, 1 a test failed, 2 usage error\n");
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("bg-tiny: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs("; see bg-tiny --help\n", stderr);
+  return EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+  const char *dev = NULL;
+  bool verbose = false;
+  const struct tiny_test **sel = calloc((size_t)argc + NTESTS, sizeof(*sel)); /* names or all */
+  size_t nsel = 0;
+  if (!sel) return EXIT_FAIL;
+  int rc = -1;
+  for (int i = 1; i < argc && rc < 0; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      rc = EXIT_PASS;
+    } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+      verbose = true;
+    } else if (strcmp(a, "--dev") == 0 || strncmp(a, "--dev=", 6) == 0) {
+      if (dev) rc = usage_error("--dev given twice ('%s' and '%s')", dev, a);
+      else if (a[5] == '=') dev = a + 6;
+      else if (i + 1 < argc) dev = argv[++i];
+      else rc = usage_error("--dev needs a value");
+    } else if (a[0] == '-' && a[1] != '\0') {
+      rc = usage_error("unknown option '%s'", a);
+    } else {
+      const struct tiny_test *t = find_test(a);
+      if (!t) {
+        fprintf(stderr, "bg-tiny: unknown test '%s'; valid tests: ", a);
+        test_names(stderr);
+        fputc('\n', stderr);
+        rc = EXIT_USAGE;
+      } else {
+        sel[nsel++] = t;
+      }
+    }
+  }
+  if (rc < 0) {
+    /* Validate the device string up front: a bad one is a usage error, not 21 failures. */
+    const char *d = dev ? dev : getenv("DEV");
+    bg_target tg;
+    if (d && *d && bg_target_parse(d, &tg) < 0) {
+      fprintf(stderr, "bg-tiny: %s: %s\n", dev ? "--dev" : "DEV", bg_last_error());
+      rc = EXIT_USAGE;
+    }
+  }
+  if (rc < 0) {
+    static const char *const sizes[] = {"SUM_N", "GEMM_N", "GEMV_N"};
+    for (size_t i = 0; i < 3 && rc < 0; i++) {
+      long v;
+      if (env_size(sizes[i], 1, &v) < 0)
+        rc = usage_error("%s='%s' is not a size (an integer from 1 to %ld)", sizes[i], getenv(sizes[i]), 1L << 20);
+    }
+  }
+  if (rc >= 0) {
+    free(sel);
+    return rc;
+  }
+  if (nsel == 0)
+    for (size_t i = 0; i < NTESTS; i++) sel[nsel++] = &tests[i];
+  unsigned passed = 0, failed = 0, skipped = 0;
+  for (size_t i = 0; i < nsel; i++) {
+    const struct tiny_test *t = sel[i];
+    if (t->skip) {
+      printf("SKIP %s: %s\n", t->name, t->skip);
+      fflush(stdout);
+      skipped++;
+    } else if (run_one(t, dev, verbose) == 0) {
+      passed++;
+    } else {
+      failed++;
+    }
+  }
+  free(sel);
+  printf("%u passed, %u failed, %u skipped\n", passed, failed, skipped);
+  return failed ? EXIT_FAIL : EXIT_PASS;
+}
