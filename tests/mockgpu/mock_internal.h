@@ -1,0 +1,98 @@
+/* tests/mockgpu/mock_internal.h: state shared by mock_pci.c (the device model) and mock_sysfs.c
+ * (the tree and its hooks). Not for tests. */
+#ifndef BG_MOCKGPU_MOCK_INTERNAL_H
+#define BG_MOCKGPU_MOCK_INTERNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hcq/mmio.h"
+#include "mock_sysfs.h"
+
+#define MOCK_MAX_DEVS 16
+#define MOCK_MAX_FAULTS 8
+
+typedef struct mock_hook {
+  int bar;
+  uint64_t off, len;
+  mock_pci_rd_fn rd;
+  mock_pci_wr_fn wr;
+  void *user;
+} mock_hook;
+
+/* One BAR view handed to the driver: the ctx of its bg_mmio. */
+typedef struct mock_view {
+  mock_pci *m;
+  int bar;
+  uint64_t off, size;
+} mock_view;
+
+struct mock_pci {
+  mock_sysfs *tree;
+  mock_pci_cfg cfg;             /* string fields point at the copies below */
+  char bdf[16], driver[64], override[64], link_speed[32];
+  uint8_t config[4096];
+  uint8_t wmask[4096];          /* writable bits of each config byte */
+  bool ident[4096];             /* identity bytes: writing another value is a driver bug */
+  uint32_t rebar_off;           /* Resizable BAR capability, 0: none */
+  uint64_t bar_size[6], bar_base[6];
+  uint8_t *bar_mem[6];
+  bool strict[6], direct[6];
+  unsigned views[6];
+  mock_hook *hooks;             /* sorted by (bar, off), never overlapping */
+  size_t nhooks, caphooks;
+  bool dead, gone, enabled;
+  unsigned resets;
+  void (*reset_fn)(void *user, mock_pci *m);
+  void *reset_user;
+};
+
+typedef struct mock_dma {
+  uint64_t bus;
+  size_t npages;
+  uint8_t *va;
+  bool reversed;                /* page i at bus + (npages-1-i)*4096: catches contiguity assumptions */
+  mock_pci *dev;
+} mock_dma;
+
+struct mock_sysfs {
+  char root[PATH_MAX];
+  mock_pci *devs[MOCK_MAX_DEVS];
+  size_t ndevs;
+  mock_dma *dma;
+  size_t ndma, capdma;
+  uint64_t next_bus, next_mem64, next_mem32, next_io;
+  struct {
+    char suffix[128];
+    int err;
+  } faults[MOCK_MAX_FAULTS];
+  size_t nfaults;
+  char last_open[256];
+  unsigned nfail;
+  char failures[4096];
+  char *saved_env[4];
+};
+
+/* Record a strictness failure (also on stderr) and return -BG_EIO with the message. */
+int mock_fail(mock_sysfs *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "<root>/<rel>" into buf[PATH_MAX]; -ENAMETOOLONG when it does not fit. */
+int mock_path(const mock_sysfs *t, const char *rel, char *buf);
+/* Write a whole file (rel to the root), or n bytes at off of an existing one (off >= 0). */
+int mock_put(mock_sysfs *t, const char *rel, const void *data, size_t n, long off);
+
+/* mock_pci.c */
+mock_pci *mock_pci_create(mock_sysfs *t, const mock_pci_cfg *cfg);
+void mock_pci_destroy(mock_pci *m);
+int mock_pci_write_files(mock_pci *m);        /* config, resource, resourceN*, ids */
+int mock_pci_config_written(mock_pci *m, uint64_t off, const uint8_t *data, size_t n);
+int mock_pci_resize(mock_pci *m, int bar, const char *val);
+int mock_pci_reset_written(mock_pci *m, const char *val);
+int mock_pci_map(mock_pci *m, int bar, uint64_t off, uint64_t size, bg_mmio *out);
+void mock_pci_unmap(bg_mmio *v);
+
+/* mock_sysfs.c: bus address -> host memory, one 4 KiB page at a time. */
+uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus);
+
+#endif

@@ -1,0 +1,460 @@
+/* tests/mockgpu/mock_sysfs.c: the fake sysfs tree and the hooks that connect hcq/pci's sysfs
+ * code to the emulated devices (mock_sysfs.h, hcq/pci_hook.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "baregpu/error.h"
+#include "hcq/pci_hook.h"
+#include "hcq/sysmem.h"
+#include "mock_internal.h"
+
+/* ---------------- files ---------------- */
+
+int mock_path(const mock_sysfs *t, const char *rel, char *buf) {
+  int n = snprintf(buf, PATH_MAX, "%s/%s", t->root, rel);
+  return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+int mock_put(mock_sysfs *t, const char *rel, const void *data, size_t n, long off) {
+  char path[PATH_MAX];
+  if (mock_path(t, rel, path) < 0) return -ENAMETOOLONG;
+  int fd = off < 0 ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  ssize_t w = n ? pwrite(fd, data, n, off < 0 ? 0 : off) : 0;
+  int e = errno;
+  close(fd);
+  return w == (ssize_t)n ? 0 : -(w < 0 ? e : EIO);
+}
+
+static int mkdir_rel(mock_sysfs *t, const char *rel) {
+  char path[PATH_MAX];
+  if (mock_path(t, rel, path) < 0) return -ENAMETOOLONG;
+  return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+static int link_rel(mock_sysfs *t, const char *target, const char *rel) {
+  char path[PATH_MAX];
+  if (mock_path(t, rel, path) < 0) return -ENAMETOOLONG;
+  unlink(path);
+  return symlink(target, path) == 0 ? 0 : -errno;
+}
+
+static void unlink_rel(mock_sysfs *t, const char *rel) {
+  char path[PATH_MAX];
+  if (mock_path(t, rel, path) == 0) unlink(path);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+static void rm_tree(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+/* ---------------- failures ---------------- */
+
+int mock_fail(mock_sysfs *t, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  t->nfail++;
+  size_t len = strlen(t->failures);
+  snprintf(t->failures + len, sizeof(t->failures) - len, "%s\n", msg);
+  BG_LOG(1, "mockgpu: strictness failure: %s", msg);
+  return bg_error(BG_EIO, "mockgpu: %s", msg);
+}
+
+const char *mock_sysfs_last_open(const mock_sysfs *t) { return t->last_open; }
+unsigned mock_sysfs_nfail(const mock_sysfs *t) { return t->nfail; }
+const char *mock_sysfs_failures(const mock_sysfs *t) { return t->failures; }
+void mock_sysfs_clear_failures(mock_sysfs *t) {
+  t->nfail = 0;
+  t->failures[0] = '\0';
+}
+
+void mock_sysfs_fail_open(mock_sysfs *t, const char *suffix, int err) {
+  if (!err) {
+    t->nfaults = 0;
+    return;
+  }
+  if (t->nfaults == MOCK_MAX_FAULTS) return;
+  snprintf(t->faults[t->nfaults].suffix, sizeof(t->faults[0].suffix), "%s", suffix);
+  t->faults[t->nfaults++].err = err;
+}
+
+/* ---------------- devices and drivers ---------------- */
+
+mock_pci *mock_sysfs_find(mock_sysfs *t, const char *bdf) {
+  for (size_t i = 0; i < t->ndevs; i++)
+    if (strcmp(t->devs[i]->bdf, bdf) == 0 && !t->devs[i]->gone) return t->devs[i];
+  return NULL;
+}
+
+int mock_sysfs_add_driver(mock_sysfs *t, const char *name) {
+  char rel[160];
+  snprintf(rel, sizeof(rel), "bus/pci/drivers/%s", name);
+  int r = mkdir_rel(t, rel);
+  snprintf(rel, sizeof(rel), "bus/pci/drivers/%s/bind", name);
+  if (r == 0) r = mock_put(t, rel, "", 0, -1);
+  snprintf(rel, sizeof(rel), "bus/pci/drivers/%s/unbind", name);
+  if (r == 0) r = mock_put(t, rel, "", 0, -1);
+  return r;
+}
+
+static bool driver_exists(mock_sysfs *t, const char *name) {
+  char rel[160], path[PATH_MAX];
+  snprintf(rel, sizeof(rel), "bus/pci/drivers/%s", name);
+  return mock_path(t, rel, path) == 0 && access(path, F_OK) == 0;
+}
+
+static int bind_links(mock_pci *m, const char *drv) {
+  char rel[160], target[160];
+  snprintf(rel, sizeof(rel), "devices/%s/driver", m->bdf);
+  snprintf(target, sizeof(target), "../../bus/pci/drivers/%s", drv);
+  int r = link_rel(m->tree, target, rel);
+  snprintf(rel, sizeof(rel), "bus/pci/drivers/%s/%s", drv, m->bdf);
+  snprintf(target, sizeof(target), "../../../../devices/%s", m->bdf);
+  if (r == 0) r = link_rel(m->tree, target, rel);
+  if (r == 0) snprintf(m->driver, sizeof(m->driver), "%s", drv);
+  return r;
+}
+
+static void unbind_links(mock_pci *m) {
+  char rel[160];
+  if (!m->driver[0]) return;
+  snprintf(rel, sizeof(rel), "devices/%s/driver", m->bdf);
+  unlink_rel(m->tree, rel);
+  snprintf(rel, sizeof(rel), "bus/pci/drivers/%s/%s", m->driver, m->bdf);
+  unlink_rel(m->tree, rel);
+  m->driver[0] = '\0';
+}
+
+mock_pci *mock_sysfs_add(mock_sysfs *t, const mock_pci_cfg *cfg) {
+  if (t->ndevs == MOCK_MAX_DEVS) {
+    mock_fail(t, "mock_sysfs: more than %d devices", MOCK_MAX_DEVS);
+    return NULL;
+  }
+  mock_pci *m = mock_pci_create(t, cfg);
+  if (!m) return NULL;
+  char rel[160], target[160];
+  snprintf(rel, sizeof(rel), "devices/%s", m->bdf);
+  int r = mkdir_rel(t, rel);
+  snprintf(rel, sizeof(rel), "bus/pci/devices/%s", m->bdf);
+  snprintf(target, sizeof(target), "../../../devices/%s", m->bdf);
+  if (r == 0) r = link_rel(t, target, rel);
+  if (r == 0) r = mock_pci_write_files(m);
+  if (r == 0 && cfg->driver && !driver_exists(t, cfg->driver)) r = mock_sysfs_add_driver(t, cfg->driver);
+  if (r == 0 && cfg->driver) r = bind_links(m, cfg->driver);
+  if (r == 0 && cfg->iommu_group >= 0) {
+    snprintf(rel, sizeof(rel), "kernel/iommu_groups/%d", cfg->iommu_group);
+    r = mkdir_rel(t, rel);
+    snprintf(rel, sizeof(rel), "devices/%s/iommu_group", m->bdf);
+    snprintf(target, sizeof(target), "../../kernel/iommu_groups/%d", cfg->iommu_group);
+    if (r == 0) r = link_rel(t, target, rel);
+  }
+  if (r != 0) {
+    mock_fail(t, "mock_sysfs: cannot create the files of %s: %s", m->bdf, strerror(r < 0 ? -r : EIO));
+    mock_pci_destroy(m);
+    return NULL;
+  }
+  t->devs[t->ndevs++] = m;
+  return m;
+}
+
+int mock_sysfs_vanish(mock_sysfs *t, const char *bdf) {
+  mock_pci *m = mock_sysfs_find(t, bdf);
+  if (!m) return -ENODEV;
+  /* An open config fd keeps reading this inode: make it read all ones first. */
+  uint8_t ones[4096];
+  memset(ones, 0xff, sizeof(ones));
+  char rel[160], path[PATH_MAX];
+  snprintf(rel, sizeof(rel), "devices/%s/config", bdf);
+  mock_put(t, rel, ones, sizeof(ones), 0);
+  unbind_links(m);
+  m->gone = true;
+  snprintf(rel, sizeof(rel), "bus/pci/devices/%s", bdf);
+  unlink_rel(t, rel);
+  snprintf(rel, sizeof(rel), "devices/%s", bdf);
+  if (mock_path(t, rel, path) == 0) rm_tree(path);
+  return 0;
+}
+
+int mock_sysfs_add_vfio(mock_sysfs *t, unsigned flags) {
+  int r = 0;
+  if (flags & MOCK_VFIO_MODULE) {
+    r = mkdir_rel(t, "module/vfio");
+    if (r == 0) r = mkdir_rel(t, "module/vfio/parameters");
+    if (r == 0) r = mock_put(t, "module/vfio/parameters/enable_unsafe_noiommu_mode", "Y\n", 2, -1);
+    if (r == 0 && !driver_exists(t, "vfio-pci")) r = mock_sysfs_add_driver(t, "vfio-pci");
+  }
+  if (r == 0 && (flags & MOCK_VFIO_DEVNODES)) {
+    r = mkdir_rel(t, "dev");
+    if (r == 0) r = mkdir_rel(t, "dev/vfio");
+    if (r == 0) r = mock_put(t, "dev/vfio/vfio", "", 0, -1);
+    for (size_t i = 0; r == 0 && i < t->ndevs; i++)
+      if (t->devs[i]->cfg.iommu_group >= 0) {
+        char rel[64];
+        snprintf(rel, sizeof(rel), "dev/vfio/noiommu-%d", t->devs[i]->cfg.iommu_group);
+        r = mock_put(t, rel, "", 0, -1);
+      }
+    char path[PATH_MAX];
+    if (r == 0) r = mock_path(t, "dev", path);
+    if (r == 0) setenv("BG_DEV_ROOT", path, 1);
+  }
+  return r;
+}
+
+/* ---------------- hooks: opens ---------------- */
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* Attributes the kernel lets root open for writing; the rest have no store method (EACCES). */
+static bool writable(const char *rel) {
+  static const char *const names[] = {"config", "enable", "reset", "remove", "driver_override", "bind", "unbind",
+                                      "drivers_probe", "enable_unsafe_noiommu_mode"};
+  const char *base = strrchr(rel, '/');
+  base = base ? base + 1 : rel;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(base, names[i]) == 0) return true;
+  int bar, len = 0;
+  if (sscanf(base, "resource%d%n", &bar, &len) == 1 && bar >= 0 && bar < 6)
+    return base[len] == '\0' || strcmp(base + len, "_wc") == 0 || strcmp(base + len, "_resize") == 0;
+  return false;
+}
+
+static int hook_open(void *ctx, const char *rel, int oflags) {
+  mock_sysfs *t = ctx;
+  snprintf(t->last_open, sizeof(t->last_open), "%s", rel);
+  for (size_t i = 0; i < t->nfaults; i++)
+    if (ends_with(rel, t->faults[i].suffix)) return -t->faults[i].err;
+  if ((oflags & O_ACCMODE) != O_RDONLY && !writable(rel)) {
+    mock_fail(t, "open of read-only attribute %s for writing", rel);
+    return -EACCES;
+  }
+  return 0;
+}
+
+/* ---------------- hooks: writes ---------------- */
+
+static int enable_written(mock_pci *m, const char *val) {
+  if (strcmp(val, "1") != 0 && strcmp(val, "0") != 0) return -EINVAL;
+  m->enabled = val[0] == '1';
+  /* pci_enable_device turns on decoding of the BARs that have resources. */
+  if (m->enabled) {
+    uint8_t cmd = m->config[4] | 0x02;
+    mock_pci_config_written(m, 4, &cmd, 1);
+  }
+  char rel[160];
+  snprintf(rel, sizeof(rel), "devices/%s/enable", m->bdf);
+  return mock_put(m->tree, rel, m->enabled ? "1\n" : "0\n", 2, -1);
+}
+
+static int device_written(mock_sysfs *t, const char *rest, uint64_t off, const void *data, size_t n, const char *val) {
+  char bdf[16], rel[160];
+  if (strlen(rest) < 14 || rest[12] != '/') return mock_fail(t, "write to %s: not a device attribute", rest);
+  memcpy(bdf, rest, 12);
+  bdf[12] = '\0';
+  const char *attr = rest + 13;
+  mock_pci *m = mock_sysfs_find(t, bdf);
+  if (!m) return -ENODEV;
+  int bar, len = 0;
+  if (strcmp(attr, "config") == 0) return mock_pci_config_written(m, off, data, n) < 0 ? -EIO : 0;
+  if (strcmp(attr, "enable") == 0) return enable_written(m, val);
+  if (strcmp(attr, "reset") == 0) {
+    snprintf(rel, sizeof(rel), "devices/%s/reset", bdf);
+    mock_put(t, rel, "", 0, -1);
+    return mock_pci_reset_written(m, val);
+  }
+  if (strcmp(attr, "remove") == 0) return strcmp(val, "1") == 0 ? mock_sysfs_vanish(t, bdf) : -EINVAL;
+  if (strcmp(attr, "driver_override") == 0) {
+    snprintf(m->override, sizeof(m->override), "%s", val);
+    snprintf(rel, sizeof(rel), "devices/%s/driver_override", bdf);
+    char text[sizeof(m->override) + 8];
+    snprintf(text, sizeof(text), "%s\n", val[0] ? val : "(null)");
+    return mock_put(t, rel, text, strlen(text), -1);
+  }
+  if (sscanf(attr, "resource%d%n", &bar, &len) == 1 && strcmp(attr + len, "_resize") == 0 && bar >= 0 && bar < 6)
+    return mock_pci_resize(m, bar, val);
+  return mock_fail(t, "write to %s: the emulated device does not take writes there", rest);
+}
+
+static int driver_written(mock_sysfs *t, const char *rest, const char *val) {
+  char drv[64], rel[160];
+  const char *slash = strchr(rest, '/');
+  if (!slash || (size_t)(slash - rest) >= sizeof(drv)) return mock_fail(t, "write to drivers/%s", rest);
+  memcpy(drv, rest, (size_t)(slash - rest));
+  drv[slash - rest] = '\0';
+  mock_pci *m = mock_sysfs_find(t, val);
+  snprintf(rel, sizeof(rel), "bus/pci/drivers/%s", rest);
+  mock_put(t, rel, "", 0, -1);
+  if (!m) return -ENODEV;
+  if (strcmp(slash + 1, "unbind") == 0) {
+    if (strcmp(m->driver, drv) != 0) return -ENODEV;
+    unbind_links(m);
+    return 0;
+  }
+  if (strcmp(slash + 1, "bind") == 0) {
+    if (m->driver[0]) return -EBUSY;
+    if (m->override[0] && strcmp(m->override, drv) != 0) return -ENODEV;
+    return bind_links(m, drv) == 0 ? 0 : -EIO;
+  }
+  return mock_fail(t, "write to drivers/%s", rest);
+}
+
+static int hook_written(void *ctx, const char *rel, uint64_t off, const void *data, size_t n) {
+  mock_sysfs *t = ctx;
+  char val[64];
+  size_t k = n < sizeof(val) - 1 ? n : sizeof(val) - 1;
+  memcpy(val, data, k);
+  val[k] = '\0';
+  while (k > 0 && val[k - 1] == '\n') val[--k] = '\0';
+  static const char dev_prefix[] = "bus/pci/devices/", drv_prefix[] = "bus/pci/drivers/";
+  if (strncmp(rel, dev_prefix, sizeof(dev_prefix) - 1) == 0)
+    return device_written(t, rel + sizeof(dev_prefix) - 1, off, data, n, val);
+  if (strncmp(rel, drv_prefix, sizeof(drv_prefix) - 1) == 0) return driver_written(t, rel + sizeof(drv_prefix) - 1, val);
+  if (strcmp(rel, "bus/pci/drivers_probe") == 0) {
+    mock_put(t, rel, "", 0, -1);
+    mock_pci *m = mock_sysfs_find(t, val);
+    if (!m) return -ENODEV;
+    if (!m->driver[0] && m->override[0] && driver_exists(t, m->override)) return bind_links(m, m->override) ? -EIO : 0;
+    return 0;
+  }
+  if (strcmp(rel, "module/vfio/parameters/enable_unsafe_noiommu_mode") == 0) return 0;
+  return mock_fail(t, "write to %s: nothing in the emulated tree takes it", rel);
+}
+
+/* ---------------- hooks: BARs and DMA ---------------- */
+
+static int hook_bar_map(void *ctx, const char *bdf, int bar, uint64_t off, uint64_t size, bg_mmio *out) {
+  mock_pci *m = mock_sysfs_find(ctx, bdf);
+  return m ? mock_pci_map(m, bar, off, size, out) : -ENODEV;
+}
+
+static void hook_bar_unmap(void *ctx, bg_mmio *v) {
+  (void)ctx;
+  mock_pci_unmap(v);
+}
+
+static int hook_dma_map(void *ctx, const char *bdf, void *va, size_t npages, unsigned flags, uint64_t *bus) {
+  mock_sysfs *t = ctx;
+  mock_pci *m = mock_sysfs_find(t, bdf);
+  if (!m) return -ENODEV;
+  if (t->ndma == t->capdma) {
+    size_t cap = t->capdma ? t->capdma * 2 : 16;
+    mock_dma *nd = realloc(t->dma, cap * sizeof(*nd));
+    if (!nd) return -ENOMEM;
+    t->dma = nd;
+    t->capdma = cap;
+  }
+  /* Fake physical addresses above 4 GiB, each range 2 MiB aligned. Memory the driver did not
+   * ask to be contiguous gets its pages in reverse order. */
+  uint64_t base = (t->next_bus + BG_SYSMEM_HUGE_PAGE - 1) & ~(uint64_t)(BG_SYSMEM_HUGE_PAGE - 1);
+  bool reversed = !(flags & (BG_SYSMEM_CONTIGUOUS | BG_SYSMEM_HUGE));
+  t->next_bus = base + npages * BG_SYSMEM_PAGE;
+  t->dma[t->ndma++] = (mock_dma){base, npages, va, reversed, m};
+  for (size_t i = 0; i < npages; i++) bus[i] = base + (reversed ? npages - 1 - i : i) * BG_SYSMEM_PAGE;
+  return 0;
+}
+
+static void hook_dma_unmap(void *ctx, const char *bdf, void *va, size_t npages) {
+  mock_sysfs *t = ctx;
+  for (size_t i = 0; i < t->ndma; i++)
+    if (t->dma[i].va == va && t->dma[i].npages == npages && strcmp(t->dma[i].dev->bdf, bdf) == 0) {
+      t->dma[i] = t->dma[--t->ndma];
+      return;
+    }
+  mock_fail(t, "%s: DMA unmap of %p (%zu pages) that was never mapped", bdf, va, npages);
+}
+
+uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus) {
+  (void)m;  /* no IOMMU: any device reaches any mapped page */
+  for (size_t i = 0; i < t->ndma; i++) {
+    const mock_dma *d = &t->dma[i];
+    if (bus < d->bus || bus >= d->bus + d->npages * BG_SYSMEM_PAGE) continue;
+    size_t page = (size_t)((bus - d->bus) / BG_SYSMEM_PAGE);
+    if (d->reversed) page = d->npages - 1 - page;
+    return d->va + page * BG_SYSMEM_PAGE + (bus % BG_SYSMEM_PAGE);
+  }
+  return NULL;
+}
+
+size_t mock_sysfs_dma_ranges(const mock_sysfs *t) { return t->ndma; }
+
+static const bg_pci_hooks tree_hooks = {hook_open, hook_written, hook_bar_map, hook_bar_unmap, hook_dma_map,
+                                        hook_dma_unmap};
+
+/* ---------------- the tree ---------------- */
+
+static const char *const env_names[4] = {"BG_SYSFS_ROOT", "BG_LOCK_DIR", "BG_DEV_ROOT", "BG_PROC_ROOT"};
+
+mock_sysfs *mock_sysfs_new(void) {
+  mock_sysfs *t = calloc(1, sizeof(*t));
+  if (!t) return NULL;
+  const char *tmp = getenv("TMPDIR");
+  snprintf(t->root, sizeof(t->root), "%s/bg_mock_sysfs_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(t->root)) {
+    fprintf(stderr, "mockgpu: mkdtemp %s: %s\n", t->root, strerror(errno));
+    free(t);
+    return NULL;
+  }
+  static const char *const dirs[] = {"devices", "bus", "bus/pci", "bus/pci/devices", "bus/pci/drivers", "kernel",
+                                     "kernel/iommu_groups", "module", "lock", "proc", "proc/sys", "proc/sys/vm"};
+  int r = 0;
+  for (size_t i = 0; r == 0 && i < sizeof(dirs) / sizeof(dirs[0]); i++) r = mkdir_rel(t, dirs[i]);
+  if (r == 0) r = mock_put(t, "bus/pci/drivers_probe", "", 0, -1);
+  if (r == 0) r = mock_put(t, "proc/sys/vm/compact_unevictable_allowed", "1\n", 2, -1);
+  t->next_bus = 1ull << 32;
+  t->next_mem64 = 0x4000000000ull;
+  t->next_mem32 = 0xe0000000ull;
+  t->next_io = 0xe000;
+  if (r == 0) r = bg_pci_set_hooks(t->root, &tree_hooks, t);
+  if (r != 0) {
+    fprintf(stderr, "mockgpu: cannot build the tree under %s\n", t->root);
+    rm_tree(t->root);
+    free(t);
+    return NULL;
+  }
+  for (int i = 0; i < 4; i++) {
+    const char *v = getenv(env_names[i]);
+    t->saved_env[i] = v ? strdup(v) : NULL;
+  }
+  char lock[PATH_MAX], proc[PATH_MAX];
+  mock_path(t, "lock", lock);
+  mock_path(t, "proc", proc);
+  setenv("BG_SYSFS_ROOT", t->root, 1);
+  setenv("BG_LOCK_DIR", lock, 1);
+  /* The host's /proc/sys stays untouched; pagemap must be named (BG_PAGEMAP) or come from hooks. */
+  setenv("BG_PROC_ROOT", proc, 1);
+  return t;
+}
+
+const char *mock_sysfs_root(const mock_sysfs *t) { return t->root; }
+
+void mock_sysfs_free(mock_sysfs *t) {
+  if (!t) return;
+  bg_pci_set_hooks(t->root, NULL, NULL);
+  for (size_t i = 0; i < t->ndevs; i++) mock_pci_destroy(t->devs[i]);
+  rm_tree(t->root);
+  for (int i = 0; i < 4; i++) {
+    if (t->saved_env[i]) setenv(env_names[i], t->saved_env[i], 1);
+    else unsetenv(env_names[i]);
+    free(t->saved_env[i]);
+  }
+  free(t->dma);
+  free(t);
+}

@@ -1,0 +1,56 @@
+/* tests/mockgpu/mock_sysfs.h: a fake sysfs tree holding emulated PCI devices (mock_pci.h).
+ *
+ * Layout under a new temp root, as Linux lays it out:
+ *   devices/<bdf>/{vendor,device,class,subsystem_vendor,subsystem_device,revision,enable,config,
+ *                  resource,resourceN,resourceN_wc,resourceN_resize,reset,remove,driver_override,
+ *                  current_link_speed,current_link_width,driver -> ../../bus/pci/drivers/<name>,
+ *                  iommu_group -> ../../kernel/iommu_groups/<n>}
+ *   bus/pci/devices/<bdf> -> ../../../devices/<bdf>
+ *   bus/pci/drivers/<name>/{bind,unbind,<bdf> -> ../../../../devices/<bdf>}, bus/pci/drivers_probe
+ *   module/vfio/parameters/enable_unsafe_noiommu_mode (mock_sysfs_add_vfio), lock/ (lock files),
+ *   proc/sys/vm/compact_unevictable_allowed
+ * mock_sysfs_new points BG_SYSFS_ROOT, BG_LOCK_DIR and BG_PROC_ROOT at it and attaches the tree's hooks
+ * (hcq/pci_hook.h), so hcq/pci's sysfs code runs unchanged; the files are regular files the
+ * model rewrites after each write to what the kernel would show. Not thread-safe. */
+#ifndef BG_MOCKGPU_MOCK_SYSFS_H
+#define BG_MOCKGPU_MOCK_SYSFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mock_pci.h"
+
+/* NULL on failure (message on stderr). */
+mock_sysfs *mock_sysfs_new(void);
+/* Detach, delete the tree, restore the environment. */
+void mock_sysfs_free(mock_sysfs *t);
+const char *mock_sysfs_root(const mock_sysfs *t);
+
+int mock_sysfs_add_driver(mock_sysfs *t, const char *name);
+/* A device and its files; NULL on a bad config (recorded as a failure). */
+mock_pci *mock_sysfs_add(mock_sysfs *t, const mock_pci_cfg *cfg);
+mock_pci *mock_sysfs_find(mock_sysfs *t, const char *bdf);
+/* Surprise removal: config reads turn to all ones and the device's directory disappears. */
+int mock_sysfs_vanish(mock_sysfs *t, const char *bdf);
+
+enum mock_vfio_flags {
+  MOCK_VFIO_MODULE = 1u << 0,    /* module/vfio and the vfio-pci driver exist */
+  MOCK_VFIO_DEVNODES = 1u << 1,  /* <root>/dev/vfio/{vfio,noiommu-N} (regular files) + BG_DEV_ROOT */
+};
+int mock_sysfs_add_vfio(mock_sysfs *t, unsigned flags);
+
+/* Fault injection: opens of a path ending in suffix fail with errno err (0 clears all). */
+void mock_sysfs_fail_open(mock_sysfs *t, const char *suffix, int err);
+
+/* The last path (relative to the root) the sysfs code opened, e.g. ".../resource0_wc". */
+const char *mock_sysfs_last_open(const mock_sysfs *t);
+
+/* Failures the model recorded (strictness violations). */
+unsigned mock_sysfs_nfail(const mock_sysfs *t);
+const char *mock_sysfs_failures(const mock_sysfs *t);
+void mock_sysfs_clear_failures(mock_sysfs *t);
+
+/* DMA mappings the driver holds (bus ranges handed out by the tree). */
+size_t mock_sysfs_dma_ranges(const mock_sysfs *t);
+
+#endif
