@@ -1,0 +1,80 @@
+/* am/chips.c: supported PCI ids and the gfx target rule (see chips.h). */
+#include "am/chips.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "baregpu/error.h"
+
+static const struct bg_am_chip chips[] = {
+  {0x744c, "navi31", "Radeon RX 7900 XT/XTX/GRE", {11, 0, 0}, "gfx1100"},
+  {0x7480, "navi33", "Radeon RX 7600 family", {11, 0, 2}, "gfx1102"},
+  {0x7550, "navi48", "Radeon RX 9070 (XT) / Radeon AI PRO R9700", {12, 0, 1}, "gfx1201"},
+  {0x7551, "navi48", "Radeon AI PRO R9700 / RX 9070 family", {12, 0, 1}, "gfx1201"},
+  {0x7590, "navi44", "Radeon RX 9060 XT", {12, 0, 0}, "gfx1200"},
+  {0x74a1, "mi300x", "Instinct MI300X", {9, 4, 3}, "gfx942"},
+  {0x75a0, "mi350", "Instinct MI350-series", {9, 5, 0}, "gfx950"},
+  {0x75a8, "mi350", "Instinct MI350-series (MI350P?)", {9, 5, 0}, "gfx950"},
+};
+
+size_t bg_am_chip_count(void) { return sizeof(chips) / sizeof(chips[0]); }
+
+const struct bg_am_chip *bg_am_chip_at(size_t i) { return i < bg_am_chip_count() ? &chips[i] : NULL; }
+
+const struct bg_am_chip *bg_am_chip_lookup(uint16_t device_id) {
+  for (size_t i = 0; i < bg_am_chip_count(); i++)
+    if (chips[i].device_id == device_id) return &chips[i];
+  return NULL;
+}
+
+int bg_am_chip_check(uint16_t vendor, uint16_t device_id, const struct bg_am_chip **out) {
+  if (out) *out = NULL;
+  const struct bg_am_chip *c = vendor == BG_AM_PCI_VENDOR_AMD ? bg_am_chip_lookup(device_id) : NULL;
+  if (c) {
+    if (out) *out = c;
+    return 0;
+  }
+  char list[512];
+  size_t n = 0;
+  list[0] = '\0';
+  for (size_t i = 0; i < bg_am_chip_count() && n < sizeof(list); i++) {
+    int w = snprintf(list + n, sizeof(list) - n, "%s0x%04x (%s)", i ? ", " : "", (unsigned)chips[i].device_id,
+                     chips[i].chip);
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+  if (vendor != BG_AM_PCI_VENDOR_AMD)
+    return bg_error(BG_ENOTSUP, "am: PCI device 0x%04x:0x%04x is not supported by AM: vendor 0x%04x is not AMD (0x1002); "
+                    "supported device ids: %s", (unsigned)vendor, (unsigned)device_id, (unsigned)vendor, list);
+  return bg_error(BG_ENOTSUP, "am: PCI device 0x%04x:0x%04x is not supported by AM; supported device ids: %s",
+                  (unsigned)vendor, (unsigned)device_id, list);
+}
+
+uint32_t bg_am_gfx_target_version(unsigned maj, unsigned min, unsigned rev) {
+  uint32_t v = (uint32_t)maj * 10000u + (uint32_t)min * 100u + (uint32_t)rev;
+  return v == 90403u ? 90402u : v;
+}
+
+int bg_am_gfx_arch(unsigned maj, unsigned min, unsigned rev, char *buf, size_t cap) {
+  if (!buf || cap == 0) return bg_error(BG_EINVAL, "am: gfx arch: NULL or empty buffer");
+  buf[0] = '\0';
+  if (maj > 99 || min > 15 || rev > 15)
+    return bg_error(BG_EINVAL, "am: gfx arch: GC IP %u.%u.%u cannot be written as gfx<major><hex minor><hex rev>", maj,
+                    min, rev);
+  uint32_t t = bg_am_gfx_target_version(maj, min, rev);
+  int w = snprintf(buf, cap, "gfx%u%x%x", (unsigned)(t / 10000u), (unsigned)(t / 100u % 100u), (unsigned)(t % 100u));
+  if (w < 0 || (size_t)w >= cap) {
+    buf[0] = '\0';
+    return bg_error(BG_EINVAL, "am: gfx arch: buffer of %zu bytes too small", cap);
+  }
+  return 0;
+}
+
+int bg_am_gc_check_supported(unsigned maj, unsigned min, unsigned rev) {
+  /* Explicit versions rather than targets: GC 9.4.2 (MI200, gfx90a in Linux) would also give target 90402. */
+  if ((maj == 9 && min == 4 && rev == 3) || (maj == 9 && min == 5 && rev == 0) || maj == 11 || maj == 12) return 0;
+  char arch[16];
+  if (bg_am_gfx_arch(maj, min, rev, arch, sizeof(arch)) < 0) snprintf(arch, sizeof(arch), "gfx?");
+  return bg_error(BG_ENOTSUP, "am: GC IP %u.%u.%u (%s) is not supported; AM drives GC 11.x, 12.x, 9.4.3 (gfx942) and "
+                  "9.5.0 (gfx950)", maj, min, rev, arch);
+}
