@@ -1,17 +1,41 @@
-/* tools/hcq_smi.c: hcq_smi, the device inspection tool (tinygrad's extra/hcq/hcq_smi.py, reference
- * am.md 8.1 and nv.md 8). Commands are rows of `cmds`; options are parsed once for all of them. */
+/* tools/hcq_smi.c: hcq_smi, the GPU management tool (tinygrad's extra/hcq/hcq_smi.py, reference
+ * am.md 8.1 and nv.md 8). Commands are rows of `cmds`; options are parsed once for all of them and
+ * checked against what each command accepts; the device selector is parsed by smi_sel_parse. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/smi.h"
+
+#define DEFAULT_GRACE_S 3.0
+#define MAX_GRACE_S 3600.0
 
 static int cmd_help(const smi_opts *o);
 
 static const smi_cmd cmds[] = {
   {"list", "[--json] [--all] [--dev DEV]",
-   "list PCI GPUs (BDF, ids, chip, driver, BARs, link), ASM24 USB bridges and the openable devices",
+   "list PCI GPUs (BDF, ids, chip, driver, BARs, link, lock owner pid), ASM24 USB bridges and the\n"
+   "      openable devices",
    SMI_OPT_JSON | SMI_OPT_ALL | SMI_OPT_DEV, smi_cmd_list},
+  {"pids", "[--json] [--all | --dev DEV | DEVICE]",
+   "processes holding GPUs (device, pid, process name), from the lock files; every device by default",
+   SMI_OPT_JSON | SMI_OPT_ALL | SMI_OPT_DEV | SMI_OPT_ARG | SMI_OPT_POSDEV, smi_cmd_pids},
+  {"kill_pids", "[--json] [--grace SECONDS] [--all | --dev DEV | DEVICE]",
+   "stop every process holding a GPU (or the selected ones): SIGTERM, then SIGKILL to those still\n"
+   "      holding it after the grace period; never hcq_smi itself; reports what it did",
+   SMI_OPT_JSON | SMI_OPT_ALL | SMI_OPT_DEV | SMI_OPT_ARG | SMI_OPT_POSDEV | SMI_OPT_GRACE, smi_cmd_kill_pids},
+  {"unbind", "[--json] (--dev DEV | DEVICE | --all)",
+   "hand a GPU from its kernel driver to baregpu (tinygrad's rmmod, for one device); prints the\n"
+   "      driver it was bound to, for bind",
+   SMI_OPT_JSON | SMI_OPT_ALL | SMI_OPT_DEV | SMI_OPT_ARG | SMI_OPT_POSDEV, smi_cmd_unbind},
+  {"bind", "[--json] [--driver NAME] (--dev DEV | DEVICE | --all)",
+   "hand a GPU back to a kernel driver: NAME, else amdgpu for AMD (0x1002), nvidia for NVIDIA (0x10de)",
+   SMI_OPT_JSON | SMI_OPT_ALL | SMI_OPT_DEV | SMI_OPT_ARG | SMI_OPT_POSDEV | SMI_OPT_DRIVER, smi_cmd_bind},
+  {"reset", "[--json] (--dev DEV | DEVICE | --all)",
+   "function reset through sysfs (writes 1 to /sys/bus/pci/devices/BDF/reset)",
+   SMI_OPT_JSON | SMI_OPT_ALL | SMI_OPT_DEV | SMI_OPT_ARG | SMI_OPT_POSDEV, smi_cmd_reset},
   {"help", "[COMMAND]", "show this help, or one command's", SMI_OPT_ARG, cmd_help},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -27,22 +51,35 @@ static void cmd_names(FILE *f) {
 }
 
 static void usage(FILE *f, const smi_cmd *only) {
-  fprintf(f, "usage: hcq_smi COMMAND [OPTIONS]\n\ncommands:\n");
+  fprintf(f, "usage: hcq_smi COMMAND [OPTIONS] [DEVICE]\n\ncommands:\n");
   for (size_t i = 0; i < NCMDS; i++) {
     if (only && only != &cmds[i]) continue;
     fprintf(f, "  %s %s\n      %s\n", cmds[i].name, cmds[i].args, cmds[i].summary);
   }
   fprintf(f,
+          "\ndevices:\n"
+          "  DEVICE, --dev DEV  a PCI address (0000:03:00.0 or 03:00.0); a DEV string\n"
+          "                     [IFACE[:INDICES]+]KIND[:INDEX] such as AMD, NV:1, PCI+AMD:1, PCI:0-1+NV\n"
+          "                     (indices count the GPUs of that kind; the DEV variable is not read);\n"
+          "                     or, for list, pids and kill_pids, a USB bridge's lock name usb:BUS-ADDR\n"
+          "  --all              list: every PCI function, not only GPUs, and the emulated devices;\n"
+          "                     unbind, bind, reset: every GPU the selector matches (all without one),\n"
+          "                     which they need when a selector matches several; pids and kill_pids\n"
+          "                     take every device when no selector is given\n"
           "\noptions:\n"
-          "  --json      print one JSON document instead of text\n"
-          "  --all       list every PCI function, not only AMD/NVIDIA GPUs, and the emulated devices\n"
-          "  --dev DEV   only devices matching DEV=[IFACE[:INDICES]+]KIND[:INDEX], e.g. AMD, NV:1,\n"
-          "              PCI+AMD, USB+AMD, PCI:0-1+NV (list does not read the DEV variable)\n"
-          "  -h, --help  show this help\n"
+          "  --json             print one JSON document on stdout instead of text (errors: stderr)\n"
+          "  --driver NAME      bind: the kernel driver to bind (default by vendor)\n"
+          "  --grace SECONDS    kill_pids: wait after SIGTERM before SIGKILL (default %.0f, 0..%.0f)\n"
+          "  -h, --help         show this help (with a command: that command's)\n"
           "\nenvironment:\n"
-          "  BG_SYSFS_ROOT  scan the sysfs tree under this root instead of the real PCI bus\n"
+          "  BG_SYSFS_ROOT  use the sysfs tree under this root instead of /sys and the real PCI bus\n"
+          "  BG_LOCK_DIR    directory of the device lock files (default /run/lock, else /tmp)\n"
+          "  BG_PROC_ROOT   read process names from <root>/<pid>/comm first (tests), then /proc\n"
           "  BG_DEBUG       0..4, log to stderr\n"
-          "\nexit status: 0 success, 1 a scan failed, 2 usage error\n");
+          "\nexit status: 0 success; 1 a scan or an action failed: not root (run as root), device in\n"
+          "use by pid N (stop it: hcq_smi kill_pids DEVICE), no reset method, a holder that did not\n"
+          "stop; 2 usage error, or an unknown device (the message lists the GPUs)\n",
+          DEFAULT_GRACE_S, MAX_GRACE_S);
 }
 
 static int cmd_help(const smi_opts *o) {
@@ -68,20 +105,48 @@ static int usage_error(const char *fmt, ...) {
   return SMI_EXIT_USAGE;
 }
 
-/* Did the DEV string name an explicit :INDEX after the kind? */
-static bool has_index(const char *dev) {
-  const char *plus = strrchr(dev, '+');
-  return strchr(plus ? plus + 1 : dev, ':') != NULL;
+/* "--name VALUE" or "--name=VALUE": 1 when argv[*i] is the option (value in *val), 0 when it is
+ * another, -1 when the value is missing. */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **val) {
+  size_t len = strlen(name);
+  const char *a = argv[*i];
+  if (strncmp(a, name, len) != 0 || (a[len] != '\0' && a[len] != '=')) return 0;
+  if (a[len] == '=') *val = a + len + 1;
+  else if (*i + 1 < argc) *val = argv[++*i];
+  else return -1;
+  return 1;
+}
+
+static bool driver_name_ok(const char *d) {
+  if (!*d || strlen(d) >= 64) return false;
+  for (const char *c = d; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
+      return false;
+  return true;
 }
 
 int main(int argc, char **argv) {
   smi_opts o = {0};
-  const char *cmd_name = NULL;
+  o.grace_s = DEFAULT_GRACE_S;
+  const char *cmd_name = NULL, *dev = NULL, *grace = NULL;
   unsigned seen = 0;
   bool help = false;
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } valued[] = {{"--dev", SMI_OPT_DEV}, {"--driver", SMI_OPT_DRIVER}, {"--grace", SMI_OPT_GRACE}};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+    int k = 0, got = 0;
+    const char *val = NULL;
+    for (; k < 3 && !(got = opt_value(argc, argv, &i, valued[k].name, &val)); k++) {}
+    if (got < 0) return usage_error("%s needs a value", valued[k].name);
+    if (got > 0) {
+      const char **slot = k == 0 ? &dev : k == 1 ? &o.driver : &grace;
+      if (*slot) return usage_error("%s given twice ('%s' and '%s')", valued[k].name, *slot, val);
+      *slot = val;
+      seen |= valued[k].bit;
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       help = true;
     } else if (strcmp(a, "--json") == 0) {
       o.json = true;
@@ -89,12 +154,6 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--all") == 0) {
       o.all = true;
       seen |= SMI_OPT_ALL;
-    } else if (strcmp(a, "--dev") == 0 || strncmp(a, "--dev=", 6) == 0) {
-      if (o.dev) return usage_error("--dev given twice ('%s' and '%s')", o.dev, a);
-      if (a[5] == '=') o.dev = a + 6;
-      else if (i + 1 < argc) o.dev = argv[++i];
-      else return usage_error("--dev needs a value");
-      seen |= SMI_OPT_DEV;
     } else if (a[0] == '-' && a[1] != '\0') {
       return usage_error("unknown option '%s'", a);
     } else if (!cmd_name) {
@@ -117,16 +176,34 @@ int main(int argc, char **argv) {
     fputs("; see hcq_smi --help\n", stderr);
     return SMI_EXIT_USAGE;
   }
-  static const char *const opt_names[] = {"--json", "--all", "--dev"};
-  for (unsigned b = 0; b < 3; b++)
-    if ((seen & (1u << b)) && !(c->opts & (1u << b))) return usage_error("%s does not take %s", c->name, opt_names[b]);
+  static const struct {
+    unsigned bit;
+    const char *name;
+  } opt_names[] = {{SMI_OPT_JSON, "--json"}, {SMI_OPT_ALL, "--all"}, {SMI_OPT_DEV, "--dev"},
+                   {SMI_OPT_DRIVER, "--driver"}, {SMI_OPT_GRACE, "--grace"}};
+  for (size_t b = 0; b < sizeof(opt_names) / sizeof(opt_names[0]); b++)
+    if ((seen & opt_names[b].bit) && !(c->opts & opt_names[b].bit))
+      return usage_error("%s does not take %s", c->name, opt_names[b].name);
   if (o.arg && !(c->opts & SMI_OPT_ARG)) return usage_error("%s takes no argument, got '%s'", c->name, o.arg);
-  if (o.dev) {
-    if (bg_target_parse(o.dev, &o.target) < 0) {
-      fprintf(stderr, "hcq_smi: --dev: %s\n", bg_last_error());
+  if (o.arg && (c->opts & SMI_OPT_POSDEV)) {
+    if (dev) return usage_error("%s: give the device once, not both '%s' and --dev %s", c->name, o.arg, dev);
+    dev = o.arg;
+  }
+  if (o.driver && !driver_name_ok(o.driver))
+    return usage_error("--driver: bad kernel driver name '%s' (letters, digits, '_' and '-')", o.driver);
+  if (grace) {
+    char *end = NULL;
+    double g = strtod(grace, &end);
+    if (end == grace || *end || !isfinite(g) || g < 0 || g > MAX_GRACE_S)
+      return usage_error("--grace: '%s' is not a number of seconds from 0 to %.0f", grace, MAX_GRACE_S);
+    o.grace_s = g;
+  }
+  if (dev) {
+    char err[512];
+    if (smi_sel_parse(dev, &o, err, sizeof(err)) < 0) {
+      fprintf(stderr, "hcq_smi: %s: %s\n", dev == o.arg ? "device" : "--dev", err);
       return SMI_EXIT_USAGE;
     }
-    o.dev_has_index = has_index(o.dev);
   }
   return c->run(&o);
 }

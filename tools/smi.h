@@ -1,14 +1,17 @@
-/* tools/smi.h: hcq_smi's command table and the inventory the list command prints.
+/* tools/smi.h: hcq_smi's command table, device selection, and what the commands share.
  *
  * A command is a row of the table in hcq_smi.c: its name, the options it accepts and a run
- * function taking the parsed options. Later commands (pids, kill_pids, unbind, bind, reset) add
- * a row and a run function; option parsing and --dev validation are shared. */
+ * function taking the parsed options. Option parsing and the device selector (--dev or a
+ * positional device: a BDF, a DEV string, a lock name) are shared. Each command lives in its own
+ * file: smi_list.c (list), smi_pids.c (pids), smi_kill.c (kill_pids), smi_admin.c (unbind, bind,
+ * reset); smi_select.c resolves selectors to PCI GPUs, smi_proc.c reads lock owners and /proc. */
 #ifndef BG_TOOLS_SMI_H
 #define BG_TOOLS_SMI_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "baregpu/hcq.h"
 #include "hcq/pci_scan.h"
@@ -20,16 +23,39 @@ enum smi_opt_bits {
   SMI_OPT_JSON = 1u << 0, /* --json */
   SMI_OPT_ALL = 1u << 1,  /* --all */
   SMI_OPT_DEV = 1u << 2,  /* --dev DEV */
-  SMI_OPT_ARG = 1u << 3,  /* one positional argument after the command */
+  SMI_OPT_ARG = 1u << 3,  /* one positional argument after the command (help: a command name) */
+  SMI_OPT_POSDEV = 1u << 4, /* the positional argument is a device selector, like --dev */
+  SMI_OPT_DRIVER = 1u << 5, /* --driver NAME */
+  SMI_OPT_GRACE = 1u << 6,  /* --grace SECONDS */
 };
+
+/* What a device selector names. */
+typedef enum smi_sel_kind {
+  SMI_SEL_NONE,    /* no selector: every device */
+  SMI_SEL_TARGET,  /* DEV=[IFACE[:INDICES]+]KIND[:INDEX] (bg_target_parse) */
+  SMI_SEL_BDF,     /* a PCI address, "0000:03:00.0" or "03:00.0" */
+  SMI_SEL_NAME,    /* a lock name of another interface, "usb:3-2" */
+} smi_sel_kind;
 
 typedef struct smi_opts {
   bool json, all;
-  const char *dev;     /* --dev as given, NULL when absent */
-  bg_target target;    /* parsed --dev (bg_target_parse) */
-  bool dev_has_index;  /* --dev named an explicit :INDEX */
+  const char *dev;     /* the selector as given (--dev or positional), NULL when absent */
+  smi_sel_kind sel;
+  bg_target target;    /* SMI_SEL_TARGET: the parsed DEV string */
+  bool dev_has_index;  /* SMI_SEL_TARGET: an explicit :INDEX was given */
+  char name[64];       /* SMI_SEL_BDF: the normalized address; SMI_SEL_NAME: the lock name */
   const char *arg;     /* the positional argument, NULL when absent */
+  const char *driver;  /* bind --driver, NULL for the vendor's default */
+  double grace_s;      /* kill_pids --grace: seconds between SIGTERM and SIGKILL */
 } smi_opts;
+
+/* Lock owner of a device (hcq/pci_lock.h) with its process name. */
+typedef struct smi_owner {
+  pid_t pid;           /* 0 free, -1 held by a process that has not written its pid yet */
+  char comm[64];       /* /proc/<pid>/comm, "" when unknown */
+  bool known;          /* false: the lock file could not be read (err holds why) */
+  char err[160];
+} smi_owner;
 
 typedef struct smi_cmd {
   const char *name;
@@ -42,12 +68,14 @@ typedef struct smi_cmd {
 /* What `list` shows, after the --dev filter. Errors of one source do not hide the others. */
 typedef struct smi_inventory {
   bg_pci_info *pci;
+  smi_owner *pci_owner;        /* [npci] */
   size_t npci, pci_scanned, pci_gpus;
   int pci_err;                 /* 0 or negative BG_E* */
   char pci_msg[512];
   char pci_source[160];        /* "libpciaccess" or "sysfs tree <root>" */
   bool usb_searched;           /* false when --dev excludes USB */
   bg_usb_info *usb;
+  smi_owner *usb_owner;        /* [nusb] */
   size_t nusb;
   int usb_err;
   char usb_msg[512];
@@ -58,6 +86,8 @@ typedef struct smi_inventory {
 } smi_inventory;
 
 int smi_inventory_collect(const smi_opts *o, smi_inventory *inv);
+/* Keep the entries of v[0..*n) (one scan, sorted) that o's selector names, in place, in order. */
+int smi_pci_select(const smi_opts *o, bg_pci_info *v, size_t *n);
 void smi_inventory_free(smi_inventory *inv);
 /* The closing line: "no GPU found on PCI (N devices scanned) or USB", or the counts. */
 void smi_inventory_summary(const smi_inventory *inv, const smi_opts *o, char *buf, size_t n);
@@ -65,6 +95,52 @@ void smi_inventory_summary(const smi_inventory *inv, const smi_opts *o, char *bu
 void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f);
 int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f);
 
+/* ---------------- selection (smi_select.c) ---------------- */
+
+/* Parse a selector into o->sel/target/name: a PCI address (contains '.'), "usb:..." or a DEV
+ * string. 0, or -1 with the reason in err. */
+int smi_sel_parse(const char *s, smi_opts *o, char *err, size_t n);
+/* The PCI GPUs a command acts on: every GPU without a selector, else those it names. When the
+ * selector names none, or (one == true, no --all) more than one, prints why with the list of
+ * GPUs and returns SMI_EXIT_USAGE; a failed scan returns SMI_EXIT_FAIL. On SMI_EXIT_OK *out
+ * (free with free()) holds *n >= 0 GPUs. */
+int smi_select_gpus(const smi_opts *o, const char *cmd, bool one, bg_pci_info **out, size_t *n);
+/* "  0000:03:00.0  AMD 1002:744c Navi31, driver amdgpu" lines. */
+void smi_print_gpus(FILE *f, const bg_pci_info *v, size_t n);
+/* Print "hcq_smi: <cmd>: <msg>" and, for a missing privilege, how to run as root. */
+void smi_report_error(const char *cmd, int code, const char *msg);
+
+/* ---------------- processes and locks (smi_proc.c) ---------------- */
+
+/* Process name from <BG_PROC_ROOT>/<pid>/comm, else /proc/<pid>/comm; "" when unreadable. */
+void smi_proc_comm(pid_t pid, char *buf, size_t n);
+/* The process exists and is not a zombie. */
+bool smi_proc_alive(pid_t pid);
+/* The owner of name's lock file. */
+void smi_owner_get(const char *name, smi_owner *ow);
+
+/* A held lock file. */
+typedef struct smi_holder {
+  char name[64];       /* device: "0000:03:00.0", "usb:3-2" */
+  pid_t pid;           /* > 0, or -1 when the holder has not written its pid yet */
+  char comm[64];
+  char lock[512];
+} smi_holder;
+
+/* Held locks, sorted by name: all of them when names is NULL, else those in names[0..nnames).
+ * 0 or a negative BG_E* code (the lock dir cannot be listed). Free *out with free(). */
+int smi_holders_collect(char (*names)[64], size_t nnames, smi_holder **out, size_t *n);
+/* The device names (lock names) o's selector resolves to: NULL with *n = 0 for every device.
+ * Returns like smi_select_gpus. */
+int smi_select_names(const smi_opts *o, const char *cmd, char (**names)[64], size_t *n);
+
+/* ---------------- commands ---------------- */
+
 int smi_cmd_list(const smi_opts *o);
+int smi_cmd_pids(const smi_opts *o);
+int smi_cmd_kill_pids(const smi_opts *o);
+int smi_cmd_unbind(const smi_opts *o);
+int smi_cmd_bind(const smi_opts *o);
+int smi_cmd_reset(const smi_opts *o);
 
 #endif

@@ -1,4 +1,5 @@
-/* tools/smi_inventory.c: gather PCI, USB and openable devices, and apply --dev. */
+/* tools/smi_inventory.c: gather PCI, USB and openable devices with their lock owners, and apply
+ * the device selector (--dev). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,21 +11,25 @@
 static bool kind_is(const smi_opts *o, const char *k) { return strcmp(o->target.kind, k) == 0; }
 static bool iface_is(const smi_opts *o, const char *i) { return strcmp(o->target.iface, i) == 0; }
 
-/* --dev narrows PCI to GPUs of its kind reached through PCI (NVK drives the same PCI GPUs). */
+/* A DEV selector narrows PCI to GPUs of its kind reached through PCI (NVK drives the same PCI
+ * GPUs); an address keeps that function, whatever its class. */
 static bool pci_wanted(const smi_opts *o, const bg_pci_info *p) {
-  if (!o->dev) return true;
-  if (!p->is_gpu) return false;
+  if (o->sel == SMI_SEL_NONE) return true;
+  if (o->sel == SMI_SEL_BDF) return strcmp(p->bdf, o->name) == 0;
+  if (o->sel != SMI_SEL_TARGET || !p->is_gpu) return false;
   if (!(o->target.iface[0] == '\0' || iface_is(o, "PCI") || iface_is(o, "NVK"))) return false;
   return (kind_is(o, "AMD") && p->vendor == BG_PCI_VENDOR_AMD) || (kind_is(o, "NV") && p->vendor == BG_PCI_VENDOR_NV);
 }
 
 /* Bridges carry AMD GPUs only (reference hcq_usb_sys.md 1.1). */
 static bool usb_wanted(const smi_opts *o) {
-  return !o->dev || (kind_is(o, "AMD") && (o->target.iface[0] == '\0' || iface_is(o, "USB")));
+  if (o->sel == SMI_SEL_NONE || o->sel == SMI_SEL_NAME) return true;
+  return o->sel == SMI_SEL_TARGET && kind_is(o, "AMD") && (o->target.iface[0] == '\0' || iface_is(o, "USB"));
 }
 
 static bool dev_wanted(const smi_opts *o, const char *name) {
-  if (!o->dev) return true;
+  if (o->sel == SMI_SEL_NONE) return true;
+  if (o->sel != SMI_SEL_TARGET) return false;
   bg_target t;
   if (bg_target_parse(name, &t) < 0) return false;
   if (strcmp(t.kind, o->target.kind) != 0) return false;
@@ -34,7 +39,7 @@ static bool dev_wanted(const smi_opts *o, const char *name) {
 /* Apply the --dev visibility filter and index to keep[0..n) (entries already matching kind and
  * interface), in place: keep[i] stays true only for the selected entries. */
 static int select_visible(const smi_opts *o, bool *keep, size_t n) {
-  if (!o->dev || (!o->target.indices[0] && !o->dev_has_index) || n == 0) return 0;
+  if (o->sel != SMI_SEL_TARGET || (!o->target.indices[0] && !o->dev_has_index) || n == 0) return 0;
   int *idx = malloc(n * sizeof(*idx)), *map = malloc(n * sizeof(*map));
   if (!idx || !map) {
     free(idx);
@@ -53,35 +58,43 @@ static int select_visible(const smi_opts *o, bool *keep, size_t n) {
   return 0;
 }
 
+int smi_pci_select(const smi_opts *o, bg_pci_info *v, size_t *n) {
+  bool *keep = calloc(*n ? *n : 1, sizeof(*keep));
+  if (!keep) return bg_error(BG_ENOMEM, "hcq_smi: out of memory filtering %zu PCI devices", *n);
+  for (size_t i = 0; i < *n; i++) keep[i] = pci_wanted(o, &v[i]);
+  int r = select_visible(o, keep, *n);
+  if (r == 0) {
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+      if (keep[i]) v[k++] = v[i];
+    *n = k;
+  }
+  free(keep);
+  return r;
+}
+
 static void collect_pci(const smi_opts *o, smi_inventory *inv) {
   const char *root = getenv("BG_SYSFS_ROOT");
   if (root && *root) snprintf(inv->pci_source, sizeof(inv->pci_source), "sysfs tree %s", root);
   else snprintf(inv->pci_source, sizeof(inv->pci_source), "libpciaccess");
   bg_pci_info *all = NULL;
   size_t n = 0;
-  inv->pci_err = bg_pci_scan(o->all && !o->dev ? BG_PCI_SCAN_ALL : 0, &all, &n, &inv->pci_scanned);
+  bool every = (o->all && o->sel == SMI_SEL_NONE) || o->sel == SMI_SEL_BDF;
+  inv->pci_err = bg_pci_scan(every ? BG_PCI_SCAN_ALL : 0, &all, &n, &inv->pci_scanned);
+  if (inv->pci_err == 0) inv->pci_err = smi_pci_select(o, all, &n);
+  if (inv->pci_err == 0 && n && !(inv->pci_owner = calloc(n, sizeof(*inv->pci_owner))))
+    inv->pci_err = bg_error(BG_ENOMEM, "hcq_smi: out of memory for %zu lock owners", n);
   if (inv->pci_err < 0) {
     snprintf(inv->pci_msg, sizeof(inv->pci_msg), "%s", bg_last_error());
-    return;
-  }
-  bool *keep = calloc(n ? n : 1, sizeof(*keep));
-  int r = keep ? 0 : bg_error(BG_ENOMEM, "hcq_smi: out of memory filtering %zu PCI devices", n);
-  for (size_t i = 0; keep && i < n; i++) keep[i] = pci_wanted(o, &all[i]);
-  if (r == 0) r = select_visible(o, keep, n);
-  if (r < 0) {
-    inv->pci_err = r;
-    snprintf(inv->pci_msg, sizeof(inv->pci_msg), "%s", bg_last_error());
-    free(keep);
     bg_pci_free(all);
     return;
   }
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (keep[i]) all[k++] = all[i];
-  free(keep);
   inv->pci = all;
-  inv->npci = k;
-  for (size_t i = 0; i < k; i++) inv->pci_gpus += all[i].is_gpu;
+  inv->npci = n;
+  for (size_t i = 0; i < n; i++) {
+    inv->pci_gpus += all[i].is_gpu;
+    smi_owner_get(all[i].bdf, &inv->pci_owner[i]);
+  }
 }
 
 static void collect_usb(const smi_opts *o, smi_inventory *inv) {
@@ -96,7 +109,7 @@ static void collect_usb(const smi_opts *o, smi_inventory *inv) {
   }
   bool keep[MAX_DEVS] = {false};
   if (n > MAX_DEVS) n = MAX_DEVS; /* more bridges than ports on any host */
-  for (size_t i = 0; i < n; i++) keep[i] = true;
+  for (size_t i = 0; i < n; i++) keep[i] = o->sel != SMI_SEL_NAME || strcmp(v[i].name, o->name) == 0;
   if (select_visible(o, keep, n) < 0) {
     inv->usb_err = -BG_ENOMEM;
     snprintf(inv->usb_msg, sizeof(inv->usb_msg), "%s", bg_last_error());
@@ -107,10 +120,17 @@ static void collect_usb(const smi_opts *o, smi_inventory *inv) {
     if (keep[i]) v[k++] = v[i];
   inv->usb = v;
   inv->nusb = k;
+  if (k && !(inv->usb_owner = calloc(k, sizeof(*inv->usb_owner)))) {
+    inv->usb_err = -BG_ENOMEM;
+    snprintf(inv->usb_msg, sizeof(inv->usb_msg), "out of memory");
+    inv->nusb = 0;
+    return;
+  }
+  for (size_t i = 0; i < k; i++) smi_owner_get(v[i].name, &inv->usb_owner[i]);
 }
 
 static void collect_devs(const smi_opts *o, smi_inventory *inv) {
-  bool mocks = o->all || (o->dev && strncmp(o->target.iface, "MOCK", 4) == 0);
+  bool mocks = o->all || (o->sel == SMI_SEL_TARGET && strncmp(o->target.iface, "MOCK", 4) == 0);
   inv->devs = calloc(MAX_DEVS, sizeof(*inv->devs));
   if (!inv->devs) {
     inv->devs_err = -BG_ENOMEM;
@@ -149,7 +169,9 @@ int smi_inventory_collect(const smi_opts *o, smi_inventory *inv) {
 
 void smi_inventory_free(smi_inventory *inv) {
   bg_pci_free(inv->pci);
+  free(inv->pci_owner);
   bg_usb_free(inv->usb);
+  free(inv->usb_owner);
   free(inv->devs);
   memset(inv, 0, sizeof(*inv));
 }
@@ -158,7 +180,11 @@ void smi_inventory_summary(const smi_inventory *inv, const smi_opts *o, char *bu
   if (inv->pci_gpus == 0 && inv->nusb == 0) {
     if (inv->pci_err < 0)
       snprintf(buf, n, "no GPU found: PCI could not be scanned%s", inv->usb_err < 0 ? ", nor USB" : ", none on USB");
-    else if (o->dev)
+    else if (o->sel == SMI_SEL_BDF && inv->npci)
+      snprintf(buf, n, "%s is not a GPU (%zu devices scanned)", o->name, inv->pci_scanned);
+    else if (o->sel == SMI_SEL_BDF)
+      snprintf(buf, n, "no PCI function %s (%zu devices scanned)", o->name, inv->pci_scanned);
+    else if (o->sel != SMI_SEL_NONE)
       snprintf(buf, n, "no GPU matching --dev %s found on PCI (%zu devices scanned) or USB", o->dev, inv->pci_scanned);
     else
       snprintf(buf, n, "no GPU found on PCI (%zu devices scanned) or USB", inv->pci_scanned);

@@ -4,13 +4,22 @@
 #include <string.h>
 
 #include "bg_config.h"
+#include "hcq/pci_lock.h"
 #include "tools/json.h"
 #include "tools/smi.h"
 #include "tools/smi_fmt.h"
 
 /* ---------------- text ---------------- */
 
-static void text_pci(const bg_pci_info *p, FILE *f) {
+static void text_owner(const smi_owner *ow, FILE *f) {
+  fprintf(f, "      owner      ");
+  if (!ow->known) fprintf(f, "unknown (%s)\n", ow->err);
+  else if (ow->pid == 0) fprintf(f, "none\n");
+  else if (ow->pid < 0) fprintf(f, "held by a process that has not written its pid yet\n");
+  else fprintf(f, "pid %d (%s)\n", (int)ow->pid, ow->comm[0] ? ow->comm : "?");
+}
+
+static void text_pci(const bg_pci_info *p, const smi_owner *ow, FILE *f) {
   const char *vname = bg_pci_vendor_name(p->vendor);
   fprintf(f, "  %s  %s %04x:%04x", p->bdf, vname ? vname : "vendor", p->vendor, p->device);
   if (p->chip) fprintf(f, "  %s (%s, %s)", p->chip->name, p->chip->arch, p->chip->family);
@@ -33,10 +42,11 @@ static void text_pci(const bg_pci_info *p, FILE *f) {
             b->is_io ? "I/O" : "mem", b->is_io ? "" : (b->is_64 ? " 64-bit" : " 32-bit"),
             b->prefetch ? " prefetchable" : "", b->base);
   }
+  text_owner(ow, f);
   if (p->note[0]) fprintf(f, "      note       %s\n", p->note);
 }
 
-static void text_usb(const bg_usb_info *u, FILE *f) {
+static void text_usb(const bg_usb_info *u, const smi_owner *ow, FILE *f) {
   fprintf(f, "  %s  %04x:%04x  port %s  %s  %s\n", u->name, u->vid, u->pid, u->port_path, u->speed,
           u->id ? u->id->what : "");
   if (u->opened)
@@ -44,6 +54,7 @@ static void text_usb(const bg_usb_info *u, FILE *f) {
             u->product_ok ? "" : " (not custom firmware: the driver wants \"custom...\" or \"AS2462...\")");
   else
     fprintf(f, "      product    unknown (%s)\n", u->note);
+  text_owner(ow, f);
 }
 
 void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
@@ -52,17 +63,19 @@ void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
   } else {
     fprintf(f, "PCI (%s): %zu functions scanned, %zu GPU%s", inv->pci_source, inv->pci_scanned, inv->pci_gpus,
             inv->pci_gpus == 1 ? "" : "s");
-    if (o->all && !o->dev) fprintf(f, ", listing all %zu functions", inv->npci);
+    if (o->all && o->sel == SMI_SEL_NONE) fprintf(f, ", listing all %zu functions", inv->npci);
     fputs(inv->npci ? ":\n" : "\n", f);
-    for (size_t i = 0; i < inv->npci; i++) text_pci(&inv->pci[i], f);
+    for (size_t i = 0; i < inv->npci; i++) text_pci(&inv->pci[i], &inv->pci_owner[i], f);
   }
-  if (!inv->usb_searched)
+  if (!inv->usb_searched && o->sel == SMI_SEL_BDF)
+    fprintf(f, "USB: not searched (--dev %s is a PCI address)\n", o->dev);
+  else if (!inv->usb_searched)
     fprintf(f, "USB: not searched (--dev %s; ASM24 bridges carry AMD GPUs, interface USB)\n", o->dev);
   else if (inv->usb_err < 0)
     fprintf(f, "USB: unavailable: %s\n", inv->usb_msg);
   else
     fprintf(f, "USB: %zu ASM24 bridge%s%s\n", inv->nusb, inv->nusb == 1 ? "" : "s", inv->nusb ? ":" : "");
-  for (size_t i = 0; i < inv->nusb; i++) text_usb(&inv->usb[i], f);
+  for (size_t i = 0; i < inv->nusb; i++) text_usb(&inv->usb[i], &inv->usb_owner[i], f);
   if (inv->devs_err < 0) {
     fprintf(f, "Devices: unavailable: %s\n", inv->devs_msg);
   } else {
@@ -77,7 +90,17 @@ void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
 
 /* ---------------- JSON ---------------- */
 
-static void json_pci(jw *w, const bg_pci_info *p) {
+/* "in_use", "owner_pid" (null when free or not yet written), "owner_process", "owner_error". */
+static void json_owner(jw *w, const smi_owner *ow) {
+  jw_kbool(w, "in_use", ow->known && ow->pid != 0);
+  jw_key(w, "owner_pid");
+  if (ow->known && ow->pid > 0) jw_int(w, ow->pid);
+  else jw_null(w);
+  jw_kstr(w, "owner_process", ow->known && ow->pid > 0 && ow->comm[0] ? ow->comm : NULL);
+  jw_kstr(w, "owner_error", ow->known ? NULL : ow->err);
+}
+
+static void json_pci(jw *w, const bg_pci_info *p, const smi_owner *ow) {
   jw_obj_begin(w);
   jw_kstr(w, "bdf", p->bdf);
   jw_khex(w, "vendor", p->vendor, 4);
@@ -130,11 +153,12 @@ static void json_pci(jw *w, const bg_pci_info *p) {
     }
     jw_arr_end(w);
   }
+  json_owner(w, ow);
   jw_kstr(w, "note", p->note[0] ? p->note : NULL);
   jw_obj_end(w);
 }
 
-static void json_usb(jw *w, const bg_usb_info *u) {
+static void json_usb(jw *w, const bg_usb_info *u, const smi_owner *ow) {
   jw_obj_begin(w);
   jw_kstr(w, "name", u->name);
   jw_kint(w, "bus", u->bus);
@@ -148,6 +172,7 @@ static void json_usb(jw *w, const bg_usb_info *u) {
   jw_kint(w, "speed_mbps", u->speed_mbps);
   jw_kstr(w, "product", u->opened ? u->product : NULL);
   jw_kbool(w, "product_ok", u->product_ok);
+  json_owner(w, ow);
   jw_kstr(w, "note", u->note[0] ? u->note : NULL);
   jw_obj_end(w);
 }
@@ -158,6 +183,8 @@ int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f) {
   jw_obj_begin(&w);
   jw_kstr(&w, "tool", "hcq_smi");
   jw_kstr(&w, "version", BG_VERSION);
+  jw_kstr(&w, "command", "list");
+  jw_kstr(&w, "lock_dir", bg_pci_lock_dir());
   jw_key(&w, "filter");
   jw_obj_begin(&w);
   jw_kstr(&w, "dev", o->dev);
@@ -172,7 +199,7 @@ int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f) {
   jw_kuint(&w, "gpus", inv->pci_gpus);
   jw_key(&w, "devices");
   jw_arr_begin(&w);
-  for (size_t i = 0; i < inv->npci; i++) json_pci(&w, &inv->pci[i]);
+  for (size_t i = 0; i < inv->npci; i++) json_pci(&w, &inv->pci[i], &inv->pci_owner[i]);
   jw_arr_end(&w);
   jw_obj_end(&w);
 
@@ -182,7 +209,7 @@ int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f) {
   jw_kstr(&w, "error", inv->usb_err < 0 ? inv->usb_msg : NULL);
   jw_key(&w, "bridges");
   jw_arr_begin(&w);
-  for (size_t i = 0; i < inv->nusb; i++) json_usb(&w, &inv->usb[i]);
+  for (size_t i = 0; i < inv->nusb; i++) json_usb(&w, &inv->usb[i], &inv->usb_owner[i]);
   jw_arr_end(&w);
   jw_obj_end(&w);
 

@@ -1,83 +1,15 @@
 /* tests/unit/tools/test_smi_cli.c: runs the hcq_smi binary (path in argv[1]) and checks exit
- * statuses, help and that `list --json` prints one valid JSON document (validated in C). */
+ * statuses, help and that `list --json` prints one valid JSON document (validated in C). The
+ * commands that act on devices run against the emulated tree of tests/mockgpu
+ * (test_smi_emul.c), when the mock is built. */
 #include <check.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "fake_sysfs.h"
-#include "json_check.h"
-
-static const char *smi_path;
-
-typedef struct run_result {
-  int status; /* exit status, or -1 when it did not exit normally */
-  char *out, *err;
-} run_result;
-
-static char *slurp_fd(int fd) {
-  size_t cap = 4096, len = 0;
-  char *buf = malloc(cap);
-  ck_assert_ptr_nonnull(buf);
-  lseek(fd, 0, SEEK_SET);
-  ssize_t r;
-  while ((r = read(fd, buf + len, cap - len - 1)) > 0) {
-    len += (size_t)r;
-    if (cap - len < 2) {
-      cap *= 2;
-      char *nb = realloc(buf, cap);
-      ck_assert_ptr_nonnull(nb);
-      buf = nb;
-    }
-  }
-  buf[len] = '\0';
-  close(fd);
-  return buf;
-}
-
-static int temp_fd(void) {
-  const char *tmp = getenv("TMPDIR");
-  char path[512];
-  snprintf(path, sizeof(path), "%s/bg_smi_cli_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  int fd = mkstemp(path);
-  ck_assert_int_ge(fd, 0);
-  unlink(path);
-  return fd;
-}
-
-/* Run hcq_smi with args (NULL-terminated); stdout and stderr go to temp files, so no pipe can fill. */
-static run_result run_smi(const char *const *args) {
-  const char *argv[16] = {smi_path};
-  int k = 1;
-  for (; args[k - 1] && k < 15; k++) argv[k] = args[k - 1];
-  argv[k] = NULL;
-  int out = temp_fd(), err = temp_fd();
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    dup2(out, 1);
-    dup2(err, 2);
-    execv(smi_path, (char *const *)argv);
-    _exit(127);
-  }
-  int st;
-  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-  run_result r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp_fd(out), slurp_fd(err)};
-  return r;
-}
-
-static void run_free(run_result *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static void assert_valid_json(const run_result *r) {
-  char why[128];
-  ck_assert_msg(json_check(r->out, strlen(r->out), why, sizeof(why)) == 0, "invalid JSON (%s):\n%s", why, r->out);
-}
+#include "smi_run.h"
+#include "test_smi_emul.h"
 
 START_TEST(list_json_parses) {
   unsetenv("BG_SYSFS_ROOT");
@@ -146,9 +78,22 @@ START_TEST(help_and_usage_errors) {
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "usage: hcq_smi"));
   ck_assert_ptr_nonnull(strstr(r.out, "list [--json] [--all] [--dev DEV]"));
+  static const char *const documented[] = {
+    "pids [--json] [--all | --dev DEV | DEVICE]", "kill_pids [--json] [--grace SECONDS]",
+    "unbind [--json] (--dev DEV | DEVICE | --all)", "bind [--json] [--driver NAME]", "reset [--json]",
+    "amdgpu for AMD (0x1002), nvidia for NVIDIA (0x10de)", "SIGTERM, then SIGKILL", "BG_LOCK_DIR", "BG_SYSFS_ROOT",
+    "a PCI address (0000:03:00.0 or 03:00.0)", "not root (run as root)", "device in\nuse by pid N",
+    "an unknown device"};
+  for (size_t i = 0; i < sizeof(documented) / sizeof(documented[0]); i++)
+    ck_assert_msg(strstr(r.out, documented[i]) != NULL, "--help lacks '%s':\n%s", documented[i], r.out);
   run_free(&r);
   r = run_smi((const char *const[]){"help", "list", NULL});
   ck_assert_int_eq(r.status, 0);
+  run_free(&r);
+  r = run_smi((const char *const[]){"kill_pids", "--help", NULL});
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "kill_pids [--json]"));
+  ck_assert_ptr_null(strstr(r.out, "  unbind "));
   run_free(&r);
 
   const char *const *bad[] = {
@@ -162,6 +107,13 @@ START_TEST(help_and_usage_errors) {
     (const char *const[]){"list", "--dev", "AMD", "--dev", "NV", NULL},
     (const char *const[]){"help", "--json", NULL},
     (const char *const[]){"help", "nope", NULL},
+    (const char *const[]){"pids", "a", "b", NULL},
+    (const char *const[]){"unbind", "--driver", "amdgpu", "03:00.0", NULL},
+    (const char *const[]){"bind", "--driver", "x", "--driver", "y", "03:00.0", NULL},
+    (const char *const[]){"reset", "--grace", "1", "03:00.0", NULL},
+    (const char *const[]){"kill_pids", "--grace", "1e9", NULL},
+    (const char *const[]){"kill_pids", "--grace", "nan", NULL},
+    (const char *const[]){"unbind", "0000:03:00.", NULL},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     r = run_smi(bad[i]);
@@ -194,6 +146,9 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, list_scan_failure_exit_1);
   tcase_add_test(tc, help_and_usage_errors);
   suite_add_tcase(s, tc);
+#if SMI_CLI_MOCK
+  suite_add_tcase(s, tcase_smi_emul());
+#endif
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

@@ -282,10 +282,12 @@ static char fake_root[512];
 static void fake_setup(void) {
   ck_assert_int_eq(fake_sysfs_create(fake_root, sizeof(fake_root)), 0);
   setenv("BG_SYSFS_ROOT", fake_root, 1);
+  setenv("BG_LOCK_DIR", fake_root, 1); /* no lock files: every device is free */
 }
 
 static void fake_teardown(void) {
   unsetenv("BG_SYSFS_ROOT");
+  unsetenv("BG_LOCK_DIR");
   fake_sysfs_remove(fake_root);
 }
 
@@ -348,9 +350,8 @@ static char *list_json(const char *dev, bool all, smi_inventory *inv_out) {
   smi_opts o = {0};
   o.all = all;
   if (dev) {
-    o.dev = dev;
-    ck_assert_msg(bg_target_parse(dev, &o.target) == 0, "%s", bg_last_error());
-    o.dev_has_index = strchr(strrchr(dev, '+') ? strrchr(dev, '+') : dev, ':') != NULL;
+    char err[512];
+    ck_assert_msg(smi_sel_parse(dev, &o, err, sizeof(err)) == 0, "%s", err);
   }
   smi_inventory inv;
   ck_assert_int_eq(smi_inventory_collect(&o, &inv), 0);
@@ -413,6 +414,56 @@ START_TEST(list_filters) {
 }
 END_TEST
 
+START_TEST(selector_parse) {
+  smi_opts o = {0};
+  char err[512];
+  ck_assert_int_eq(smi_sel_parse("0000:03:00.0", &o, err, sizeof(err)), 0);
+  ck_assert_int_eq(o.sel, SMI_SEL_BDF);
+  ck_assert_str_eq(o.name, "0000:03:00.0");
+  ck_assert_int_eq(smi_sel_parse("0A:1f.7", &o, err, sizeof(err)), 0);
+  ck_assert_int_eq(o.sel, SMI_SEL_BDF);
+  ck_assert_str_eq(o.name, "0000:0a:1f.7");
+  ck_assert_int_eq(smi_sel_parse("usb:3-2", &o, err, sizeof(err)), 0);
+  ck_assert_int_eq(o.sel, SMI_SEL_NAME);
+  ck_assert_str_eq(o.name, "usb:3-2");
+  ck_assert_int_eq(smi_sel_parse("PCI+AMD:1", &o, err, sizeof(err)), 0);
+  ck_assert_int_eq(o.sel, SMI_SEL_TARGET);
+  ck_assert(o.dev_has_index);
+  ck_assert_int_eq(o.target.index, 1);
+  ck_assert_int_eq(smi_sel_parse("USB:0+AMD", &o, err, sizeof(err)), 0); /* a DEV string, not a lock name */
+  ck_assert_int_eq(o.sel, SMI_SEL_TARGET);
+  ck_assert_int_eq(smi_sel_parse("NV", &o, err, sizeof(err)), 0);
+  ck_assert(!o.dev_has_index);
+  static const char *const bad[] = {"0000:03:00", "03:00.8", "03:20.0", "0000:g3:00.0", "1.2", "usb:", "FOO", "PCI+CPU"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    err[0] = '\0';
+    ck_assert_msg(smi_sel_parse(bad[i], &o, err, sizeof(err)) < 0, "'%s' parsed", bad[i]);
+    ck_assert_msg(err[0] != '\0', "'%s': no message", bad[i]);
+  }
+  ck_assert_ptr_nonnull(strstr((smi_sel_parse("03:00.8", &o, err, sizeof(err)), err), "expected DDDD:BB:DD.F"));
+}
+END_TEST
+
+START_TEST(list_by_address) {
+  smi_inventory inv;
+  char *s = list_json("41:00.0", false, &inv);
+  ck_assert_uint_eq(inv.npci, 1);
+  ck_assert_str_eq(inv.pci[0].bdf, "0000:41:00.0");
+  ck_assert(!inv.usb_searched);
+  ck_assert_uint_eq(inv.ndevs, 0);
+  ck_assert_ptr_nonnull(strstr(s, "\"owner_pid\": null"));
+  ck_assert_ptr_nonnull(strstr(s, "\"in_use\": false"));
+  smi_inventory_free(&inv);
+  free(s);
+  s = list_json("0000:00:01.0", false, &inv); /* not a GPU: still listed */
+  ck_assert_uint_eq(inv.npci, 1);
+  ck_assert_uint_eq(inv.pci_gpus, 0);
+  ck_assert_ptr_nonnull(strstr(s, "0000:00:01.0 is not a GPU"));
+  smi_inventory_free(&inv);
+  free(s);
+}
+END_TEST
+
 START_TEST(list_text_output) {
   smi_opts o = {0};
   smi_inventory inv;
@@ -427,6 +478,7 @@ START_TEST(list_text_output) {
   ck_assert_ptr_nonnull(strstr(s, "link       16.0 GT/s PCIe x16"));
   ck_assert_ptr_nonnull(strstr(s, "BAR0       16 GiB    mem 64-bit prefetchable"));
   ck_assert_ptr_nonnull(strstr(s, "BAR4       256 B     I/O"));
+  ck_assert_ptr_nonnull(strstr(s, "owner      none")); /* no lock file in BG_LOCK_DIR names them */
   ck_assert_ptr_nonnull(strstr(s, "2 GPUs on PCI (3 devices scanned)"));
   smi_inventory_free(&inv);
   free(s);
@@ -464,6 +516,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, size_format);
   tcase_add_test(tc, class_names);
   tcase_add_test(tc, usb_bridge_table);
+  tcase_add_test(tc, selector_parse);
   suite_add_tcase(s, tc);
   tc = tcase_create("scan");
   tcase_add_test(tc, pci_scan_real);
@@ -474,6 +527,7 @@ static Suite *tools_suite(void) {
   tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
   tcase_add_test(tc, pci_scan_sysfs_tree);
   tcase_add_test(tc, list_filters);
+  tcase_add_test(tc, list_by_address);
   tcase_add_test(tc, list_text_output);
   tcase_add_test(tc, list_no_gpu_message);
   suite_add_tcase(s, tc);
