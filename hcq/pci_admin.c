@@ -70,6 +70,14 @@ int bg_pci_bind(const char *bdf, const char *driver) {
   snprintf(rel, sizeof(rel), "bus/pci/drivers/%s", driver);
   if (!bg_sysfs_exists(rel))
     return bg_error(BG_ENODEV, "%s: kernel driver %s is not loaded (modprobe %s)", bdf, driver, driver);
+  /* A VFIO open leaves driver_override=vfio-pci, which makes the kernel refuse any other driver:
+   * writing a newline clears it. */
+  char over[64] = "";
+  snprintf(rel, sizeof(rel), "bus/pci/devices/%s/driver_override", bdf);
+  if (bg_sysfs_exists(rel) && bg_sysfs_read(rel, over, sizeof(over)) >= 0 && over[0] && over[0] != '\n' &&
+      strncmp(over, "(null)", 6) != 0 && strncmp(over, driver, strlen(driver)) != 0 &&
+      (r = bg_sysfs_write(rel, "\n")) < 0)
+    return bg_error_context(r, "%s: clearing driver_override '%s': ", bdf, over);
   snprintf(rel, sizeof(rel), "bus/pci/drivers/%s/bind", driver);
   if ((r = bg_sysfs_write(rel, bdf)) < 0) return bg_error_context(r, "%s: bind %s: ", bdf, driver);
   if ((r = bg_sysfs_driver(bdf, drv, sizeof(drv))) < 0) return r;

@@ -4,6 +4,7 @@
 
 #include "hcq/pci.h"
 #include "hcq/pci_admin.h"
+#include "hcq/pci_attr.h"
 #include "hcq/pci_regs.h"
 #include "pci_test.h"
 
@@ -22,6 +23,14 @@ START_TEST(unbind_bind) {
   FAILS(bg_pci_bind(AMD_BDF, "e1000e"), BG_EBUSY, "bound to amdgpu: unbind it before binding e1000e");
   FAILS(bg_pci_unbind("0000:09:00.0", NULL, 0), BG_ENODEV, "no PCI device 0000:09:00.0");
   FAILS(bg_pci_bind(AMD_BDF, "../x"), BG_EINVAL, "bad driver name");
+  /* A VFIO open leaves driver_override=vfio-pci behind; bind clears it, else the kernel refuses. */
+  OK(bg_pci_unbind(AMD_BDF, was, sizeof(was)));
+  OK(bg_sysfs_write("bus/pci/devices/" AMD_BDF "/driver_override", "vfio-pci"));
+  OK(bg_pci_bind(AMD_BDF, "amdgpu"));
+  ck_assert_str_eq(mock_pci_driver(m), "amdgpu");
+  char over[32];
+  OK(bg_sysfs_read("bus/pci/devices/" AMD_BDF "/driver_override", over, sizeof(over)));
+  ck_assert_str_eq(over, "(null)");
 }
 END_TEST
 
