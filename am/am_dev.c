@@ -1,0 +1,283 @@
+/* am/am_dev.c: open an AM device: PCI id, BARs, register access, discovery, register tables, firmware,
+ * boot-region allocations (am/am_dev.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "am/am_dev.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "baregpu/error.h"
+#include "hcq/pci_regs.h"
+
+double bg_am_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void bg_am_sleep_ms(int ms) {
+  if (ms <= 0) return;
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+  }
+}
+
+/* ---------------- register access ---------------- */
+
+const char *bg_am_reg_name(const bg_am_dev *d, uint32_t addr) {
+  for (int i = 0; i < BG_AM_R_COUNT; i++)
+    if (d->r[i].name && d->r[i].addr == addr) return d->r[i].name;
+  if (addr == BG_AM_DISC_MEMSIZE_REG) return "mmRCC_CONFIG_MEMSIZE";
+  return NULL;
+}
+
+static void log_access(const bg_am_dev *d, bool write, uint32_t addr, uint32_t v) {
+  const char *n = bg_am_reg_name(d, addr);
+  if (n) bg_log(write ? 3 : 4, "am: %s %s (0x%" PRIx32 ") %s 0x%" PRIx32, write ? "wreg" : "rreg", n, addr,
+                write ? "=" : "->", v);
+  else bg_log(write ? 3 : 4, "am: %s 0x%" PRIx32 " %s 0x%" PRIx32, write ? "wreg" : "rreg", addr, write ? "=" : "->", v);
+}
+
+static bool direct(const bg_am_dev *d, uint32_t addr) { return (uint64_t)addr * 4 + 4 <= d->mmio.size; }
+
+uint32_t bg_am_rreg(bg_am_dev *d, uint32_t addr) {
+  uint32_t v;
+  if (direct(d, addr)) {
+    v = bg_mmio_rd32(&d->mmio, (uint64_t)addr * 4);
+  } else {
+    bg_am_wreg(d, d->r[BG_AM_R_RSMU_INDEX].addr, addr * 4);
+    v = bg_am_rreg(d, d->r[BG_AM_R_RSMU_DATA].addr);
+    return v; /* the RSMU accesses were counted and logged */
+  }
+  d->nrreg++;
+  if (d->opts.trace) d->opts.trace(d->opts.trace_ctx, false, addr, v);
+  if (bg_debug_level() >= 4) log_access(d, false, addr, v);
+  return v;
+}
+
+int bg_am_wreg(bg_am_dev *d, uint32_t addr, uint32_t val) {
+  if (!direct(d, addr)) {
+    int e = bg_am_wreg(d, d->r[BG_AM_R_RSMU_INDEX].addr, addr * 4);
+    return e < 0 ? e : bg_am_wreg(d, d->r[BG_AM_R_RSMU_DATA].addr, val);
+  }
+  d->nwreg++;
+  if (d->opts.trace) d->opts.trace(d->opts.trace_ctx, true, addr, val);
+  if (bg_debug_level() >= 3) log_access(d, true, addr, val);
+  return bg_mmio_wr32(&d->mmio, (uint64_t)addr * 4, val);
+}
+
+static int wait_common(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, uint32_t want, bool any, int timeout_ms,
+                       const char *what) {
+  if (timeout_ms <= 0) timeout_ms = d->opts.timeout_ms;
+  double end = bg_am_now_ms() + timeout_ms;
+  uint32_t v;
+  for (;;) {
+    v = bg_am_rr(d, id);
+    if (any ? (v & mask) != 0 : (v & mask) == want) return 0;
+    if (bg_am_now_ms() > end) break;
+  }
+  if (any)
+    return bg_error(BG_ETIMEDOUT,
+                    "am: %s: %s: timeout after %d ms waiting for %s (0x%" PRIx32 ") & 0x%" PRIx32
+                    " to be nonzero (last value 0x%" PRIx32 ")",
+                    d->bdf, what, timeout_ms, d->r[id].name, d->r[id].addr, mask, v);
+  return bg_error(BG_ETIMEDOUT,
+                  "am: %s: %s: timeout after %d ms waiting for %s (0x%" PRIx32 ") & 0x%" PRIx32 " == 0x%" PRIx32
+                  " (last value 0x%" PRIx32 ")",
+                  d->bdf, what, timeout_ms, d->r[id].name, d->r[id].addr, mask, want, v);
+}
+
+int bg_am_wait_reg(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, uint32_t want, int timeout_ms, const char *what) {
+  return wait_common(d, id, mask, want, false, timeout_ms, what);
+}
+
+int bg_am_wait_reg_set(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, int timeout_ms, const char *what) {
+  return wait_common(d, id, mask, 0, true, timeout_ms, what);
+}
+
+void bg_am_flush_hdp(bg_am_dev *d) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  uint32_t remap = bg_am_rr(d, BG_AM_R_HDP_REMAP);
+  /* Before SOC init has programmed the remap it reads 0: tinygrad then writes MM_INDEX (dword 0); we skip it. */
+  if (remap) bg_am_wreg(d, remap / 4, 0);
+}
+
+/* ---------------- open ---------------- */
+
+static int resolve(bg_am_dev *d, enum bg_am_regid id, int hwip, const struct bg_am_regtab *t, const char *name) {
+  const struct bg_am_reg *r = bg_am_reg_find(t, name);
+  if (!r) return bg_error(BG_ENOTSUP, "am: %s: register table %s has no %s", d->bdf, t->name, name);
+  d->r[id].name = r->name;
+  return bg_am_reg_abs(&d->disc, hwip, 0, r, &d->r[id].addr);
+}
+
+static int resolve_regs(bg_am_dev *d) {
+  static const struct { int id; const char *sfx; } psp[] = {
+      {BG_AM_R_PSP35, "35"}, {BG_AM_R_PSP36, "36"}, {BG_AM_R_PSP64, "64"}, {BG_AM_R_PSP67, "67"},
+      {BG_AM_R_PSP69, "69"}, {BG_AM_R_PSP70, "70"}, {BG_AM_R_PSP71, "71"}, {BG_AM_R_PSP81, "81"}};
+  static const struct { int id; const char *sfx; } smu[] = {
+      {BG_AM_R_SMU53, "53"}, {BG_AM_R_SMU54, "54"}, {BG_AM_R_SMU66, "66"},
+      {BG_AM_R_SMU75, "75"}, {BG_AM_R_SMU82, "82"}, {BG_AM_R_SMU90, "90"}};
+  char name[64];
+  int e = 0;
+  const char *pfx = d->mp0.maj >= 14 ? "regMPASP_SMN_C2PMSG_" : "regMP0_SMN_C2PMSG_";
+  for (size_t i = 0; i < sizeof(psp) / sizeof(psp[0]) && e >= 0; i++) {
+    snprintf(name, sizeof(name), "%s%s", pfx, psp[i].sfx);
+    e = resolve(d, (enum bg_am_regid)psp[i].id, MP0_HWIP, d->regs.mp, name);
+  }
+  for (size_t i = 0; i < sizeof(smu) / sizeof(smu[0]) && e >= 0; i++) {
+    snprintf(name, sizeof(name), "mmMP1_SMN_C2PMSG_%s", smu[i].sfx);
+    e = resolve(d, (enum bg_am_regid)smu[i].id, MP1_HWIP, d->regs.smu, name);
+  }
+  if (e >= 0) e = resolve(d, BG_AM_R_RSMU_INDEX, NBIO_HWIP, d->regs.nbio, "regBIF_BX_PF0_RSMU_INDEX");
+  if (e >= 0) e = resolve(d, BG_AM_R_RSMU_DATA, NBIO_HWIP, d->regs.nbio, "regBIF_BX_PF0_RSMU_DATA");
+  if (e >= 0) e = resolve(d, BG_AM_R_HDP_REMAP, NBIO_HWIP, d->regs.nbio, "regBIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL");
+  if (e >= 0) e = resolve(d, BG_AM_R_SCRATCH6, GC_HWIP, d->regs.gc, "regSCRATCH_REG6");
+  if (e >= 0) e = resolve(d, BG_AM_R_SCRATCH7, GC_HWIP, d->regs.gc, "regSCRATCH_REG7");
+  if (e >= 0)
+    e = resolve(d, BG_AM_R_FAULT_STATUS, GC_HWIP, d->regs.gc,
+                bg_am_reg_find(d->regs.gc, "regGCVM_L2_PROTECTION_FAULT_STATUS_LO32")
+                    ? "regGCVM_L2_PROTECTION_FAULT_STATUS_LO32"
+                    : "regGCVM_L2_PROTECTION_FAULT_STATUS");
+  return e;
+}
+
+static int map_bars(bg_am_dev *d) {
+  bg_pci_bar b0;
+  int e = bg_pci_bar_info(d->pci, 0, &b0);
+  if (e < 0) return e;
+  d->bar0_size = b0.size;
+  if ((e = bg_pci_map_bar(d->pci, 0, 0, 0, BG_PCI_MAP_WC, &d->vram)) < 0) return e;
+  if ((e = bg_pci_map_bar(d->pci, 2, 0, 0, 0, &d->doorbell)) < 0) return e;
+  if ((e = bg_pci_map_bar(d->pci, 5, 0, 0, 0, &d->mmio)) < 0) return e;
+  return bg_pci_check_bar(d->pci, 5, &d->mmio, (uint64_t)BG_AM_DISC_MEMSIZE_REG * 4);
+}
+
+/* Discovery table: through BAR0 when it covers it, else MM_INDEX_HI/MM_INDEX/MM_DATA (dwords 6/0/1). */
+static int read_discovery(bg_am_dev *d) {
+  uint32_t memsize = bg_am_rreg(d, BG_AM_DISC_MEMSIZE_REG);
+  uint64_t off;
+  int e = bg_am_discovery_location(memsize, &d->vram_size, &off);
+  if (e < 0) return bg_error_context(e, "am: %s: ", d->bdf);
+  uint32_t *tab = malloc(BG_AM_DISC_TABLE_SIZE);
+  if (!tab) return bg_error(BG_ENOMEM, "am: %s: discovery buffer", d->bdf);
+  if (off + BG_AM_DISC_TABLE_SIZE <= d->vram.size) {
+    e = bg_mmio_read(&d->vram, off, tab, BG_AM_DISC_TABLE_SIZE);
+  } else {
+    for (uint32_t i = 0; i < BG_AM_DISC_TABLE_SIZE / 4 && e >= 0; i++) {
+      uint64_t a = off + 4u * i;
+      bg_am_wreg(d, 0x6, (uint32_t)(a >> 31));
+      e = bg_am_wreg(d, 0x0, (uint32_t)(a & 0x7fffffffu) | 0x80000000u);
+      tab[i] = bg_am_rreg(d, 0x1);
+    }
+  }
+  if (e >= 0) e = bg_am_discovery_parse(tab, BG_AM_DISC_TABLE_SIZE, 0, &d->disc);
+  free(tab);
+  if (e < 0) return bg_error_context(e, "am: %s: ", d->bdf);
+  return 0;
+}
+
+static uint64_t vio_rd(void *ctx, uint64_t pa) { return bg_mmio_rd64(&((bg_am_dev *)ctx)->vram, pa); }
+static void vio_wr(void *ctx, uint64_t pa, uint64_t v) { bg_mmio_wr64(&((bg_am_dev *)ctx)->vram, pa, v); }
+static void vio_zero(void *ctx, uint64_t pa, uint64_t size) {
+  static const uint8_t z[4096];
+  bg_am_dev *d = ctx;
+  while (size) {
+    size_t n = size < sizeof(z) ? (size_t)size : sizeof(z);
+    bg_mmio_write(&d->vram, pa, z, n);
+    pa += n;
+    size -= n;
+  }
+}
+
+/* PSP boot_time_tmr (am.md §4.7): MP0 13.0.6, 13.0.14, 14.0.2, 14.0.3 set up the TMR in the bootloader. */
+static bool mp0_boot_time_tmr(bg_am_ipver v) {
+  return (v.maj == 13 && v.min == 0 && (v.rev == 6 || v.rev == 14)) ||
+         (v.maj == 14 && v.min == 0 && (v.rev == 2 || v.rev == 3));
+}
+
+/* init_sw of the implemented blocks (am.md §4.2 rows 8-13), in that order; deterministic. The rows of
+ * GMC (1-3) and IH (4-7) come first once those blocks exist, which will move these addresses. */
+static int init_sw(bg_am_dev *d) {
+  struct bg_am_vram_config cfg = {
+      .vram_size = d->vram_size,
+      .reserved_top = bg_am_vram_reserved_for_gc(d->gc.maj, d->gc.min),
+      .visible_size = d->bar0_size,
+  };
+  bg_am_vram_io io = {vio_rd, vio_wr, vio_zero, d};
+  cfg.io = &io;
+  int e = bg_am_vram_create(&cfg, &d->mm);
+  if (e < 0) return bg_error_context(e, "am: %s: ", d->bdf);
+  bg_am_boot_mem *m = &d->bm;
+  if ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x100000, 0x100000, false, &m->psp_msg1)) < 0 ||
+      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1000, 0x1000, false, &m->psp_cmd)) < 0 ||
+      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1000, 0x1000, true, &m->psp_fence)) < 0 ||
+      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x10000, 0x1000, false, &m->psp_ring)) < 0)
+    return bg_error_context(e, "am: %s: psp init_sw: ", d->bdf);
+  if (!mp0_boot_time_tmr(d->mp0) &&
+      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1300000, 0x100000, false, &m->psp_tmr)) < 0)
+    return bg_error_context(e, "am: %s: psp init_sw: TMR: ", d->bdf);
+  if ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x4000, 0x1000, false, &m->smu_table)) < 0)
+    return bg_error_context(e, "am: %s: smu init_sw: ", d->bdf);
+  return 0;
+}
+
+static bg_am_ipver ipver(const struct bg_am_discovery *di, int hwip) {
+  return (bg_am_ipver){di->ip[hwip].maj, di->ip[hwip].min, di->ip[hwip].rev};
+}
+
+int bg_am_dev_open(const char *bdf, const bg_am_open_opts *opts, bg_am_dev **out) {
+  *out = NULL;
+  bg_am_dev *d = calloc(1, sizeof(*d));
+  if (!d) return bg_error(BG_ENOMEM, "am: %s: device state", bdf);
+  if (opts) d->opts = *opts;
+  if (d->opts.timeout_ms <= 0) d->opts.timeout_ms = 10000;
+  if (d->opts.settle_ms == 0) d->opts.settle_ms = 20;
+  if (d->opts.reset_delay_ms == 0) d->opts.reset_delay_ms = 500;
+  snprintf(d->bdf, sizeof(d->bdf), "%s", bdf);
+  uint32_t vendor = 0, dev = 0;
+  int e = bg_pci_open_sysfs(bdf, d->opts.pci_flags, &d->pci);
+  if (e < 0) goto fail;
+  if ((e = bg_pci_cfg_read(d->pci, 0, 2, &vendor)) < 0 || (e = bg_pci_cfg_read(d->pci, 2, 2, &dev)) < 0) goto fail;
+  d->device_id = (uint16_t)dev;
+  if ((e = bg_am_chip_check((uint16_t)vendor, (uint16_t)dev, &d->chip)) < 0) goto fail;
+  if ((e = map_bars(d)) < 0) goto fail;
+  if ((e = read_discovery(d)) < 0) goto fail;
+  d->gc = ipver(&d->disc, GC_HWIP);
+  d->mp0 = ipver(&d->disc, MP0_HWIP);
+  d->mp1 = ipver(&d->disc, MP1_HWIP);
+  if ((e = bg_am_gc_check_supported(d->gc.maj, d->gc.min, d->gc.rev)) < 0) goto fail;
+  if ((e = bg_am_regs_select(&d->disc, &d->regs)) < 0) goto fail;
+  if ((e = resolve_regs(d)) < 0) goto fail;
+  bg_am_fw_ips ips = {d->gc, d->mp0, d->mp1, ipver(&d->disc, SDMA0_HWIP)};
+  if ((e = bg_am_fw_load(&ips, d->opts.fw_dir, &d->fw)) < 0) {
+    bg_error_context(e, "am: %s: firmware (nothing was written to the device): ", bdf);
+    goto fail;
+  }
+  if ((e = init_sw(d)) < 0) goto fail;
+  BG_LOG(1, "am: %s: opened %s (0x%04x, %s), VRAM %" PRIu64 " MiB, BAR0 %" PRIu64 " MiB, GC %u.%u.%u, MP0 %u.%u.%u, "
+            "%d firmware descriptors",
+         bdf, d->chip->chip, d->device_id, d->disc.arch, d->vram_size >> 20, d->bar0_size >> 20, d->gc.maj, d->gc.min,
+         d->gc.rev, d->mp0.maj, d->mp0.min, d->mp0.rev, d->fw->ndescs);
+  *out = d;
+  return 0;
+fail:
+  bg_am_dev_close(d);
+  return e;
+}
+
+void bg_am_dev_close(bg_am_dev *d) {
+  if (!d) return;
+  bg_am_vram_destroy(d->mm);
+  bg_am_fw_free(d->fw);
+  if (d->pci) {
+    if (d->vram.size) bg_pci_unmap_bar(d->pci, &d->vram);
+    if (d->doorbell.size) bg_pci_unmap_bar(d->pci, &d->doorbell);
+    if (d->mmio.size) bg_pci_unmap_bar(d->pci, &d->mmio);
+    bg_pci_close(d->pci);
+  }
+  free(d);
+}

@@ -1,0 +1,135 @@
+/* am/am_dev.h: an AM device opened on a PCI function (am.md §2, §3.1, §4.1, §4.2).
+ *
+ * bg_am_dev_open() does, in this order, with register READS only (no register write, no VRAM write) until the
+ * firmware set is loaded and validated:
+ *   open the function through sysfs (hcq/pci.h) -> check the PCI id (am/chips.h) -> map BAR0 (VRAM, WC),
+ *   BAR2 (doorbells), BAR5 (registers) -> MEMSIZE (0xde3) -> discovery table at VRAM - 64 KiB through BAR0
+ *   -> GC support check -> register tables (am/am_regs.h) and the cached addresses below -> firmware set
+ *   (am/fw_load.h, from opts->fw_dir, else $BG_FIRMWARE_DIR, else /lib/firmware/amdgpu) ->
+ *   the boot-region VRAM allocator (am/mm_vram.h) and the PSP/SMU boot allocations (init_sw, deterministic).
+ * A corrupt, truncated, missing or wrong-chip firmware file fails the open with the file named and nothing
+ * written to the device. (Exception: when BAR0 is smaller than VRAM the discovery table is read through
+ * MM_INDEX/MM_DATA, which writes the MM_INDEX registers; the mock and large-BAR boards never take that path.)
+ *
+ * Register access: bg_am_rreg/bg_am_wreg take absolute dword addresses; below the BAR5 size they go to BAR5,
+ * beyond through BIF_BX_PF0_RSMU_INDEX/DATA of the NBIO table. BG_DEBUG=3 logs every write with the register's
+ * name when it is one of the cached registers ("am: wreg regMPASP_SMN_C2PMSG_35 (0x16063) = 0x80000"),
+ * BG_DEBUG=4 every read too. Every access counts in nrreg/nwreg and goes to opts->trace when set.
+ *
+ * MC addresses: VRAM offset + FB base; AM programs no FB offset, so mc == VRAM offset (also on the mock).
+ * One thread at a time. */
+#ifndef BG_AM_DEV_H
+#define BG_AM_DEV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "am/am_regs.h"
+#include "am/chips.h"
+#include "am/discovery.h"
+#include "am/fw_load.h"
+#include "am/mm_vram.h"
+#include "hcq/mmio.h"
+#include "hcq/pci.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Our SCRATCH_REG7 "booted by this driver" magic: distinct from tinygrad's 0xA0000008 (am.md §5 advice) because
+ * the C boot-region layout is not byte-identical to the Python one. */
+#define BG_AM_BOOT_MAGIC 0xB6000001u
+
+/* Register access observer (tests: count accesses, compare sequences). addr is the absolute dword address. */
+typedef void (*bg_am_trace_fn)(void *ctx, bool write, uint32_t addr, uint32_t val);
+
+typedef struct bg_am_open_opts {
+  const char *fw_dir;      /* NULL: $BG_FIRMWARE_DIR, else /lib/firmware/amdgpu */
+  unsigned pci_flags;      /* bg_pci_open_sysfs flags (BG_PCI_UNBIND_DRIVER, ...) */
+  int timeout_ms;          /* PSP/SMU waits; 0: 10000 */
+  int settle_ms;           /* sleeps around ring create/destroy (20 in tinygrad); <0: none; 0: 20 */
+  int reset_delay_ms;      /* sleep after a mode1 reset (500 in tinygrad); <0: none; 0: 500 */
+  bg_am_trace_fn trace;
+  void *trace_ctx;
+} bg_am_open_opts;
+
+/* A register the driver uses, resolved once. */
+typedef struct bg_am_regref {
+  const char *name;
+  uint32_t addr;
+} bg_am_regref;
+
+enum bg_am_regid {
+  BG_AM_R_PSP35, BG_AM_R_PSP36, BG_AM_R_PSP64, BG_AM_R_PSP67, BG_AM_R_PSP69, BG_AM_R_PSP70, BG_AM_R_PSP71,
+  BG_AM_R_PSP81,
+  BG_AM_R_SMU53, BG_AM_R_SMU54, BG_AM_R_SMU66, BG_AM_R_SMU75, BG_AM_R_SMU82, BG_AM_R_SMU90,
+  BG_AM_R_RSMU_INDEX, BG_AM_R_RSMU_DATA, BG_AM_R_HDP_REMAP,
+  BG_AM_R_SCRATCH6, BG_AM_R_SCRATCH7, BG_AM_R_FAULT_STATUS,
+  BG_AM_R_COUNT
+};
+
+/* Boot-region allocations of the implemented blocks (VRAM offsets), in init_sw order. */
+typedef struct bg_am_boot_mem {
+  uint64_t psp_msg1;  /* 1 MiB staging, 1 MiB aligned */
+  uint64_t psp_cmd;   /* 4 KiB command buffer */
+  uint64_t psp_fence; /* 4 KiB, zeroed */
+  uint64_t psp_ring;  /* 64 KiB KM ring */
+  uint64_t psp_tmr;   /* 0x1300000, 1 MiB aligned; 0 (none) when the bootloader sets up the TMR */
+  uint64_t smu_table; /* 16 KiB driver table */
+} bg_am_boot_mem;
+
+typedef struct bg_am_dev {
+  bg_pci_dev *pci;
+  char bdf[32];
+  const struct bg_am_chip *chip;
+  uint16_t device_id;
+  bg_mmio vram, doorbell, mmio; /* BAR0, BAR2, BAR5 */
+  uint64_t bar0_size, vram_size;
+  struct bg_am_discovery disc;
+  struct bg_am_regset regs;
+  bg_am_ipver gc, mp0, mp1;
+  bg_am_regref r[BG_AM_R_COUNT];
+  bg_am_fw *fw;
+  bg_am_vram *mm;
+  bg_am_boot_mem bm;
+  bg_am_open_opts opts;
+  uint64_t nrreg, nwreg;
+  /* PSP / SMU runtime state */
+  uint32_t psp_fence_seq;
+  uint32_t psp_tmr_size;
+  bool smu_features;
+  uint32_t dpm_n[4], dpm_freq[4][16]; /* cached GetDpmFreqByIndex levels of the PPCLKs 0..3 */
+  bool dpm_read;
+} bg_am_dev;
+
+/* Open and validate (see above). On failure *out is NULL and the message names the step. */
+int bg_am_dev_open(const char *bdf, const bg_am_open_opts *opts, bg_am_dev **out);
+void bg_am_dev_close(bg_am_dev *d);
+
+uint32_t bg_am_rreg(bg_am_dev *d, uint32_t addr);
+int bg_am_wreg(bg_am_dev *d, uint32_t addr, uint32_t val);
+static inline uint32_t bg_am_rr(bg_am_dev *d, enum bg_am_regid id) { return bg_am_rreg(d, d->r[id].addr); }
+static inline int bg_am_wr(bg_am_dev *d, enum bg_am_regid id, uint32_t v) { return bg_am_wreg(d, d->r[id].addr, v); }
+/* Name of a cached register at addr, or NULL. */
+const char *bg_am_reg_name(const bg_am_dev *d, uint32_t addr);
+
+/* Poll register `id` until (value & mask) == want, at most timeout_ms. -BG_ETIMEDOUT names the register, its
+ * address, the mask, the expected and the last value, and `what`. */
+int bg_am_wait_reg(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, uint32_t want, int timeout_ms, const char *what);
+/* Same, until (value & mask) != 0. */
+int bg_am_wait_reg_set(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, int timeout_ms, const char *what);
+
+/* HDP flush after CPU writes to VRAM (tinygrad: write 0 to the dword REMAP_HDP_MEM_FLUSH_CNTL points at). */
+void bg_am_flush_hdp(bg_am_dev *d);
+
+/* MC address of a VRAM offset. */
+static inline uint64_t bg_am_mc(const bg_am_dev *d, uint64_t vram_off) { (void)d; return vram_off; }
+
+/* Monotonic milliseconds, and a sleep (ms <= 0: none). */
+double bg_am_now_ms(void);
+void bg_am_sleep_ms(int ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,219 @@
+/* am/am_smu.c: SMU mailbox, init, clocks, metrics, mode1 reset (am/am_smu.h, am.md §4.8). */
+#include "am/am_smu.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "baregpu/error.h"
+
+#define SMU_TABLE_SIZE 0x4000u
+
+static const char *const MSG_NAMES[BG_SMU_NMSGS] = {
+    "GetSmuVersion", "EnableAllSmuFeatures", "SetDriverDramAddrHigh", "SetDriverDramAddrLow",
+    "TransferTableSmu2Dram", "GetMetricsTable", "SetSoftMinByFreq", "SetSoftMaxByFreq",
+    "GetDpmFreqByIndex", "SetPptLimit", "Mode1Reset", "GfxDriverReset"};
+
+/* Message ids per SMU module (am.md §4.8 table); -1 = none. */
+static const int IDS_13_0_0[BG_SMU_NMSGS] = {0x2, 0x6, 0xE, 0xF, 0x12, -1, 0x19, 0x1A, 0x1F, 0x32, 0x2F, -1};
+static const int IDS_14_0_2[BG_SMU_NMSGS] = {0x2, 0x6, 0xE, 0xF, 0x12, -1, 0x19, 0x1A, 0x1F, 0x32, -1, -1};
+static const int IDS_13_0_6[BG_SMU_NMSGS] = {0x2, 0x5, 0xD, 0xE, -1, 0x9, 0x13, 0x14, 0x17, 0x18, -1, 0x3};
+
+static bool mp1_cdna(const bg_am_dev *d) {
+  return d->mp1.maj == 13 && d->mp1.min == 0 && (d->mp1.rev == 6 || d->mp1.rev == 12 || d->mp1.rev == 14);
+}
+
+static const int *ids_of(const bg_am_dev *d) {
+  if (mp1_cdna(d)) return IDS_13_0_6;
+  return d->mp1.maj >= 14 ? IDS_14_0_2 : IDS_13_0_0;
+}
+
+const char *bg_am_smu_msg_name(bg_am_smu_msg msg) { return (unsigned)msg < BG_SMU_NMSGS ? MSG_NAMES[msg] : "?"; }
+
+int bg_am_smu_msg_id(const bg_am_dev *d, bg_am_smu_msg msg) {
+  return (unsigned)msg < BG_SMU_NMSGS ? ids_of(d)[msg] : -1;
+}
+
+int bg_am_smu_send(bg_am_dev *d, bg_am_smu_msg msg, uint32_t param, uint32_t *result, int timeout_ms) {
+  int id = bg_am_smu_msg_id(d, msg);
+  if (id < 0)
+    return bg_error(BG_ENOTSUP, "am: %s: smu: SMU %u.%u.%u has no message %s", d->bdf, d->mp1.maj, d->mp1.min,
+                    d->mp1.rev, bg_am_smu_msg_name(msg));
+  char what[96];
+  snprintf(what, sizeof(what), "smu: %s(0x%" PRIx32 ")", bg_am_smu_msg_name(msg), param);
+  bg_am_wr(d, BG_AM_R_SMU90, 0);
+  bg_am_wr(d, BG_AM_R_SMU82, param);
+  int e = bg_am_wr(d, BG_AM_R_SMU66, (uint32_t)id);
+  if (e >= 0) e = bg_am_wait_reg_set(d, BG_AM_R_SMU90, 0xffffffffu, timeout_ms, what);
+  if (e < 0) return e;
+  uint32_t resp = bg_am_rr(d, BG_AM_R_SMU90);
+  if (resp != 1)
+    return bg_error(BG_EIO, "am: %s: %s (id 0x%x) failed: response 0x%" PRIx32 " in %s", d->bdf, what, id, resp,
+                    d->r[BG_AM_R_SMU90].name);
+  if (result) *result = bg_am_rr(d, BG_AM_R_SMU82);
+  return 0;
+}
+
+int bg_am_smu_send_debug(bg_am_dev *d, uint32_t msg, uint32_t param, int timeout_ms) {
+  char what[96];
+  snprintf(what, sizeof(what), "smu: debug message 0x%" PRIx32 "(0x%" PRIx32 ")", msg, param);
+  bg_am_wr(d, BG_AM_R_SMU54, 0);
+  bg_am_wr(d, BG_AM_R_SMU53, param);
+  int e = bg_am_wr(d, BG_AM_R_SMU75, msg);
+  if (e >= 0) e = bg_am_wait_reg_set(d, BG_AM_R_SMU54, 0xffffffffu, timeout_ms, what);
+  if (e < 0) return e;
+  uint32_t resp = bg_am_rr(d, BG_AM_R_SMU54);
+  if (resp != 1)
+    return bg_error(BG_EIO, "am: %s: %s failed: response 0x%" PRIx32 " in %s", d->bdf, what, resp,
+                    d->r[BG_AM_R_SMU54].name);
+  return 0;
+}
+
+bool bg_am_smu_alive(bg_am_dev *d) {
+  /* Like tinygrad: the outcome of the message does not matter, only whether the SMU answered at all. The
+   * response register is read here (also after a timeout) so the mailbox protocol stays balanced. */
+  int e = bg_am_smu_send(d, BG_SMU_GetSmuVersion, 0, NULL, 100);
+  if (e < 0) bg_clear_error();
+  return e >= 0 || bg_am_rr(d, BG_AM_R_SMU90) != 0;
+}
+
+int bg_am_smu_init(bg_am_dev *d) {
+  uint64_t mc = bg_am_mc(d, d->bm.smu_table);
+  int e = bg_am_smu_send(d, BG_SMU_SetDriverDramAddrHigh, (uint32_t)(mc >> 32), NULL, 0);
+  if (e >= 0) e = bg_am_smu_send(d, BG_SMU_SetDriverDramAddrLow, (uint32_t)mc, NULL, 0);
+  if (e >= 0) e = bg_am_smu_send(d, BG_SMU_EnableAllSmuFeatures, 0, NULL, 0);
+  d->smu_features = e >= 0;
+  d->dpm_read = false;
+  memset(d->dpm_n, 0, sizeof(d->dpm_n));
+  return e;
+}
+
+int bg_am_smu_read_clocks(bg_am_dev *d, unsigned clk, uint32_t *nlevels, const uint32_t **freqs) {
+  if (clk >= 4) return bg_error(BG_EINVAL, "am: %s: smu: PPCLK %u out of range", d->bdf, clk);
+  if (!d->dpm_n[clk]) {
+    uint32_t n = 0, f = 0;
+    int e = bg_am_smu_send(d, BG_SMU_GetDpmFreqByIndex, clk << 16 | 0xff, &n, 0);
+    if (e < 0) return e;
+    n &= 0x7fffffffu;
+    if (n == 0 || n > 16)
+      return bg_error(BG_EIO, "am: %s: smu: PPCLK %u reports %" PRIu32 " DPM levels (expected 1..16)", d->bdf, clk, n);
+    for (uint32_t i = 0; i < n; i++) {
+      if ((e = bg_am_smu_send(d, BG_SMU_GetDpmFreqByIndex, clk << 16 | i, &f, 0)) < 0) return e;
+      d->dpm_freq[clk][i] = f & 0x7fffffffu;
+    }
+    d->dpm_n[clk] = n;
+  }
+  if (nlevels) *nlevels = d->dpm_n[clk];
+  if (freqs) *freqs = d->dpm_freq[clk];
+  return 0;
+}
+
+int bg_am_smu_set_clocks(bg_am_dev *d, int level) {
+  /* UCLK, FCLK, SOCCLK, then GFXCLK unless CDNA (whose PPCLK ids differ: SOCCLK 2, UCLK 3, FCLK 4). */
+  unsigned clks[4];
+  int nclk = 0;
+  if (mp1_cdna(d)) {
+    clks[nclk++] = 3, clks[nclk++] = 4, clks[nclk++] = 2;
+  } else {
+    clks[nclk++] = BG_SMU_PPCLK_UCLK, clks[nclk++] = BG_SMU_PPCLK_FCLK, clks[nclk++] = BG_SMU_PPCLK_SOCCLK;
+    clks[nclk++] = BG_SMU_PPCLK_GFXCLK;
+  }
+  for (int i = 0; i < nclk; i++) {
+    unsigned c = clks[i];
+    uint32_t mn, mx;
+    int e;
+    if (level == BG_SMU_CLOCKS_UNLIMITED) {
+      mn = 0, mx = 0xffff;
+    } else {
+      uint32_t n;
+      const uint32_t *f;
+      if (c >= 4) return bg_error(BG_ENOTSUP, "am: %s: smu: set_clocks on CDNA PPCLK %u not supported", d->bdf, c);
+      if ((e = bg_am_smu_read_clocks(d, c, &n, &f)) < 0) return e;
+      uint32_t l = level < 0 ? n - 1 : ((uint32_t)level >= n ? n - 1 : (uint32_t)level);
+      mn = mx = f[l];
+    }
+    if ((e = bg_am_smu_send(d, BG_SMU_SetSoftMinByFreq, c << 16 | mn, NULL, 0)) < 0) return e;
+    if ((e = bg_am_smu_send(d, BG_SMU_SetSoftMaxByFreq, c << 16 | mx, NULL, 0)) < 0) return e;
+  }
+  return 0;
+}
+
+int bg_am_smu_set_power_limit(bg_am_dev *d, unsigned watts) {
+  return bg_am_smu_send(d, BG_SMU_SetPptLimit, watts ? watts : 1, NULL, 0);
+}
+
+int bg_am_smu_read_table(bg_am_dev *d, uint32_t table, void *buf, uint32_t size) {
+  if (size > SMU_TABLE_SIZE)
+    return bg_error(BG_EINVAL, "am: %s: smu: table read of %" PRIu32 " bytes exceeds the 16 KiB driver table", d->bdf,
+                    size);
+  int e = bg_am_smu_send(d, mp1_cdna(d) ? BG_SMU_GetMetricsTable : BG_SMU_TransferTableSmu2Dram, table, NULL, 0);
+  if (e < 0) return e;
+  return bg_mmio_read(&d->vram, d->bm.smu_table, buf, size);
+}
+
+/* SmuMetricsExternal_t offsets (Linux smu13_driver_if_v13_0_0.h and smu14_driver_if_v14_0.h). */
+typedef struct metrics_layout {
+  uint32_t size, gfxclk, memclk, wmax, counter, gfx_act, uclk_act, power, temps, temp_mem_idx, fan_pwm, fan_rpm;
+} metrics_layout;
+static const metrics_layout M_13_0_0 = {392, 54, 62, 76, 80, 104, 106, 116, 120, 2, 150, 152};
+static const metrics_layout M_14_0_2 = {412, 46, 54, 68, 104, 124, 126, 136, 140, 4, 168, 170};
+
+static uint16_t get16(const uint8_t *p, uint32_t off) {
+  uint16_t v;
+  memcpy(&v, p + off, 2);
+  return v;
+}
+static uint32_t get32(const uint8_t *p, uint32_t off) {
+  uint32_t v;
+  memcpy(&v, p + off, 4);
+  return v;
+}
+
+int bg_am_smu_read_metrics(bg_am_dev *d, bg_am_smu_metrics *m) {
+  const metrics_layout *L = NULL;
+  if (d->mp1.maj == 13 && d->mp1.min == 0 && (d->mp1.rev == 0 || d->mp1.rev == 7 || d->mp1.rev == 10)) L = &M_13_0_0;
+  if (d->mp1.maj == 14 && d->mp1.min == 0 && (d->mp1.rev == 2 || d->mp1.rev == 3)) L = &M_14_0_2;
+  if (!L)
+    return bg_error(BG_ENOTSUP, "am: %s: smu: the metrics layout of SMU %u.%u.%u is not known", d->bdf, d->mp1.maj,
+                    d->mp1.min, d->mp1.rev);
+  uint8_t t[512];
+  int e = bg_am_smu_read_table(d, BG_SMU_TABLE_METRICS, t, L->size);
+  if (e < 0) return e;
+  memset(m, 0, sizeof(*m));
+  m->counter = get32(t, L->counter);
+  for (unsigned i = 0; i < 4; i++) m->curr_clock[i] = get32(t, 4 * i);
+  m->gfxclk = get16(t, L->gfxclk);
+  m->memclk = get16(t, L->memclk);
+  m->power_limit = get16(t, L->wmax);
+  m->gfx_activity = get16(t, L->gfx_act);
+  m->uclk_activity = get16(t, L->uclk_act);
+  m->socket_power = get16(t, L->power);
+  m->temp_edge = get16(t, L->temps);
+  m->temp_hotspot = get16(t, L->temps + 2);
+  m->temp_mem = get16(t, L->temps + 2 * L->temp_mem_idx);
+  m->fan_pwm = t[L->fan_pwm];
+  m->fan_rpm = get16(t, L->fan_rpm);
+  return 0;
+}
+
+int bg_am_smu_mode1_reset(bg_am_dev *d) {
+  bg_am_ipver v = d->mp0;
+  int e;
+  const char *how;
+  if (v.maj >= 14 || (v.maj == 13 && v.min == 0 && (v.rev == 0 || v.rev == 7 || v.rev == 10))) {
+    how = "debug Mode1Reset";
+    e = bg_am_smu_send_debug(d, BG_SMU_DEBUG_MODE1_RESET, 0, 0);
+  } else if (v.maj == 13 && v.min == 0 && (v.rev == 6 || v.rev == 12 || v.rev == 15)) {
+    how = "GfxDriverReset(1)";
+    e = bg_am_smu_send(d, BG_SMU_GfxDriverReset, 1, NULL, 0);
+  } else {
+    how = "Mode1Reset";
+    e = bg_am_smu_send(d, BG_SMU_Mode1Reset, 0, NULL, 0);
+  }
+  if (e < 0) return bg_error_context(e, "am: %s: mode1 reset: ", d->bdf);
+  BG_LOG(1, "am: %s: smu: mode1 reset (%s)", d->bdf, how);
+  bg_am_sleep_ms(d->opts.reset_delay_ms);
+  d->smu_features = false;
+  d->psp_fence_seq = 0;
+  memset(d->dpm_n, 0, sizeof(d->dpm_n));
+  return 0;
+}

@@ -1,0 +1,418 @@
+/* tests/unit/am/test_bringup.c: the AM driver's bring-up (am/am_dev.h, am_psp.h, am_smu.h, am_boot.h) on the
+ * emulated GPU of tests/mockgpu: open -> discovery -> firmware -> PSP boot -> SMU init on GC 12.0.0 / MP0 14.0.2
+ * (tinygrad's reference mock) and GC 11.0.0 / MP0 13.0.0 (real TMR), with zero model failures; the PSP commands the
+ * model recorded; SMU clocks and metrics; bad firmware refused with no register written; mode1 reset and reboot;
+ * a wedged PSP bootloader timing out with the register named; the warm-start magic; RSMU indirection. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "am/am_boot.h"
+#include "am/am_dev.h"
+#include "am/am_psp.h"
+#include "am/am_smu.h"
+#include "amd_gpu.h"
+#include "baregpu/error.h"
+#include "fw_gen.h"
+#include "mock_sysfs.h"
+
+#define BDF "0000:03:00.0"
+#define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
+
+static mock_sysfs *T;
+static mock_amd *G;
+static const mock_amd_regmap *R;
+static char fwdir[64], fwdir2[64];
+static bg_am_dev *D;
+
+/* register access observer */
+static unsigned long n_rd, n_wr;
+static void count(void *ctx, bool write, uint32_t addr, uint32_t val) {
+  (void)ctx, (void)addr, (void)val;
+  if (write) n_wr++;
+  else n_rd++;
+}
+
+static void rm_dir(const char *dir) {
+  DIR *dd = opendir(dir);
+  if (!dd) return;
+  struct dirent *e;
+  char path[320];
+  while ((e = readdir(dd)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(dd);
+  rmdir(dir);
+}
+
+static fw_gen_chip_id gen_of(mock_amd_chip c) {
+  return c == MOCK_AMD_GFX11 ? FW_GEN_GFX11 : c == MOCK_AMD_GFX942 ? FW_GEN_GFX942 : FW_GEN_GFX12;
+}
+
+static void setup_chip(mock_amd_chip chip) {
+  T = mock_sysfs_new();
+  ck_assert_ptr_nonnull(T);
+  mock_amd_cfg cfg = {.chip = chip, .bdf = BDF};
+  G = mock_amd_new(T, &cfg);
+  ck_assert_ptr_nonnull(G);
+  R = mock_amd_regs(G);
+  snprintf(fwdir, sizeof(fwdir), "/tmp/bg_bringup_XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(fwdir));
+  fwdir2[0] = 0;
+  ck_assert_int_eq(fw_gen_chip(fwdir, gen_of(chip)), 0);
+  ck_assert_int_eq(mock_amd_install_fw_dir(G, fwdir), 0);
+  D = NULL;
+  n_rd = n_wr = 0;
+}
+
+static void setup12(void) { setup_chip(MOCK_AMD_MOCK); }
+static void setup11(void) { setup_chip(MOCK_AMD_GFX11); }
+
+static void teardown(void) {
+  unsigned nf = mock_amd_nfail(G), nt = mock_sysfs_nfail(T);
+  char msg[4096];
+  snprintf(msg, sizeof(msg), "%s%s", mock_amd_failures(G), mock_sysfs_failures(T));
+  bg_am_dev_close(D);
+  rm_dir(fwdir);
+  if (fwdir2[0]) rm_dir(fwdir2);
+  mock_amd_free(G);
+  mock_sysfs_free(T);
+  ck_assert_msg(nf == 0 && nt == 0, "unexpected model failures:\n%s", msg);
+}
+
+static bg_am_open_opts opts(int timeout_ms) {
+  bg_am_open_opts o = {.fw_dir = fwdir, .timeout_ms = timeout_ms, .settle_ms = -1, .reset_delay_ms = -1,
+                       .trace = count, .trace_ctx = NULL};
+  return o;
+}
+
+static void open_dev(void) {
+  bg_am_open_opts o = opts(2000);
+  OK(bg_am_dev_open(BDF, &o, &D));
+}
+
+/* The PSP commands the model recorded are exactly what am.md §4.7 prescribes for this firmware set. */
+static void check_psp_cmds(size_t first) {
+  const bg_am_fw *fw = D->fw;
+  bool v14 = D->mp0.maj >= 14;
+  const uint32_t bl_types[] = {BG_PSP_FW_KDB, v14 ? BG_PSP_FW_SPL : BG_PSP_FW_KDB, BG_PSP_FW_SYS_DRV,
+                               BG_PSP_FW_SOC_DRV, BG_PSP_FW_INTF_DRV, BG_PSP_FW_DBG_DRV, BG_PSP_FW_RAS_DRV,
+                               BG_PSP_FW_SOS};
+  const uint32_t bl_cmds[] = {0x80000, 0x10000000, 0x10000, 0xB0000, 0xD0000, 0xC0000, 0xE0000, 0x20000};
+  size_t i = first, n = mock_amd_psp_ncmds(G);
+  for (int k = 0; k < 8; k++) {
+    if (!bg_am_fw_sos(fw, bl_types[k])) continue;
+    ck_assert_uint_lt(i, n);
+    const mock_amd_psp_cmd *c = mock_amd_psp_cmd_at(G, i++);
+    ck_assert_msg(!c->ring && c->cmd == bl_cmds[k] && c->fw_type == bl_types[k] && c->status == 0,
+                  "bootloader command %zu: cmd 0x%x type %u status 0x%x, expected 0x%x type %u", i - 1, c->cmd,
+                  c->fw_type, c->status, bl_cmds[k], bl_types[k]);
+  }
+  uint32_t fence = 1;
+#define RING(id, type)                                                                                          \
+  do {                                                                                                          \
+    ck_assert_uint_lt(i, n);                                                                                    \
+    const mock_amd_psp_cmd *c_ = mock_amd_psp_cmd_at(G, i++);                                                   \
+    ck_assert_msg(c_->ring && c_->cmd == (id) && c_->status == 0 && c_->fence == fence,                         \
+                  "ring command %zu: id 0x%x type %u status 0x%x fence 0x%x, expected id 0x%x fence 0x%x", i - 1, \
+                  c_->cmd, c_->fw_type, c_->status, c_->fence, (unsigned)(id), fence);                          \
+    if ((id) == 6) ck_assert_uint_eq(c_->fw_type, (type));                                                      \
+    fence += 16;                                                                                                \
+  } while (0)
+  RING(0x20, 0);
+  RING(6, BG_GFX_FW_SMU);
+  if (mock_amd_chip_id(G) == MOCK_AMD_GFX11) {
+    RING(5, 0);
+    ck_assert_uint_eq(mock_amd_psp_cmd_at(G, i - 1)->addr, D->bm.psp_tmr);
+    ck_assert_uint_eq(mock_amd_psp_cmd_at(G, i - 1)->size, MOCK_PSP_TOC_TMR_SIZE);
+  }
+  for (int k = 0; k < fw->ndescs; k++) RING(6, fw->descs[k].fw_type);
+  RING(0x21, 0);
+#undef RING
+  ck_assert_uint_eq(i, n);
+}
+
+static void full_boot_checks(void) {
+  ck_assert(mock_amd_sos_alive(G));
+  ck_assert(mock_amd_psp_ring(G));
+  ck_assert(mock_amd_rlc_autoloaded(G));
+  ck_assert(mock_amd_smu_features(G));
+  ck_assert_uint_eq(mock_amd_smu_driver_table(G), D->bm.smu_table);
+  ck_assert(bg_am_psp_sos_alive(D));
+}
+
+static void boot_and_check(bool expect_tmr) {
+  open_dev();
+  ck_assert_uint_eq(n_wr, 0); /* open writes nothing */
+  unsigned long r0 = n_rd, w0 = n_wr;
+  bg_am_boot_report rep;
+  OK(bg_am_boot(D, NULL, &rep));
+  ck_assert(!rep.warm && !rep.mode1_reset);
+  printf("%s: PSP+SMU boot: %lu register reads, %lu writes (open: %lu reads); %d bootloader components, "
+         "%d ring commands; msg1 0x%lx cmd 0x%lx fence 0x%lx ring 0x%lx tmr 0x%lx smu 0x%lx\n",
+         D->disc.arch, n_rd - r0, n_wr - w0, r0, rep.bl_components, rep.ring_cmds, (unsigned long)D->bm.psp_msg1,
+         (unsigned long)D->bm.psp_cmd, (unsigned long)D->bm.psp_fence, (unsigned long)D->bm.psp_ring,
+         (unsigned long)D->bm.psp_tmr, (unsigned long)D->bm.smu_table);
+  full_boot_checks();
+  ck_assert(mock_amd_tmr_set(G) == expect_tmr);
+  check_psp_cmds(0);
+  ck_assert_int_eq(rep.ring_cmds, (expect_tmr ? 4 : 3) + D->fw->ndescs);
+}
+
+static void smu_checks(void) {
+  uint32_t n;
+  const uint32_t *f;
+  for (unsigned clk = 0; clk < 4; clk++) {
+    OK(bg_am_smu_read_clocks(D, clk, &n, &f));
+    ck_assert_uint_eq(n, MOCK_SMU_DPM_LEVELS);
+    for (unsigned l = 0; l < n; l++) ck_assert_uint_eq(f[l], mock_amd_smu_dpm_freq(G, clk, l));
+  }
+  OK(bg_am_smu_set_clocks(D, -1));
+  uint32_t mn, mx;
+  mock_amd_smu_soft_limits(G, BG_SMU_PPCLK_GFXCLK, &mn, &mx);
+  ck_assert_uint_eq(mn, mock_amd_smu_dpm_freq(G, 0, 1));
+  ck_assert_uint_eq(mx, mock_amd_smu_dpm_freq(G, 0, 1));
+  OK(bg_am_smu_set_power_limit(D, 220));
+  ck_assert_uint_eq(mock_amd_smu_ppt_limit(G), 220);
+  bg_am_smu_metrics m, m2;
+  OK(bg_am_smu_read_metrics(D, &m));
+  ck_assert_uint_eq(m.counter, 1);
+  ck_assert(m.temp_edge >= 20 && m.temp_edge < 110);
+  ck_assert(m.temp_hotspot >= m.temp_edge && m.temp_hotspot < 110);
+  ck_assert(m.temp_mem >= 20 && m.temp_mem < 110);
+  ck_assert(m.socket_power > 0 && m.socket_power < 450);
+  ck_assert_uint_le(m.gfx_activity, 100);
+  ck_assert_uint_le(m.uclk_activity, 100);
+  ck_assert_uint_eq(m.gfxclk, mock_amd_smu_dpm_freq(G, 0, 1));
+  ck_assert_uint_eq(m.curr_clock[BG_SMU_PPCLK_UCLK], mock_amd_smu_dpm_freq(G, 2, 1));
+  ck_assert_uint_eq(m.power_limit, 220);
+  ck_assert(m.fan_rpm >= 800 && m.fan_pwm >= 20);
+  OK(bg_am_smu_read_metrics(D, &m2));
+  ck_assert_uint_eq(m2.counter, 2);
+  printf("%s: metrics: edge %u C hotspot %u C mem %u C, %u W (limit %u W), gfx %u MHz, uclk %u MHz, "
+         "activity gfx %u%% mem %u%%, fan %u rpm\n",
+         D->disc.arch, m.temp_edge, m.temp_hotspot, m.temp_mem, m.socket_power, m.power_limit, m.gfxclk,
+         m.curr_clock[BG_SMU_PPCLK_UCLK], m.gfx_activity, m.uclk_activity, m.fan_rpm);
+}
+
+/* ---------------- tests ---------------- */
+
+START_TEST(gfx12_boot) {
+  boot_and_check(false);
+  smu_checks();
+}
+END_TEST
+
+START_TEST(gfx11_boot) {
+  boot_and_check(true);
+  ck_assert_uint_ne(D->bm.psp_tmr, 0);
+  ck_assert_uint_eq(D->bm.psp_tmr % 0x100000, 0);
+  smu_checks();
+}
+END_TEST
+
+/* Mode1 reset through the SMU drops sOS; a second boot works (explicitly, and by bg_am_boot's alive check). */
+START_TEST(mode1_and_reboot) {
+  open_dev();
+  OK(bg_am_boot(D, NULL, NULL));
+  OK(bg_am_smu_mode1_reset(D));
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), 1);
+  ck_assert(!mock_amd_sos_alive(G) && !mock_amd_psp_ring(G) && !mock_amd_smu_features(G));
+  ck_assert(!bg_am_psp_sos_alive(D));
+  size_t n0 = mock_amd_psp_ncmds(G);
+  bg_am_boot_report rep;
+  OK(bg_am_boot(D, NULL, &rep));
+  ck_assert(!rep.mode1_reset);
+  full_boot_checks();
+  check_psp_cmds(n0);
+  /* sOS and SMU alive: the next boot resets first */
+  n0 = mock_amd_psp_ncmds(G);
+  OK(bg_am_boot(D, NULL, &rep));
+  ck_assert(rep.mode1_reset);
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), 2);
+  full_boot_checks();
+  check_psp_cmds(n0);
+  bg_am_smu_metrics m;
+  OK(bg_am_smu_read_metrics(D, &m));
+  ck_assert(m.socket_power > 0);
+}
+END_TEST
+
+/* Bad firmware: open fails naming the file; the device saw no register write, no PSP command, no SMU message. */
+static void expect_fw_refused(const char *needle) {
+  bg_am_open_opts o = opts(100);
+  int e = bg_am_dev_open(BDF, &o, &D);
+  ck_assert_int_lt(e, 0);
+  ck_assert_ptr_null(D);
+  const char *msg = bg_last_error();
+  ck_assert_msg(strstr(msg, needle) != NULL, "error lacks '%s': %s", needle, msg);
+  ck_assert_msg(strstr(msg, "nothing was written") != NULL, "%s", msg);
+  ck_assert_uint_eq(n_wr, 0);
+  ck_assert_uint_gt(n_rd, 0); /* MEMSIZE was read */
+  ck_assert_uint_eq(mock_amd_psp_ncmds(G), 0);
+  ck_assert_uint_eq(mock_amd_smu_nmsgs(G), 0);
+  printf("refused: %s\n", msg);
+}
+
+static void fw_path(bg_am_fw_file_id which, const char *dir, char *path, size_t n) {
+  bg_am_fw_ips ip;
+  mock_amd_chip_ips(mock_amd_chip_id(G), &ip);
+  char name[64];
+  ck_assert(bg_am_fw_name(&ip, which, name, sizeof(name)));
+  snprintf(path, n, "%s/%s", dir, name);
+}
+
+START_TEST(fw_corrupt) {
+  char p[160];
+  fw_path(BG_AM_FW_RLC, fwdir, p, sizeof(p));
+  FILE *f = fopen(p, "r+b");
+  ck_assert_ptr_nonnull(f);
+  uint8_t junk[16];
+  memset(junk, 0xa5, sizeof(junk));
+  fseek(f, 4, SEEK_SET); /* header_size_bytes, header versions, ip version */
+  fwrite(junk, 1, sizeof(junk), f);
+  fclose(f);
+  expect_fw_refused(strrchr(p, '/') + 1);
+}
+END_TEST
+
+START_TEST(fw_truncated) {
+  char p[160];
+  fw_path(BG_AM_FW_SOS, fwdir, p, sizeof(p));
+  ck_assert_int_eq(truncate(p, 48), 0);
+  expect_fw_refused(strrchr(p, '/') + 1);
+}
+END_TEST
+
+START_TEST(fw_missing) {
+  char p[160];
+  fw_path(BG_AM_FW_IMU, fwdir, p, sizeof(p));
+  ck_assert_int_eq(unlink(p), 0);
+  expect_fw_refused(strrchr(p, '/') + 1);
+}
+END_TEST
+
+START_TEST(fw_wrong_chip) {
+  /* the other chip's SDMA image (6.0.0 <-> 7.0.0) under this chip's name */
+  bool is11 = mock_amd_chip_id(G) == MOCK_AMD_GFX11;
+  snprintf(fwdir2, sizeof(fwdir2), "/tmp/bg_bringup2_XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(fwdir2));
+  ck_assert_int_eq(fw_gen_chip(fwdir2, is11 ? FW_GEN_GFX12 : FW_GEN_GFX11), 0);
+  char src[160], dst[160];
+  snprintf(src, sizeof(src), "%s/%s", fwdir2, is11 ? "sdma_7_0_0.bin" : "sdma_6_0_0.bin");
+  fw_path(BG_AM_FW_SDMA, fwdir, dst, sizeof(dst));
+  ck_assert_int_eq(rename(src, dst), 0);
+  expect_fw_refused(strrchr(dst, '/') + 1);
+}
+END_TEST
+
+/* A PSP bootloader that never becomes ready: the wait times out naming the register and the bits. */
+START_TEST(psp_timeout) {
+  mock_amd_wreg(G, R->psp_35, 0x80000); /* a command without a staging address wedges the bootloader */
+  ck_assert_uint_eq(mock_amd_nfail(G), 1);
+  mock_amd_clear_failures(G);
+  bg_am_open_opts o = opts(50);
+  OK(bg_am_dev_open(BDF, &o, &D));
+  int e = bg_am_boot(D, NULL, NULL);
+  ck_assert_int_eq(e, -BG_ETIMEDOUT);
+  const char *msg = bg_last_error();
+  ck_assert_msg(strstr(msg, "regMPASP_SMN_C2PMSG_35 (0x16063) & 0x80000000") && strstr(msg, "LOAD_KEY_DATABASE"),
+                "%s", msg);
+  printf("timeout: %s\n", msg);
+  /* a function reset clears it; then the boot works */
+  OK(bg_pci_reset(D->pci));
+  OK(bg_am_boot(D, NULL, NULL));
+  full_boot_checks();
+}
+END_TEST
+
+/* An SMU message nobody answers times out naming the response register. */
+START_TEST(smu_timeout) {
+  bg_am_open_opts o = opts(50);
+  OK(bg_am_dev_open(BDF, &o, &D));
+  /* GetDpmFreqByIndex before EnableAllSmuFeatures is answered 0xFD: an error naming the message */
+  int e = bg_am_smu_send(D, BG_SMU_GetDpmFreqByIndex, 0xff, NULL, 0);
+  ck_assert_int_eq(e, -BG_EIO);
+  ck_assert_msg(strstr(bg_last_error(), "GetDpmFreqByIndex(0xff)") && strstr(bg_last_error(), "response 0xfd"),
+                "%s", bg_last_error());
+  ck_assert_uint_eq(mock_amd_nfail(G), 1);
+  mock_amd_clear_failures(G);
+  /* A mailbox whose response register was not cleared: the model answers busy (0xFC) */
+  OK(bg_am_smu_send(D, BG_SMU_GetSmuVersion, 0, NULL, 0));
+}
+END_TEST
+
+/* Our magic in SCRATCH_REG7 with a clean state: nothing is touched. tinygrad's magic is not ours. */
+START_TEST(warm_start) {
+  mock_amd_poke(G, R->scratch7, 0xA0000008u);
+  open_dev();
+  ck_assert(!bg_am_boot_check_warm(D));
+  mock_amd_poke(G, R->scratch7, BG_AM_BOOT_MAGIC);
+  ck_assert(bg_am_boot_check_warm(D));
+  mock_amd_poke(G, R->scratch6, 1); /* previous run ended in an error state */
+  ck_assert(!bg_am_boot_check_warm(D));
+  mock_amd_poke(G, R->scratch6, 0);
+  unsigned long w0 = n_wr;
+  bg_am_boot_report rep;
+  OK(bg_am_boot(D, NULL, &rep));
+  ck_assert(rep.warm);
+  ck_assert_uint_eq(n_wr, w0);
+  ck_assert_uint_eq(mock_amd_psp_ncmds(G), 0);
+  bg_am_boot_opts force = {.force_reset = true};
+  OK(bg_am_boot(D, &force, &rep));
+  ck_assert(!rep.warm);
+  full_boot_checks();
+}
+END_TEST
+
+/* Registers beyond BAR5 go through RSMU_INDEX/DATA. */
+START_TEST(rsmu_indirect) {
+  open_dev();
+  uint32_t strap2 = 0x4040000 + 0xd102;
+  mock_amd_poke(G, strap2, 0x1234);
+  ck_assert_uint_eq(bg_am_rreg(D, strap2), 0x1234);
+  OK(bg_am_wreg(D, strap2, 0x80));
+  ck_assert_uint_eq(mock_amd_peek(G, strap2), 0x80);
+  ck_assert_uint_eq(mock_amd_peek(G, R->rsmu_index), strap2 * 4);
+  ck_assert_str_eq(bg_am_reg_name(D, R->psp_35), "regMPASP_SMN_C2PMSG_35");
+  ck_assert_str_eq(bg_am_reg_name(D, R->smu_66), "mmMP1_SMN_C2PMSG_66");
+}
+END_TEST
+
+static TCase *tc(const char *name, void (*su)(void)) {
+  TCase *t = tcase_create(name);
+  tcase_add_checked_fixture(t, su, teardown);
+  tcase_set_timeout(t, 60);
+  return t;
+}
+
+int main(void) {
+  Suite *s = suite_create("am-bringup");
+  TCase *t = tc("gfx12", setup12);
+  tcase_add_test(t, gfx12_boot);
+  tcase_add_test(t, mode1_and_reboot);
+  tcase_add_test(t, fw_corrupt);
+  tcase_add_test(t, fw_truncated);
+  tcase_add_test(t, fw_missing);
+  tcase_add_test(t, fw_wrong_chip);
+  tcase_add_test(t, psp_timeout);
+  tcase_add_test(t, smu_timeout);
+  tcase_add_test(t, warm_start);
+  tcase_add_test(t, rsmu_indirect);
+  suite_add_tcase(s, t);
+  TCase *t11 = tc("gfx11", setup11);
+  tcase_add_test(t11, gfx11_boot);
+  tcase_add_test(t11, mode1_and_reboot);
+  tcase_add_test(t11, fw_wrong_chip);
+  suite_add_tcase(s, t11);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
