@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "am/am_psp.h"
+#include "am/am_soc.h"
 #include "am/am_smu.h"
 #include "baregpu/error.h"
 #include "hcq/pci_regs.h"
@@ -42,11 +43,49 @@ int bg_am_boot_reset_if_alive(bg_am_dev *d, bool *did) {
     if (e < 0) return e;                           \
   } while (0)
 
+void bg_am_blocks_free(bg_am_blocks *blk) {
+  bg_am_ih_destroy(blk->ih);
+  bg_am_gmc_destroy(blk->gmc);
+  blk->ih = NULL;
+  blk->gmc = NULL;
+}
+
+/* init_sw in tinygrad's order (am.md §4.2): GMC, IH, then PSP, SMU (re-allocated after GMC/IH). */
+static int init_sw(bg_am_dev *d, bg_am_blocks *blk) {
+  bg_am_boot_mem *m = &d->bm;
+  bool tmr = m->psp_tmr != 0;
+  bg_am_vram_free(d->mm, m->smu_table);
+  if (tmr) bg_am_vram_free(d->mm, m->psp_tmr);
+  bg_am_vram_free(d->mm, m->psp_ring);
+  bg_am_vram_free(d->mm, m->psp_fence);
+  bg_am_vram_free(d->mm, m->psp_cmd);
+  bg_am_vram_free(d->mm, m->psp_msg1);
+  int e;
+  if ((e = bg_am_gmc_create(d, &blk->gmc)) < 0 || (e = bg_am_ih_create(d, &blk->ih)) < 0) return e;
+  if ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x100000, 0x100000, false, &m->psp_msg1)) < 0 ||
+      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1000, 0x1000, false, &m->psp_cmd)) < 0 ||
+      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1000, 0x1000, true, &m->psp_fence)) < 0 ||
+      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x10000, 0x1000, false, &m->psp_ring)) < 0 ||
+      (tmr && (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1300000, 0x100000, false, &m->psp_tmr)) < 0) ||
+      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x4000, 0x1000, false, &m->smu_table)) < 0)
+    return bg_error_context(e, "am: %s: psp/smu init_sw: ", d->bdf);
+  return 0;
+}
+
 int bg_am_boot(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep) {
+  bg_am_blocks blk = {0};
+  int e = bg_am_boot_ex(d, opts, rep, &blk);
+  bg_am_blocks_free(&blk);
+  return e;
+}
+
+int bg_am_boot_ex(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep, bg_am_blocks *blk) {
   bg_am_boot_report local = {0};
   bg_am_boot_report *r = rep ? rep : &local;
   memset(r, 0, sizeof(*r));
   int e;
+  bg_am_blocks_free(blk);
+  if ((e = init_sw(d, blk)) < 0) return e;
   if (!(opts && opts->force_reset) && bg_am_boot_check_warm(d)) {
     r->warm = true;
     BG_LOG(1, "am: %s: warm start (SCRATCH_REG7 = 0x%x): PSP and SMU left as they are", d->bdf, BG_AM_BOOT_MAGIC);
@@ -55,6 +94,11 @@ int bg_am_boot(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep
   STEP(ms_reset, bg_am_boot_reset_if_alive(d, &r->mode1_reset));
   if (r->mode1_reset) BG_LOG(1, "am: %s: mode1 reset %.1f ms", d->bdf, r->ms_reset);
   if ((e = bg_am_boot_bus_master(d, true)) < 0) return e;
+  STEP(ms_soc, bg_am_soc_init(d));
+  STEP(ms_gmc, bg_am_gmc_init(blk->gmc));
+  BG_LOG(1, "am: %s: gmc: fb 0x%" PRIx64 "-0x%" PRIx64 ", root 0x%" PRIx64 " %.1f ms", d->bdf, blk->gmc->fb_base,
+         blk->gmc->fb_end, bg_am_pt_root(blk->gmc->pt), r->ms_gmc);
+  STEP(ms_ih, bg_am_ih_init(blk->ih));
   STEP(ms_bootloader, bg_am_psp_bootloader(d, &r->bl_components));
   BG_LOG(1, "am: %s: psp: bootloader %d components %.1f ms", d->bdf, r->bl_components, r->ms_bootloader);
   STEP(ms_ring, bg_am_psp_ring_create(d));

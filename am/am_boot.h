@@ -6,11 +6,18 @@
  *                      && SCRATCH_REG6 == 0 && GCVM_L2_PROTECTION_FAULT_STATUS(_LO32) == 0
  *   bg_am_boot_reset_if_alive   sOS and SMU answering (left by amdgpu or a previous run): bus mastering off,
  *                      SMU mode1 reset, bus mastering on
+ *   init_sw relayout   (every boot, also warm) the boot region in tinygrad's init_sw order: the PSP/SMU
+ *                      allocations bg_am_dev_open made are freed, then GMC (root page table, memscratch, dummy
+ *                      page), IH (2 rings + wptr pages) and the PSP/SMU buffers are allocated again in that order,
+ *                      so the addresses are those of am.md §4.2 (until am_dev.c's init_sw calls GMC/IH itself)
+ *   bg_am_soc_init     (am/am_soc.h)
+ *   bg_am_gmc_init     MMHUB and GC hubs (am/am_gmc.h)
+ *   bg_am_ih_init      IH rings (am/am_ih.h)
  *   bg_am_psp_init     bootloader, ring, firmware (am/am_psp.h)
  *   bg_am_smu_init     driver table, features (am/am_smu.h)
  *
  * Each step is timed and logged at BG_DEBUG=1 ("am: psp: bootloader 8 components 1.2 ms"). Not implemented and
- * not called: SOC, GMC, IH (which precede PSP in tinygrad's init_hw), GFX, SDMA, clock gating, and writing
+ * not called: GFX, SDMA, clock gating, and writing
  * SCRATCH_REG7/6 at the end (only a complete boot may claim the magic, so this partial sequence never writes it).
  * A warm device (magic present) is left as it is: bg_am_boot returns with warm = true. */
 #ifndef BG_AM_BOOT_H
@@ -19,6 +26,8 @@
 #include <stdbool.h>
 
 #include "am/am_dev.h"
+#include "am/am_gmc.h"
+#include "am/am_ih.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,7 +42,7 @@ typedef struct bg_am_boot_report {
   bool mode1_reset;   /* sOS/SMU were alive and were reset first */
   int bl_components;  /* sOS components loaded by the bootloader */
   int ring_cmds;      /* PSP ring commands issued */
-  double ms_reset, ms_bootloader, ms_ring, ms_fw, ms_smu;
+  double ms_reset, ms_soc, ms_gmc, ms_ih, ms_bootloader, ms_ring, ms_fw, ms_smu;
 } bg_am_boot_report;
 
 /* Whether the device carries our magic and a clean state (reads only). */
@@ -42,8 +51,16 @@ bool bg_am_boot_check_warm(bg_am_dev *d);
 int bg_am_boot_reset_if_alive(bg_am_dev *d, bool *did);
 /* Toggle PCI_COMMAND bus mastering (write, then read back). */
 int bg_am_boot_bus_master(bg_am_dev *d, bool on);
+/* The blocks a boot set up (kept by bg_am_boot_ex for the caller; bg_am_boot frees them at the end). */
+typedef struct bg_am_blocks {
+  bg_am_gmc *gmc;
+  bg_am_ih *ih;
+} bg_am_blocks;
 /* The sequence above; rep and opts may be NULL. */
 int bg_am_boot(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep);
+/* Same, handing the GMC/IH state to *blk (free with bg_am_blocks_free, before bg_am_dev_close; also on error). */
+int bg_am_boot_ex(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep, bg_am_blocks *blk);
+void bg_am_blocks_free(bg_am_blocks *blk);
 
 #ifdef __cplusplus
 }

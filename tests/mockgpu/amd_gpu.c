@@ -277,6 +277,7 @@ static int build_hooks(mock_amd *g) {
   for (unsigned i = 0; i < BG_AM_MAX_INSTANCES && g->nhubs < AMD_MAX_HUBS; i++) {
     if (!(mm->inst_mask >> i & 1)) continue;
     unsigned h = g->nhubs++;
+    g->hub[h].mm = true;
     e |= hook(g, reg_at(g, MMHUB_HWIP, i, cr->mm_sem), AMD_H_INV_SEM, h);
     e |= hook(g, reg_at(g, MMHUB_HWIP, i, cr->mm_req), AMD_H_INV_REQ, h);
     e |= hook(g, reg_at(g, MMHUB_HWIP, i, cr->mm_ack), AMD_H_INV_ACK, h);
@@ -421,7 +422,12 @@ static void reg_write(mock_amd *g, uint32_t addr, uint32_t v) {
   case AMD_H_RLC_BOOTLOAD: amd_fail(g, "write 0x%x to read-only RLC_RLCS_BOOTLOAD_STATUS", v); return;
   case AMD_H_RLC_SAFE_MODE: amd_set(g, addr, v & ~1u); return; /* CMD (bit 0) self-clears: the RLC acked */
   case AMD_H_INV_REQ:
-    if (hub < AMD_MAX_HUBS) g->hub[hub].req = v;
+    if (hub < AMD_MAX_HUBS && g->hub[hub].mm && !g->hub[hub].sem_held) {
+      amd_fail(g, "VM_INVALIDATE_ENG17_REQ 0x%x = 0x%x on an MMHUB without ENG17_SEM held (no ACK)", addr, v);
+      g->hub[hub].req = 0;
+      return;
+    }
+    if (hub < AMD_MAX_HUBS) g->hub[hub].req = v, g->hub[hub].ninv++;
     amd_set(g, addr, v);
     return;
   case AMD_H_INV_ACK: amd_fail(g, "write 0x%x to read-only VM_INVALIDATE_ENG17_ACK 0x%x", v, addr); return;
@@ -471,7 +477,7 @@ static void bar5_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, 
 
 void amd_asic_reset(mock_amd *g) {
   map_clear(&g->regs);
-  memset(g->hub, 0, sizeof(g->hub));
+  for (unsigned i = 0; i < AMD_MAX_HUBS; i++) g->hub[i].req = 0, g->hub[i].sem_held = false, g->hub[i].ninv = 0;
   amd_psp_reset(g);
   amd_smu_reset(g);
 }

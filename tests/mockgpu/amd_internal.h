@@ -55,6 +55,8 @@ struct mock_amd {
   struct {
     uint32_t req;
     bool sem_held;
+    bool mm;        /* an MMHUB instance: REQ only with ENG17_SEM held (amd_gmc.c) */
+    unsigned ninv;  /* accepted ENG17_REQ writes */
   } hub[AMD_MAX_HUBS];
   unsigned nhubs;
   /* firmware */

@@ -14,6 +14,11 @@
 #include "am/am_dev.h"
 #include "am/am_psp.h"
 #include "am/am_smu.h"
+#include "am/am_gmc.h"
+#include "am/am_ih.h"
+#include "am/am_soc.h"
+#include "am/mm_pt.h"
+#include "amd_gmc.h"
 #include "amd_gpu.h"
 #include "baregpu/error.h"
 #include "fw_gen.h"
@@ -384,6 +389,114 @@ START_TEST(rsmu_indirect) {
 }
 END_TEST
 
+/* SOC -> GMC -> IH -> PSP -> SMU, then page tables through the mock's walker, TLB flushes, an IH fault. */
+static uint32_t peekn(int hwip, const char *name) {
+  uint32_t a = 0;
+  OK(bg_am_nreg_addr(D, hwip, 0, name, &a));
+  return mock_amd_peek(G, a);
+}
+
+static void gmc_ih_run(bool gfx12) {
+  open_dev();
+  unsigned long r0 = n_rd, w0 = n_wr;
+  bg_am_boot_report rep;
+  bg_am_blocks blk = {0};
+  int e = bg_am_boot_ex(D, NULL, &rep, &blk);
+  ck_assert_msg(e == 0, "boot: %s", bg_last_error());
+  unsigned long brd = n_rd - r0, bwr = n_wr - w0;
+  full_boot_checks();
+  bg_am_gmc *gm = blk.gmc;
+  bg_am_ih *ih = blk.ih;
+  printf("%s: SOC+GMC+IH+PSP+SMU boot: %lu register reads, %lu writes (soc %.2f gmc %.2f ih %.2f ms)\n"
+         "  boot region: root 0x%lx memscratch 0x%lx dummy 0x%lx ih0 0x%lx/0x%lx ih1 0x%lx/0x%lx msg1 0x%lx cmd 0x%lx "
+         "fence 0x%lx ring 0x%lx tmr 0x%lx smu 0x%lx\n",
+         D->disc.arch, brd, bwr, rep.ms_soc, rep.ms_gmc, rep.ms_ih, (unsigned long)bg_am_pt_root(gm->pt),
+         (unsigned long)gm->memscratch, (unsigned long)gm->dummy, (unsigned long)ih->ring[0],
+         (unsigned long)ih->wptr[0], (unsigned long)ih->ring[1], (unsigned long)ih->wptr[1],
+         (unsigned long)D->bm.psp_msg1, (unsigned long)D->bm.psp_cmd, (unsigned long)D->bm.psp_fence,
+         (unsigned long)D->bm.psp_ring, (unsigned long)D->bm.psp_tmr, (unsigned long)D->bm.smu_table);
+  if (gfx12) { /* am.md §4.2 table (mock config, MP0 14.0.2) */
+    ck_assert_uint_eq(bg_am_pt_root(gm->pt), 0x0);
+    ck_assert_uint_eq(gm->memscratch, 0x1000);
+    ck_assert_uint_eq(gm->dummy, 0x2000);
+    ck_assert_uint_eq(ih->ring[0], 0x3000);
+    ck_assert_uint_eq(ih->wptr[0], 0x43000);
+    ck_assert_uint_eq(ih->ring[1], 0x44000);
+    ck_assert_uint_eq(ih->wptr[1], 0x84000);
+    ck_assert_uint_eq(D->bm.psp_msg1, 0x100000);
+    ck_assert_uint_eq(D->bm.psp_cmd, 0x85000);
+    ck_assert_uint_eq(D->bm.psp_fence, 0x86000);
+    ck_assert_uint_eq(D->bm.psp_ring, 0x87000);
+    ck_assert_uint_eq(D->bm.smu_table, 0x97000);
+    /* values of the reference trace (am_mock_boot_trace.txt) */
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMMC_VM_SYSTEM_APERTURE_HIGH_ADDR"), 0x7c0); /* FB_TOP 0x1f (hardware), trace 0x800 (0x20) */
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMMC_VM_MX_L1_TLB_CNTL"), 0x1859);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_L2_CNTL"), 0x80801);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_L2_CNTL3"), 0x80130009);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_L2_CNTL5"), 0x3fe0);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_CONTEXT0_CNTL"), 0x1fffc07);
+    ck_assert_uint_eq(peekn(GC_HWIP, "regGCVM_CONTEXT0_CNTL"), 0x1fffc07);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32"), 0x1);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32"), 0x7);
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_RB_BASE"), 0x30);
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_RB_CNTL"), 0xc0330021);
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_RB_CNTL_RING1"), 0xc0100221);
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_RB_WPTR_ADDR_LO"), 0x43000);
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_STORM_CLIENT_LIST_CNTL"), 0x40000);
+    ck_assert_uint_eq(peekn(NBIO_HWIP, "regRCC_DEV0_EPF0_RCC_DOORBELL_APER_EN"), 1);
+  } else {
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_RB_CNTL"), 0xc0330021); /* osssys 6.0.0: same fields */
+  }
+  /* map a 2 MiB VRAM buffer and a host page; translate through the mock's walker on both hubs */
+  unsigned inv_gc = mock_amd_tlb_invalidations(G, true), inv_mm = mock_amd_tlb_invalidations(G, false);
+  uint64_t buf, va = 0x200000000000ull + 0x40000000ull, hva = va + 0x400000, host = 0x123456789000ull;
+  OK(bg_am_vram_alloc(D->mm, BG_AM_VRAM_MAIN, 0x200000, 0x200000, false, &buf));
+  OK(bg_am_pt_map_contig(gm->pt, va, buf, 0x200000, BG_AM_ASPACE_VRAM, BG_AM_PT_RWX));
+  OK(bg_am_pt_map_pages(gm->pt, hva, &host, 1, BG_AM_ASPACE_SYS, BG_AM_PT_RWX | BG_AM_PT_SNOOPED | BG_AM_PT_UNCACHED));
+  ck_assert_uint_eq(mock_amd_tlb_invalidations(G, true), inv_gc + 2);
+  ck_assert_uint_eq(mock_amd_tlb_invalidations(G, false), inv_mm + 2);
+  ck_assert_uint_eq(gm->nflush[BG_AM_HUB_MM], (unsigned long)inv_mm + 2);
+  for (int hub = 0; hub < 2; hub++) {
+    uint64_t a = 0;
+    bool sys = true;
+    char why[256] = "";
+    ck_assert_msg(mock_amd_translate(G, hub, va + 0x1234, &a, &sys, why, sizeof(why)) == 0, "%s", why);
+    ck_assert_uint_eq(a, buf + 0x1234);
+    ck_assert(!sys);
+    ck_assert_msg(mock_amd_translate(G, hub, hva + 0x10, &a, &sys, why, sizeof(why)) == 0, "%s", why);
+    ck_assert_uint_eq(a, host + 0x10);
+    ck_assert(sys);
+    ck_assert_int_eq(mock_amd_translate(G, hub, hva + 0x1000, &a, &sys, why, sizeof(why)), -1);
+  }
+  /* IH: nothing pending; then an injected UTCL2 fault (client 0x1b, src 0) is reported with its address */
+  size_t n = 99;
+  ck_assert_int_eq(bg_am_ih_drain(ih, NULL, 0, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  uint64_t fva = 0x200000dead000ull;
+  ck_assert_int_eq(mock_amd_vm_fault(G, 0x1b, 0, fva, 0x40001), 0);
+  bg_am_ih_entry ent[2];
+  ck_assert_int_eq(bg_am_ih_drain(ih, ent, 2, &n), 1);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(ent[0].client, 0x1b);
+  ck_assert_uint_eq(ent[0].src, 0);
+  ck_assert_uint_eq(ent[0].fault_addr, fva);
+  ck_assert_uint_eq(ent[0].fault_status, 0x40001);
+  ck_assert_ptr_nonnull(strstr(ih->last, "client 0x1b src 0x0"));
+  ck_assert_ptr_nonnull(strstr(ih->last, "addr 0x200000dead000"));
+  ck_assert_int_eq(bg_am_ih_drain(ih, NULL, 0, &n), 0); /* drained: RPTR caught up */
+  ck_assert_uint_eq(n, 0);
+  OK(bg_am_pt_unmap(gm->pt, va, 0x200000));
+  OK(bg_am_pt_unmap(gm->pt, hva, 0x1000));
+  OK(bg_am_vram_free(D->mm, buf));
+  bg_am_blocks_free(&blk);
+}
+
+START_TEST(gfx12_gmc_ih) { gmc_ih_run(true); }
+END_TEST
+
+START_TEST(gfx11_gmc_ih) { gmc_ih_run(false); }
+END_TEST
+
 static TCase *tc(const char *name, void (*su)(void)) {
   TCase *t = tcase_create(name);
   tcase_add_checked_fixture(t, su, teardown);
@@ -404,11 +517,13 @@ int main(void) {
   tcase_add_test(t, smu_timeout);
   tcase_add_test(t, warm_start);
   tcase_add_test(t, rsmu_indirect);
+  tcase_add_test(t, gfx12_gmc_ih);
   suite_add_tcase(s, t);
   TCase *t11 = tc("gfx11", setup11);
   tcase_add_test(t11, gfx11_boot);
   tcase_add_test(t11, mode1_and_reboot);
   tcase_add_test(t11, fw_wrong_chip);
+  tcase_add_test(t11, gfx11_gmc_ih);
   suite_add_tcase(s, t11);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,52 @@
+/* am/am_gmc.h: GMC of the AM bring-up (am.md §4.4): FB location, system aperture, MMHUB and GC hub, the
+ * context-0 page tables (am/mm_pt.h) and TLB invalidation.
+ *
+ *   bg_am_gmc_create   init_sw: FB_LOCATION_BASE/TOP read back (fb_base, fb_end, mc_base = fb_base; no XGMI
+ *                      hive support: paddr_base 0), root page table (mm_pt, boot region, zeroed), memscratch
+ *                      page, dummy page (boot region, §4.2 rows 1-3) — call before the PSP/SMU allocations
+ *   bg_am_gmc_init     init_hw: hub init of every MMHUB instance, then of every GC instance (tinygrad does the
+ *                      GC hub in GFX init_hw; done here so that flushes reach the GC hub from the start)
+ *   bg_am_gmc_flush_tlb  flush_hdp, then per instance: MMHUB only acquire ENG17_SEM (read until bit0), write
+ *                      ENG17_REQ = 0xf80001 (vmid 0), poll ENG17_ACK bit0, MMHUB release SEM, GC >= 11 on MMHUB
+ *                      set MMVM_L2_BANK_SELECT_RESERVED_CID2.RESERVED_CACHE_PRIVATE_INVALIDATION and read back.
+ *                      A hub not yet initialised is skipped (hub_initted). mm_pt's flush callback flushes GC
+ *                      then MM.
+ * One thread at a time. */
+#ifndef BG_AM_GMC_H
+#define BG_AM_GMC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "am/am_dev.h"
+#include "am/mm_pt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum bg_am_hub { BG_AM_HUB_MM = 0, BG_AM_HUB_GC = 1 };
+
+typedef struct bg_am_gmc {
+  bg_am_dev *d;
+  bg_am_pt *pt;              /* context 0 page tables (root in the boot region) */
+  enum bg_am_pt_gen gen;
+  uint64_t fb_base, fb_end, mc_base, paddr_base;
+  uint64_t vm_base, vm_end;
+  uint64_t memscratch, dummy; /* VRAM offsets */
+  bool hub_initted[2];
+  unsigned long nflush[2];   /* flush_tlb calls that reached a hub */
+} bg_am_gmc;
+
+int bg_am_gmc_create(bg_am_dev *d, bg_am_gmc **out);
+/* Frees the page tables and the boot pages (VRAM is not written). */
+void bg_am_gmc_destroy(bg_am_gmc *g);
+int bg_am_gmc_init(bg_am_gmc *g);
+/* Hub init of one hub kind on all its instances (init_hub). */
+int bg_am_gmc_init_hub(bg_am_gmc *g, enum bg_am_hub hub);
+int bg_am_gmc_flush_tlb(bg_am_gmc *g, enum bg_am_hub hub, unsigned vmid);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,143 @@
+/* am/am_ih.c: IH rings (am/am_ih.h). */
+#include "am/am_ih.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "am/am_soc.h"
+#include "baregpu/error.h"
+#include "hcq/mmio.h"
+
+#define F(n, v) n, (unsigned)(v)
+#define END (const char *)NULL
+#define OSS OSSSYS_HWIP
+
+int bg_am_ih_create(bg_am_dev *d, bg_am_ih **out) {
+  *out = NULL;
+  bg_am_ih *ih = calloc(1, sizeof(*ih));
+  if (!ih) return bg_error(BG_ENOMEM, "am: %s: ih state", d->bdf);
+  ih->d = d;
+  for (int r = 0; r < 2; r++) ih->ring[r] = ih->wptr[r] = UINT64_MAX;
+  int e = 0;
+  for (int r = 0; r < 2 && e >= 0; r++) {
+    e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, BG_AM_IH_RING_SIZE, 0x1000, false, &ih->ring[r]);
+    if (e >= 0) e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1000, 0x1000, false, &ih->wptr[r]);
+  }
+  if (e < 0) {
+    bg_am_ih_destroy(ih);
+    return bg_error_context(e, "am: %s: ih init_sw: ", d->bdf);
+  }
+  *out = ih;
+  return 0;
+}
+
+void bg_am_ih_destroy(bg_am_ih *ih) {
+  if (!ih) return;
+  for (int r = 1; r >= 0; r--) {
+    if (ih->wptr[r] != UINT64_MAX) bg_am_vram_free(ih->d->mm, ih->wptr[r]);
+    if (ih->ring[r] != UINT64_MAX) bg_am_vram_free(ih->d->mm, ih->ring[r]);
+  }
+  free(ih);
+}
+
+static int ring_regs(bg_am_ih *ih, int r) {
+  bg_am_dev *d = ih->d;
+  const char *s = r ? "_RING1" : "";
+  char n[64];
+  uint64_t mc = bg_am_mc(d, ih->ring[r]) >> 8, wp = bg_am_mc(d, ih->wptr[r]);
+  int e;
+#define NAME(x) (snprintf(n, sizeof(n), "reg" x "%s", s), n)
+  if ((e = bg_am_nwreg(d, OSS, 0, NAME("IH_RB_BASE"), (uint32_t)mc)) < 0) return e;
+  if ((e = bg_am_nwreg(d, OSS, 0, NAME("IH_RB_BASE_HI"), (uint32_t)(mc >> 32))) < 0) return e;
+  if (r == 0)
+    e = bg_am_nwreg_fields(d, OSS, 0, NAME("IH_RB_CNTL"), 0, NULL, F("MC_SPACE", 4), F("WPTR_OVERFLOW_CLEAR", 1),
+                           F("RB_SIZE", 16), F("MC_SNOOP", 1), F("MC_RO", 0), F("MC_VMID", 0),
+                           F("WPTR_OVERFLOW_ENABLE", 1), F("RPTR_REARM", 1), END);
+  else
+    e = bg_am_nwreg_fields(d, OSS, 0, NAME("IH_RB_CNTL"), 0, NULL, F("MC_SPACE", 4), F("WPTR_OVERFLOW_CLEAR", 1),
+                           F("RB_SIZE", 16), F("MC_SNOOP", 1), F("MC_RO", 0), F("MC_VMID", 0),
+                           F("RB_FULL_DRAIN_ENABLE", 1), END);
+  if (e < 0) return e;
+  if (r == 0) {
+    if ((e = bg_am_nwreg(d, OSS, 0, "regIH_RB_WPTR_ADDR_LO", (uint32_t)wp)) < 0) return e;
+    if ((e = bg_am_nwreg(d, OSS, 0, "regIH_RB_WPTR_ADDR_HI", (uint32_t)(wp >> 32))) < 0) return e;
+  }
+  if ((e = bg_am_nwreg(d, OSS, 0, NAME("IH_RB_WPTR"), 0)) < 0) return e;
+  if ((e = bg_am_nwreg(d, OSS, 0, NAME("IH_RB_RPTR"), 0)) < 0) return e;
+  return bg_am_nwreg(d, OSS, 0, NAME("IH_DOORBELL_RPTR"), 0);
+#undef NAME
+}
+
+int bg_am_ih_init(bg_am_ih *ih) {
+  bg_am_dev *d = ih->d;
+  int e = 0;
+  /* A fresh ring: zero the write-pointer pages so that stale entries from a previous run are not read. */
+  for (int r = 0; r < 2 && e >= 0; r++) e = bg_am_vram_zero(d->mm, ih->wptr[r], 0x1000);
+  for (int r = 0; r < 2 && e >= 0; r++) e = ring_regs(ih, r);
+  bool v442 = d->regs.osssys == bg_am_regtab_by_name("osssys_4_4_2");
+  if (e >= 0 && !v442) {
+    e = bg_am_nwreg_fields(d, OSS, 0, "regIH_STORM_CLIENT_LIST_CNTL", 1, NULL, F("CLIENT18_IS_STORM_CLIENT", 1), END);
+    if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, "regIH_INT_FLOOD_CNTL", 1, NULL, F("FLOOD_CNTL_ENABLE", 1), END);
+    if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, "regIH_MSI_STORM_CTRL", 1, NULL, F("DELAY", 3), END);
+  }
+  if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, "regIH_RB_CNTL", 1, NULL, F("RB_ENABLE", 1), F("ENABLE_INTR", 1), END);
+  if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, "regIH_RB_CNTL_RING1", 1, NULL, F("RB_ENABLE", 1), END);
+  return e < 0 ? bg_error_context(e, "am: %s: ih: ", d->bdf) : 0;
+}
+
+static int utcl2_fault(bg_am_ih *ih, bg_am_ih_entry *en) {
+  bg_am_dev *d = ih->d;
+  uint32_t lo = 0, hi = 0;
+  int e = bg_am_nrreg(d, GC_HWIP, 0, "regGCVM_L2_PROTECTION_FAULT_ADDR_LO32", &lo);
+  if (e >= 0) e = bg_am_nrreg(d, GC_HWIP, 0, "regGCVM_L2_PROTECTION_FAULT_ADDR_HI32", &hi);
+  if (e < 0) return e;
+  en->fault_status = bg_am_rr(d, BG_AM_R_FAULT_STATUS);
+  en->fault_addr = ((uint64_t)hi << 32 | lo) << 12;
+  return bg_am_nwreg_fields(d, GC_HWIP, 0, "regGCVM_L2_PROTECTION_FAULT_CNTL", 1, NULL,
+                            F("CLEAR_PROTECTION_FAULT_STATUS_ADDR", 1), END);
+}
+
+int bg_am_ih_drain(bg_am_ih *ih, bg_am_ih_entry *out, size_t max, size_t *n) {
+  bg_am_dev *d = ih->d;
+  const uint32_t ndw = BG_AM_IH_RING_SIZE / 4;
+  uint32_t wreg = 0, rreg = 0;
+  int e = bg_am_nrreg(d, OSS, 0, "regIH_RB_WPTR", &wreg);
+  if (e >= 0) e = bg_am_nrreg(d, OSS, 0, "regIH_RB_RPTR", &rreg);
+  if (e < 0) return e;
+  uint32_t w = (wreg >> 2) & 0xffffu, r = (rreg >> 2) % ndw; /* OFFSET[2:17], dword index */
+  size_t cnt = 0;
+  int nerr = 0;
+  while (r != w % ndw) {
+    uint32_t dw[8];
+    for (int k = 0; k < 8; k++)
+      dw[k] = bg_mmio_rd32(&d->vram, ih->ring[0] + 4ull * ((r + (uint32_t)k) % ndw));
+    r = (r + 8) % ndw;
+    bg_am_ih_entry en = {
+        .client = dw[0] & 0xff, .src = (dw[0] >> 8) & 0xff, .ring_id = (dw[0] >> 16) & 0xff,
+        .vmid = (dw[0] >> 24) & 0xf, .vmid_type = dw[0] >> 31, .pasid = dw[3] & 0xffff, .node = (dw[3] >> 16) & 0xff,
+        .ctx = {dw[4], dw[5], dw[6], dw[7]}};
+    bool sdma_trap = d->gc.maj >= 11 ? en.src == 49 : en.src == 224;
+    if (!sdma_trap) {
+      if (en.src == 0 || (d->gc.maj == 9 && en.client == 27)) {
+        if ((e = utcl2_fault(ih, &en)) < 0) return e;
+      }
+      snprintf(ih->last, sizeof(ih->last),
+               "am: %s: ih: fault client 0x%" PRIx32 " src 0x%" PRIx32 " ring %" PRIu32 " vmid %" PRIu32
+               " pasid %" PRIu32 " addr 0x%" PRIx64 " status 0x%" PRIx32,
+               d->bdf, en.client, en.src, en.ring_id, en.vmid, en.pasid, en.fault_addr, en.fault_status);
+      bg_log(0, "%s", ih->last);
+      nerr++;
+    }
+    if (out && cnt < max) out[cnt] = en;
+    cnt++;
+  }
+  if (n) *n = cnt;
+  if ((e = bg_am_nwreg(d, OSS, 0, "regIH_RB_RPTR", (w % ndw) << 2)) < 0) return e;
+  if (wreg & 1) { /* RB_OVERFLOW */
+    if ((e = bg_am_nwreg_fields(d, OSS, 0, "regIH_RB_WPTR", 1, NULL, F("RB_OVERFLOW", 0), END)) < 0) return e;
+    if ((e = bg_am_nwreg_fields(d, OSS, 0, "regIH_RB_CNTL", 1, NULL, F("WPTR_OVERFLOW_CLEAR", 1), END)) < 0) return e;
+    if ((e = bg_am_nwreg_fields(d, OSS, 0, "regIH_RB_CNTL", 1, NULL, F("WPTR_OVERFLOW_CLEAR", 0), END)) < 0) return e;
+  }
+  return nerr;
+}

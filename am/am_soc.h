@@ -1,0 +1,34 @@
+/* am/am_soc.h: SOC init of the AM bring-up (am.md §4.3), and register access by name through the generated
+ * tables (used by am_soc.c, am_gmc.c, am_ih.c).
+ *
+ * SOC init_hw: NBIO 7.9.x: XCC_DOORBELL_FENCE (AID 0 only here), BIFC_GFX_INT_MONITOR_MASK = 0x7ff,
+ * BIFC_DOORBELL_ACCESS_EN_PF = 0xfffff; otherwise RCC_DEV0_EPF2_STRAP2.STRAP_NO_SOFT_RESET_DEV0_F2 = 0
+ * (read-modify-write, through RSMU beyond BAR5); always RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN = 1.
+ * Not done: set_clockgating_state, doorbell_enable (GFX/SDMA bring-up). */
+#ifndef BG_AM_SOC_H
+#define BG_AM_SOC_H
+
+#include <stdint.h>
+
+#include "am/am_dev.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Register table of an IP block (GC, MMHUB, NBIO/NBIF, OSSSYS, HDP, MP0), NULL otherwise. */
+const struct bg_am_regtab *bg_am_tab_of(const bg_am_dev *d, int hwip);
+/* Absolute address of register `name` of instance `inst` of `hwip`; errors name the register. */
+int bg_am_nreg_addr(bg_am_dev *d, int hwip, unsigned inst, const char *name, uint32_t *addr);
+int bg_am_nwreg(bg_am_dev *d, int hwip, unsigned inst, const char *name, uint32_t v);
+int bg_am_nrreg(bg_am_dev *d, int hwip, unsigned inst, const char *name, uint32_t *v);
+/* Write fields given as (const char *field, unsigned value) pairs ending with NULL: from 0 (rmw false) or on
+ * top of the register's current value (rmw true: read, then write). *out (may be NULL) gets the written value. */
+int bg_am_nwreg_fields(bg_am_dev *d, int hwip, unsigned inst, const char *name, int rmw, uint32_t *out, ...);
+
+int bg_am_soc_init(bg_am_dev *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
