@@ -16,8 +16,9 @@ static int cmd_help(const smi_opts *o);
 
 static const smi_cmd cmds[] = {
   {"list", "[--json] [--all] [--dev DEV]",
-   "list PCI GPUs (BDF, ids, chip, driver, BARs, link, lock owner pid), ASM24 USB bridges and the\n"
-   "      openable devices",
+   "list PCI GPUs (BDF, ids, chip, driver, BARs, link, lock owner pid; for AMD GPUs baregpu can\n"
+   "      open: temperature, power, clocks and activity from the SMU metrics), ASM24 USB bridges and\n"
+   "      the openable devices",
    SMI_OPT_JSON | SMI_OPT_ALL | SMI_OPT_DEV, smi_cmd_list},
   {"pids", "[--json] [--all | --dev DEV | DEVICE]",
    "processes holding GPUs (device, pid, process name), from the lock files; every device by default",

@@ -83,6 +83,7 @@ typedef struct smi_inventory {
   size_t ndevs;
   int devs_err;
   char devs_msg[512];
+  struct smi_am_metrics *am;   /* [npci] SMU metrics of the AMD GPUs (smi_am_collect), NULL: not read */
 } smi_inventory;
 
 int smi_inventory_collect(const smi_opts *o, smi_inventory *inv);
@@ -133,6 +134,43 @@ int smi_holders_collect(char (*names)[64], size_t nnames, smi_holder **out, size
 /* The device names (lock names) o's selector resolves to: NULL with *n = 0 for every device.
  * Returns like smi_select_gpus. */
 int smi_select_names(const smi_opts *o, const char *cmd, char (**names)[64], size_t *n);
+
+/* ---------------- AMD SMU metrics (smi_am.c) ---------------- */
+
+typedef enum smi_am_state {
+  SMI_AM_NONE,     /* not an AMD GPU: nothing to show */
+  SMI_AM_OK,       /* metrics read */
+  SMI_AM_IN_USE,   /* locked by another process (pid) */
+  SMI_AM_BOUND,    /* bound to a kernel driver (driver) */
+  SMI_AM_DOWN,     /* opened, but the SMU is not running (not booted: bg-bringup) */
+  SMI_AM_ERROR,    /* open or read failed (msg) */
+} smi_am_state;
+
+typedef struct smi_am_metrics {
+  smi_am_state state;
+  pid_t pid;                   /* SMI_AM_IN_USE: the holder, -1 when it has not written its pid */
+  char driver[64];             /* SMI_AM_BOUND */
+  char msg[512];               /* SMI_AM_DOWN / SMI_AM_ERROR: why */
+  char arch[16];               /* "gfx1100" from discovery, when opened */
+  unsigned temp_edge, temp_hotspot, temp_mem; /* C */
+  unsigned power_w, power_limit_w;
+  unsigned gfxclk, socclk, uclk, fclk;        /* MHz (gfxclk: average pre-DS, others: current) */
+  unsigned gfx_activity, mem_activity;        /* % */
+  unsigned fan_rpm;
+} smi_am_metrics;
+
+/* Metrics of the AMD GPU bdf: not opened when owner (may be NULL) says another process holds it or
+ * driver (may be NULL or "") names a bound kernel driver; else opened through am/ (lock, BARs,
+ * discovery, firmware), and when its SMU answers the driver table is pointed at the boot region and the
+ * metrics table read. Never boots, never resets. Returns 0 when m->state == SMI_AM_OK, else -1. */
+int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *driver, smi_am_metrics *m);
+/* inv->am for every AMD GPU of inv->pci (others: SMI_AM_NONE); free(inv->am) before smi_inventory_free. */
+void smi_am_collect(smi_inventory *inv);
+/* "      metrics    edge 45 C, ..." (nothing for SMI_AM_NONE). */
+void smi_am_text(const smi_am_metrics *m, FILE *f);
+/* "metrics": {...} or null, as a key of the current object (w is a tools/json.h writer). */
+struct jw;
+void smi_am_json(struct jw *w, const smi_am_metrics *m);
 
 /* ---------------- commands ---------------- */
 

@@ -1,6 +1,8 @@
-/* tools/smi_list.c: `hcq_smi list`: PCI GPUs, ASM24 bridges and openable devices, as text or JSON. */
+/* tools/smi_list.c: `hcq_smi list`: PCI GPUs (with the SMU metrics of the AMD ones baregpu can open, smi_am.c),
+ * ASM24 bridges and openable devices, as text or JSON. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bg_config.h"
@@ -19,7 +21,7 @@ static void text_owner(const smi_owner *ow, FILE *f) {
   else fprintf(f, "pid %d (%s)\n", (int)ow->pid, ow->comm[0] ? ow->comm : "?");
 }
 
-static void text_pci(const bg_pci_info *p, const smi_owner *ow, FILE *f) {
+static void text_pci(const bg_pci_info *p, const smi_owner *ow, const smi_am_metrics *am, FILE *f) {
   const char *vname = bg_pci_vendor_name(p->vendor);
   fprintf(f, "  %s  %s %04x:%04x", p->bdf, vname ? vname : "vendor", p->vendor, p->device);
   if (p->chip) fprintf(f, "  %s (%s, %s)", p->chip->name, p->chip->arch, p->chip->family);
@@ -43,6 +45,7 @@ static void text_pci(const bg_pci_info *p, const smi_owner *ow, FILE *f) {
             b->prefetch ? " prefetchable" : "", b->base);
   }
   text_owner(ow, f);
+  if (am) smi_am_text(am, f);
   if (p->note[0]) fprintf(f, "      note       %s\n", p->note);
 }
 
@@ -65,7 +68,7 @@ void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
             inv->pci_gpus == 1 ? "" : "s");
     if (o->all && o->sel == SMI_SEL_NONE) fprintf(f, ", listing all %zu functions", inv->npci);
     fputs(inv->npci ? ":\n" : "\n", f);
-    for (size_t i = 0; i < inv->npci; i++) text_pci(&inv->pci[i], &inv->pci_owner[i], f);
+    for (size_t i = 0; i < inv->npci; i++) text_pci(&inv->pci[i], &inv->pci_owner[i], inv->am ? &inv->am[i] : NULL, f);
   }
   if (!inv->usb_searched && o->sel == SMI_SEL_BDF)
     fprintf(f, "USB: not searched (--dev %s is a PCI address)\n", o->dev);
@@ -100,7 +103,7 @@ static void json_owner(jw *w, const smi_owner *ow) {
   jw_kstr(w, "owner_error", ow->known ? NULL : ow->err);
 }
 
-static void json_pci(jw *w, const bg_pci_info *p, const smi_owner *ow) {
+static void json_pci(jw *w, const bg_pci_info *p, const smi_owner *ow, const smi_am_metrics *am) {
   jw_obj_begin(w);
   jw_kstr(w, "bdf", p->bdf);
   jw_khex(w, "vendor", p->vendor, 4);
@@ -154,6 +157,7 @@ static void json_pci(jw *w, const bg_pci_info *p, const smi_owner *ow) {
     jw_arr_end(w);
   }
   json_owner(w, ow);
+  if (am) smi_am_json(w, am);
   jw_kstr(w, "note", p->note[0] ? p->note : NULL);
   jw_obj_end(w);
 }
@@ -199,7 +203,7 @@ int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f) {
   jw_kuint(&w, "gpus", inv->pci_gpus);
   jw_key(&w, "devices");
   jw_arr_begin(&w);
-  for (size_t i = 0; i < inv->npci; i++) json_pci(&w, &inv->pci[i], &inv->pci_owner[i]);
+  for (size_t i = 0; i < inv->npci; i++) json_pci(&w, &inv->pci[i], &inv->pci_owner[i], inv->am ? &inv->am[i] : NULL);
   jw_arr_end(&w);
   jw_obj_end(&w);
 
@@ -234,10 +238,12 @@ int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f) {
 int smi_cmd_list(const smi_opts *o) {
   smi_inventory inv;
   int r = smi_inventory_collect(o, &inv);
+  smi_am_collect(&inv);
   int jr = 0;
   if (o->json) jr = smi_list_json(&inv, o, stdout);
   else smi_list_text(&inv, o, stdout);
   if (r < 0) fprintf(stderr, "hcq_smi: list: %s\n", inv.pci_msg);
+  free(inv.am);
   smi_inventory_free(&inv);
   if (jr < 0) fprintf(stderr, "hcq_smi: list: internal error: unbalanced JSON output\n");
   return (r < 0 || jr < 0) ? SMI_EXIT_FAIL : SMI_EXIT_OK;

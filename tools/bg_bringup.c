@@ -1,0 +1,397 @@
+/* tools/bg_bringup.c: bg-bringup, the AM bring-up tool (tinygrad's AMDev init with AM_DEBUG, am.md §4-§5).
+ *
+ *   bg-bringup [--dev BDF|DEV] [--json] [--reset] [--fw-dir DIR]
+ *
+ * Opens an AMD GPU through am/ (bg_am_dev_open: PCI, BARs, discovery, register tables, firmware set), runs the
+ * boot sequence of am/am_boot.h (cold, or warm when our magic is present; --reset = AM_RESET=1: ignore it and
+ * mode1-reset a running device), then reads the SMU metrics once. Prints the chip, its IP versions, the firmware
+ * files used and every step with its time, as text or (--json) one JSON document. BG_DEBUG=1 adds the library's
+ * own step log, BG_DEBUG=3 every register write (am/am_dev.h).
+ *
+ * Exit status: 0 booted; 1 the device could not be opened or booted (the message names the firmware file, the
+ * pid holding the device, the driver bound to it, or the register that timed out); 2 usage error or no such AMD
+ * GPU. The logic is bg_bringup_main() so the unit tests run it in-process against the emulated GPU (whose
+ * register hooks live in the test process); main() is left out when BG_BRINGUP_NO_MAIN is defined. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "am/am_boot.h"
+#include "am/am_dev.h"
+#include "am/am_smu.h"
+#include "baregpu/error.h"
+#include "bg_config.h"
+#include "tools/json.h"
+#include "tools/smi.h"
+#include "tools/smi_fmt.h"
+
+int bg_bringup_main(int argc, char **argv);
+
+enum { BR_OK = 0, BR_FAIL = 1, BR_USAGE = 2 };
+#define BR_MAX_STEPS 12
+
+typedef struct br_step {
+  const char *name;
+  char detail[96];
+  double ms;
+  bool skipped;
+} br_step;
+
+typedef struct br_state {
+  bool json, reset;
+  const char *dev, *fw_dir;
+  char bdf[64];
+  br_step steps[BR_MAX_STEPS];
+  int nsteps;
+  bg_am_boot_report rep;
+  bool booted, have_metrics;
+  bg_am_smu_metrics m;
+  char metrics_err[256];
+  double total_ms;
+  char err[1024];
+} br_state;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: bg-bringup [--dev BDF|DEV] [--json] [--reset] [--fw-dir DIR]\n"
+          "\n"
+          "Open an AMD GPU through the AM driver and run its bring-up (PSP bootloader, PSP ring, firmware,\n"
+          "SMU), printing each step with its time, the chip, its IP versions and the firmware files used.\n"
+          "\n"
+          "  --dev BDF|DEV  a PCI address (0000:03:00.0 or 03:00.0) or a DEV string (AMD, AMD:1, PCI+AMD:0);\n"
+          "                 default: the first AMD GPU\n"
+          "  --json         print one JSON document on stdout (errors also on stderr)\n"
+          "  --reset        AM_RESET=1: ignore the warm-start magic and boot again (mode1 reset first when the\n"
+          "                 PSP and SMU are running)\n"
+          "  --fw-dir DIR   firmware folder (default $BG_FIRMWARE_DIR, else /lib/firmware/amdgpu)\n"
+          "  -h, --help     this help\n"
+          "\n"
+          "environment: BG_SYSFS_ROOT (emulated sysfs tree), BG_LOCK_DIR, BG_FIRMWARE_DIR, AM_RESET=1 (as\n"
+          "--reset), BG_DEBUG=1 (library step log), BG_DEBUG=3 (every register write)\n"
+          "exit status: 0 booted; 1 open or boot failed (firmware file, device in use by pid N, driver\n"
+          "bound, timeout); 2 usage error or no such AMD GPU\n");
+}
+
+static br_step *add_step(br_state *s, const char *name, double ms) {
+  if (s->nsteps >= BR_MAX_STEPS) return &s->steps[BR_MAX_STEPS - 1];
+  br_step *st = &s->steps[s->nsteps++];
+  memset(st, 0, sizeof(*st));
+  st->name = name;
+  st->ms = ms;
+  return st;
+}
+
+/* The device: a BDF as given, else the AMD GPU a DEV string (default "AMD:0") selects. */
+static int resolve_dev(br_state *s) {
+  smi_opts o = {0};
+  char err[512];
+  const char *sel = s->dev ? s->dev : "AMD:0";
+  if (smi_sel_parse(sel, &o, err, sizeof(err)) < 0) {
+    fprintf(stderr, "bg-bringup: --dev %s: %s\n", sel, err);
+    return BR_USAGE;
+  }
+  if (o.sel == SMI_SEL_BDF) {
+    /* Accepted as is: it may be an emulated device of BG_SYSFS_ROOT that no DEV string reaches yet. */
+    snprintf(s->bdf, sizeof(s->bdf), "%s", o.name);
+    return BR_OK;
+  }
+  if (o.sel != SMI_SEL_TARGET) {
+    fprintf(stderr, "bg-bringup: --dev %s: not a PCI device; bg-bringup boots PCI AMD GPUs\n", sel);
+    return BR_USAGE;
+  }
+  bg_pci_info *v = NULL;
+  size_t n = 0;
+  int r = smi_select_gpus(&o, "bg-bringup", true, &v, &n);
+  if (r != SMI_EXIT_OK) return r == SMI_EXIT_USAGE ? BR_USAGE : BR_FAIL;
+  int ret = BR_OK;
+  if (n != 1 || v[0].vendor != 0x1002) {
+    fprintf(stderr, "bg-bringup: --dev %s: %s\n", sel,
+            n == 0 ? "no such GPU" : "not an AMD GPU (bg-bringup runs the AM driver, vendor 0x1002)");
+    ret = BR_USAGE;
+  } else {
+    snprintf(s->bdf, sizeof(s->bdf), "%s", v[0].bdf);
+  }
+  free(v);
+  return ret;
+}
+
+/* A hint after the library's message for the failures a user can act on. */
+static void add_hint(br_state *s, int code) {
+  const char *hint = NULL;
+  if (code == -BG_EBUSY && strstr(s->err, "in use by pid")) hint = "stop it: hcq_smi kill_pids ";
+  else if (code == -BG_EBUSY && strstr(s->err, "driver")) hint = "hand it over: hcq_smi unbind ";
+  else if (code == -BG_EPERM) hint = "run as root; device ";
+  if (!hint) return;
+  size_t len = strlen(s->err);
+  snprintf(s->err + len, sizeof(s->err) - len, " (%s%s)", hint, s->bdf);
+}
+
+static int run_boot(br_state *s, bg_am_dev **out) {
+  bg_am_open_opts oo = {.fw_dir = s->fw_dir};
+  double t0 = bg_am_now_ms();
+  bg_am_dev *d = NULL;
+  int e = bg_am_dev_open(s->bdf, &oo, &d);
+  double t1 = bg_am_now_ms();
+  if (e < 0) {
+    snprintf(s->err, sizeof(s->err), "%s", bg_last_error());
+    add_hint(s, e);
+    s->total_ms = t1 - t0;
+    return e;
+  }
+  *out = d;
+  snprintf(add_step(s, "open", t1 - t0)->detail, sizeof(s->steps[0].detail),
+           "pci, BARs, discovery, registers, %d firmware descriptors", d->fw->ndescs);
+  bg_am_boot_opts bo = {.force_reset = s->reset};
+  e = bg_am_boot(d, &bo, &s->rep);
+  double t2 = bg_am_now_ms();
+  const bg_am_boot_report *r = &s->rep;
+  if (r->warm) {
+    snprintf(add_step(s, "warm start", t2 - t1)->detail, sizeof(s->steps[0].detail),
+             "SCRATCH_REG7 = 0x%x: PSP and SMU left as they are", BG_AM_BOOT_MAGIC);
+  } else {
+    br_step *st = add_step(s, "mode1 reset", r->ms_reset);
+    if (r->mode1_reset) snprintf(st->detail, sizeof(st->detail), "PSP and SMU were running");
+    else {
+      st->skipped = true;
+      snprintf(st->detail, sizeof(st->detail), "not needed (PSP/SMU not running)");
+    }
+    if (r->ms_soc > 0) add_step(s, "soc", r->ms_soc);
+    if (r->ms_gmc > 0) add_step(s, "gmc (hubs, page tables, tlb)", r->ms_gmc);
+    if (r->ms_ih > 0) add_step(s, "ih rings", r->ms_ih);
+    if (r->bl_components || r->ms_bootloader > 0)
+      snprintf(add_step(s, "psp bootloader", r->ms_bootloader)->detail, sizeof(st->detail), "%d components",
+               r->bl_components);
+    if (r->ms_ring > 0 || r->ring_cmds) add_step(s, "psp ring create", r->ms_ring);
+    if (r->ring_cmds || r->ms_fw > 0)
+      snprintf(add_step(s, "psp firmware", r->ms_fw)->detail, sizeof(st->detail), "%d ring commands",
+               r->ring_cmds);
+    if (e == 0 || r->ms_smu > 0) add_step(s, "smu init", r->ms_smu);
+  }
+  s->total_ms = t2 - t0;
+  if (e < 0) {
+    snprintf(s->err, sizeof(s->err), "%s", bg_last_error());
+    add_hint(s, e);
+    return e;
+  }
+  s->booted = true;
+  double t3 = bg_am_now_ms();
+  if (bg_am_smu_read_metrics(d, &s->m) == 0) {
+    s->have_metrics = true;
+    add_step(s, "smu metrics", bg_am_now_ms() - t3);
+  } else {
+    snprintf(s->metrics_err, sizeof(s->metrics_err), "%s", bg_last_error());
+  }
+  return 0;
+}
+
+static void ipstr(bg_am_ipver v, char *buf, size_t n) { snprintf(buf, n, "%u.%u.%u", v.maj, v.min, v.rev); }
+
+/* ---------------- text ---------------- */
+
+static void print_text(const br_state *s, const bg_am_dev *d, FILE *f) {
+  if (d) {
+    char sz[32], sz2[32], gc[16], mp0[16], mp1[16], sdma[16];
+    ipstr(d->gc, gc, sizeof(gc));
+    ipstr(d->mp0, mp0, sizeof(mp0));
+    ipstr(d->mp1, mp1, sizeof(mp1));
+    ipstr(d->fw->ip.sdma0, sdma, sizeof(sdma));
+    fprintf(f, "bg-bringup: %s  AMD 1002:%04x  %s (%s), arch %s\n", s->bdf, d->device_id,
+            d->chip ? d->chip->chip : "?", d->chip ? d->chip->product : "?", d->disc.arch);
+    fprintf(f, "  IP versions     GC %s  MP0 %s  MP1 %s  SDMA %s\n", gc, mp0, mp1, sdma);
+    fprintf(f, "  VRAM            %s (BAR0 %s)\n", smi_fmt_size(d->vram_size, sz, sizeof(sz)),
+            smi_fmt_size(d->bar0_size, sz2, sizeof(sz2)));
+    fprintf(f, "  firmware        %s\n", d->fw->dir);
+    for (int i = 0; i < BG_AM_FW_NFILES; i++) {
+      const bg_am_fw_file *ff = &d->fw->files[i];
+      if (ff->present) fprintf(f, "    %-28s %zu bytes\n", ff->name, ff->len);
+    }
+    fprintf(f, "  steps:\n");
+  } else {
+    fprintf(f, "bg-bringup: %s\n", s->bdf);
+  }
+  for (int i = 0; i < s->nsteps; i++) {
+    const br_step *st = &s->steps[i];
+    if (st->skipped) fprintf(f, "    %s: skipped, %s\n", st->name, st->detail);
+    else if (st->detail[0]) fprintf(f, "    %s %s %.1f ms\n", st->name, st->detail, st->ms);
+    else fprintf(f, "    %s %.1f ms\n", st->name, st->ms);
+  }
+  if (s->have_metrics) {
+    const bg_am_smu_metrics *m = &s->m;
+    fprintf(f, "  smu metrics     edge %u C, hotspot %u C, mem %u C; %u W (limit %u W); gfx %u MHz, uclk %" PRIu32
+               " MHz; activity gfx %u%% mem %u%%; fan %u rpm\n",
+            m->temp_edge, m->temp_hotspot, m->temp_mem, m->socket_power, m->power_limit, m->gfxclk,
+            m->curr_clock[BG_SMU_PPCLK_UCLK], m->gfx_activity, m->uclk_activity, m->fan_rpm);
+  } else if (s->metrics_err[0]) {
+    fprintf(f, "  smu metrics     unavailable: %s\n", s->metrics_err);
+  }
+  if (s->booted)
+    fprintf(f, "%s in %.1f ms (register reads %" PRIu64 ", writes %" PRIu64 ")\n",
+            s->rep.warm ? "warm start" : s->rep.mode1_reset ? "booted after mode1 reset" : "booted", s->total_ms,
+            d->nrreg, d->nwreg);
+  else
+    fprintf(f, "FAILED after %.1f ms\n", s->total_ms);
+}
+
+/* ---------------- JSON ---------------- */
+
+static int print_json(const br_state *s, const bg_am_dev *d, FILE *f) {
+  jw w;
+  jw_init(&w, f);
+  jw_obj_begin(&w);
+  jw_kstr(&w, "tool", "bg-bringup");
+  jw_kstr(&w, "version", BG_VERSION);
+  jw_kstr(&w, "bdf", s->bdf);
+  jw_kbool(&w, "ok", s->booted);
+  jw_kstr(&w, "error", s->booted ? NULL : s->err);
+  jw_kbool(&w, "force_reset", s->reset);
+  jw_key(&w, "chip");
+  if (d) {
+    char buf[32];
+    jw_obj_begin(&w);
+    jw_khex(&w, "device", d->device_id, 4);
+    jw_kstr(&w, "name", d->chip ? d->chip->chip : NULL);
+    jw_kstr(&w, "product", d->chip ? d->chip->product : NULL);
+    jw_kstr(&w, "arch", d->disc.arch);
+    jw_kuint(&w, "vram_size", d->vram_size);
+    jw_kuint(&w, "bar0_size", d->bar0_size);
+    jw_key(&w, "ip");
+    jw_obj_begin(&w);
+    ipstr(d->gc, buf, sizeof(buf));
+    jw_kstr(&w, "gc", buf);
+    ipstr(d->mp0, buf, sizeof(buf));
+    jw_kstr(&w, "mp0", buf);
+    ipstr(d->mp1, buf, sizeof(buf));
+    jw_kstr(&w, "mp1", buf);
+    ipstr(d->fw->ip.sdma0, buf, sizeof(buf));
+    jw_kstr(&w, "sdma0", buf);
+    jw_obj_end(&w);
+    jw_obj_end(&w);
+    jw_key(&w, "firmware");
+    jw_obj_begin(&w);
+    jw_kstr(&w, "dir", d->fw->dir);
+    jw_kint(&w, "descriptors", d->fw->ndescs);
+    jw_key(&w, "files");
+    jw_arr_begin(&w);
+    for (int i = 0; i < BG_AM_FW_NFILES; i++) {
+      const bg_am_fw_file *ff = &d->fw->files[i];
+      if (!ff->present) continue;
+      jw_obj_begin(&w);
+      jw_kstr(&w, "name", ff->name);
+      jw_kuint(&w, "size", ff->len);
+      jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+  } else {
+    jw_null(&w);
+    jw_key(&w, "firmware");
+    jw_null(&w);
+  }
+  jw_key(&w, "steps");
+  jw_arr_begin(&w);
+  for (int i = 0; i < s->nsteps; i++) {
+    const br_step *st = &s->steps[i];
+    jw_obj_begin(&w);
+    jw_kstr(&w, "name", st->name);
+    jw_kstr(&w, "detail", st->detail[0] ? st->detail : NULL);
+    jw_kbool(&w, "skipped", st->skipped);
+    jw_kuint(&w, "us", (uint64_t)(st->ms * 1000.0 + 0.5));
+    jw_obj_end(&w);
+  }
+  jw_arr_end(&w);
+  jw_kbool(&w, "warm", s->rep.warm);
+  jw_kbool(&w, "mode1_reset", s->rep.mode1_reset);
+  jw_kint(&w, "bootloader_components", s->rep.bl_components);
+  jw_kint(&w, "ring_commands", s->rep.ring_cmds);
+  jw_kuint(&w, "total_us", (uint64_t)(s->total_ms * 1000.0 + 0.5));
+  jw_key(&w, "register_reads");
+  if (d) jw_uint(&w, d->nrreg);
+  else jw_null(&w);
+  jw_key(&w, "register_writes");
+  if (d) jw_uint(&w, d->nwreg);
+  else jw_null(&w);
+  jw_key(&w, "metrics");
+  if (s->have_metrics) {
+    const bg_am_smu_metrics *m = &s->m;
+    jw_obj_begin(&w);
+    jw_kuint(&w, "temp_edge_c", m->temp_edge);
+    jw_kuint(&w, "temp_hotspot_c", m->temp_hotspot);
+    jw_kuint(&w, "temp_mem_c", m->temp_mem);
+    jw_kuint(&w, "power_w", m->socket_power);
+    jw_kuint(&w, "power_limit_w", m->power_limit);
+    jw_kuint(&w, "gfxclk_mhz", m->gfxclk);
+    jw_kuint(&w, "uclk_mhz", m->curr_clock[BG_SMU_PPCLK_UCLK]);
+    jw_kuint(&w, "gfx_activity_pct", m->gfx_activity);
+    jw_kuint(&w, "mem_activity_pct", m->uclk_activity);
+    jw_kuint(&w, "fan_rpm", m->fan_rpm);
+    jw_obj_end(&w);
+  } else {
+    jw_null(&w);
+  }
+  jw_kstr(&w, "metrics_error", s->metrics_err[0] ? s->metrics_err : NULL);
+  jw_obj_end(&w);
+  return jw_finish(&w);
+}
+
+int bg_bringup_main(int argc, char **argv) {
+  br_state *s = calloc(1, sizeof(*s));
+  if (!s) {
+    fprintf(stderr, "bg-bringup: out of memory\n");
+    return BR_FAIL;
+  }
+  const char *am_reset = getenv("AM_RESET");
+  s->reset = am_reset && strcmp(am_reset, "1") == 0;
+  int ret = BR_OK;
+  for (int i = 1; i < argc && ret == BR_OK; i++) {
+    const char *a = argv[i];
+    const char **slot = strcmp(a, "--dev") == 0 ? &s->dev : strcmp(a, "--fw-dir") == 0 ? &s->fw_dir : NULL;
+    if (slot) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "bg-bringup: %s needs a value; see bg-bringup --help\n", a);
+        ret = BR_USAGE;
+      } else {
+        *slot = argv[++i];
+      }
+    } else if (strncmp(a, "--dev=", 6) == 0) {
+      s->dev = a + 6;
+    } else if (strncmp(a, "--fw-dir=", 9) == 0) {
+      s->fw_dir = a + 9;
+    } else if (strcmp(a, "--json") == 0) {
+      s->json = true;
+    } else if (strcmp(a, "--reset") == 0) {
+      s->reset = true;
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      free(s);
+      return BR_OK;
+    } else {
+      fprintf(stderr, "bg-bringup: unexpected argument '%s'; see bg-bringup --help\n", a);
+      ret = BR_USAGE;
+    }
+  }
+  if (ret == BR_OK) ret = resolve_dev(s);
+  if (ret != BR_OK) {
+    free(s);
+    return ret;
+  }
+  bg_am_dev *d = NULL;
+  int e = run_boot(s, &d);
+  if (s->json) {
+    if (print_json(s, d, stdout) < 0) fprintf(stderr, "bg-bringup: internal error: unbalanced JSON output\n");
+  } else {
+    print_text(s, d, stdout);
+  }
+  fflush(stdout);
+  if (e < 0) {
+    fprintf(stderr, "bg-bringup: %s: %s\n", s->bdf, s->err);
+    ret = BR_FAIL;
+  }
+  bg_am_dev_close(d);
+  free(s);
+  return ret;
+}
+
+#ifndef BG_BRINGUP_NO_MAIN
+int main(int argc, char **argv) { return bg_bringup_main(argc, argv); }
+#endif

@@ -1,0 +1,152 @@
+/* tools/smi_am.c: `hcq_smi list`'s SMU metrics of AMD GPUs (tinygrad's am_smi: temperature, power, clocks,
+ * activity from the SMU metrics table, am/am_smu.h).
+ *
+ * Only devices baregpu can open are read: one held by another process (its lock, hcq/pci_lock.h) or bound to a
+ * kernel driver is reported as such and not touched. Otherwise the device is opened through am/ (which takes its
+ * lock for the duration), and when sOS and the SMU answer (a previous bg-bringup or AM run booted it) the driver table
+ * is pointed at the boot region (SetDriverDramAddrHigh/Low, the address every AM open computes) and the metrics
+ * table read. The device is never booted or reset here: a device whose SMU is down says so. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "am/am_dev.h"
+#include "am/am_psp.h"
+#include "am/am_smu.h"
+#include "baregpu/error.h"
+#include "tools/json.h"
+#include "tools/smi.h"
+
+#define AMD_VENDOR 0x1002
+
+static int fail(smi_am_metrics *m, smi_am_state st, const char *msg) {
+  m->state = st;
+  snprintf(m->msg, sizeof(m->msg), "%s", msg);
+  return -1;
+}
+
+int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *driver, smi_am_metrics *m) {
+  memset(m, 0, sizeof(*m));
+  if (owner && owner->known && owner->pid != 0) {
+    m->state = SMI_AM_IN_USE;
+    m->pid = owner->pid;
+    if (owner->pid > 0) snprintf(m->msg, sizeof(m->msg), "in use by pid %d", (int)owner->pid);
+    else snprintf(m->msg, sizeof(m->msg), "in use by a process that has not written its pid yet");
+    return -1;
+  }
+  if (driver && driver[0]) {
+    m->state = SMI_AM_BOUND;
+    snprintf(m->driver, sizeof(m->driver), "%s", driver);
+    snprintf(m->msg, sizeof(m->msg), "bound to the kernel driver %s (hcq_smi unbind %s)", driver, bdf);
+    return -1;
+  }
+  bg_am_open_opts oo = {.timeout_ms = 1000, .settle_ms = -1, .reset_delay_ms = -1};
+  bg_am_dev *d = NULL;
+  int e = bg_am_dev_open(bdf, &oo, &d);
+  if (e < 0) {
+    /* Locked between the scan and the open, or bound: the library's message names the pid / driver. */
+    smi_am_state st = SMI_AM_ERROR;
+    if (e == -BG_EBUSY && strstr(bg_last_error(), "in use by pid")) st = SMI_AM_IN_USE;
+    return fail(m, st, bg_last_error());
+  }
+  snprintf(m->arch, sizeof(m->arch), "%s", d->disc.arch);
+  int ret = -1;
+  /* The SMU answers from power-on, but its tables only once booted: sOS running (PSP booted by AM or amdgpu)
+   * is the sign the SMU firmware was loaded and its features enabled. */
+  if (!bg_am_psp_sos_alive(d) || !bg_am_smu_alive(d)) {
+    fail(m, SMI_AM_DOWN, "SMU not running (device not booted; bg-bringup --dev BDF boots it)");
+  } else {
+    uint64_t mc = bg_am_mc(d, d->bm.smu_table);
+    bg_am_smu_metrics sm;
+    if (bg_am_smu_send(d, BG_SMU_SetDriverDramAddrHigh, (uint32_t)(mc >> 32), NULL, 0) < 0 ||
+        bg_am_smu_send(d, BG_SMU_SetDriverDramAddrLow, (uint32_t)mc, NULL, 0) < 0 ||
+        bg_am_smu_read_metrics(d, &sm) < 0) {
+      fail(m, SMI_AM_ERROR, bg_last_error());
+    } else {
+      m->state = SMI_AM_OK;
+      m->temp_edge = sm.temp_edge;
+      m->temp_hotspot = sm.temp_hotspot;
+      m->temp_mem = sm.temp_mem;
+      m->power_w = sm.socket_power;
+      m->power_limit_w = sm.power_limit;
+      m->gfxclk = sm.gfxclk;
+      m->socclk = sm.curr_clock[BG_SMU_PPCLK_SOCCLK];
+      m->uclk = sm.curr_clock[BG_SMU_PPCLK_UCLK];
+      m->fclk = sm.curr_clock[BG_SMU_PPCLK_FCLK];
+      m->gfx_activity = sm.gfx_activity;
+      m->mem_activity = sm.uclk_activity;
+      m->fan_rpm = sm.fan_rpm;
+      ret = 0;
+    }
+  }
+  bg_am_dev_close(d);
+  return ret;
+}
+
+void smi_am_collect(smi_inventory *inv) {
+  inv->am = NULL;
+  if (!inv->npci) return;
+  inv->am = calloc(inv->npci, sizeof(*inv->am));
+  if (!inv->am) return;
+  for (size_t i = 0; i < inv->npci; i++) {
+    const bg_pci_info *p = &inv->pci[i];
+    if (p->vendor != AMD_VENDOR || !p->is_gpu) continue; /* state stays SMI_AM_NONE */
+    smi_am_metrics_read(p->bdf, inv->pci_owner ? &inv->pci_owner[i] : NULL, p->driver, &inv->am[i]);
+  }
+}
+
+void smi_am_text(const smi_am_metrics *m, FILE *f) {
+  switch (m->state) {
+  case SMI_AM_NONE: return;
+  case SMI_AM_OK:
+    fprintf(f, "      temp       edge %u C, hotspot %u C, mem %u C\n", m->temp_edge, m->temp_hotspot, m->temp_mem);
+    fprintf(f, "      power      %u W (limit %u W)\n", m->power_w, m->power_limit_w);
+    fprintf(f, "      clocks     gfx %u MHz, soc %u MHz, mem %u MHz, fabric %u MHz\n", m->gfxclk, m->socclk, m->uclk,
+            m->fclk);
+    fprintf(f, "      activity   gfx %u%%, mem %u%%; fan %u rpm\n", m->gfx_activity, m->mem_activity, m->fan_rpm);
+    return;
+  case SMI_AM_IN_USE:
+  case SMI_AM_BOUND: fprintf(f, "      metrics    not read: %s\n", m->msg); return;
+  case SMI_AM_DOWN:
+  case SMI_AM_ERROR: fprintf(f, "      metrics    unavailable: %s\n", m->msg); return;
+  }
+}
+
+static const char *state_name(smi_am_state s) {
+  switch (s) {
+  case SMI_AM_OK: return "ok";
+  case SMI_AM_IN_USE: return "in_use";
+  case SMI_AM_BOUND: return "bound";
+  case SMI_AM_DOWN: return "smu_down";
+  case SMI_AM_ERROR: return "error";
+  case SMI_AM_NONE: break;
+  }
+  return "none";
+}
+
+void smi_am_json(struct jw *w, const smi_am_metrics *m) {
+  jw_key(w, "metrics");
+  if (m->state == SMI_AM_NONE) {
+    jw_null(w);
+    return;
+  }
+  jw_obj_begin(w);
+  jw_kstr(w, "state", state_name(m->state));
+  jw_kstr(w, "message", m->msg[0] ? m->msg : NULL);
+  jw_kstr(w, "arch", m->arch[0] ? m->arch : NULL);
+  if (m->state == SMI_AM_OK) {
+    jw_kuint(w, "temp_edge_c", m->temp_edge);
+    jw_kuint(w, "temp_hotspot_c", m->temp_hotspot);
+    jw_kuint(w, "temp_mem_c", m->temp_mem);
+    jw_kuint(w, "power_w", m->power_w);
+    jw_kuint(w, "power_limit_w", m->power_limit_w);
+    jw_kuint(w, "gfxclk_mhz", m->gfxclk);
+    jw_kuint(w, "socclk_mhz", m->socclk);
+    jw_kuint(w, "uclk_mhz", m->uclk);
+    jw_kuint(w, "fclk_mhz", m->fclk);
+    jw_kuint(w, "gfx_activity_pct", m->gfx_activity);
+    jw_kuint(w, "mem_activity_pct", m->mem_activity);
+    jw_kuint(w, "fan_rpm", m->fan_rpm);
+  }
+  jw_obj_end(w);
+}
