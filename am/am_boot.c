@@ -2,6 +2,7 @@
 #include "am/am_boot.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "am/am_psp.h"
@@ -44,6 +45,10 @@ int bg_am_boot_reset_if_alive(bg_am_dev *d, bool *did) {
   } while (0)
 
 void bg_am_blocks_free(bg_am_blocks *blk) {
+  bg_am_sdma_destroy(blk->sdma);
+  bg_am_gfx_destroy(blk->gfx);
+  blk->sdma = NULL;
+  blk->gfx = NULL;
   bg_am_ih_destroy(blk->ih);
   bg_am_gmc_destroy(blk->gmc);
   blk->ih = NULL;
@@ -69,7 +74,28 @@ static int init_sw(bg_am_dev *d, bg_am_blocks *blk) {
       (tmr && (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1300000, 0x100000, false, &m->psp_tmr)) < 0) ||
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x4000, 0x1000, false, &m->smu_table)) < 0)
     return bg_error_context(e, "am: %s: psp/smu init_sw: ", d->bdf);
+  if ((e = bg_am_gfx_create(d, blk->gmc, &blk->gfx)) < 0 || (e = bg_am_sdma_create(d, &blk->sdma)) < 0) return e;
   return 0;
+}
+
+int bg_am_boot_fini(bg_am_dev *d, bg_am_blocks *blk) {
+  int e = blk->sdma ? bg_am_sdma_fini(blk->sdma) : 0;
+  int e2 = blk->gfx ? bg_am_gfx_dequeue(blk->gfx) : 0;
+  int e3 = bg_am_wr(d, BG_AM_R_SCRATCH6, 0);
+  return e < 0 ? e : e2 < 0 ? e2 : e3;
+}
+
+/* GFX and SDMA engines, both queues, then the magic (every complete boot, cold or warm). */
+static int boot_engines(bg_am_dev *d, bg_am_blocks *blk, bg_am_boot_report *r, bool warm) {
+  int e;
+  STEP(ms_gfx, bg_am_gfx_init(blk->gfx, warm));
+  STEP(ms_sdma, bg_am_sdma_init(blk->sdma));
+  if ((e = bg_am_gfx_setup_queue(blk->gfx)) < 0 || (e = bg_am_sdma_setup_queue(blk->sdma)) < 0) return e;
+  BG_LOG(1, "am: %s: gfx %.1f ms (HQD ring 0x%" PRIx64 " PQ_CONTROL 0x%x), sdma %.1f ms (ring 0x%" PRIx64
+         " RB_CNTL 0x%x)", d->bdf, r->ms_gfx, blk->gfx->ring, blk->gfx->pq_control, r->ms_sdma, blk->sdma->ring,
+         blk->sdma->rb_cntl);
+  if ((e = bg_am_wr(d, BG_AM_R_SCRATCH7, BG_AM_BOOT_MAGIC)) < 0) return e;
+  return bg_am_wr(d, BG_AM_R_SCRATCH6, 1);
 }
 
 int bg_am_boot(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep) {
@@ -86,10 +112,12 @@ int bg_am_boot_ex(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *
   int e;
   bg_am_blocks_free(blk);
   if ((e = init_sw(d, blk)) < 0) return e;
-  if (!(opts && opts->force_reset) && bg_am_boot_check_warm(d)) {
+  const char *env = getenv("AM_RESET");
+  bool force = (opts && opts->force_reset) || (env && strcmp(env, "1") == 0);
+  if (!force && bg_am_boot_check_warm(d)) {
     r->warm = true;
     BG_LOG(1, "am: %s: warm start (SCRATCH_REG7 = 0x%x): PSP and SMU left as they are", d->bdf, BG_AM_BOOT_MAGIC);
-    return 0;
+    return boot_engines(d, blk, r, true);
   }
   STEP(ms_reset, bg_am_boot_reset_if_alive(d, &r->mode1_reset));
   if (r->mode1_reset) BG_LOG(1, "am: %s: mode1 reset %.1f ms", d->bdf, r->ms_reset);
@@ -108,5 +136,5 @@ int bg_am_boot_ex(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *
          r->ms_fw);
   STEP(ms_smu, bg_am_smu_init(d));
   BG_LOG(1, "am: %s: smu: init (driver table 0x%" PRIx64 ") %.1f ms", d->bdf, d->bm.smu_table, r->ms_smu);
-  return 0;
+  return boot_engines(d, blk, r, false);
 }

@@ -15,26 +15,36 @@
  *   bg_am_ih_init      IH rings (am/am_ih.h)
  *   bg_am_psp_init     bootloader, ring, firmware (am/am_psp.h)
  *   bg_am_smu_init     driver table, features (am/am_smu.h)
+ *   bg_am_gfx_init     RLC autoload wait, MEC start, SH_MEM (am/am_gfx.h); bg_am_sdma_init (am/am_sdma.h)
+ *   queues             compute HQD ME1 pipe0 queue0 from an MQD (doorbell 3), SDMA0 queue0 ring (doorbell 256)
+ *   magic              SCRATCH_REG7 = BG_AM_BOOT_MAGIC, SCRATCH_REG6 = 1 ("in use"; bg_am_boot_fini writes 0)
+ *
+ * Warm start (magic present, SCRATCH_REG6 == 0, no GC fault pending, !force_reset; am.md §5 partial boot): SOC, GMC
+ * hw init (MMHUB), IH, PSP (sOS, ring, firmware, RLC autoload) and SMU (driver table, features) are left as the
+ * previous run left them, reusing in place the boot-region structures init_sw lays out at the same addresses (MM
+ * root page table, IH rings, PSP ring/fence/cmd, SMU driver table, MQD pages). Redone: GC hub init, reset_mec
+ * (dequeue, config_mec, enable_mec), SDMA init, both queues, and the magic/SCRATCH_REG6 writes. The previous
+ * run must have called bg_am_boot_fini (SCRATCH_REG6 = 0), else the next boot is cold (mode1 reset first).
  *
  * Each step is timed and logged at BG_DEBUG=1 ("am: psp: bootloader 8 components 1.2 ms"). Not implemented and
- * not called: GFX, SDMA, clock gating, and writing
- * SCRATCH_REG7/6 at the end (only a complete boot may claim the magic, so this partial sequence never writes it).
- * A warm device (magic present) is left as it is: bg_am_boot returns with warm = true. */
+ * not called: smu.set_clocks, clock gating (SOC/GFX set_clockgating_state). */
 #ifndef BG_AM_BOOT_H
 #define BG_AM_BOOT_H
 
 #include <stdbool.h>
 
 #include "am/am_dev.h"
+#include "am/am_gfx.h"
 #include "am/am_gmc.h"
 #include "am/am_ih.h"
+#include "am/am_sdma.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct bg_am_boot_opts {
-  bool force_reset;   /* AM_RESET=1: ignore the warm-start magic */
+  bool force_reset;   /* ignore the warm-start magic (also when the environment has AM_RESET=1) */
 } bg_am_boot_opts;
 
 typedef struct bg_am_boot_report {
@@ -42,7 +52,7 @@ typedef struct bg_am_boot_report {
   bool mode1_reset;   /* sOS/SMU were alive and were reset first */
   int bl_components;  /* sOS components loaded by the bootloader */
   int ring_cmds;      /* PSP ring commands issued */
-  double ms_reset, ms_soc, ms_gmc, ms_ih, ms_bootloader, ms_ring, ms_fw, ms_smu;
+  double ms_reset, ms_soc, ms_gmc, ms_ih, ms_bootloader, ms_ring, ms_fw, ms_smu, ms_gfx, ms_sdma;
 } bg_am_boot_report;
 
 /* Whether the device carries our magic and a clean state (reads only). */
@@ -51,16 +61,20 @@ bool bg_am_boot_check_warm(bg_am_dev *d);
 int bg_am_boot_reset_if_alive(bg_am_dev *d, bool *did);
 /* Toggle PCI_COMMAND bus mastering (write, then read back). */
 int bg_am_boot_bus_master(bg_am_dev *d, bool on);
-/* The blocks a boot set up (kept by bg_am_boot_ex for the caller; bg_am_boot frees them at the end). */
+/* The blocks a boot set up (kept by bg_am_boot_ex for the caller; bg_am_boot frees them at the end, without fini). */
 typedef struct bg_am_blocks {
   bg_am_gmc *gmc;
   bg_am_ih *ih;
+  bg_am_gfx *gfx;
+  bg_am_sdma *sdma;
 } bg_am_blocks;
 /* The sequence above; rep and opts may be NULL. */
 int bg_am_boot(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep);
 /* Same, handing the GMC/IH state to *blk (free with bg_am_blocks_free, before bg_am_dev_close; also on error). */
 int bg_am_boot_ex(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep, bg_am_blocks *blk);
 void bg_am_blocks_free(bg_am_blocks *blk);
+/* fini (am.md §5): SDMA ring off, HQDs dequeued, SCRATCH_REG6 = 0 (clean exit: the next open may start warm). */
+int bg_am_boot_fini(bg_am_dev *d, bg_am_blocks *blk);
 
 #ifdef __cplusplus
 }

@@ -167,6 +167,8 @@ static int run_boot(br_state *s, bg_am_dev **out) {
       snprintf(add_step(s, "psp firmware", r->ms_fw)->detail, sizeof(st->detail), "%d ring commands",
                r->ring_cmds);
     if (e == 0 || r->ms_smu > 0) add_step(s, "smu init", r->ms_smu);
+    if (r->ms_gfx > 0) add_step(s, "gfx (rlc autoload, mec, compute hqd)", r->ms_gfx);
+    if (r->ms_sdma > 0) add_step(s, "sdma (engine, ring)", r->ms_sdma);
   }
   s->total_ms = t2 - t0;
   if (e < 0) {

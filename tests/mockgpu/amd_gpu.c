@@ -5,6 +5,7 @@
  * the same values the generated am/regs/<ip>_<ver>.c tables carry), as (segment, offset) pairs; the
  * absolute dword address is ip_base[hwip][instance][segment] + offset with the bases of the discovery
  * table the device carries (am.md 3.1, Appendix A for the mock configuration). */
+#include "amd_cp.h"
 #include "amd_internal.h"
 
 #include <inttypes.h>
@@ -301,6 +302,7 @@ static int build_hooks(mock_amd *g) {
   r->mm_inv_sem17 = reg_at(g, MMHUB_HWIP, 0, cr->mm_sem);
   r->mm_fb_base = reg_at(g, MMHUB_HWIP, 0, cr->mm_fb_base);
   r->mm_fb_top = reg_at(g, MMHUB_HWIP, 0, cr->mm_fb_top);
+  e |= amd_cp_hooks(g, hook); /* compute HQD / SDMA ring (amd_cp.c) */
   return e ? -1 : 0;
 }
 
@@ -354,6 +356,7 @@ static uint32_t reg_read(mock_amd *g, uint32_t addr) {
   if (!h) return amd_get(g, addr);
   int kind = (int)(*h & 0xffff);
   unsigned hub = (unsigned)(*h >> 16) & 0xffff;
+  if (kind >= AMD_H_CP_FIRST) return amd_cp_read(g, kind, addr);
   switch (kind) {
   case AMD_H_MEMSIZE: return (uint32_t)(g->vram_size >> 20);
   case AMD_H_MM_DATA: {
@@ -444,7 +447,10 @@ static void reg_write(mock_amd *g, uint32_t addr, uint32_t v) {
   case AMD_H_FB_TOP:
     amd_fail(g, "write 0x%x to FB_LOCATION register 0x%x (programmed by the VBIOS, read-only here)", v, addr);
     return;
-  default: amd_set(g, addr, v); return;
+  default:
+    if (kind >= AMD_H_CP_FIRST) amd_cp_write(g, kind, addr, v);
+    else amd_set(g, addr, v);
+    return;
   }
 }
 
@@ -480,6 +486,7 @@ void amd_asic_reset(mock_amd *g) {
   for (unsigned i = 0; i < AMD_MAX_HUBS; i++) g->hub[i].req = 0, g->hub[i].sem_held = false, g->hub[i].ninv = 0;
   amd_psp_reset(g);
   amd_smu_reset(g);
+  amd_cp_reset(g);
 }
 
 static void on_pci_reset(void *user, mock_pci *m) {
@@ -597,6 +604,7 @@ void mock_amd_free(mock_amd *g) {
   for (int f = 0; f < BG_AM_FW_NFILES; f++) free(g->fw[f].buf);
   amd_psp_free(g);
   amd_smu_free(g);
+  amd_cp_free(g);
   free(g->hooks.slots);
   free(g->regs.slots);
   free(g);
