@@ -85,11 +85,81 @@ int bg_am_boot_fini(bg_am_dev *d, bg_am_blocks *blk) {
   return e < 0 ? e : e2 < 0 ? e2 : e3;
 }
 
-/* GFX and SDMA engines, both queues, then the magic (every complete boot, cold or warm). */
+#define F(n, v) n, (unsigned)(v)
+#define END (const char *)NULL
+
+/* SOC.set_clockgating_state (am.md §4.3/§4.4): HDP >= 5.2.1 memory light/deep sleep, MMHUB ATC L2 CG if present. */
+static int soc_clockgating(bg_am_dev *d) {
+  int e;
+  const struct bg_am_ip *h = &d->disc.ip[HDP_HWIP];
+  unsigned hv = (unsigned)h->maj << 16 | (unsigned)h->min << 8 | h->rev;
+  if (d->regs.mmhub && bg_am_reg_find(d->regs.mmhub, "regMM_ATC_L2_MISC_CG") &&
+      (e = bg_am_nwreg_fields(d, MMHUB_HWIP, 0, "regMM_ATC_L2_MISC_CG", 1, NULL, F("ENABLE", 1), F("MEM_LS_ENABLE", 1),
+                              END)) < 0)
+    return e;
+  if (hv >= (5u << 16 | 2u << 8 | 1u) && d->regs.hdp &&
+      (e = bg_am_nwreg_fields(d, HDP_HWIP, 0, "regHDP_MEM_POWER_CTRL", 1, NULL, F("ATOMIC_MEM_POWER_CTRL_EN", 1),
+                              F("ATOMIC_MEM_POWER_DS_EN", 1), END)) < 0)
+    return e;
+  return 0;
+}
+
+/* GFX.set_clockgating_state (am.md §4.9), one XCC: RLC safe mode around CGCG/CGLS, CP idle polling/interrupts,
+ * SDMA CGCG interrupts, MGCG overrides cleared. */
+static int gfx_clockgating(bg_am_dev *d) {
+  int e;
+  uint32_t a, v = 0;
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regRLC_SAFE_MODE", 0, NULL, F("MESSAGE", 1), F("CMD", 1), END)) < 0 ||
+      (e = bg_am_nreg_addr(d, GC_HWIP, 0, "regRLC_SAFE_MODE", &a)) < 0)
+    return e;
+  int tmo = d->opts.timeout_ms > 0 ? d->opts.timeout_ms : 10000;
+  double t0 = bg_am_now_ms();
+  while ((v = bg_am_rreg(d, a)) & 1u) {
+    if (bg_am_now_ms() - t0 > tmo)
+      return bg_error(BG_ETIMEDOUT, "am: %s: gfx: clock gating: regRLC_SAFE_MODE (0x%x) = 0x%x after %d ms, cmd bit "
+                      "not cleared", d->bdf, a, v, tmo);
+    bg_am_sleep_ms(1);
+  }
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regRLC_CGCG_CGLS_CTRL", 1, NULL, F("CGCG_GFX_IDLE_THRESHOLD", 0x36),
+                              F("CGCG_EN", 1), F("CGLS_REP_COMPANSAT_DELAY", 0xf), F("CGLS_EN", 1), END)) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regCP_RB_WPTR_POLL_CNTL", 1, NULL, F("POLL_FREQUENCY", 0x100),
+                              F("IDLE_POLL_COUNT", 0x90), END)) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regCP_INT_CNTL", 1, NULL, F("CNTX_BUSY_INT_ENABLE", 1),
+                              F("CNTX_EMPTY_INT_ENABLE", 1), F("CMP_BUSY_INT_ENABLE", 1), END)) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA0_RLC_CGCG_CTRL", 1, NULL, F("CGCG_INT_ENABLE", 1), END)) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA1_RLC_CGCG_CTRL", 1, NULL, F("CGCG_INT_ENABLE", 1), END)) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regRLC_CGTT_MGCG_OVERRIDE", 1, NULL, F("GFXIP_FGCG_OVERRIDE", 0),
+                              F("GRBM_CGTT_SCLK_OVERRIDE", 0), F("RLC_CGTT_SCLK_OVERRIDE", 0),
+                              F("GFXIP_MGCG_OVERRIDE", 0), F("GFXIP_CGLS_OVERRIDE", 0), F("GFXIP_CGCG_OVERRIDE", 0),
+                              F("PERFMON_CLOCK_STATE", 1), F("GFXIP_REPEATER_FGCG_OVERRIDE", 0), END)) < 0)
+    return e;
+  return bg_am_nwreg_fields(d, GC_HWIP, 0, "regRLC_SAFE_MODE", 0, NULL, F("MESSAGE", 0), F("CMD", 1), END);
+}
+
+/* Post-boot (am.md §4.11): AM_POWER_LIMIT=<W> > 0: SetPptLimit(W) and unlimited soft clocks; else highest DPM level.
+ * Then SOC and GFX clock gating. */
+static int post_boot(bg_am_dev *d) {
+  int e;
+  const char *pl = getenv("AM_POWER_LIMIT");
+  double w = pl ? strtod(pl, NULL) : 0;
+  if (w > 0) {
+    unsigned wi = (unsigned)(w + 0.5);
+    if ((e = bg_am_smu_set_power_limit(d, wi ? wi : 1)) < 0 ||
+        (e = bg_am_smu_set_clocks(d, BG_SMU_CLOCKS_UNLIMITED)) < 0)
+      return e;
+  } else if ((e = bg_am_smu_set_clocks(d, -1)) < 0) {
+    return e;
+  }
+  if ((e = soc_clockgating(d)) < 0) return e;
+  return gfx_clockgating(d);
+}
+
+/* GFX and SDMA engines, clocks and clock gating, both queues, then the magic (every complete boot, cold or warm). */
 static int boot_engines(bg_am_dev *d, bg_am_blocks *blk, bg_am_boot_report *r, bool warm) {
   int e;
   STEP(ms_gfx, bg_am_gfx_init(blk->gfx, warm));
   STEP(ms_sdma, bg_am_sdma_init(blk->sdma));
+  STEP(ms_clocks, post_boot(d));
   if ((e = bg_am_gfx_setup_queue(blk->gfx)) < 0 || (e = bg_am_sdma_setup_queue(blk->sdma)) < 0) return e;
   BG_LOG(1, "am: %s: gfx %.1f ms (HQD ring 0x%" PRIx64 " PQ_CONTROL 0x%x), sdma %.1f ms (ring 0x%" PRIx64
          " RB_CNTL 0x%x)", d->bdf, r->ms_gfx, blk->gfx->ring, blk->gfx->pq_control, r->ms_sdma, blk->sdma->ring,

@@ -26,8 +26,8 @@
  * (dequeue, config_mec, enable_mec), SDMA init, both queues, and the magic/SCRATCH_REG6 writes. The previous
  * run must have called bg_am_boot_fini (SCRATCH_REG6 = 0), else the next boot is cold (mode1 reset first).
  *
- * Each step is timed and logged at BG_DEBUG=1 ("am: psp: bootloader 8 components 1.2 ms"). Not implemented and
- * not called: smu.set_clocks, clock gating (SOC/GFX set_clockgating_state). */
+ * Each step is timed and logged at BG_DEBUG=1 ("am: psp: bootloader 8 components 1.2 ms"). Post-boot:
+ * set_clocks(-1) (AM_POWER_LIMIT=<W>: SetPptLimit + unlimited soft clocks), SOC/GFX clock gating: every boot, after SDMA init. */
 #ifndef BG_AM_BOOT_H
 #define BG_AM_BOOT_H
 
@@ -52,7 +52,7 @@ typedef struct bg_am_boot_report {
   bool mode1_reset;   /* sOS/SMU were alive and were reset first */
   int bl_components;  /* sOS components loaded by the bootloader */
   int ring_cmds;      /* PSP ring commands issued */
-  double ms_reset, ms_soc, ms_gmc, ms_ih, ms_bootloader, ms_ring, ms_fw, ms_smu, ms_gfx, ms_sdma;
+  double ms_reset, ms_soc, ms_gmc, ms_ih, ms_bootloader, ms_ring, ms_fw, ms_smu, ms_gfx, ms_sdma, ms_clocks;
 } bg_am_boot_report;
 
 /* Whether the device carries our magic and a clean state (reads only). */

@@ -433,7 +433,9 @@ static void engines_run(void) {
   ck_assert(rep.warm && !rep.mode1_reset);
   printf("%s: warm boot: %lu register reads, %lu writes\n", D->disc.arch, n_rd - r0, n_wr - w0);
   ck_assert_uint_eq(mock_amd_psp_ncmds(G), ncmd);
-  ck_assert_uint_eq(mock_amd_smu_nmsgs(G), nmsg);
+  /* the only SMU messages of a warm boot: set_clocks(-1), 4 clocks x (level count + 2 levels) GetDpmFreqByIndex
+   * (the DPM cache is per open) + 4 x SetSoftMin/MaxByFreq */
+  ck_assert_uint_eq(mock_amd_smu_nmsgs(G), nmsg + 20);
   ck_assert_uint_eq(mock_amd_mode1_resets(G), 0);
   ck_assert_uint_eq(blk.gfx->mqd[0], mqd0);
   check_queues(&blk);
@@ -453,6 +455,22 @@ static void engines_run(void) {
   full_boot_checks();
   check_queues(&blk);
   ck_assert_uint_eq(mock_amd_cp_hqd(G)->nactivate, 1); /* reset cleared the model's record */
+  OK(bg_am_boot_fini(D, &blk));
+  bg_am_blocks_free(&blk);
+  bg_am_dev_close(D);
+  D = NULL;
+  /* fault state: a clean exit (magic, SCRATCH_REG6 == 0), then a GC UTCL2 fault left pending in
+   * GCVM_L2_PROTECTION_FAULT_STATUS(_LO32): the next open is cold, through a mode1 reset, and boots cleanly */
+  ck_assert_int_eq(mock_amd_vm_fault(G, 0x1b, 0, 0x7000000000ull, 0x40001), 0);
+  open_dev();
+  ck_assert(!bg_am_boot_check_warm(D));
+  OK(bg_am_boot_ex(D, NULL, &rep, &blk));
+  ck_assert(!rep.warm && rep.mode1_reset);
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), 2);
+  full_boot_checks();
+  check_queues(&blk);
+  ck_assert_uint_eq(mock_amd_peek(G, R->scratch7), BG_AM_BOOT_MAGIC);
+  ck_assert_uint_eq(mock_amd_peek(G, R->scratch6), 1);
   bg_am_blocks_free(&blk);
 }
 

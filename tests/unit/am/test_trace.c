@@ -329,10 +329,10 @@ static allow allows[] = {
      "PSP bootloader: our synthetic firmware set (fw_gen) also carries the SOC_DRV, INTF_DRV, DBG_DRV and RAS_DRV "
      "sOS components (one C2PMSG_36 + C2PMSG_35 pair each); the reference's synthetic blobs only KDB, SPL, "
      "SYS_DRV, SOS", 0},
-    {ONLY_REF, "mmMP1_SMN_C2PMSG_[689][260]", 72,
-     "SMU: the reference boot runs set_clocks (GetDpmFreqByIndex loop, x394240 on the echoing Python mock, "
-     "aligned x16 here, then 8 SetSoft*ByFreq); ours reads DPM levels on demand (bg_am_smu_read_clocks) and does "
-     "not set clocks at boot yet", 0},
+    {ONLY_REF, "mmMP1_SMN_C2PMSG_[689][260]", 12,
+     "SMU set_clocks(-1): the reference's GetDpmFreqByIndex loop runs x394240 on the echoing Python mock (aligned "
+     "x16 here); ours asks the emulated SMU for 4 clocks x (level count + 2 levels), so the loop's surplus shows as "
+     "reference-only", 0},
     /* -- GFX / SDMA -- */
     {VALUE, "regCP_*_PRGRM_CNTR_START", 3,
      "RS64 ucode start (from the firmware header >> 2): our synthetic firmware 0x4000/0x8000/0xc000, the reference's "
@@ -342,12 +342,6 @@ static allow allows[] = {
      "0x20_0000_0000+", 0},
     {VALUE, "regCP_HQD_PQ_BASE*", 2, "buffer address: compute ring base, as above", 0},
     {VALUE, "regSDMA0_QUEUE0_RB_*", 6, "buffer addresses: SDMA ring base and rptr/wptr-poll addresses, as above", 0},
-    {ONLY_REF, "regHDP_MEM_POWER_CTRL", 1, "HDP memory light sleep (clock/power gating) not implemented yet", 0},
-    {ONLY_REF, "regRLC_SAFE_MODE", 2, "GFX clock gating not implemented yet (RLC safe mode enter/exit)", 0},
-    {ONLY_REF, "regRLC_CG*", 2, "GFX clock gating not implemented yet (CGCG/CGLS, MGCG override)", 0},
-    {ONLY_REF, "regCP_RB_WPTR_POLL_CNTL", 1, "GFX clock gating not implemented yet (part of the same sequence)", 0},
-    {ONLY_REF, "regCP_INT_CNTL", 1, "GFX clock gating not implemented yet (CP idle interrupts)", 0},
-    {ONLY_REF, "regSDMA?_RLC_CGCG_CTRL", 2, "SDMA clock gating not implemented yet", 0},
 };
 #define NALLOW (sizeof(allows) / sizeof(allows[0]))
 
