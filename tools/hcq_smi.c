@@ -34,9 +34,11 @@ static const smi_cmd cmds[] = {
   {"bind", "[--json] [--driver NAME] (--dev DEV | DEVICE | --all)",
    "hand a GPU back to a kernel driver: NAME, else amdgpu for AMD (0x1002), nvidia for NVIDIA (0x10de)",
    SMI_OPT_JSON | SMI_OPT_ALL | SMI_OPT_DEV | SMI_OPT_ARG | SMI_OPT_POSDEV | SMI_OPT_DRIVER, smi_cmd_bind},
-  {"reset", "[--json] (--dev DEV | DEVICE | --all)",
-   "function reset through sysfs (writes 1 to /sys/bus/pci/devices/BDF/reset)",
-   SMI_OPT_JSON | SMI_OPT_ALL | SMI_OPT_DEV | SMI_OPT_ARG | SMI_OPT_POSDEV, smi_cmd_reset},
+  {"reset", "[--json] [--function] (--dev DEV | DEVICE | --all)",
+   "an AMD GPU baregpu can open (no kernel driver, not held by another process): SMU mode1 reset\n"
+   "      through am/ (sOS and the SMU stop; the next bg-bringup boots cold); other GPUs, or with\n"
+   "      --function: PCI function reset through sysfs (writes 1 to /sys/bus/pci/devices/BDF/reset)",
+   SMI_OPT_JSON | SMI_OPT_ALL | SMI_OPT_DEV | SMI_OPT_ARG | SMI_OPT_POSDEV | SMI_OPT_FUNCTION, smi_cmd_reset},
   {"help", "[COMMAND]", "show this help, or one command's", SMI_OPT_ARG, cmd_help},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -70,6 +72,7 @@ static void usage(FILE *f, const smi_cmd *only) {
           "\noptions:\n"
           "  --json             print one JSON document on stdout instead of text (errors: stderr)\n"
           "  --driver NAME      bind: the kernel driver to bind (default by vendor)\n"
+          "  --function         reset: a PCI function reset, also for AMD GPUs a mode1 reset could reset\n"
           "  --grace SECONDS    kill_pids: wait after SIGTERM before SIGKILL (default %.0f, 0..%.0f)\n"
           "  -h, --help         show this help (with a command: that command's)\n"
           "\nenvironment:\n"
@@ -78,8 +81,9 @@ static void usage(FILE *f, const smi_cmd *only) {
           "  BG_PROC_ROOT   read process names from <root>/<pid>/comm first (tests), then /proc\n"
           "  BG_DEBUG       0..4, log to stderr\n"
           "\nexit status: 0 success; 1 a scan or an action failed: not root (run as root), device in\n"
-          "use by pid N (stop it: hcq_smi kill_pids DEVICE), no reset method, a holder that did not\n"
-          "stop; 2 usage error, or an unknown device (the message lists the GPUs)\n",
+          "use by pid N (stop it: hcq_smi kill_pids DEVICE), no reset method, an SMU that does not\n"
+          "answer a mode1 reset (use --function), a holder that did not stop; 2 usage error, or\n"
+          "an unknown device (the message lists the GPUs)\n",
           DEFAULT_GRACE_S, MAX_GRACE_S);
 }
 
@@ -152,6 +156,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--json") == 0) {
       o.json = true;
       seen |= SMI_OPT_JSON;
+    } else if (strcmp(a, "--function") == 0) {
+      o.function = true;
+      seen |= SMI_OPT_FUNCTION;
     } else if (strcmp(a, "--all") == 0) {
       o.all = true;
       seen |= SMI_OPT_ALL;
@@ -181,7 +188,7 @@ int main(int argc, char **argv) {
     unsigned bit;
     const char *name;
   } opt_names[] = {{SMI_OPT_JSON, "--json"}, {SMI_OPT_ALL, "--all"}, {SMI_OPT_DEV, "--dev"},
-                   {SMI_OPT_DRIVER, "--driver"}, {SMI_OPT_GRACE, "--grace"}};
+                   {SMI_OPT_DRIVER, "--driver"}, {SMI_OPT_GRACE, "--grace"}, {SMI_OPT_FUNCTION, "--function"}};
   for (size_t b = 0; b < sizeof(opt_names) / sizeof(opt_names[0]); b++)
     if ((seen & opt_names[b].bit) && !(c->opts & opt_names[b].bit))
       return usage_error("%s does not take %s", c->name, opt_names[b].name);

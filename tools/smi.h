@@ -27,6 +27,7 @@ enum smi_opt_bits {
   SMI_OPT_POSDEV = 1u << 4, /* the positional argument is a device selector, like --dev */
   SMI_OPT_DRIVER = 1u << 5, /* --driver NAME */
   SMI_OPT_GRACE = 1u << 6,  /* --grace SECONDS */
+  SMI_OPT_FUNCTION = 1u << 7, /* --function (reset: a PCI function reset even where a mode1 reset is possible) */
 };
 
 /* What a device selector names. */
@@ -47,6 +48,7 @@ typedef struct smi_opts {
   const char *arg;     /* the positional argument, NULL when absent */
   const char *driver;  /* bind --driver, NULL for the vendor's default */
   double grace_s;      /* kill_pids --grace: seconds between SIGTERM and SIGKILL */
+  bool function;       /* reset --function: PCI function reset through sysfs, never a mode1 reset */
 } smi_opts;
 
 /* Lock owner of a device (hcq/pci_lock.h) with its process name. */
@@ -164,6 +166,14 @@ typedef struct smi_am_metrics {
  * discovery, firmware), and when its SMU answers the driver table is pointed at the boot region and the
  * metrics table read. Never boots, never resets. Returns 0 when m->state == SMI_AM_OK, else -1. */
 int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *driver, smi_am_metrics *m);
+/* smi_am_mode1_reset: opening failed for a reason other than a lock or a bound driver (err says why). */
+#define SMI_AM_RESET_NOT_OPENED 1
+/* SMU mode1 reset of the AMD GPU bdf, which the caller checked is neither bound nor locked: opened through am/
+ * (taking its lock), bus mastering off, mode1 reset (then the reset delay), bus mastering on, closed. smu_ver gets
+ * "14.0.2" once opened. 0 done; SMI_AM_RESET_NOT_OPENED; or a negative BG_E* code with err set: -BG_EBUSY /
+ * -BG_EPERM from the open, -BG_ETIMEDOUT when the SMU does not answer (err suggests --function), others from the
+ * reset. */
+int smi_am_mode1_reset(const char *bdf, char *smu_ver, size_t nver, char *err, size_t nerr);
 /* inv->am for every AMD GPU of inv->pci (others: SMI_AM_NONE); free(inv->am) before smi_inventory_free. */
 void smi_am_collect(smi_inventory *inv);
 /* "      metrics    edge 45 C, ..." (nothing for SMI_AM_NONE). */

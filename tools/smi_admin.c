@@ -1,5 +1,7 @@
 /* tools/smi_admin.c: `hcq_smi unbind`, `bind` and `reset`: hand a GPU from its kernel driver to
- * baregpu and back, and function-reset it, through sysfs (hcq/pci_admin.h). tinygrad's rmmod
+ * baregpu and back, and reset it. reset of an AMD GPU baregpu can open (no kernel driver, no other
+ * holder) is an SMU mode1 reset through am/ (smi_am.c, as tinygrad's am_smi reset); of any other
+ * GPU, or with --function, a PCI function reset through sysfs (hcq/pci_admin.h). tinygrad's rmmod
  * unloads the whole module (modprobe -r amdgpu); unbind detaches one device, and prints the
  * driver it had so that bind can hand it back. Each refuses while another process holds the
  * device's lock. */
@@ -19,6 +21,9 @@ typedef struct result {
   bool after_known;
   const char *driver;    /* bind: the driver asked for */
   bool changed;
+  const char *method;    /* reset: "mode1" or "function" (the one done or tried) */
+  char smu[16];          /* reset mode1: the SMU version, "14.0.2" */
+  const char *kind;      /* error_kind instead of the code's, NULL: the code's */
   int code;              /* 0 or negative BG_E* */
   char err[512];
 } result;
@@ -75,9 +80,31 @@ static void do_bind(const smi_opts *o, result *res) {
 }
 
 static void do_reset(const smi_opts *o, result *res) {
-  (void)o;
   if (in_use(res)) return;
-  int r = bg_pci_reset_bdf(res->dev->bdf);
+  const bg_pci_info *p = res->dev;
+  if (!o->function && p->vendor == BG_PCI_VENDOR_AMD && !p->driver[0]) {
+    res->method = "mode1";
+    char why[512];
+    int r = smi_am_mode1_reset(p->bdf, res->smu, sizeof(res->smu), why, sizeof(why));
+    if (r == 0) {
+      res->changed = true;
+      return;
+    }
+    if (r < 0) {
+      res->code = r;
+      if (r == -BG_ETIMEDOUT) res->kind = "smu_down";
+      if (r == -BG_EBUSY && !strstr(why, "in use by pid"))
+        snprintf(res->err, sizeof(res->err),
+                 "%.300s; unbind it first: hcq_smi unbind %s (or use hcq_smi reset --function %s)", why, p->bdf,
+                 p->bdf);
+      else snprintf(res->err, sizeof(res->err), "%s", why);
+      return;
+    }
+    /* not a device baregpu can open: the function reset, as for other GPUs */
+    BG_LOG(1, "hcq_smi: reset: %s: no mode1 reset (%s); function reset", p->bdf, why);
+  }
+  res->method = "function";
+  int r = bg_pci_reset_bdf(p->bdf);
   if (r < 0) failed(res, r);
   else res->changed = true;
 }
@@ -121,6 +148,8 @@ static void print_text(const char *cmd, const result *res, size_t n) {
     } else if (strcmp(cmd, "bind") == 0) {
       if (!x->changed) printf("%s: already bound to %s; nothing to do\n", bdf, x->driver);
       else printf("%s: bound to %s\n", bdf, x->driver);
+    } else if (x->method && strcmp(x->method, "mode1") == 0) {
+      printf("%s: mode1 reset done (SMU %s)\n", bdf, x->smu);
     } else {
       printf("%s: function reset done (driver %s)\n", bdf, x->after_known ? (x->after[0] ? x->after : "none") : "?");
     }
@@ -148,9 +177,13 @@ static void print_json(const smi_opts *o, const char *cmd, const result *res, si
     jw_kstr(&w, "driver_before", x->dev->driver[0] ? x->dev->driver : NULL);
     jw_kstr(&w, "driver_after", x->after_known && x->after[0] ? x->after : NULL);
     if (strcmp(cmd, "bind") == 0) jw_kstr(&w, "driver_requested", x->driver);
+    if (strcmp(cmd, "reset") == 0) {
+      jw_kstr(&w, "method", x->method);
+      jw_kstr(&w, "smu_version", x->smu[0] ? x->smu : NULL);
+    }
     jw_kbool(&w, "ok", x->code == 0);
     jw_kbool(&w, "changed", x->changed);
-    jw_kstr(&w, "error_kind", error_kind(x->code));
+    jw_kstr(&w, "error_kind", x->kind ? x->kind : error_kind(x->code));
     jw_kstr(&w, "error", x->code < 0 ? x->err : NULL);
     jw_obj_end(&w);
   }

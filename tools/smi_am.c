@@ -5,11 +5,16 @@
  * kernel driver is reported as such and not touched. Otherwise the device is opened through am/ (which takes its
  * lock for the duration), and when sOS and the SMU answer (a previous bg-bringup or AM run booted it) the driver table
  * is pointed at the boot region (SetDriverDramAddrHigh/Low, the address every AM open computes) and the metrics
- * table read. The device is never booted or reset here: a device whose SMU is down says so. */
+ * table read. The device is never booted or reset here: a device whose SMU is down says so.
+ *
+ * `hcq_smi reset` of such a device (smi_am_mode1_reset): opened the same way, then, when the SMU answers, bus
+ * mastering off, SMU mode1 reset (am/am_smu.h, as am/am_boot.c does before a boot), bus mastering on, closed. sOS,
+ * the PSP ring and the SMU features are gone afterwards: the next AM open / bg-bringup boots cold. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "am/am_boot.h"
 #include "am/am_dev.h"
 #include "am/am_psp.h"
 #include "am/am_smu.h"
@@ -81,6 +86,42 @@ int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *dri
   }
   bg_am_dev_close(d);
   return ret;
+}
+
+int smi_am_mode1_reset(const char *bdf, char *smu_ver, size_t nver, char *err, size_t nerr) {
+  if (nver) smu_ver[0] = '\0';
+  if (nerr) err[0] = '\0';
+  /* reset_delay_ms 0: the library's delay after the reset (500 ms, as tinygrad) */
+  bg_am_open_opts oo = {.timeout_ms = 1000, .settle_ms = -1, .reset_delay_ms = 0};
+  bg_am_dev *d = NULL;
+  int e = bg_am_dev_open(bdf, &oo, &d);
+  if (e < 0) {
+    snprintf(err, nerr, "%s", bg_last_error());
+    /* Locked or bound since the scan: a failure. Anything else (not a chip am/ knows, no register BAR, no
+     * firmware): baregpu cannot open it, the caller falls back to a function reset. */
+    if (e == -BG_EBUSY || e == -BG_EPERM) return e;
+    return SMI_AM_RESET_NOT_OPENED;
+  }
+  snprintf(smu_ver, nver, "%u.%u.%u", d->mp1.maj, d->mp1.min, d->mp1.rev);
+  if (!bg_am_smu_alive(d)) {
+    snprintf(err, nerr,
+             "%s: the SMU (%s) is not answering, no mode1 reset possible; use a PCI function reset: hcq_smi reset "
+             "--function %s",
+             bdf, smu_ver, bdf);
+    bg_am_dev_close(d);
+    return -BG_ETIMEDOUT;
+  }
+  e = bg_am_boot_bus_master(d, false);
+  if (e >= 0) e = bg_am_smu_mode1_reset(d);
+  if (e < 0)
+    snprintf(err, nerr, "%s (or use a PCI function reset: hcq_smi reset --function %s)", bg_last_error(), bdf);
+  int e2 = bg_am_boot_bus_master(d, true);
+  if (e >= 0 && e2 < 0) {
+    e = e2;
+    snprintf(err, nerr, "%s", bg_last_error());
+  }
+  bg_am_dev_close(d);
+  return e < 0 ? e : 0;
 }
 
 void smi_am_collect(smi_inventory *inv) {

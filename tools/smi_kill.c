@@ -25,6 +25,7 @@ typedef struct victim {
   bool pending, failed;
   const char *outcome;   /* exited, released, killed, gone, skipped, failed */
   double secs;           /* from SIGTERM to the outcome */
+  double released_at;    /* when its locks were first seen released while it still ran, or 0 */
   char err[256];
 } victim;
 
@@ -89,6 +90,13 @@ static void wait_all(victim *v, size_t n, const smi_holder *h, double t0, double
       if (!v[i].pending) continue;
       bool alive = smi_proc_alive(v[i].pid);
       if (alive && still_holds(&v[i], h)) {
+        left++;
+        continue;
+      }
+      /* An exiting process closes its files (releasing the locks) before it becomes a zombie:
+       * give it a moment so an exit is reported as one, not as a release. */
+      if (alive && v[i].released_at == 0) v[i].released_at = now_s();
+      if (alive && now_s() - v[i].released_at < 0.2 && now_s() < deadline) {
         left++;
         continue;
       }

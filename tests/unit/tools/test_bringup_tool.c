@@ -6,7 +6,8 @@
  * smi_am_metrics_read() / smi_cmd_list() directly. GC 12.0.0 (tinygrad's mock) and GC 11.0.0 (Navi31-like):
  * every step printed and exit 0; --json is one valid JSON document; a corrupt firmware file exits 1 naming the
  * file; a device held by another lock exits 1 naming the pid; a second run mode1-resets; the metrics are
- * plausible once booted, and list shows them (or why not). */
+ * plausible once booted, and list shows them (or why not); hcq_smi reset (smi_cmd_reset) of the booted GPU is an SMU
+ * mode1 reset (sOS stops, the next bg-bringup boots cold), --function a PCI function reset. */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -321,6 +322,99 @@ START_TEST(smi_metrics) {
 }
 END_TEST
 
+/* ---------------- hcq_smi reset: mode1 ---------------- */
+
+static int call_reset(void *ctx) { return smi_cmd_reset(ctx); }
+
+static res smi_reset(bool json, bool function) {
+  smi_opts o = {.json = json, .function = function};
+  char err[256];
+  ck_assert_int_eq(smi_sel_parse(BDF, &o, err, sizeof(err)), 0);
+  res r = capture(call_reset, &o);
+  printf("---- hcq_smi reset%s%s %s -> %d\n%s%s", json ? " --json" : "", function ? " --function" : "", BDF, r.status,
+         r.out, r.err);
+  return r;
+}
+
+static void reset_mode1(const char *smu) {
+  /* not booted: the SMU's state decides; never a function reset */
+  res r = bringup("--dev", BDF, NULL, NULL);
+  ck_assert_int_eq(r.status, 0);
+  res_free(&r);
+  ck_assert(mock_amd_sos_alive(G));
+  unsigned resets = mock_amd_mode1_resets(G);
+
+  r = smi_reset(false, false);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  char want[96];
+  snprintf(want, sizeof(want), "%s: mode1 reset done (SMU %s)\n", BDF, smu);
+  HAS(r.out, want);
+  res_free(&r);
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), resets + 1);
+  ck_assert(!mock_amd_sos_alive(G));
+
+  /* a later bg-bringup boots cold: nothing left to reset */
+  r = bringup("--dev", BDF, NULL, NULL);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  HAS(r.out, "mode1 reset: skipped");
+  res_free(&r);
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), resets + 1);
+  ck_assert(mock_amd_sos_alive(G));
+
+  /* --json: "method": "mode1" */
+  r = smi_reset(true, false);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  char err[256];
+  ck_assert_msg(json_check(r.out, strlen(r.out), err, sizeof(err)) == 0, "%s:\n%s", err, r.out);
+  HAS(r.out, "\"method\": \"mode1\"");
+  snprintf(want, sizeof(want), "\"smu_version\": \"%s\"", smu);
+  HAS(r.out, want);
+  HAS(r.out, "\"ok\": true");
+  res_free(&r);
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), resets + 2);
+  ck_assert(!mock_amd_sos_alive(G));
+
+  /* sOS gone, nothing booted: the emulated SMU still answers, so a mode1 reset again (a real SMU that does not
+   * answer is refused with a hint to --function; the emulation has no way to silence its SMU) */
+  r = smi_reset(false, false);
+  if (r.status != 0) {
+    HAS(r.err, "not answering");
+    HAS(r.err, "--function");
+  } else {
+    HAS(r.out, "mode1 reset done");
+  }
+  res_free(&r);
+
+  /* --function: the PCI function reset through sysfs, no mode1 reset */
+  unsigned before = mock_amd_mode1_resets(G);
+  r = smi_reset(true, true);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  HAS(r.out, "\"method\": \"function\"");
+  res_free(&r);
+  r = smi_reset(false, true);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  HAS(r.out, "function reset done");
+  res_free(&r);
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), before);
+
+  /* held by another process: refused with the pid, not opened */
+  int fd = -1;
+  ck_assert_int_eq(bg_pci_lock_acquire(BDF, &fd), 0);
+  r = smi_reset(false, false);
+  ck_assert_int_eq(r.status, 1);
+  snprintf(want, sizeof(want), "in use by pid %d", (int)getpid());
+  HAS(r.err, want);
+  res_free(&r);
+  bg_pci_lock_release(fd);
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), before);
+}
+
+START_TEST(smi_reset12) { reset_mode1("14.0.2"); }
+END_TEST
+
+START_TEST(smi_reset11) { reset_mode1("13.0.0"); }
+END_TEST
+
 static TCase *tc(const char *name, void (*su)(void)) {
   TCase *t = tcase_create(name);
   tcase_add_checked_fixture(t, su, teardown);
@@ -337,12 +431,14 @@ int main(void) {
   tcase_add_test(t, in_use);
   tcase_add_test(t, usage_errors);
   tcase_add_test(t, smi_metrics);
+  tcase_add_test(t, smi_reset12);
   suite_add_tcase(s, t);
   TCase *t11 = tc("gfx11", setup11);
   tcase_add_test(t11, gfx11_text);
   tcase_add_test(t11, json_valid);
   tcase_add_test(t11, fw_corrupt);
   tcase_add_test(t11, smi_metrics);
+  tcase_add_test(t11, smi_reset11);
   suite_add_tcase(s, t11);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
