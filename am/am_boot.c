@@ -104,36 +104,54 @@ static int soc_clockgating(bg_am_dev *d) {
   return 0;
 }
 
-/* GFX.set_clockgating_state (am.md §4.9), one XCC: RLC safe mode around CGCG/CGLS, CP idle polling/interrupts,
- * SDMA CGCG interrupts, MGCG overrides cleared. */
-static int gfx_clockgating(bg_am_dev *d) {
+/* GFX.set_clockgating_state (am.md §4.9), on one XCC (GC instance `i`): RLC safe mode around CGCG/CGLS, CP idle
+ * polling/interrupts, SDMA CGCG interrupts (GC >= 10), MGCG overrides cleared (gfx9 / GC >= 11 extras). */
+static int gfx_clockgating_xcc(bg_am_dev *d, unsigned i) {
   int e;
   uint32_t a, v = 0;
-  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regRLC_SAFE_MODE", 0, NULL, F("MESSAGE", 1), F("CMD", 1), END)) < 0 ||
-      (e = bg_am_nreg_addr(d, GC_HWIP, 0, "regRLC_SAFE_MODE", &a)) < 0)
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, "regRLC_SAFE_MODE", 0, NULL, F("MESSAGE", 1), F("CMD", 1), END)) < 0 ||
+      (e = bg_am_nreg_addr(d, GC_HWIP, i, "regRLC_SAFE_MODE", &a)) < 0)
     return e;
   int tmo = d->opts.timeout_ms > 0 ? d->opts.timeout_ms : 10000;
   double t0 = bg_am_now_ms();
   while ((v = bg_am_rreg(d, a)) & 1u) {
     if (bg_am_now_ms() - t0 > tmo)
-      return bg_error(BG_ETIMEDOUT, "am: %s: gfx: clock gating: regRLC_SAFE_MODE (0x%x) = 0x%x after %d ms, cmd bit "
-                      "not cleared", d->bdf, a, v, tmo);
+      return bg_error(BG_ETIMEDOUT, "am: %s: gfx: clock gating: regRLC_SAFE_MODE (XCC %u, 0x%x) = 0x%x after %d ms, "
+                      "cmd bit not cleared", d->bdf, i, a, v, tmo);
     bg_am_sleep_ms(1);
   }
-  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regRLC_CGCG_CGLS_CTRL", 1, NULL, F("CGCG_GFX_IDLE_THRESHOLD", 0x36),
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, "regRLC_CGCG_CGLS_CTRL", 1, NULL, F("CGCG_GFX_IDLE_THRESHOLD", 0x36),
                               F("CGCG_EN", 1), F("CGLS_REP_COMPANSAT_DELAY", 0xf), F("CGLS_EN", 1), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regCP_RB_WPTR_POLL_CNTL", 1, NULL, F("POLL_FREQUENCY", 0x100),
+      (e = bg_am_nwreg_fields(d, GC_HWIP, i, "regCP_RB_WPTR_POLL_CNTL", 1, NULL, F("POLL_FREQUENCY", 0x100),
                               F("IDLE_POLL_COUNT", 0x90), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regCP_INT_CNTL", 1, NULL, F("CNTX_BUSY_INT_ENABLE", 1),
-                              F("CNTX_EMPTY_INT_ENABLE", 1), F("CMP_BUSY_INT_ENABLE", 1), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA0_RLC_CGCG_CTRL", 1, NULL, F("CGCG_INT_ENABLE", 1), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA1_RLC_CGCG_CTRL", 1, NULL, F("CGCG_INT_ENABLE", 1), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regRLC_CGTT_MGCG_OVERRIDE", 1, NULL, F("GFXIP_FGCG_OVERRIDE", 0),
-                              F("GRBM_CGTT_SCLK_OVERRIDE", 0), F("RLC_CGTT_SCLK_OVERRIDE", 0),
-                              F("GFXIP_MGCG_OVERRIDE", 0), F("GFXIP_CGLS_OVERRIDE", 0), F("GFXIP_CGCG_OVERRIDE", 0),
-                              F("PERFMON_CLOCK_STATE", 1), F("GFXIP_REPEATER_FGCG_OVERRIDE", 0), END)) < 0)
+      (e = bg_am_nwreg_fields(d, GC_HWIP, i, "regCP_INT_CNTL", 1, NULL, F("CNTX_BUSY_INT_ENABLE", 1),
+                              F("CNTX_EMPTY_INT_ENABLE", 1), F("CMP_BUSY_INT_ENABLE", 1), END)) < 0)
     return e;
-  return bg_am_nwreg_fields(d, GC_HWIP, 0, "regRLC_SAFE_MODE", 0, NULL, F("MESSAGE", 0), F("CMD", 1), END);
+  if (d->gc.maj >= 10 &&
+      ((e = bg_am_nwreg_fields(d, GC_HWIP, i, "regSDMA0_RLC_CGCG_CTRL", 1, NULL, F("CGCG_INT_ENABLE", 1), END)) < 0 ||
+       (e = bg_am_nwreg_fields(d, GC_HWIP, i, "regSDMA1_RLC_CGCG_CTRL", 1, NULL, F("CGCG_INT_ENABLE", 1), END)) < 0))
+    return e;
+  if (d->gc.maj == 9)
+    e = bg_am_nwreg_fields(d, GC_HWIP, i, "regRLC_CGTT_MGCG_OVERRIDE", 1, NULL, F("GFXIP_MGLS_OVERRIDE", 0),
+                           F("GFXIP_REP_FGCG_OVERRIDE", 0), F("GFXIP_FGCG_OVERRIDE", 0), F("GRBM_CGTT_SCLK_OVERRIDE", 0),
+                           F("RLC_CGTT_SCLK_OVERRIDE", 0), F("GFXIP_MGCG_OVERRIDE", 0), F("GFXIP_CGLS_OVERRIDE", 0),
+                           F("GFXIP_CGCG_OVERRIDE", 0), END);
+  else
+    e = bg_am_nwreg_fields(d, GC_HWIP, i, "regRLC_CGTT_MGCG_OVERRIDE", 1, NULL, F("GFXIP_FGCG_OVERRIDE", 0),
+                           F("GRBM_CGTT_SCLK_OVERRIDE", 0), F("RLC_CGTT_SCLK_OVERRIDE", 0), F("GFXIP_MGCG_OVERRIDE", 0),
+                           F("GFXIP_CGLS_OVERRIDE", 0), F("GFXIP_CGCG_OVERRIDE", 0), F("PERFMON_CLOCK_STATE", 1),
+                           F("GFXIP_REPEATER_FGCG_OVERRIDE", 0), END);
+  if (e < 0) return e;
+  return bg_am_nwreg_fields(d, GC_HWIP, i, "regRLC_SAFE_MODE", 0, NULL, F("MESSAGE", 0), F("CMD", 1), END);
+}
+
+static int gfx_clockgating(bg_am_dev *d) {
+  uint32_t m = bg_am_xcc_mask(d);
+  for (unsigned i = 0; i < 32; i++) {
+    int e = (m >> i & 1) ? gfx_clockgating_xcc(d, i) : 0;
+    if (e < 0) return e;
+  }
+  return 0;
 }
 
 /* Post-boot (am.md §4.11): AM_POWER_LIMIT=<W> > 0: SetPptLimit(W) and unlimited soft clocks; else highest DPM level.
@@ -161,6 +179,7 @@ static int boot_engines(bg_am_dev *d, bg_am_blocks *blk, bg_am_boot_report *r, b
   STEP(ms_sdma, bg_am_sdma_init(blk->sdma));
   STEP(ms_clocks, post_boot(d));
   if ((e = bg_am_gfx_setup_queue(blk->gfx)) < 0 || (e = bg_am_sdma_setup_queue(blk->sdma)) < 0) return e;
+  if (blk->gfx->aql_ring && (e = bg_am_gfx_setup_aql(blk->gfx)) < 0) return e; /* GC 9.4.3: AQL on every XCC */
   BG_LOG(1, "am: %s: gfx %.1f ms (HQD ring 0x%" PRIx64 " PQ_CONTROL 0x%x), sdma %.1f ms (ring 0x%" PRIx64
          " RB_CNTL 0x%x)", d->bdf, r->ms_gfx, blk->gfx->ring, blk->gfx->pq_control, r->ms_sdma, blk->sdma->ring,
          blk->sdma->rb_cntl);

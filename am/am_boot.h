@@ -17,6 +17,7 @@
  *   bg_am_smu_init     driver table, features (am/am_smu.h)
  *   bg_am_gfx_init     RLC autoload wait, MEC start, SH_MEM (am/am_gfx.h); bg_am_sdma_init (am/am_sdma.h)
  *   queues             compute HQD ME1 pipe0 queue0 from an MQD (doorbell 3), SDMA0 queue0 ring (doorbell 256)
+ *                      (GC 9.4.3: also the AQL queue 1 on every XCC, doorbell 4; SDMA 4.4.2 instance 0 GFX ring)
  *   magic              SCRATCH_REG7 = BG_AM_BOOT_MAGIC, SCRATCH_REG6 = 1 ("in use"; bg_am_boot_fini writes 0)
  *
  * Warm start (magic present, SCRATCH_REG6 == 0, no GC fault pending, !force_reset; am.md §5 partial boot): SOC, GMC

@@ -229,6 +229,19 @@ static bg_am_ipver ipver(const struct bg_am_discovery *di, int hwip) {
   return (bg_am_ipver){di->ip[hwip].maj, di->ip[hwip].min, di->ip[hwip].rev};
 }
 
+/* The opened function bg_am_dev_open_pci hands to bg_am_dev_open on this thread. */
+static _Thread_local bg_pci_dev *given_pci;
+
+int bg_am_dev_open_pci(bg_pci_dev *pci, const bg_am_open_opts *opts, bg_am_dev **out) {
+  given_pci = pci;
+  int e = bg_am_dev_open(bg_pci_name(pci), opts, out);
+  if (given_pci) {  /* not taken: failed before the open */
+    bg_pci_close(given_pci);
+    given_pci = NULL;
+  }
+  return e;
+}
+
 int bg_am_dev_open(const char *bdf, const bg_am_open_opts *opts, bg_am_dev **out) {
   *out = NULL;
   bg_am_dev *d = calloc(1, sizeof(*d));
@@ -239,7 +252,13 @@ int bg_am_dev_open(const char *bdf, const bg_am_open_opts *opts, bg_am_dev **out
   if (d->opts.reset_delay_ms == 0) d->opts.reset_delay_ms = 500;
   snprintf(d->bdf, sizeof(d->bdf), "%s", bdf);
   uint32_t vendor = 0, dev = 0;
-  int e = bg_pci_open_sysfs(bdf, d->opts.pci_flags, &d->pci);
+  int e = 0;
+  if (given_pci) {  /* bg_am_dev_open_pci: the function is already open (USB bridge) */
+    d->pci = given_pci;
+    given_pci = NULL;
+  } else {
+    e = bg_pci_open_sysfs(bdf, d->opts.pci_flags, &d->pci);
+  }
   if (e < 0) goto fail;
   if ((e = bg_pci_cfg_read(d->pci, 0, 2, &vendor)) < 0 || (e = bg_pci_cfg_read(d->pci, 2, 2, &dev)) < 0) goto fail;
   d->device_id = (uint16_t)dev;

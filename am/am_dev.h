@@ -98,12 +98,15 @@ typedef struct bg_am_dev {
   uint32_t psp_fence_seq;
   uint32_t psp_tmr_size;
   bool smu_features;
-  uint32_t dpm_n[4], dpm_freq[4][16]; /* cached GetDpmFreqByIndex levels of the PPCLKs 0..3 */
+  uint32_t dpm_n[5], dpm_freq[5][16]; /* cached GetDpmFreqByIndex levels of the PPCLKs 0..4 (4: FCLK on 13.0.6) */
   bool dpm_read;
 } bg_am_dev;
 
 /* Open and validate (see above). On failure *out is NULL and the message names the step. */
 int bg_am_dev_open(const char *bdf, const bg_am_open_opts *opts, bg_am_dev **out);
+/* The same on a function opened by another interface (the USB bridge, usb/usb_pci.h): the device takes pci
+ * (closed by bg_am_dev_close, or here on failure); opts->pci_flags is not used. */
+int bg_am_dev_open_pci(bg_pci_dev *pci, const bg_am_open_opts *opts, bg_am_dev **out);
 void bg_am_dev_close(bg_am_dev *d);
 
 uint32_t bg_am_rreg(bg_am_dev *d, uint32_t addr);

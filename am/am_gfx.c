@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "am/am_psp.h"
 #include "am/am_sdma.h"
 #include "am/am_soc.h"
 #include "baregpu/error.h"
@@ -15,27 +16,55 @@
 #define MQD_DWORDS 512u
 #define MQD_REG0 0x80u /* MQD dword of CP_MQD_BASE_ADDR */
 #define MQD_NREGS 56u  /* CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI */
+/* v9_mqd (Linux v9_structs.h) dwords outside the register image */
+#define MQD9_STATIC_SE0 23u
+#define MQD9_STATIC_SE1 24u
+#define MQD9_STATIC_SE2 26u
+#define MQD9_STATIC_SE3 27u
+#define MQD9_XCC_ID 39u      /* compute_current_logic_xcc_id */
+#define MQD9_TG_CHUNK 41u    /* compute_tg_chunk_size */
+#define MQD9_STRIDE 226u     /* cp_mqd_stride_size */
+
+static bool gfx9(const bg_am_dev *d) { return d->gc.maj == 9; }
+
+/* The live XCCs as GC instance numbers, in order; returns their count (1 on RDNA). */
+static unsigned xcc_list(const bg_am_dev *d, unsigned inst[32]) {
+  uint32_t m = bg_am_xcc_mask(d);
+  unsigned n = 0;
+  for (unsigned i = 0; i < 32; i++)
+    if (m >> i & 1) inst[n++] = i;
+  return n;
+}
+
+static int grbm_sel(bg_am_dev *d, unsigned me, unsigned pipe, unsigned queue, unsigned vmid, unsigned inst) {
+  return bg_am_nwreg(d, GC_HWIP, inst, "regGRBM_GFX_CNTL",
+                     (pipe & 3u) | (me & 3u) << 2 | (vmid & 0xfu) << 4 | (queue & 7u) << 8);
+}
 
 int bg_am_gfx_grbm_select(bg_am_dev *d, unsigned me, unsigned pipe, unsigned queue, unsigned vmid) {
-  return bg_am_nwreg(d, GC_HWIP, 0, "regGRBM_GFX_CNTL",
-                     (pipe & 3u) | (me & 3u) << 2 | (vmid & 0xfu) << 4 | (queue & 7u) << 8);
+  return grbm_sel(d, me, pipe, queue, vmid, 0);
 }
 
 int bg_am_gfx_create(bg_am_dev *d, bg_am_gmc *gmc, bg_am_gfx **out) {
   *out = NULL;
-  if (d->gc.maj < 11 || d->gc.maj > 12)
-    return bg_error(BG_ENOTSUP, "am: %s: gfx: GC %u.%u.%u not supported (GC 11.x/12.x only)", d->bdf, d->gc.maj,
+  if ((d->gc.maj < 11 || d->gc.maj > 12) && !(d->gc.maj == 9 && d->gc.min == 4 && d->gc.rev == 3))
+    return bg_error(BG_ENOTSUP, "am: %s: gfx: GC %u.%u.%u not supported (GC 9.4.3, 11.x, 12.x)", d->bdf, d->gc.maj,
                     d->gc.min, d->gc.rev);
   bg_am_gfx *x = calloc(1, sizeof(*x));
   if (!x) return bg_error(BG_ENOMEM, "am: gfx: out of memory");
   x->d = d;
   x->gmc = gmc;
+  x->xccs = bg_am_xcc_count(d);
+  uint64_t mqd_size = 0x1000ull * x->xccs; /* one MQD per XCC (am.md §4.2 rows 14-15) */
   int e;
-  if ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1000, 0x1000, false, &x->mqd[0])) < 0 ||
-      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1000, 0x1000, false, &x->mqd[1])) < 0 ||
+  if ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, mqd_size, 0x1000, false, &x->mqd[0])) < 0 ||
+      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, mqd_size, 0x1000, false, &x->mqd[1])) < 0 ||
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, BG_AM_GFX_RING_SIZE, 0x1000, true, &x->ring)) < 0 ||
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, BG_AM_GFX_EOP_SIZE, 0x1000, true, &x->eop)) < 0 ||
-      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, 0x1000, 0x1000, true, &x->ptrs)) < 0) {
+      (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, 0x1000, 0x1000, true, &x->ptrs)) < 0 ||
+      (gfx9(d) && ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, BG_AM_GFX_RING_SIZE, 0x1000, true, &x->aql_ring)) < 0 ||
+                   (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, BG_AM_GFX_EOP_SIZE, 0x1000, true, &x->aql_eop)) < 0 ||
+                   (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, 0x1000, 0x1000, true, &x->aql_ptrs)) < 0))) {
     bg_am_gfx_destroy(x);
     return bg_error_context(e, "am: %s: gfx init_sw: ", d->bdf);
   }
@@ -45,16 +74,17 @@ int bg_am_gfx_create(bg_am_dev *d, bg_am_gmc *gmc, bg_am_gfx **out) {
 
 void bg_am_gfx_destroy(bg_am_gfx *x) {
   if (!x) return;
-  uint64_t *p[] = {&x->mqd[0], &x->mqd[1], &x->ring, &x->eop, &x->ptrs};
+  uint64_t *p[] = {&x->mqd[0], &x->mqd[1], &x->ring, &x->eop, &x->ptrs, &x->aql_ring, &x->aql_eop, &x->aql_ptrs};
   for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
     if (*p[i]) bg_am_vram_free(x->d->mm, *p[i]); /* offset 0 is the root page table, never ours */
   free(x);
 }
 
 /* Poll a GC register until (v & mask) == want; the timeout names the register. */
-static int wait_gc(bg_am_dev *d, const char *name, uint32_t mask, uint32_t want, const char *what) {
+static int wait_gc_inst(bg_am_dev *d, unsigned inst, const char *name, uint32_t mask, uint32_t want,
+                        const char *what) {
   uint32_t a, v = 0;
-  int e = bg_am_nreg_addr(d, GC_HWIP, 0, name, &a);
+  int e = bg_am_nreg_addr(d, GC_HWIP, inst, name, &a);
   if (e < 0) return e;
   int tmo = d->opts.timeout_ms > 0 ? d->opts.timeout_ms : 10000;
   double t0 = bg_am_now_ms();
@@ -64,8 +94,12 @@ static int wait_gc(bg_am_dev *d, const char *name, uint32_t mask, uint32_t want,
     if (bg_am_now_ms() - t0 > tmo) break;
     bg_am_sleep_ms(1);
   }
-  return bg_error(BG_ETIMEDOUT, "am: %s: gfx: %s: %s (0x%x) & 0x%x = 0x%x after %d ms, expected 0x%x", d->bdf, what,
-                  name, a, mask, v & mask, tmo, want);
+  return bg_error(BG_ETIMEDOUT, "am: %s: gfx: %s: %s (XCC %u, 0x%x) & 0x%x = 0x%x after %d ms, expected 0x%x", d->bdf,
+                  what, name, inst, a, mask, v & mask, tmo, want);
+}
+
+static int wait_gc(bg_am_dev *d, const char *name, uint32_t mask, uint32_t want, const char *what) {
+  return wait_gc_inst(d, 0, name, mask, want, what);
 }
 
 /* cfg(eng, cntl, pcreg, me) of config_mec. */
@@ -83,6 +117,16 @@ static int cfg_engine(bg_am_dev *d, uint64_t ucode_start, const char *pcreg, con
 
 static int config_mec(bg_am_gfx *x) {
   bg_am_dev *d = x->d;
+  if (gfx9(d)) { /* MEC v1 (firmware loaded by the PSP): invalidate the icache, both MEs in reset and halted */
+    unsigned xi[32], n = xcc_list(d, xi);
+    for (unsigned k = 0; k < n; k++) {
+      int e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], "regCP_MEC_CNTL", 1, NULL, F("MEC_INVALIDATE_ICACHE", 1),
+                                 F("MEC_ME1_PIPE0_RESET", 1), F("MEC_ME2_PIPE0_RESET", 1), F("MEC_ME1_HALT", 1),
+                                 F("MEC_ME2_HALT", 1), END);
+      if (e < 0) return e;
+    }
+    return 0;
+  }
   if (d->gc.maj >= 12) {
     int e;
     if ((e = cfg_engine(d, d->fw->rs64_start[0], "regCP_PFP_PRGRM_CNTR_START", "regCP_PFP_PRGRM_CNTR_START_HI", 0,
@@ -96,27 +140,37 @@ static int config_mec(bg_am_gfx *x) {
 }
 
 static int enable_mec(bg_am_gfx *x) {
-  int e = bg_am_nwreg_fields(x->d, GC_HWIP, 0, "regCP_MEC_RS64_CNTL", 1, NULL, F("MEC_PIPE0_RESET", 0),
-                             F("MEC_PIPE0_ACTIVE", 1), F("MEC_HALT", 0), END);
+  int e = 0;
+  if (gfx9(x->d)) {
+    unsigned xi[32], n = xcc_list(x->d, xi);
+    for (unsigned k = 0; k < n && e >= 0; k++) e = bg_am_nwreg(x->d, GC_HWIP, xi[k], "regCP_MEC_CNTL", 0);
+  } else {
+    e = bg_am_nwreg_fields(x->d, GC_HWIP, 0, "regCP_MEC_RS64_CNTL", 1, NULL, F("MEC_PIPE0_RESET", 0),
+                           F("MEC_PIPE0_ACTIVE", 1), F("MEC_HALT", 0), END);
+  }
   if (e >= 0) bg_am_sleep_ms(x->d->opts.settle_ms < 0 ? 0 : 50);
   return e;
 }
 
 int bg_am_gfx_dequeue(bg_am_gfx *x) {
   bg_am_dev *d = x->d;
+  unsigned xi[32], n = xcc_list(d, xi);
   int e = 0;
   for (unsigned q = 0; q < 2 && e >= 0; q++) {
-    uint32_t act = 0;
-    if ((e = bg_am_gfx_grbm_select(d, 1, 0, q, 0)) < 0 || (e = bg_am_nrreg(d, GC_HWIP, 0, "regCP_HQD_ACTIVE", &act)) < 0)
-      break;
-    if (!(act & 1)) continue;
-    if ((e = bg_am_nwreg(d, GC_HWIP, 0, "regCP_HQD_DEQUEUE_REQUEST", 2)) < 0 ||
-        (e = bg_am_nwreg(d, GC_HWIP, 0, "regSPI_COMPUTE_QUEUE_RESET", 1)) < 0 ||
-        (e = wait_gc(d, "regCP_HQD_ACTIVE", 1, 0, "dequeue")) < 0)
-      break;
+    for (unsigned k = 0; k < n && e >= 0; k++) {
+      uint32_t act = 0;
+      if ((e = grbm_sel(d, 1, 0, q, 0, xi[k])) < 0 || (e = bg_am_nrreg(d, GC_HWIP, xi[k], "regCP_HQD_ACTIVE", &act)) < 0)
+        break;
+      if (!(act & 1)) continue;
+      if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], "regCP_HQD_DEQUEUE_REQUEST", 2)) < 0 ||
+          (e = bg_am_nwreg(d, GC_HWIP, xi[k], "regSPI_COMPUTE_QUEUE_RESET", 1)) < 0 ||
+          (e = wait_gc_inst(d, xi[k], "regCP_HQD_ACTIVE", 1, 0, "dequeue")) < 0)
+        break;
+    }
   }
   int e2 = bg_am_gfx_grbm_select(d, 0, 0, 0, 0);
   x->hqd_active = false;
+  x->aql_active = false;
   return e < 0 ? e : e2;
 }
 
@@ -125,11 +179,14 @@ static int reset_mec(bg_am_gfx *x) {
   int e;
   if ((e = bg_am_gfx_dequeue(x)) < 0) return e;
   if (d->gc.maj < 12) {
-    if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regGRBM_SOFT_RESET", 0, NULL, F("SOFT_RESET_CP", 1),
-                                F("SOFT_RESET_CPC", 1), END)) < 0)
-      return e;
+    unsigned xi[32], n = xcc_list(d, xi);
+    for (unsigned k = 0; k < n; k++)
+      if ((e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], "regGRBM_SOFT_RESET", 0, NULL, F("SOFT_RESET_CP", 1),
+                                  F("SOFT_RESET_CPC", 1), END)) < 0)
+        return e;
     bg_am_sleep_ms(d->opts.settle_ms < 0 ? 0 : 50);
-    if ((e = bg_am_nwreg(d, GC_HWIP, 0, "regGRBM_SOFT_RESET", 0)) < 0) return e;
+    for (unsigned k = 0; k < n; k++)
+      if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], "regGRBM_SOFT_RESET", 0)) < 0) return e;
   }
   if ((e = config_mec(x)) < 0) return e;
   return enable_mec(x);
@@ -142,40 +199,63 @@ int bg_am_gfx_init(bg_am_gfx *x, bool warm) {
     if ((e = bg_am_gmc_init_hub(x->gmc, BG_AM_HUB_GC)) < 0) return e;
     return reset_mec(x);
   }
-  if ((e = wait_gc(d, "regCP_STAT", 0xffffffffu, 0, "RLC autoload (CP idle)")) < 0 ||
+  if ((e = wait_gc(d, "regCP_STAT", 0xffffffffu, 0, "RLC autoload (CP idle)")) < 0) return e;
+  /* gfx9 has no RLC autoload (the PSP loads the RLC with REG_LIST): no bootload status to wait for */
+  if (bg_am_reg_find(d->regs.gc, "regRLC_RLCS_BOOTLOAD_STATUS") &&
       (e = wait_gc(d, "regRLC_RLCS_BOOTLOAD_STATUS", 0x80000000u, 0x80000000u, "RLC autoload (BOOTLOAD_COMPLETE)")) < 0)
     return e;
   /* GC hub: done by bg_am_gmc_init (am/am_gmc.h) */
   if ((e = config_mec(x)) < 0) return e;
+  unsigned xi[32], n = xcc_list(d, xi);
   uint32_t v;
-  if ((e = bg_am_nrreg(d, GC_HWIP, 0, "regTCP_CNTL", &v)) < 0 ||
-      (e = bg_am_nwreg(d, GC_HWIP, 0, "regTCP_CNTL", v | 0x20000000u)) < 0 ||
-      (e = bg_am_nwreg(d, GC_HWIP, 0, "regRLC_CNTL", 1)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regRLC_SRM_CNTL", 1, NULL, F("SRM_ENABLE", 1), F("AUTO_INCR_ADDR", 1),
-                              END)) < 0 ||
-      (e = bg_am_nwreg(d, GC_HWIP, 0, "regRLC_SPM_MC_CNTL", 0xf)) < 0 ||
-      (e = bg_am_doorbell_enable(d, 0, 0x3, 0x3, 0, 0)) < 0 || (e = bg_am_doorbell_enable(d, 3, 0x6, 0x3, 0, 0)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regGRBM_CNTL", 1, NULL, F("READ_TIMEOUT", 0xff), END)) < 0)
+  for (unsigned k = 0; k < n; k++) /* golden value from Linux: TCP_CNTL |= 0x20000000 */
+    if ((e = bg_am_nrreg(d, GC_HWIP, xi[k], "regTCP_CNTL", &v)) < 0 ||
+        (e = bg_am_nwreg(d, GC_HWIP, xi[k], "regTCP_CNTL", v | 0x20000000u)) < 0)
+      return e;
+  for (unsigned k = 0; k < n; k++)
+    if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], "regRLC_CNTL", 1)) < 0) return e;
+  for (unsigned k = 0; k < n; k++)
+    if ((e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], "regRLC_SRM_CNTL", 1, NULL, F("SRM_ENABLE", 1),
+                                F("AUTO_INCR_ADDR", 1), END)) < 0)
+      return e;
+  for (unsigned k = 0; k < n; k++)
+    if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], "regRLC_SPM_MC_CNTL", 0xf)) < 0) return e;
+  /* NBIO 7.9 routes the MEC doorbells itself (SOC init fences them per XCC) */
+  if (!bg_am_nbio79(d) &&
+      ((e = bg_am_doorbell_enable(d, 0, 0x3, 0x3, 0, 0)) < 0 || (e = bg_am_doorbell_enable(d, 3, 0x6, 0x3, 0, 0)) < 0))
     return e;
-  for (unsigned vmid = 0; vmid < 16; vmid++) {
-    if ((e = bg_am_gfx_grbm_select(d, 0, 0, 0, vmid)) < 0 ||
-        (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSH_MEM_CONFIG", 0, NULL, F("ADDRESS_MODE", 0),
-                                F("ALIGNMENT_MODE", 3), F("INITIAL_INST_PREFETCH", 3), END)) < 0 ||
-        (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSH_MEM_BASES", 0, NULL, F("SHARED_BASE", 1),
-                                F("PRIVATE_BASE", 2), END)) < 0)
+  for (unsigned k = 0; k < n; k++) {
+    unsigned i = xi[k];
+    if (gfx9(d) && ((e = bg_am_nwreg(d, GC_HWIP, i, "regGB_ADDR_CONFIG", 0x2a114042u)) < 0 || /* MI300 golden */
+                    (e = bg_am_nwreg_fields(d, GC_HWIP, i, "regTCP_UTCL1_CNTL2", 1, NULL, F("SPARE", 1), END)) < 0))
+      return e;
+    if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, "regGRBM_CNTL", 1, NULL, F("READ_TIMEOUT", 0xff), END)) < 0) return e;
+    for (unsigned vmid = 0; vmid < 16; vmid++) {
+      if ((e = grbm_sel(d, 0, 0, 0, vmid, i)) < 0) return e;
+      if (gfx9(d))
+        e = bg_am_nwreg_fields(d, GC_HWIP, i, "regSH_MEM_CONFIG", 0, NULL, F("RETRY_DISABLE", 1), F("F8_MODE", 1),
+                               F("ADDRESS_MODE", 0), F("ALIGNMENT_MODE", 3), END);
+      else
+        e = bg_am_nwreg_fields(d, GC_HWIP, i, "regSH_MEM_CONFIG", 0, NULL, F("ADDRESS_MODE", 0),
+                               F("ALIGNMENT_MODE", 3), F("INITIAL_INST_PREFETCH", 3), END);
+      if (e < 0 || (e = bg_am_nwreg_fields(d, GC_HWIP, i, "regSH_MEM_BASES", 0, NULL, F("SHARED_BASE", 1),
+                                           F("PRIVATE_BASE", 2), END)) < 0)
+        return e;
+    }
+    if ((e = grbm_sel(d, 0, 0, 0, 0, i)) < 0 ||
+        (e = bg_am_nwreg(d, GC_HWIP, i, "regCP_MEC_DOORBELL_RANGE_LOWER", 0x100u * k)) < 0 ||
+        (e = bg_am_nwreg(d, GC_HWIP, i, "regCP_MEC_DOORBELL_RANGE_UPPER", 0x100u * k + 0xf8)) < 0)
       return e;
   }
-  if ((e = bg_am_gfx_grbm_select(d, 0, 0, 0, 0)) < 0 ||
-      (e = bg_am_nwreg(d, GC_HWIP, 0, "regCP_MEC_DOORBELL_RANGE_LOWER", 0)) < 0 ||
-      (e = bg_am_nwreg(d, GC_HWIP, 0, "regCP_MEC_DOORBELL_RANGE_UPPER", 0xf8)) < 0)
-    return e;
-  return enable_mec(x);
+  if ((e = enable_mec(x)) < 0) return e;
+  /* one spatial partition (SPX) on bare metal when there are several XCCs */
+  return n > 1 ? bg_am_psp_spatial_partition(d, 1) : 0;
 }
 
 /* MQD dword of register `name` (inside CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI). */
-static int mqd_put(bg_am_dev *d, uint32_t *mqd, uint32_t base, const char *name, uint32_t v) {
+static int mqd_put(bg_am_dev *d, unsigned inst, uint32_t *mqd, uint32_t base, const char *name, uint32_t v) {
   uint32_t a;
-  int e = bg_am_nreg_addr(d, GC_HWIP, 0, name, &a);
+  int e = bg_am_nreg_addr(d, GC_HWIP, inst, name, &a);
   if (e < 0) return e;
   if (a < base || a - base >= MQD_NREGS)
     return bg_error(BG_EINVAL, "am: gfx: %s (0x%x) outside the MQD register window 0x%x+%u", name, a, base, MQD_NREGS);
@@ -189,44 +269,76 @@ static unsigned log2u64(uint64_t v) {
   return n;
 }
 
-int bg_am_gfx_setup_queue(bg_am_gfx *x) {
+/* setup_ring (am.md §4.9): MEC1 pipe 0 queue `queue`, on the first XCC (PM4) or on every XCC (AQL), each with its MQD at
+ * mqd[queue] + 0x1000 * xcc copied to the registers CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI, then CP_HQD_ACTIVE = 1. */
+static int setup_ring(bg_am_gfx *x, unsigned queue, bool aql, uint64_t ring_off, uint64_t eop_off, uint64_t ptrs_off,
+                      unsigned doorbell, uint32_t *pq_control_out) {
   bg_am_dev *d = x->d;
-  uint32_t mqd[MQD_DWORDS], base;
-  memset(mqd, 0, sizeof(mqd));
-  int e = bg_am_nreg_addr(d, GC_HWIP, 0, "regCP_MQD_BASE_ADDR", &base);
-  if (e < 0) return e;
-  uint64_t mqd_mc = bg_am_mc(d, x->mqd[0]), ring = bg_am_mc(d, x->ring), eop = bg_am_mc(d, x->eop);
-  uint64_t rptr = bg_am_mc(d, x->ptrs) + 0x80, wptr = bg_am_mc(d, x->ptrs) + 0x38;
-  x->pq_control = (log2u64(BG_AM_GFX_RING_SIZE / 4) - 1) | 5u << 8; /* queue_size, rptr_block_size */
-  mqd[0] = BG_AM_MQD_HEADER;
-  struct {
-    const char *n;
-    uint32_t v;
-  } f[] = {
-      {"regCP_MQD_BASE_ADDR", (uint32_t)mqd_mc}, {"regCP_MQD_BASE_ADDR_HI", (uint32_t)(mqd_mc >> 32)},
-      {"regCP_HQD_PIPE_PRIORITY", 2}, {"regCP_HQD_QUEUE_PRIORITY", 0xf}, {"regCP_HQD_QUANTUM", 0x111},
-      {"regCP_HQD_PERSISTENT_STATE", 0x5501},
-      {"regCP_HQD_PQ_BASE", (uint32_t)(ring >> 8)}, {"regCP_HQD_PQ_BASE_HI", (uint32_t)(ring >> 40)},
-      {"regCP_HQD_PQ_RPTR_REPORT_ADDR", (uint32_t)rptr}, {"regCP_HQD_PQ_RPTR_REPORT_ADDR_HI", (uint32_t)(rptr >> 32)},
-      {"regCP_HQD_PQ_WPTR_POLL_ADDR", (uint32_t)wptr}, {"regCP_HQD_PQ_WPTR_POLL_ADDR_HI", (uint32_t)(wptr >> 32)},
-      {"regCP_HQD_PQ_DOORBELL_CONTROL", (BG_AM_GFX_DOORBELL * 2u) << 2 | 1u << 30},
-      {"regCP_HQD_PQ_CONTROL", x->pq_control}, {"regCP_HQD_IB_CONTROL", 3u << 20},
-      {"regCP_HQD_HQ_SCHEDULER0", 0x20004000}, /* cp_hqd_hq_status0 */
-      {"regCP_MQD_CONTROL", 1u << 8}, {"regCP_HQD_VMID", 0}, {"regCP_HQD_AQL_CONTROL", 0},
-      {"regCP_HQD_EOP_BASE_ADDR", (uint32_t)(eop >> 8)}, {"regCP_HQD_EOP_BASE_ADDR_HI", (uint32_t)(eop >> 40)},
-      {"regCP_HQD_EOP_CONTROL", log2u64(BG_AM_GFX_EOP_SIZE / 4) - 1},
-  };
-  for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-    if ((e = mqd_put(d, mqd, base, f[i].n, f[i].v)) < 0) return e;
-  if ((e = bg_mmio_write(&d->vram, x->mqd[0], mqd, sizeof(mqd))) < 0)
-    return bg_error_context(e, "am: %s: gfx: MQD at 0x%" PRIx64 ": ", d->bdf, x->mqd[0]);
-  bg_am_flush_hdp(d);
-  if ((e = bg_am_gfx_grbm_select(d, 1, 0, 0, 0)) < 0) return e;
-  for (uint32_t i = 0; i < MQD_NREGS; i++)
-    if ((e = bg_am_wreg(d, base + i, mqd[MQD_REG0 + i])) < 0) return e;
-  if ((e = bg_am_nwreg(d, GC_HWIP, 0, "regCP_HQD_ACTIVE", 1)) < 0) return e;
-  bg_am_flush_hdp(d);
-  if ((e = bg_am_gfx_grbm_select(d, 0, 0, 0, 0)) < 0) return e;
-  x->hqd_active = true;
+  unsigned xi[32], n = xcc_list(d, xi);
+  const struct bg_am_reg *pqc_reg = bg_am_reg_find(d->regs.gc, "regCP_HQD_PQ_CONTROL");
+  if (!pqc_reg) return bg_error(BG_ENOTSUP, "am: %s: gfx: %s has no regCP_HQD_PQ_CONTROL", d->bdf, d->regs.gc->name);
+  uint64_t ring = bg_am_mc(d, ring_off), eop = bg_am_mc(d, eop_off);
+  uint64_t rptr = bg_am_mc(d, ptrs_off) + 0x80, wptr = bg_am_mc(d, ptrs_off) + 0x38;
+  for (unsigned k = 0; k < (aql ? n : 1); k++) {
+    unsigned i = xi[k];
+    uint32_t mqd[MQD_DWORDS], base;
+    memset(mqd, 0, sizeof(mqd));
+    int e;
+    if ((e = bg_am_nreg_addr(d, GC_HWIP, i, "regCP_MQD_BASE_ADDR", &base)) < 0) return e;
+    uint64_t mqd_off = x->mqd[queue] + 0x1000ull * k, mqd_mc = bg_am_mc(d, mqd_off);
+    uint32_t pqc = (log2u64(BG_AM_GFX_RING_SIZE / 4) - 1) | 5u << 8; /* queue_size, rptr_block_size */
+    if (aql && ((e = bg_am_reg_field_set(pqc_reg, &pqc, "QUEUE_FULL_EN", 1)) < 0 ||
+                (e = bg_am_reg_field_set(pqc_reg, &pqc, "SLOT_BASED_WPTR", 2)) < 0 ||
+                (e = bg_am_reg_field_set(pqc_reg, &pqc, "NO_UPDATE_RPTR", k != 0 || n == 1)) < 0))
+      return bg_error_context(e, "am: %s: gfx: ", d->bdf);
+    if (k == 0) *pq_control_out = pqc;
+    mqd[0] = BG_AM_MQD_HEADER;
+    struct {
+      const char *n;
+      uint32_t v;
+    } f[] = {
+        {"regCP_MQD_BASE_ADDR", (uint32_t)mqd_mc}, {"regCP_MQD_BASE_ADDR_HI", (uint32_t)(mqd_mc >> 32)},
+        {"regCP_HQD_PIPE_PRIORITY", 2}, {"regCP_HQD_QUEUE_PRIORITY", 0xf}, {"regCP_HQD_QUANTUM", 0x111},
+        {"regCP_HQD_PERSISTENT_STATE", 0x5501},
+        {"regCP_HQD_PQ_BASE", (uint32_t)(ring >> 8)}, {"regCP_HQD_PQ_BASE_HI", (uint32_t)(ring >> 40)},
+        {"regCP_HQD_PQ_RPTR_REPORT_ADDR", (uint32_t)rptr}, {"regCP_HQD_PQ_RPTR_REPORT_ADDR_HI", (uint32_t)(rptr >> 32)},
+        {"regCP_HQD_PQ_WPTR_POLL_ADDR", (uint32_t)wptr}, {"regCP_HQD_PQ_WPTR_POLL_ADDR_HI", (uint32_t)(wptr >> 32)},
+        {"regCP_HQD_PQ_DOORBELL_CONTROL", (doorbell * 2u) << 2 | 1u << 30},
+        {"regCP_HQD_PQ_CONTROL", pqc}, {"regCP_HQD_IB_CONTROL", 3u << 20},
+        {"regCP_HQD_HQ_SCHEDULER0", 0x20004000}, /* cp_hqd_hq_status0 */
+        {"regCP_MQD_CONTROL", 1u << 8}, {"regCP_HQD_VMID", 0}, {"regCP_HQD_AQL_CONTROL", aql ? 1u : 0u},
+        {"regCP_HQD_EOP_BASE_ADDR", (uint32_t)(eop >> 8)}, {"regCP_HQD_EOP_BASE_ADDR_HI", (uint32_t)(eop >> 40)},
+        {"regCP_HQD_EOP_CONTROL", log2u64(BG_AM_GFX_EOP_SIZE / 4) - 1},
+    };
+    for (size_t j = 0; j < sizeof(f) / sizeof(f[0]); j++)
+      if ((e = mqd_put(d, i, mqd, base, f[j].n, f[j].v)) < 0) return e;
+    if (gfx9(d)) { /* v9_mqd: CU masks of SE0..3; multi-XCC AQL: XCC id, chunking, MQD stride */
+      mqd[MQD9_STATIC_SE0] = mqd[MQD9_STATIC_SE1] = mqd[MQD9_STATIC_SE2] = mqd[MQD9_STATIC_SE3] = 0xffffffffu;
+      if (aql && n > 1) mqd[MQD9_TG_CHUNK] = 1, mqd[MQD9_XCC_ID] = k, mqd[MQD9_STRIDE] = 0x1000;
+    }
+    if ((e = bg_mmio_write(&d->vram, mqd_off, mqd, sizeof(mqd))) < 0)
+      return bg_error_context(e, "am: %s: gfx: MQD at 0x%" PRIx64 ": ", d->bdf, mqd_off);
+    bg_am_flush_hdp(d);
+    if ((e = grbm_sel(d, 1, 0, queue, 0, i)) < 0) return e;
+    for (uint32_t r = 0; r < MQD_NREGS; r++)
+      if ((e = bg_am_wreg(d, base + r, mqd[MQD_REG0 + r])) < 0) return e;
+    if ((e = bg_am_nwreg(d, GC_HWIP, i, "regCP_HQD_ACTIVE", 1)) < 0) return e;
+    bg_am_flush_hdp(d);
+    if ((e = grbm_sel(d, 0, 0, 0, 0, i)) < 0) return e;
+  }
   return 0;
+}
+
+int bg_am_gfx_setup_queue(bg_am_gfx *x) {
+  int e = setup_ring(x, 0, false, x->ring, x->eop, x->ptrs, BG_AM_GFX_DOORBELL, &x->pq_control);
+  if (e >= 0) x->hqd_active = true;
+  return e;
+}
+
+int bg_am_gfx_setup_aql(bg_am_gfx *x) {
+  if (!x->aql_ring)
+    return bg_error(BG_EINVAL, "am: %s: gfx: no AQL queue buffers (allocated on GC 9.4.3 only)", x->d->bdf);
+  int e = setup_ring(x, 1, true, x->aql_ring, x->aql_eop, x->aql_ptrs, BG_AM_GFX_DOORBELL_AQL, &x->aql_pq_control);
+  if (e >= 0) x->aql_active = true;
+  return e;
 }

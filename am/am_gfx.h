@@ -1,4 +1,6 @@
-/* am/am_gfx.h: GFX / CP / MEC / RLC of the AM bring-up (am.md §4.9), GC 11.x / 12.x (RS64 CP, one XCC).
+/* am/am_gfx.h: GFX / CP / MEC / RLC of the AM bring-up (am.md §4.9), GC 11.x / 12.x (RS64 CP, one XCC) and GC 9.4.3
+ * (MI300: MEC v1 loaded by the PSP, CP_MEC_CNTL, every step per live XCC, v9 MQDs, SRIOV_SPATIAL_PART mode 1 when
+ * there are several XCCs, PM4 queue 0 on the first XCC and AQL queue 1 on every XCC).
  *
  *   bg_am_gfx_create   init_sw (after the SMU allocations, §4.2 rows 14-15): two MQD pages (PM4 queue 0, AQL queue 1;
  *                      boot region, so a warm start finds them at the same address), and for compute queue 0 a
@@ -15,7 +17,7 @@
  *                      dwords CP_MQD_BASE_ADDR..CP_HQD_PQ_WPTR_HI copied to the registers, then CP_HQD_ACTIVE = 1;
  *                      doorbell index 3 (BAR2 + 3*8); PQ_CONTROL 0x515 for the 16 MiB ring
  *   bg_am_gfx_dequeue  fini: CP_HQD_DEQUEUE_REQUEST = 2 and wait for CP_HQD_ACTIVE == 0 on active queues
- * Not done: the AQL queue 1 (its MQD page is reserved), clock gating (§4.9 set_clockgating_state), GC 9.4.x. */
+ * Not done: the AQL queue on RDNA (its MQD page is reserved). */
 #ifndef BG_AM_GFX_H
 #define BG_AM_GFX_H
 
@@ -32,6 +34,7 @@ extern "C" {
 #define BG_AM_GFX_RING_SIZE ((uint64_t)16 << 20)
 #define BG_AM_GFX_EOP_SIZE 0x1000u
 #define BG_AM_GFX_DOORBELL 3u        /* AMDGPU_NAVI10_DOORBELL_MEC_RING0 */
+#define BG_AM_GFX_DOORBELL_AQL 4u    /* AMDGPU_NAVI10_DOORBELL_MEC_RING1 (tinygrad has one queue, on RING0) */
 #define BG_AM_MQD_HEADER 0xC0310800u
 
 typedef struct bg_am_gfx {
@@ -41,6 +44,11 @@ typedef struct bg_am_gfx {
   uint64_t ring, eop, ptrs;     /* queue 0: ring, EOP, rptr at ptrs + 0x80, wptr at ptrs + 0x38 (as the trace) */
   uint32_t pq_control;          /* as programmed */
   bool hqd_active;
+  /* GC 9.4.3: the AQL queue 1 on every XCC (one ring, EOP and rptr/wptr page shared by the XCCs) */
+  unsigned xccs;                /* live XCCs (1 on RDNA) */
+  uint64_t aql_ring, aql_eop, aql_ptrs;
+  uint32_t aql_pq_control;      /* XCC 0's (the others set NO_UPDATE_RPTR) */
+  bool aql_active;
 } bg_am_gfx;
 
 int bg_am_gfx_create(bg_am_dev *d, bg_am_gmc *gmc, bg_am_gfx **out);
@@ -48,6 +56,8 @@ void bg_am_gfx_destroy(bg_am_gfx *x);
 int bg_am_gfx_init(bg_am_gfx *x, bool warm);
 int bg_am_gfx_setup_queue(bg_am_gfx *x);
 int bg_am_gfx_dequeue(bg_am_gfx *x);
+/* AQL compute queue 1 on every XCC (GC 9.4.3), doorbell BG_AM_GFX_DOORBELL_AQL. */
+int bg_am_gfx_setup_aql(bg_am_gfx *x);
 /* grbm_select(me, pipe, queue, vmid) on GRBM_GFX_CNTL (gfx11/12 layout). */
 int bg_am_gfx_grbm_select(bg_am_dev *d, unsigned me, unsigned pipe, unsigned queue, unsigned vmid);
 

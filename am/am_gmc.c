@@ -14,6 +14,10 @@
 
 static int hwip_of(enum bg_am_hub h) { return h == BG_AM_HUB_MM ? MMHUB_HWIP : GC_HWIP; }
 static const char *pfx_of(enum bg_am_hub h) { return h == BG_AM_HUB_MM ? "MM" : "GC"; }
+/* Hub instances: every MMHUB (one per AID on MI300), the live (not harvested) GC XCCs. */
+static uint32_t insts_of(const bg_am_dev *d, enum bg_am_hub h) {
+  return h == BG_AM_HUB_MM ? d->disc.ip[MMHUB_HWIP].inst_mask : bg_am_xcc_mask(d);
+}
 
 /* "reg" H "MC_VM_..." / "reg" H "VM_..." */
 static const char *rn(char *buf, size_t n, enum bg_am_hub h, const char *sfx) {
@@ -161,7 +165,7 @@ static int hub_one(bg_am_gmc *g, enum bg_am_hub h, unsigned i) {
 }
 
 int bg_am_gmc_init_hub(bg_am_gmc *g, enum bg_am_hub h) {
-  uint32_t mask = g->d->disc.ip[hwip_of(h)].inst_mask;
+  uint32_t mask = insts_of(g->d, h);
   for (unsigned i = 0; i < 32; i++) {
     if (!(mask >> i & 1)) continue;
     int e = hub_one(g, h, i);
@@ -193,7 +197,7 @@ int bg_am_gmc_flush_tlb(bg_am_gmc *g, enum bg_am_hub h, unsigned vmid) {
   bg_am_flush_hdp(d);
   if (!g->hub_initted[h]) return 0;
   int hw = hwip_of(h), e = 0;
-  uint32_t mask = d->disc.ip[hw].inst_mask;
+  uint32_t mask = insts_of(d, h);
   char n[96];
   for (unsigned i = 0; i < 32 && e >= 0; i++) {
     if (!(mask >> i & 1)) continue;

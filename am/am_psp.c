@@ -203,6 +203,11 @@ int bg_am_psp_load_fw(bg_am_dev *d, int *ncmds) {
   return 0;
 }
 
+int bg_am_psp_spatial_partition(bg_am_dev *d, uint32_t mode) {
+  int e = bg_am_psp_submit(d, BG_PSP_CMD_SRIOV_SPATIAL_PART, &mode, 1, 0, NULL);
+  return e < 0 ? bg_error_context(e, "am: %s: psp: spatial partition mode %u: ", d->bdf, mode) : 0;
+}
+
 int bg_am_psp_init(bg_am_dev *d) {
   int e = bg_am_psp_bootloader(d, NULL);
   if (e >= 0) e = bg_am_psp_ring_create(d);

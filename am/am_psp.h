@@ -45,6 +45,8 @@ int bg_am_psp_submit(bg_am_dev *d, uint32_t cmd_id, const uint32_t *u, int n, ui
 /* Steps 3-7: LOAD_TOC, SMU firmware, SETUP_TMR (per MP0 version), LOAD_IP_FW of every descriptor,
  * AUTOLOAD_RLC (GC >= 11) or REG_LIST (gfx9). *ncmds gets the ring commands issued (may be NULL). */
 int bg_am_psp_load_fw(bg_am_dev *d, int *ncmds);
+/* SRIOV_SPATIAL_PART (0x27) {mode} (am.md §4.7 step 8): from GFX init when there are several XCCs (mode 1: SPX). */
+int bg_am_psp_spatial_partition(bg_am_dev *d, uint32_t mode);
 /* Whole init_hw: bootloader, ring, firmware. */
 int bg_am_psp_init(bg_am_dev *d);
 /* SETUP_TMR is issued on this MP0 (!boot_time_tmr || !autoload_tmr). */

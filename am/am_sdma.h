@@ -8,7 +8,10 @@
  *                      DOORBELL_OFFSET = 256*2, DOORBELL.enable, MINOR_PTR_UPDATE = 0, RB_CNTL (0x84182d for
  *                      16 MiB), IB_CNTL.ib_enable; doorbell index 256 (BAR2 + 256*8)
  *   bg_am_sdma_fini    RB/IB disable, doorbell off
- * Not done: SDMA 4.4.x (gfx942), queues other than 0. */
+ * SDMA 4.4.x (gfx942, like tinygrad): init = SDMA_CNTL.{trap_enable, utc_l1_enable} on all 16 instances, per AID
+ * DOORBELL0_CTRL_ENTRY_<1+k+4*aid> {range_size 20, range_offset (256 + (entry-1)*10)*2} and S2A ports 1/2/5/6 through
+ * indirect PCIe writes; queue 0 = regSDMA_GFX_* of instance 0 (doorbell 256), RB_CNTL without a wptr-poll bit.
+ * Not done: queues other than 0. */
 #ifndef BG_AM_SDMA_H
 #define BG_AM_SDMA_H
 
@@ -30,6 +33,7 @@ typedef struct bg_am_sdma {
   uint64_t ring, ptrs;      /* rptr at ptrs + 0x80, wptr at ptrs + 0x38 */
   uint32_t rb_cntl;         /* as programmed */
   bool ring_on;
+  bool v44;                 /* SDMA 4.4.x (MI300): 16 instances, registers regSDMA_* of the sdma table */
 } bg_am_sdma;
 
 int bg_am_sdma_create(bg_am_dev *d, bg_am_sdma **out);
@@ -39,6 +43,9 @@ int bg_am_sdma_setup_queue(bg_am_sdma *s);
 int bg_am_sdma_fini(bg_am_sdma *s);
 /* doorbell_enable (am.md §4.3): S2A_DOORBELL_ENTRY_<port>_CTRL (GDC_S2A0_ prefix on GC >= 12), full write. */
 int bg_am_doorbell_enable(bg_am_dev *d, unsigned port, unsigned awid, unsigned awaddr, unsigned offset, unsigned size);
+/* The same for AID `aid`; on NBIO 7.9.x (MI300) always through indirect PCIe writes (am/am_soc.h). */
+int bg_am_doorbell_enable_aid(bg_am_dev *d, unsigned port, unsigned awid, unsigned awaddr, unsigned offset,
+                              unsigned size, unsigned aid);
 
 #ifdef __cplusplus
 }

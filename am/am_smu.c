@@ -88,7 +88,7 @@ int bg_am_smu_init(bg_am_dev *d) {
 }
 
 int bg_am_smu_read_clocks(bg_am_dev *d, unsigned clk, uint32_t *nlevels, const uint32_t **freqs) {
-  if (clk >= 4) return bg_error(BG_EINVAL, "am: %s: smu: PPCLK %u out of range", d->bdf, clk);
+  if (clk >= 5) return bg_error(BG_EINVAL, "am: %s: smu: PPCLK %u out of range (0..4)", d->bdf, clk);
   if (!d->dpm_n[clk]) {
     uint32_t n = 0, f = 0;
     int e = bg_am_smu_send(d, BG_SMU_GetDpmFreqByIndex, clk << 16 | 0xff, &n, 0);
@@ -126,13 +126,13 @@ int bg_am_smu_set_clocks(bg_am_dev *d, int level) {
     } else {
       uint32_t n;
       const uint32_t *f;
-      if (c >= 4) return bg_error(BG_ENOTSUP, "am: %s: smu: set_clocks on CDNA PPCLK %u not supported", d->bdf, c);
       if ((e = bg_am_smu_read_clocks(d, c, &n, &f)) < 0) return e;
       uint32_t l = level < 0 ? n - 1 : ((uint32_t)level >= n ? n - 1 : (uint32_t)level);
       mn = mx = f[l];
     }
     if ((e = bg_am_smu_send(d, BG_SMU_SetSoftMinByFreq, c << 16 | mn, NULL, 0)) < 0) return e;
-    if ((e = bg_am_smu_send(d, BG_SMU_SetSoftMaxByFreq, c << 16 | mx, NULL, 0)) < 0) return e;
+    /* gfx9 (GC < 10): only the soft minimum, as tinygrad */
+    if (d->gc.maj >= 10 && (e = bg_am_smu_send(d, BG_SMU_SetSoftMaxByFreq, c << 16 | mx, NULL, 0)) < 0) return e;
   }
   return 0;
 }
@@ -168,8 +168,49 @@ static uint32_t get32(const uint8_t *p, uint32_t off) {
   return v;
 }
 
+/* MetricsTableX_t of SMU 13.0.6 (Linux smu_v13_0_6_pmfw.h, 2008 bytes; am.md §8): u32 fields, Q10 fixed point
+ * except the accumulation counter. */
+enum {
+  M6_SIZE = 2008, M6_COUNTER = 0, M6_MAX_SOCKET_TEMP = 4, M6_MAX_VR_TEMP = 8, M6_MAX_HBM_TEMP = 12,
+  M6_MAX_SOCKET_POWER_LIMIT = 44, M6_SOCKET_POWER = 48, M6_FCLK = 108, M6_UCLK = 112, M6_SOCCLK = 116,
+  M6_SOCKET_GFX_BUSY = 1272, M6_DRAM_BW_UTIL = 1276, M6_PROCHOT_ACC = 1348, M6_PPT_ACC = 1352,
+  M6_SOCKET_THM_ACC = 1356, M6_VR_THM_ACC = 1360, M6_HBM_THM_ACC = 1364, M6_GFXCLK = 1372,
+};
+
+static uint16_t q10(const uint8_t *t, uint32_t off) {
+  uint32_t v;
+  memcpy(&v, t + off, 4);
+  return (uint16_t)((v + 512u) >> 10);
+}
+
+static int read_metrics_13_0_6(bg_am_dev *d, bg_am_smu_metrics *m) {
+  uint8_t t[M6_SIZE];
+  int e = bg_am_smu_read_table(d, BG_SMU_TABLE_METRICS, t, M6_SIZE);
+  if (e < 0) return e;
+  memset(m, 0, sizeof(*m));
+  memcpy(&m->counter, t + M6_COUNTER, 4);
+  m->gfxclk = q10(t, M6_GFXCLK);
+  m->memclk = q10(t, M6_UCLK);
+  m->curr_clock[BG_SMU_PPCLK_GFXCLK] = m->gfxclk;
+  m->curr_clock[BG_SMU_PPCLK_SOCCLK] = q10(t, M6_SOCCLK);
+  m->curr_clock[BG_SMU_PPCLK_UCLK] = m->memclk;
+  m->curr_clock[BG_SMU_PPCLK_FCLK] = q10(t, M6_FCLK);
+  m->gfx_activity = q10(t, M6_SOCKET_GFX_BUSY);
+  m->uclk_activity = q10(t, M6_DRAM_BW_UTIL);
+  m->socket_power = q10(t, M6_SOCKET_POWER);
+  m->power_limit = q10(t, M6_MAX_SOCKET_POWER_LIMIT);
+  m->temp_hotspot = q10(t, M6_MAX_SOCKET_TEMP);
+  m->temp_mem = q10(t, M6_MAX_HBM_TEMP);
+  m->temp_vr = q10(t, M6_MAX_VR_TEMP);
+  static const uint32_t acc[5] = {M6_PROCHOT_ACC, M6_PPT_ACC, M6_SOCKET_THM_ACC, M6_VR_THM_ACC, M6_HBM_THM_ACC};
+  for (int i = 0; i < 5; i++) memcpy(&m->throttle_acc[i], t + acc[i], 4);
+  m->cdna = true;
+  return 0;
+}
+
 int bg_am_smu_read_metrics(bg_am_dev *d, bg_am_smu_metrics *m) {
   const metrics_layout *L = NULL;
+  if (d->mp1.maj == 13 && d->mp1.min == 0 && d->mp1.rev == 6) return read_metrics_13_0_6(d, m);
   if (d->mp1.maj == 13 && d->mp1.min == 0 && (d->mp1.rev == 0 || d->mp1.rev == 7 || d->mp1.rev == 10)) L = &M_13_0_0;
   if (d->mp1.maj == 14 && d->mp1.min == 0 && (d->mp1.rev == 2 || d->mp1.rev == 3)) L = &M_14_0_2;
   if (!L)

@@ -37,9 +37,10 @@ int bg_am_smu_send_debug(bg_am_dev *d, uint32_t msg, uint32_t param, int timeout
 bool bg_am_smu_alive(bg_am_dev *d);
 /* init_hw: SetDriverDramAddrHigh/Low(mc(bm.smu_table)), EnableAllSmuFeatures(0). */
 int bg_am_smu_init(bg_am_dev *d);
-/* DPM levels of PPCLK clk (GetDpmFreqByIndex(clk<<16|0xff), then each level); cached. */
+/* DPM levels of PPCLK clk 0..4 (GetDpmFreqByIndex(clk<<16|0xff), then each level); cached. */
 int bg_am_smu_read_clocks(bg_am_dev *d, unsigned clk, uint32_t *nlevels, const uint32_t **freqs);
-/* level -1: highest, 0: lowest, n: that level (clamped); BG_SMU_CLOCKS_UNLIMITED: soft min 0 / max 0xffff. */
+/* level -1: highest, 0: lowest, n: that level (clamped); BG_SMU_CLOCKS_UNLIMITED: soft min 0 / max 0xffff.
+ * RDNA: UCLK, FCLK, SOCCLK, GFXCLK; SMU 13.0.6: its UCLK 3, FCLK 4, SOCCLK 2, and (GC < 10) soft minima only. */
 #define BG_SMU_CLOCKS_UNLIMITED (-1000)
 int bg_am_smu_set_clocks(bg_am_dev *d, int level);
 int bg_am_smu_set_power_limit(bg_am_dev *d, unsigned watts);
@@ -54,12 +55,18 @@ typedef struct bg_am_smu_metrics {
   uint16_t power_limit;        /* W: dGPU_W_MAX */
   uint8_t fan_pwm;
   uint16_t fan_rpm;
+  /* SMU 13.0.6 (MI300, MetricsTableX_t, Q10 values rounded): temp_hotspot = MaxSocketTemperature, temp_mem =
+   * MaxHbmTemperature, gfx/uclk_activity = SocketGfxBusy / DramBandwidthUtilization, power_limit =
+   * MaxSocketPowerLimit, gfxclk = GfxclkFrequency[0]; no edge temperature, no fan. */
+  bool cdna;
+  uint16_t temp_vr;            /* C: MaxVrTemperature */
+  uint32_t throttle_acc[5];    /* {Prochot, Ppt, SocketThm, VrThm, HbmThm}ResidencyAcc (throttling = deltas / counter) */
 } bg_am_smu_metrics;
 
 /* TransferTableSmu2Dram(table) into the driver table and copy `size` bytes out (size <= 16 KiB). */
 int bg_am_smu_read_table(bg_am_dev *d, uint32_t table, void *buf, uint32_t size);
-/* Read and decode SmuMetricsExternal_t (Linux smu13_driver_if_v13_0_0.h / smu14_driver_if_v14_0.h);
- * -BG_ENOTSUP on other SMU versions. */
+/* Read and decode SmuMetricsExternal_t (Linux smu13_driver_if_v13_0_0.h / smu14_driver_if_v14_0.h) or, on SMU 13.0.6,
+ * MetricsTableX_t through GetMetricsTable (smu_v13_0_6_pmfw.h); -BG_ENOTSUP on other SMU versions. */
 int bg_am_smu_read_metrics(bg_am_dev *d, bg_am_smu_metrics *m);
 /* Mode1 reset by the SMU (the message per MP0 version), then the device's reset delay. Loses sOS, the PSP ring,
  * the SMU features and the registers. */

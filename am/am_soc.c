@@ -14,6 +14,7 @@ const struct bg_am_regtab *bg_am_tab_of(const bg_am_dev *d, int hwip) {
   case OSSSYS_HWIP: return d->regs.osssys;
   case HDP_HWIP: return d->regs.hdp;
   case MP0_HWIP: return d->regs.mp;
+  case SDMA0_HWIP: return d->regs.sdma;
   default: return NULL;
   }
 }
@@ -65,12 +66,46 @@ int bg_am_nwreg_fields(bg_am_dev *d, int hwip, unsigned inst, const char *name, 
   return bg_am_wreg(d, a, v);
 }
 
+bool bg_am_nbio79(const bg_am_dev *d) {
+  const struct bg_am_ip *n = &d->disc.ip[NBIO_HWIP];
+  return n->maj == 7 && n->min == 9 && (n->rev == 0 || n->rev == 1);
+}
+
+uint32_t bg_am_aid_mask(const bg_am_dev *d) { return bg_am_nbio79(d) ? d->disc.ip[MMHUB_HWIP].inst_mask : 1u; }
+
+uint32_t bg_am_xcc_mask(const bg_am_dev *d) {
+  const struct bg_am_ip *gc = &d->disc.ip[GC_HWIP];
+  uint32_t m = gc->inst_mask & ~gc->harvest_mask;
+  return m ? m : 1u;
+}
+
+unsigned bg_am_xcc_count(const bg_am_dev *d) { return (unsigned)__builtin_popcount(bg_am_xcc_mask(d)); }
+
+/* indirect_wreg_pcie (am.md §3.1): byte address reg*4, plus (1 << 34 | aid << 32) for another AID, through
+ * BIF_BX0_PCIE_INDEX2(_HI)/PCIE_DATA2 of NBIO instance 0. */
+int bg_am_indirect_wreg_pcie(bg_am_dev *d, uint32_t reg, uint32_t v, unsigned aid) {
+  uint64_t a = (uint64_t)reg * 4 + (aid ? ((uint64_t)(aid & 3u) << 32 | 1ull << 34) : 0);
+  uint32_t hi = (uint32_t)(a >> 32);
+  int e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIF_BX0_PCIE_INDEX2", (uint32_t)a);
+  if (e >= 0 && hi) e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIF_BX0_PCIE_INDEX2_HI", hi & 0xffu);
+  if (e >= 0) e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIF_BX0_PCIE_DATA2", v);
+  if (e >= 0 && hi) e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIF_BX0_PCIE_INDEX2_HI", 0);
+  return e < 0 ? bg_error_context(e, "am: %s: indirect PCIe write of 0x%x to AID %u: ", d->bdf, reg, aid) : 0;
+}
+
 int bg_am_soc_init(bg_am_dev *d) {
   int e;
-  const char *nb = d->regs.nbio ? d->regs.nbio->name : "";
-  if (nb[0] == 'n' && bg_am_reg_find(d->regs.nbio, "regBIFC_DOORBELL_ACCESS_EN_PF")) { /* NBIO 7.9.x */
-    unsigned live = d->disc.ip[GC_HWIP].inst_mask & 0xffu;
+  if (bg_am_nbio79(d)) { /* NBIO 7.9.x (MI300): fence the doorbells of harvested XCCs, slave mode on other AIDs */
+    unsigned live = bg_am_xcc_mask(d) & 0xffu;
     if ((e = bg_am_nwreg(d, NBIO_HWIP, 0, "regXCC_DOORBELL_FENCE", 0xffu & ~live)) < 0) return e;
+    uint32_t fence, slave = 0;
+    const struct bg_am_reg *r = bg_am_reg_find(d->regs.nbio, "regXCC_DOORBELL_FENCE");
+    if ((e = bg_am_nreg_addr(d, NBIO_HWIP, 0, "regXCC_DOORBELL_FENCE", &fence)) < 0 ||
+        (e = bg_am_reg_field_set(r, &slave, "SHUB_SLV_MODE", 1)) < 0)
+      return e;
+    uint32_t aids = bg_am_aid_mask(d);
+    for (unsigned aid = 1; aid < 32; aid++)
+      if ((aids >> aid & 1) && (e = bg_am_indirect_wreg_pcie(d, fence, slave, aid)) < 0) return e;
     if ((e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIFC_GFX_INT_MONITOR_MASK", 0x7ff)) < 0) return e;
     if ((e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIFC_DOORBELL_ACCESS_EN_PF", 0xfffff)) < 0) return e;
   } else if ((e = bg_am_nwreg_fields(d, NBIO_HWIP, 0, "regRCC_DEV0_EPF2_STRAP2", 1, NULL,

@@ -1,13 +1,15 @@
 /* am/am_soc.h: SOC init of the AM bring-up (am.md §4.3), and register access by name through the generated
  * tables (used by am_soc.c, am_gmc.c, am_ih.c).
  *
- * SOC init_hw: NBIO 7.9.x: XCC_DOORBELL_FENCE (AID 0 only here), BIFC_GFX_INT_MONITOR_MASK = 0x7ff,
+ * SOC init_hw: NBIO 7.9.x: XCC_DOORBELL_FENCE = 0xff & ~live XCCs on AID 0, {SHUB_SLV_MODE = 1} on every other AID
+ * through indirect PCIe writes, BIFC_GFX_INT_MONITOR_MASK = 0x7ff,
  * BIFC_DOORBELL_ACCESS_EN_PF = 0xfffff; otherwise RCC_DEV0_EPF2_STRAP2.STRAP_NO_SOFT_RESET_DEV0_F2 = 0
  * (read-modify-write, through RSMU beyond BAR5); always RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN = 1.
  * Not done: set_clockgating_state, doorbell_enable (GFX/SDMA bring-up). */
 #ifndef BG_AM_SOC_H
 #define BG_AM_SOC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "am/am_dev.h"
@@ -27,6 +29,16 @@ int bg_am_nrreg(bg_am_dev *d, int hwip, unsigned inst, const char *name, uint32_
 int bg_am_nwreg_fields(bg_am_dev *d, int hwip, unsigned inst, const char *name, int rmw, uint32_t *out, ...);
 
 int bg_am_soc_init(bg_am_dev *d);
+
+/* NBIO 7.9.x (MI300: several AIDs, doorbell routing through indirect PCIe writes). */
+bool bg_am_nbio79(const bg_am_dev *d);
+/* AIDs (MMHUB instances on NBIO 7.9.x, else just AID 0) and live (not harvested) GC XCCs, as instance masks. */
+uint32_t bg_am_aid_mask(const bg_am_dev *d);
+uint32_t bg_am_xcc_mask(const bg_am_dev *d);
+unsigned bg_am_xcc_count(const bg_am_dev *d);
+/* indirect_wreg_pcie (am.md §3.1): write the register at absolute dword `reg` of AID `aid` through
+ * BIF_BX0_PCIE_INDEX2/INDEX2_HI/DATA2 (INDEX2_HI only for aid > 0, reset to 0 afterwards). */
+int bg_am_indirect_wreg_pcie(bg_am_dev *d, uint32_t reg, uint32_t v, unsigned aid);
 
 #ifdef __cplusplus
 }

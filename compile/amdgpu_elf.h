@@ -57,4 +57,10 @@ int bg_amdgpu_elf_load(const void *elf, size_t n, const char *kernel_name, bg_am
 int bg_amdgpu_image_relocate(bg_amdgpu_image *img, uint64_t va);
 void bg_amdgpu_image_free(bg_amdgpu_image *img);
 
+/* EF_AMDGPU_MACH_* value (e_flags & EF_AMDGPU_MACH) of a processor name ("gfx1100" -> 0x041); 0 when
+ * unknown to this table. */
+unsigned bg_amdgpu_mach(const char *mcpu);
+/* The processor name of an EF_AMDGPU_MACH_* value; NULL when unknown. */
+const char *bg_amdgpu_mach_name(unsigned mach);
+
 #endif

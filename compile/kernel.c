@@ -1,13 +1,23 @@
 /* compile/kernel.c: bg_kernel_render / bg_kernel_build, the pass pipeline of the kernel compiler
- * (the passes themselves are compile/k*.c, see kernel_internal.h). */
+ * (the passes themselves are compile/k*.c, see kernel_internal.h). The renderer follows the
+ * device's arch: "host" -> C (krender_c.c) -> bg_compile_c; "gfx*" -> LLVM IR (krender_llvm.c) ->
+ * code object (llvm_amdgpu.c), checked against the render with the loader (amdgpu_elf.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "baregpu/compile.h"
 #include "baregpu/error.h"
+#include "bg_config.h"
+#include "compile/amdgpu_elf.h"
 #include "compile/kernel_internal.h"
 #include "compile/klinear.h"
 #include "compile/krender.h"
+#include "compile/krender_llvm.h"
+#if BG_HAVE_LLVM
+#include "compile/llvm_amdgpu.h"
+#endif
+
+enum renderer { RENDER_C, RENDER_AMDGPU, RENDER_LLVM_HOST };
 
 int bg_kernel_verify(ir_ctx *ctx, const ir_node *sink) {
   kinfo info;
@@ -21,7 +31,7 @@ static int pass_failed(ir_ctx *ctx, const char *pass) {
   return bg_error(BG_EINVAL, "kernel: %s: %s", pass, ir_error(ctx));
 }
 
-int bg_kernel_render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
+static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum renderer which, bg_kernel *k) {
   if (!k) return bg_error(BG_EINVAL, "kernel: no output kernel");
   memset(k, 0, sizeof *k);
   if (!ctx) return bg_error(BG_EINVAL, "kernel: no ir context");
@@ -39,7 +49,11 @@ int bg_kernel_render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_
   if (!(s = kdecomp(ctx, s))) return bg_error_context(pass_failed(ctx, "decompose"), "%s: ", k->name);
   klin lin;
   rc = klinearize(ctx, s, &lin);
-  if (!rc) rc = krender_c(ctx, &info, &lin, k->name, &k->src, &k->flops);
+  for (int d = 0; d < 3; d++) k->gsz[d] = k->lsz[d] = 1;
+  if (!rc && which == RENDER_C) rc = krender_c(ctx, &info, &lin, k->name, &k->src, &k->flops);
+  else if (!rc)
+    rc = krender_llvm(ctx, &info, &lin, k->name, which == RENDER_AMDGPU ? KLLVM_AMDGPU : KLLVM_HOST_TEST, &k->src, &k->flops,
+                      k->gsz, k->lsz);
   klin_free(&lin);
   if (rc) {
     char name[sizeof k->name];
@@ -54,13 +68,85 @@ int bg_kernel_render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_
     k->vars[i] = info.vars[i];
     k->arg_sizes[info.nbufs + i] = 4;
   }
-  for (int d = 0; d < 3; d++) k->gsz[d] = k->lsz[d] = 1;
   k->opts = applied;
-  BG_LOG(2, "kernel %s: %u buffers, %u vars, upcast %u %u %u %u unroll %u%s, %llu flops", k->name, k->nbufs, k->nvars,
-         applied.upcast[0], applied.upcast[1], applied.upcast[2], applied.upcast[3], applied.unroll,
-         applied.no_opt ? " (no_opt)" : "", (unsigned long long)k->flops);
+  BG_LOG(2, "kernel %s: %u buffers, %u vars, upcast %u %u %u %u unroll %u%s, %llu flops, gsz %u %u %u lsz %u %u %u", k->name,
+         k->nbufs, k->nvars, applied.upcast[0], applied.upcast[1], applied.upcast[2], applied.upcast[3], applied.unroll,
+         applied.no_opt ? " (no_opt)" : "", (unsigned long long)k->flops, k->gsz[0], k->gsz[1], k->gsz[2], k->lsz[0],
+         k->lsz[1], k->lsz[2]);
   BG_LOG(4, "kernel %s source:\n%s", k->name, k->src);
   return 0;
+}
+
+int bg_kernel_render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
+  return render(ctx, sink, opts, RENDER_C, k);
+}
+
+int bg_kernel_render_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
+  return render(ctx, sink, opts, RENDER_AMDGPU, k);
+}
+
+int bg_kernel_render_llvm_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
+  return render(ctx, sink, opts, RENDER_LLVM_HOST, k);
+}
+
+/* Bytes of the kernarg segment the renderer's arguments take (C-like layout, each aligned to its size). */
+static uint32_t kernarg_bytes(const bg_kernel *k) {
+  uint32_t off = 0;
+  for (unsigned i = 0; i < k->nbufs + k->nvars; i++) {
+    uint32_t sz = k->arg_sizes[i];
+    off = (off + sz - 1) / sz * sz + sz;
+  }
+  return off;
+}
+
+/* The code object must be the kernel that was rendered: same name, processor, kernarg size and
+ * work-group size, else the dispatch would pass wrong arguments or launch an illegal group. */
+static int check_code_object(const bg_kernel *k, const char *mcpu, const void *elf, size_t n) {
+  bg_amdgpu_image img;
+  int rc = bg_amdgpu_elf_load(elf, n, k->name, &img);
+  if (rc) return rc;
+  uint32_t args = kernarg_bytes(k), threads = k->lsz[0] * k->lsz[1] * k->lsz[2];
+  if (strcmp(img.mcpu, mcpu))
+    rc = bg_error(BG_ECOMPILE, "code object targets %s, the kernel was compiled for %s", img.mcpu, mcpu);
+  else if (img.kernarg_segment_size != args || img.kd.kernarg_size != args)
+    rc = bg_error(BG_ECOMPILE, "code object kernarg size %u (descriptor %u) differs from the renderer's %u argument bytes "
+                  "(%u buffers, %u variables)", img.kernarg_segment_size, img.kd.kernarg_size, args, k->nbufs, k->nvars);
+  else if (img.max_flat_workgroup_size != threads)
+    rc = bg_error(BG_ECOMPILE, "code object max flat work-group size %u differs from the renderer's lsz %u x %u x %u = %u",
+                  img.max_flat_workgroup_size, k->lsz[0], k->lsz[1], k->lsz[2], threads);
+  else if (img.kd.private_segment_fixed_size)
+    BG_LOG(2, "kernel %s: %u bytes of scratch per work-item", k->name, img.kd.private_segment_fixed_size);
+  bg_amdgpu_image_free(&img);
+  return rc;
+}
+
+int bg_kernel_compile_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, const char *mcpu, bg_kernel *k,
+                             void **elf, size_t *n) {
+  if (!elf || !n) return bg_error(BG_EINVAL, "kernel: no code object output");
+  *elf = NULL;
+  *n = 0;
+  if (!mcpu || strncmp(mcpu, "gfx", 3) != 0)
+    return bg_error(BG_EINVAL, "kernel: mcpu '%s' is not an AMD GPU (expected gfx<digits>)", mcpu ? mcpu : "(null)");
+#if BG_HAVE_LLVM
+  int rc = bg_kernel_render_amdgpu(ctx, sink, opts, k);
+  if (rc) return rc;
+  if (!(rc = bg_llvm_amdgpu_compile(k->src, mcpu, elf, n)) && !(rc = check_code_object(k, mcpu, *elf, *n))) return 0;
+  free(*elf);
+  *elf = NULL;
+  *n = 0;
+  char name[sizeof k->name];
+  memcpy(name, k->name, sizeof name);
+  bg_kernel_free(k);
+  return bg_error_context(rc, "kernel %s (%s): ", name, mcpu);
+#else
+  (void)ctx;
+  (void)sink;
+  (void)opts;
+  (void)check_code_object;
+  if (k) memset(k, 0, sizeof *k);
+  return bg_error(BG_ENOTSUP, "kernel: %s needs LLVM 22 or 19 for AMD code generation, but baregpu was built without "
+                  "LLVM: install llvm-22-dev (or llvm-19-dev) and reconfigure", mcpu);
+#endif
 }
 
 void bg_kernel_free(bg_kernel *k) {
@@ -73,18 +159,24 @@ int bg_kernel_build(bg_dev *d, ir_ctx *ctx, const ir_node *sink, const bg_kopts 
   if (!prg) return bg_error(BG_EINVAL, "kernel: no program output");
   *prg = NULL;
   if (!d) return bg_error(BG_EINVAL, "kernel: no device");
-  if (strcmp(bg_dev_arch(d), "host") != 0)
-    return bg_error(BG_ENOTSUP, "kernel: device %s (arch %s): only the CPU device has a kernel renderer", bg_dev_name(d),
-                    bg_dev_arch(d));
-  int rc = bg_kernel_render(ctx, sink, opts, k);
-  if (rc) return rc;
+  const char *arch = bg_dev_arch(d);
+  int rc;
   void *so = NULL;
   size_t size = 0;
-  if ((rc = bg_compile_c(k->src, getenv("BG_KERNEL_CFLAGS"), &so, &size))) {
-    char name[sizeof k->name];
-    memcpy(name, k->name, sizeof name);
-    bg_kernel_free(k);
-    return bg_error_context(rc, "kernel %s: ", name);
+  if (!strncmp(arch, "gfx", 3)) {
+    if ((rc = bg_kernel_compile_amdgpu(ctx, sink, opts, arch, k, &so, &size)))
+      return bg_error_context(rc, "device %s: ", bg_dev_name(d));
+  } else if (!strcmp(arch, "host")) {
+    if ((rc = bg_kernel_render(ctx, sink, opts, k))) return rc;
+    if ((rc = bg_compile_c(k->src, getenv("BG_KERNEL_CFLAGS"), &so, &size))) {
+      char name[sizeof k->name];
+      memcpy(name, k->name, sizeof name);
+      bg_kernel_free(k);
+      return bg_error_context(rc, "kernel %s: ", name);
+    }
+  } else {
+    return bg_error(BG_ENOTSUP, "kernel: device %s (arch %s): no kernel renderer (host: C, gfx*: AMDGPU LLVM IR)",
+                    bg_dev_name(d), arch);
   }
   bg_program_info info = {k->name, k->nbufs + k->nvars, k->arg_sizes};
   rc = bg_program_load(d, so, size, &info, prg);

@@ -49,4 +49,9 @@ typedef struct bg_mock_plugin {
 typedef const bg_mock_plugin *(*bg_mock_plugin_entry_fn)(void);
 #define BG_MOCK_PLUGIN_ENTRY "bg_mock_plugin_entry"
 
+/* The library's side (hcq/mock_plugin.c): load the module once (BG_MOCK_PLUGIN, else BG_MOCK_PLUGIN_PATH of
+ * bg_config.h, else BG_MOCK_PLUGIN_INSTALL_PATH), check its ABI and call start(iface, kind). Errors name every
+ * path tried and dlerror(). Thread-safe; the module stays loaded until exit. */
+int bg_mock_plugin_start(const char *iface, const char *kind, bg_mock_devices *out);
+
 #endif

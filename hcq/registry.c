@@ -10,9 +10,13 @@
 #include "hcq/target.h"
 
 extern const bg_iface bg_cpu_iface;
+extern const bg_iface bg_am_pci_iface;     /* am/am_iface.c */
+extern const bg_iface bg_am_mockpci_iface; /* am/am_iface.c */
 
 static const bg_iface *const builtin_ifaces[] = {
   &bg_cpu_iface,
+  &bg_am_pci_iface,
+  &bg_am_mockpci_iface,
 };
 
 size_t bg_ifaces(const bg_iface *const **out) {
@@ -74,7 +78,7 @@ int bg_dev_open(const char *dev, bg_dev **out) {
   if (first_err) return bg_error(-first_err, "%s", first_msg);
   if (!any)
     return bg_error(BG_ENODEV, "DEV=%s: this build of baregpu has no %s%s%s driver (built-in: %s)", s,
-                    t.iface[0] ? t.iface : "", t.iface[0] ? "+" : "", t.kind, "CPU");
+                    t.iface[0] ? t.iface : "", t.iface[0] ? "+" : "", t.kind, "CPU, PCI+AMD, MOCKPCI+AMD");
   return bg_error(BG_ENODEV, "DEV=%s: no device", s);
 }
 

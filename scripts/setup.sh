@@ -4,6 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev python3 cppcheck)
+# LLVM-C for AMD GPU code generation: llvm-22-dev, else llvm-19-dev (the first installed or with an
+# apt candidate); without either baregpu builds, and AMD kernels report what to install.
+for v in 22 19; do
+  if dpkg-query -W -f='${Status}' "llvm-$v-dev" 2>/dev/null | grep -q "install ok installed" ||
+     apt-cache policy "llvm-$v-dev" 2>/dev/null | grep -q 'Candidate: [^(]'; then
+    pkgs+=("llvm-$v-dev")
+    break
+  fi
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -76,13 +76,26 @@ static node and_valid(lw *L, node a, node b) {
   return simp(L, a2(L, IR_AND, a, b));
 }
 
+/* A dimension as an index expression: its constant, or the DEFINE_VAR of a symbolic size (tvar.c). */
+static node dimn(lw *L, int64_t d) {
+  node x = t_dim_node(L->c, L->k, L->kern, d);
+  if (!x && !L->err) L->err = -BG_EINVAL;
+  return x;
+}
+
+/* stride * d, folding constants so concrete shapes keep constant strides. */
+static node stride_mul(lw *L, node stride, int64_t d) {
+  int64_t s;
+  if (!BG_DIM_IS_VAR(d) && stride && ir_is_const(stride, &s)) return ic(L, s * d);
+  return simp(L, a2(L, IR_MUL, stride, dimn(L, d)));
+}
+
 /* Row-major linear index of vec in shape sh. */
 static node linear(lw *L, const tshape *sh, node vec) {
-  node lin = ic(L, 0);
-  int64_t stride = 1;
+  node lin = ic(L, 0), stride = ic(L, 1);
   for (int i = sh->n - 1; i >= 0; i--) {
-    lin = a2(L, IR_ADD, lin, a2(L, IR_MUL, vec->src[i], ic(L, stride)));
-    stride *= sh->d[i];
+    lin = a2(L, IR_ADD, lin, a2(L, IR_MUL, vec->src[i], stride));
+    stride = stride_mul(L, stride, sh->d[i]);
   }
   return simp(L, lin);
 }
@@ -135,7 +148,7 @@ static uint64_t range_bits(lw *L, node vec) {
 
 static node new_range(lw *L, int64_t extent, unsigned kind) {
   ir_arg a = {.i = (int64_t)(L->next_axis++ << 8 | kind)};
-  node e = ic(L, extent);
+  node e = dimn(L, extent);
   return e ? ir_intern(L->k, IR_RANGE, IR_DT_INDEX, a, 1, &e) : NULL;
 }
 
@@ -148,11 +161,10 @@ static node move_vec(lw *L, node g, node vec, node *pv) {
   *pv = NULL;
   switch ((enum ir_op)g->op) {
   case IR_RESHAPE: {
-    node lin = linear(L, out, vec);
-    int64_t stride = 1;
+    node lin = linear(L, out, vec), stride = ic(L, 1);
     for (int j = in->n - 1; j >= 0; j--) {
-      idx[j] = simp(L, a2(L, IR_MOD, a2(L, IR_IDIV, lin, ic(L, stride)), ic(L, in->d[j] ? in->d[j] : 1)));
-      stride *= in->d[j];
+      idx[j] = simp(L, a2(L, IR_MOD, a2(L, IR_IDIV, lin, stride), in->d[j] ? dimn(L, in->d[j]) : ic(L, 1)));
+      stride = stride_mul(L, stride, in->d[j]);
     }
     break;
   }
@@ -255,7 +267,7 @@ static node expand(lw *L, frame *f) {
     node idx[BG_MAX_DIMS];
     for (unsigned i = 0; i < in->n; i++) {
       idx[i] = vec->src[i];
-      if (!((ra[1] >> i) & 1) || in->d[i] == 1) continue;
+      if (!((ra[1] >> i) & 1) || in->d[i] == 1) continue; /* symbolic sizes get a range too */
       idx[i] = f->red[f->nred++] = new_range(L, in->d[i], 1);
       unsigned ax = (unsigned)(idx[i] ? idx[i]->arg.i >> 8 : 64);
       if (ax < 64) f->live |= 1ull << ax; /* kids inherit f->live below */
@@ -353,8 +365,9 @@ int t_lower(tsched *s, node out, tkernel *kern) {
   node idx[BG_MAX_DIMS];
   uint64_t live = 0;
   for (unsigned i = 0; i < sh->n; i++) {
-    idx[i] = sh->d[i] > 1 ? new_range(&L, sh->d[i], 0) : ic(&L, 0);
-    if (sh->d[i] > 1 && L.next_axis <= 64) live |= 1ull << (L.next_axis - 1);
+    bool ranged = sh->d[i] > 1 || BG_DIM_IS_VAR(sh->d[i]);
+    idx[i] = ranged ? new_range(&L, sh->d[i], 0) : ic(&L, 0);
+    if (ranged && L.next_axis <= 64) live |= 1ull << (L.next_axis - 1);
   }
   node vec = vec_of(&L, sh->n, idx), value = vec ? run(&L, out, vec, live) : fail_oom(&L);
   if (value) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/beam.h"
 #include "tensor/tensor_internal.h"
 
 int t_new_buffer(bg_tctx *c, enum ir_scalar s, int64_t numel, int64_t *uid) {
@@ -96,17 +97,33 @@ static int program_for(bg_tctx *c, tkernel *k, tprog **out) {
   }
   tprog *p = &c->progs[c->nprogs];
   memset(p, 0, sizeof *p);
-  int r = bg_kernel_build(c->dev, k->k, k->sink, NULL, &p->k, &p->prg);
+  bg_kopts beam_opts, *opts = NULL;  /* BEAM=N: searched (or cached) optimizations, compile/beam.c */
+  int r = bg_beam_width();
+  if (r > 0 && (r = bg_beam_opts(c->dev, k->k, k->sink, (unsigned)r, &beam_opts)) == 0) opts = &beam_opts;
+  if (r < 0) {
+    free(key);
+    return bg_error_context(r, "tensor: BEAM search for the kernel of a %s: ", ir_op_name((enum ir_op)k->out->op));
+  }
+  r = bg_kernel_build(c->dev, k->k, k->sink, opts, &p->k, &p->prg);
   if (r < 0) {
     free(key);
     return bg_error_context(r, "tensor: compiling the kernel of a %s: ", ir_op_name((enum ir_op)k->out->op));
   }
-  if (p->k.nvars || p->k.nbufs != k->nin + 1) {
+  unsigned nmatched = 0;  /* each kernel variable is a context variable this kernel binds */
+  for (unsigned v = 0; v < p->k.nvars && v < 16; v++) {
+    const ir_var_info *vi = ir_var_get(p->k.vars[v]);
+    p->vid[v] = -1;
+    for (unsigned j = 0; vi && j < k->nvar; j++)
+      if (!strcmp(c->vars[k->vid[j]].name, vi->name)) p->vid[v] = k->vid[j];
+    nmatched += p->vid[v] >= 0;
+  }
+  if (p->k.nvars != nmatched || p->k.nbufs != k->nin + 1) {
     unsigned nb = p->k.nbufs, nv = p->k.nvars;
     bg_program_free(p->prg);
     bg_kernel_free(&p->k);
     free(key);
-    return bg_error(BG_EINVAL, "tensor: kernel compiled to %u buffers and %u variables, expected %u and 0", nb, nv, k->nin + 1);
+    return bg_error(BG_EINVAL, "tensor: kernel compiled to %u buffers and %u variables, expected %u and %u", nb, nv, k->nin + 1,
+                    k->nvar);
   }
   if (!p->k.name[0]) own_name(c, k, p->k.name, sizeof p->k.name);
   for (int d = 0; d < 3; d++) {
@@ -133,7 +150,7 @@ int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsig
   for (unsigned i = 0; i < nk && !rc; i++) {
     tkernel *k = &ks[i];
     int64_t uid;
-    if ((rc = t_new_buffer(c, IR_DT_SCALAR(k->out->dt), t_numel(t_shape(c, k->out)), &uid)) < 0) break;
+    if ((rc = t_new_buffer(c, IR_DT_SCALAR(k->out->dt), t_numel_max(c, t_shape(c, k->out)), &uid)) < 0) break;
     tmap_ent *e = tmap_put(&pend, k->out->id, 0);
     if (!e) {
       drop_buffer(c, uid);
@@ -145,18 +162,25 @@ int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsig
     tprog *p = NULL;
     if ((rc = program_for(c, k, &p)) < 0) break;
     bg_buf *bufs[48];
+    int64_t uids[48];
+    uint64_t vals[16];
     bufs[0] = c->bufs[uid].b;
+    uids[0] = uid;
     for (unsigned j = 0; j < k->nin; j++) {
       node in = k->in[j];
       int64_t src = in->op == IR_BUFFER ? ((const tbuf_arg *)(const void *)in->arg.b->data)->uid
                                         : (int64_t)tmap_get(&pend, in->id, 0)->v;
       bufs[j + 1] = c->bufs[src].b;
+      uids[j + 1] = src;
     }
-    BG_LOG(2, "tensor: run %s (%u buffers, global %u,%u,%u)", p->k.name, k->nin + 1, p->k.gsz[0], p->k.gsz[1], p->k.gsz[2]);
-    if ((rc = bg_program_run(p->prg, bufs, k->nin + 1u, NULL, 0, p->k.gsz, p->k.lsz, false, NULL)) < 0) {
+    for (unsigned v = 0; v < p->k.nvars; v++) vals[v] = (uint64_t)t_kernel_var_value(c, k, c->vars[p->vid[v]].name);
+    BG_LOG(2, "tensor: run %s (%u buffers, %u variables, global %u,%u,%u)", p->k.name, k->nin + 1, p->k.nvars, p->k.gsz[0],
+           p->k.gsz[1], p->k.gsz[2]);
+    if ((rc = bg_program_run(p->prg, bufs, k->nin + 1u, vals, p->k.nvars, p->k.gsz, p->k.lsz, false, NULL)) < 0) {
       bg_error_context(rc, "tensor: running %s: ", p->k.name);
       break;
     }
+    if (c->cap && (rc = t_jit_record(c, (size_t)(p - c->progs), uids, k->nin + 1u, vals)) < 0) break;
     c->st.kernels_run++;
     if (c->st.last_nkernels < 32) {
       snprintf(c->st.last_kernels[c->st.last_nkernels], sizeof c->st.last_kernels[0], "%s", p->k.name);
@@ -172,6 +196,8 @@ int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsig
       node v = view_of(c, (int64_t)e->v, u);
       if (v && t_tables(c)) t_set_real(c, u, v);
       else rc = bg_error(BG_ENOMEM, "tensor: out of host memory");
+    } else if (!rc && c->cap) {
+      rc = t_jit_keep(c, (int64_t)e->v); /* a replay writes and reads it again */
     } else {
       drop_buffer(c, (int64_t)e->v);
     }

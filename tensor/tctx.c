@@ -48,6 +48,7 @@ void bg_tctx_close(bg_tctx *c) {
   free(c->has_shape);
   free(c->real);
   free(c->handles);
+  free(c->vars);
   ir_free(c->g);
   bg_dev_close(c->dev);
   free(c);
@@ -108,7 +109,10 @@ bool t_tables(bg_tctx *c) {
   return true;
 }
 
-node t_real(const bg_tctx *c, node u) { return u && u->id < c->real_cap ? c->real[u->id] : NULL; }
+node t_real(const bg_tctx *c, node u) {
+  if (c->cap && u && u->id < c->real_cap && c->real[u->id] && t_jit_masks_real(c, u)) return NULL; /* recompute: jit.c */
+  return u && u->id < c->real_cap ? c->real[u->id] : NULL;
+}
 void t_set_real(bg_tctx *c, node u, node view) {
   if (u->id < c->real_cap) c->real[u->id] = view;
 }
@@ -136,6 +140,7 @@ bg_tensor *t_wrap(bg_tctx *c, node u) {
   t->ndim = sh->n;
   memcpy(t->shape, sh->d, sizeof t->shape);
   set_handle_node(t, u);
+  t->graph = u;
   return t;
 }
 
@@ -155,7 +160,7 @@ enum bg_dtype bg_tn_dtype(const bg_tensor *t) { return t->dt; }
 bg_tctx *bg_tn_ctx(const bg_tensor *t) { return t->c; }
 int64_t bg_tn_numel(const bg_tensor *t) {
   int64_t n = 1;
-  for (unsigned i = 0; i < t->ndim; i++) n *= t->shape[i];
+  for (unsigned i = 0; i < t->ndim; i++) n *= BG_DIM_VALUE(t->shape[i]);
   return n;
 }
 

@@ -38,6 +38,11 @@ struct bg_tensor {
   enum bg_dtype dt;
   unsigned ndim;
   int64_t shape[BG_MAX_DIMS]; /* a copy: the side table moves when it grows */
+  /* autograd (autograd.c): `graph` is the node the handle was made from and never follows
+   * realization, so backward can walk a loss that was realized (read) first. */
+  node graph;
+  bool requires_grad;
+  bg_tensor *grad;            /* accumulated by bg_tn_backward; NULL until reached */
 };
 
 typedef struct tbuf_arg {
@@ -55,6 +60,7 @@ typedef struct tprog {           /* one compiled kernel, keyed by its printed AS
   char *key;
   bg_kernel k;
   bg_program *prg;
+  int vid[16];                   /* the context variable of each kernel variable, in argument order */
 } tprog;
 
 enum { TCHUNK = 256 };
@@ -84,7 +90,28 @@ struct bg_tctx {
   int64_t next_tag;              /* BUFFERIZE tags */
   uint64_t seed, rng_counter;
   bg_tstats st;
+  struct tvar *vars;             /* symbolic-size variables (tvar.c), by id */
+  unsigned nvars, vars_cap;
+  struct tjit_cap *cap;          /* a JIT capture in progress (jit.c), or NULL */
 };
+
+/* ---- symbolic sizes (tvar.c) ---- */
+typedef struct tvar {
+  char name[32];
+  int64_t min, max;
+} tvar;
+struct tkernel;
+/* The value of dimension d in kernel context k: a CONST index, or the DEFINE_VAR of a token's
+ * variable (its binding recorded in kern; a second, different binding in one kernel is an error).
+ * NULL on failure (message set). */
+const ir_node *t_dim_node(bg_tctx *c, ir_ctx *k, struct tkernel *kern, int64_t d);
+/* Elements for the variables' max values (what a buffer of shape s must hold). */
+int64_t t_numel_max(const bg_tctx *c, const tshape *s);
+/* Whether [lo, hi) is a valid shrink of a dimension of size d: a symbolic hi needs lo == 0 and its
+ * variable's max within d (or d the same variable). */
+bool t_shrink_ok(const bg_tctx *c, int64_t d, int64_t lo, int64_t hi);
+/* The binding in kern of the variable called name, or -1 if the kernel does not use it. */
+int64_t t_kernel_var_value(const bg_tctx *c, const struct tkernel *kern, const char *name);
 
 /* ---- context (tctx.c) ---- */
 /* Latches the first error (later ones are dropped); returns the error tensor. */
@@ -150,6 +177,9 @@ typedef struct tkernel {
   node sink;
   unsigned nin;
   node in[47];                /* slot i+1: a BUFFER node or a node realized by this schedule (compile/ takes 48 slots) */
+  unsigned nvar;              /* variables of symbolic sizes this kernel reads, and their bindings */
+  int vid[16];
+  int64_t vval[16];
 } tkernel;
 
 typedef struct tsched tsched;
@@ -166,6 +196,16 @@ int t_new_buffer(bg_tctx *c, enum ir_scalar s, int64_t numel, int64_t *uid);
 /* A buffer filled from host data, as a node of shape sh (the "copy" of tinygrad's test_copy). */
 node t_from_host(bg_tctx *c, enum ir_scalar s, const tshape *sh, const void *data);
 int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsigned nroots);
+
+/* ---- JIT capture (jit.c): hooks t_run_kernels calls while c->cap is set ---- */
+/* A launch of program c->progs[prog] on buffers uids[0..nbufs) (slot order) with kernel variable
+ * values vals[0..prog's nvars). */
+int t_jit_record(bg_tctx *c, size_t prog, const int64_t *uids, unsigned nbufs, const uint64_t *vals);
+/* An intermediate buffer a replay reuses: the capture keeps it instead of freeing it. */
+int t_jit_keep(bg_tctx *c, int64_t uid);
+/* Whether u's value depends on a captured input buffer: such a node realized before the capture
+ * (e.g. by call 1 on the same inputs) must be recomputed so its kernel is captured. */
+bool t_jit_masks_real(const bg_tctx *c, node u);
 
 /* ---- small id-keyed hash map (tmap.c) ---- */
 typedef struct tmap_ent {

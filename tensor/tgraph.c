@@ -14,7 +14,7 @@ const tshape *t_shape(const bg_tctx *c, node u) {
 
 int64_t t_numel(const tshape *s) {
   int64_t n = 1;
-  for (unsigned i = 0; i < s->n; i++) n *= s->d[i];
+  for (unsigned i = 0; i < s->n; i++) n *= BG_DIM_VALUE(s->d[i]); /* symbolic sizes count as bound */
   return n;
 }
 
@@ -22,7 +22,8 @@ void t_shape_str(const tshape *s, char *buf, size_t n) {
   size_t len = 0;
   len += (size_t)snprintf(buf, n, "(");
   for (unsigned i = 0; i < s->n && len < n; i++)
-    len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? "," : "", (long long)s->d[i]);
+    len += BG_DIM_IS_VAR(s->d[i]) ? (size_t)snprintf(buf + len, n - len, "%sv%u=%lld", i ? "," : "", BG_DIM_VAR(s->d[i]), (long long)BG_DIM_VALUE(s->d[i]))
+                                  : (size_t)snprintf(buf + len, n - len, "%s%lld", i ? "," : "", (long long)s->d[i]);
   if (len < n) snprintf(buf + len, n - len, ")");
 }
 

@@ -33,9 +33,9 @@ bg_tensor *bg_tn_reshape(bg_tensor *a, unsigned ndim, const int64_t *shape) {
   int infer = -1;
   for (unsigned i = 0; i < ndim; i++) {
     if (shape[i] == -1 && infer < 0) infer = (int)i;
-    else if (shape[i] < 0) return t_fail(c, "reshape: cannot reshape %s to %s: bad dimension %lld", si, so, (long long)shape[i]);
-    else if (shape[i] && known > INT64_MAX / shape[i]) return t_fail(c, "reshape: cannot reshape %s to %s: too many elements", si, so);
-    else known *= shape[i];
+    else if (shape[i] < 0 && !BG_DIM_IS_VAR(shape[i])) return t_fail(c, "reshape: cannot reshape %s to %s: bad dimension %lld", si, so, (long long)shape[i]);
+    else if (BG_DIM_VALUE(shape[i]) && known > INT64_MAX / BG_DIM_VALUE(shape[i])) return t_fail(c, "reshape: cannot reshape %s to %s: too many elements", si, so);
+    else known *= BG_DIM_VALUE(shape[i]); /* a symbolic size counts as bound */
   }
   tshape out = t_mkshape(ndim, shape);
   if (infer >= 0) {
@@ -82,7 +82,7 @@ bg_tensor *bg_tn_expand(bg_tensor *a, unsigned ndim, const int64_t *shape) {
   for (unsigned i = 0; i < ndim; i++) {
     int64_t src = i < off ? 1 : in.d[i - off];
     if (shape[i] == -1 && i >= off) out.d[i] = src;
-    else if (shape[i] < 0 || (src != 1 && src != shape[i]))
+    else if ((shape[i] < 0 && !BG_DIM_IS_VAR(shape[i])) || (src != 1 && src != shape[i]))
       return t_fail(c, "expand: cannot expand %s to %s: axis %u has size %lld", si, so, i, (long long)src);
   }
   return t_wrap(c, n_broadcast_to(c, t_node(a), &out));
@@ -98,6 +98,7 @@ bg_tensor *bg_tn_pad(bg_tensor *a, const int64_t (*pads)[2]) {
   int64_t sb[BG_MAX_DIMS][2], pb[BG_MAX_DIMS][2];
   for (unsigned i = 0; i < a->ndim; i++) {
     int64_t lo = pads[i][0], hi = pads[i][1];
+    if (BG_DIM_IS_VAR(in.d[i]) && (lo || hi)) return t_fail(c, "pad: axis %u of %s is symbolic, padding it is not supported", i, si);
     if (lo + hi + in.d[i] < 0 || -lo > in.d[i] || -hi > in.d[i])
       return t_fail(c, "pad: padding (%lld,%lld) of axis %u leaves a negative size in %s", (long long)lo, (long long)hi, i, si);
     sb[i][0] = lo < 0 ? -lo : 0;
@@ -115,7 +116,7 @@ bg_tensor *bg_tn_shrink(bg_tensor *a, const int64_t (*bounds)[2]) {
   SHSTR(si, &in);
   if (!bounds && a->ndim) return t_fail(c, "shrink: no bounds given for %s", si);
   for (unsigned i = 0; i < a->ndim; i++)
-    if (bounds[i][0] < 0 || bounds[i][0] > bounds[i][1] || bounds[i][1] > in.d[i])
+    if (!t_shrink_ok(c, in.d[i], bounds[i][0], bounds[i][1]))
       return t_fail(c, "shrink: bounds [%lld,%lld) of axis %u are outside %s", (long long)bounds[i][0], (long long)bounds[i][1],
                     i, si);
   return t_wrap(c, n_shrink(c, t_node(a), bounds));

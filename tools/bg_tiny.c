@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "baregpu/compile.h"
 #include "baregpu/error.h"
 #include "baregpu/hcq.h"
 #include "baregpu/tensor.h"
+#include "tools/tiny_mnist.h"
 
 enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -276,6 +278,130 @@ static int t_random(tiny_run *r) {
   return 0;
 }
 
+/* tinygrad's TinyJit test: fxn(a, b) = a + b on fresh random int lists, three calls; the function
+ * runs twice (plain call, capture) and the third call replays. */
+static int jit_add(void *user, bg_tensor *const *in, unsigned nin, bg_tensor **out, unsigned nout) {
+  (void)nin;
+  (void)nout;
+  (*(int *)user)++;
+  out[0] = bg_tn_add(in[0], in[1]);
+  return 0;
+}
+
+static int t_jit(tiny_run *r) {
+  int cnt = 0, rc = 0;
+  bg_jit *j;
+  if (bg_jit_new(r->c, jit_add, &cnt, 1, &j) < 0) return fail(r, "jit: %s", why(r));
+  uint32_t seed = 0;
+  const int64_t sh[] = {10};
+  for (int call = 0; call < 3 && !rc; call++) {
+    int32_t la[10], lb[10];
+    double want[10];
+    for (int i = 0; i < 10; i++) {
+      seed = seed * 1664525u + 1013904223u;
+      la[i] = (int32_t)((seed >> 8) % 100001u);
+      seed = seed * 1664525u + 1013904223u;
+      lb[i] = (int32_t)((seed >> 8) % 100001u);
+      want[i] = (double)la[i] + lb[i];
+    }
+    bg_tensor *in[2] = {bg_tn_from(r->c, BG_INT32, 1, sh, la), bg_tn_from(r->c, BG_INT32, 1, sh, lb)}, *out = NULL;
+    if (bg_jit_call(j, in, 2, &out) < 0) rc = fail(r, "jit call %d: %s", call + 1, why(r));
+    else if (expect_vals(r, out, BG_INT32, 1, sh, want) < 0) rc = -1;
+  }
+  bg_jit_stats js;
+  bg_jit_get_stats(j, &js);
+  bg_jit_free(j);
+  if (rc) return rc;
+  if (cnt != 2) return fail(r, "the function ran %d times, expected 2 (call, capture)", cnt);
+  if (js.replays != 1 || js.nkernels != 1)
+    return fail(r, "jit: %lu replays of %u kernels, expected 1 of 1", js.replays, js.nkernels);
+  return 0;
+}
+
+/* tinygrad's test_beam: test_plus with BEAM=1 and IGNORE_BEAM_CACHE=1 (a fresh search); then once more
+ * in a new context without IGNORE_BEAM_CACHE: the cached choice is used, no candidate is compiled. */
+static int t_beam(tiny_run *r) {
+  char *old_beam = getenv("BEAM") ? strdup(getenv("BEAM")) : NULL;
+  char *old_ign = getenv("IGNORE_BEAM_CACHE") ? strdup(getenv("IGNORE_BEAM_CACHE")) : NULL;
+  bg_beam_stats b0, b1, b2;
+  bg_beam_get_stats(&b0);
+  setenv("BEAM", "1", 1);
+  setenv("IGNORE_BEAM_CACHE", "1", 1);
+  int rc = t_plus(r);
+  bg_beam_get_stats(&b1);
+  unsetenv("IGNORE_BEAM_CACHE");
+  bg_tctx *c2 = NULL;
+  if (!rc && bg_tctx_open(bg_tctx_device(r->c), &c2) < 0) rc = fail(r, "open a second context: %s", bg_last_error());
+  if (!rc) {
+    tiny_run r2 = *r;
+    r2.c = c2;
+    if (t_plus(&r2) < 0) rc = fail(r, "second run: %s", r2.err);
+  }
+  bg_beam_get_stats(&b2);
+  bg_tctx_close(c2);
+  if (old_beam) setenv("BEAM", old_beam, 1);
+  else unsetenv("BEAM");
+  if (old_ign) setenv("IGNORE_BEAM_CACHE", old_ign, 1);
+  free(old_beam);
+  free(old_ign);
+  if (rc) return rc;
+  if (b1.searches != b0.searches + 1 || b1.compiles <= b0.compiles)
+    return fail(r, "BEAM=1: %lu searches, %lu candidate compiles, expected 1 and some", b1.searches - b0.searches,
+                b1.compiles - b0.compiles);
+  if (b1.rejected != b0.rejected) return fail(r, "BEAM=1: %lu candidates differed from the unoptimized kernel", b1.rejected - b0.rejected);
+  if (b2.cache_hits != b1.cache_hits + 1 || b2.compiles != b1.compiles || b2.searches != b1.searches)
+    return fail(r, "second BEAM=1 run: %lu cache hits, %lu searches, %lu candidate compiles; expected 1, 0, 0",
+                b2.cache_hits - b1.cache_hits, b2.searches - b1.searches, b2.compiles - b1.compiles);
+  return 0;
+}
+
+/* ones(10).contiguous()[:i] + 1 for i bound to 2 and 5: one kernel (E_i) compiled for both bindings. */
+static int t_symbolic(tiny_run *r) {
+  int i = bg_tvar_new(r->c, "i", 1, 10);
+  if (i < 0) return fail(r, "variable: %s", why(r));
+  const int64_t sh[] = {10};
+  bg_tensor *ones = bg_tn_contiguous(bg_tn_ones(r->c, BG_FLOAT32, 1, sh));
+  const int64_t sizes[] = {2, 5};
+  for (int k = 0; k < 2; k++) {
+    int64_t s = sizes[k];
+    const int64_t b[1][2] = {{0, bg_tvar_bind(r->c, i, s)}}, cb[1][2] = {{0, s}}, osh[] = {s};
+    bg_tensor *ret = bg_tn_addc(bg_tn_shrink(ones, b), 1);
+    const double want[5] = {2, 2, 2, 2, 2};
+    if (expect_vals(r, bg_tn_shrink(bg_tn_contiguous(ret), cb), BG_FLOAT32, 1, osh, want) < 0) return -1;
+  }
+  bg_tstats st;
+  bg_tctx_stats(r->c, &st);
+  if (st.kernels_run != 5 || st.kernels_compiled != 4)
+    return fail(r, "%lu kernels run, %lu compiled; expected 5 and 4 (E_10, E_i twice, E_2, E_5)", st.kernels_run,
+                st.kernels_compiled);
+  return 0;
+}
+
+/* ones(10).contiguous()[:i].sum() for i bound to 2 and 5: one reduce kernel (r_i) for both. */
+static int t_symbolic_reduce(tiny_run *r) {
+  int i = bg_tvar_new(r->c, "i", 1, 10);
+  if (i < 0) return fail(r, "variable: %s", why(r));
+  const int64_t sh[] = {10};
+  bg_tensor *ones = bg_tn_contiguous(bg_tn_ones(r->c, BG_FLOAT32, 1, sh));
+  const int64_t sizes[] = {2, 5};
+  for (int k = 0; k < 2; k++) {
+    const int64_t b[1][2] = {{0, bg_tvar_bind(r->c, i, sizes[k])}};
+    double v = 0;
+    int rc = bg_tn_item(bg_tn_sum(bg_tn_shrink(ones, b), BG_ALL_AXES, false), &v);
+    if (rc < 0) return fail(r, "item: %s: %s", bg_strerror(rc), why(r));
+    if (v != (double)sizes[k]) return fail(r, "sum of ones[:%lld] = %.9g, expected %lld", (long long)sizes[k], v, (long long)sizes[k]);
+  }
+  bg_tstats st;
+  bg_tctx_stats(r->c, &st);
+  if (st.kernels_run != 3 || st.kernels_compiled != 2)
+    return fail(r, "%lu kernels run, %lu compiled; expected 3 and 2 (E_10, r_i twice)", st.kernels_run, st.kernels_compiled);
+  return 0;
+}
+
+/* The model tests live in tiny_mnist.c (model, checks and the C reference layers). */
+static int t_mnist(tiny_run *r) { return tiny_mnist(r->c, r->err, sizeof(r->err)); }
+static int t_mnist_backward(tiny_run *r) { return tiny_mnist_backward(r->c, r->err, sizeof(r->err)); }
+
 /* In tinygrad's order. A test with `skip` set is reported as skipped with that reason. */
 static const struct tiny_test {
   const char *name;
@@ -295,12 +421,12 @@ static const struct tiny_test {
   {"hgemm", t_hgemm, NULL},
   {"gemv", t_gemv, NULL},
   {"random", t_random, NULL},
-  {"jit", NULL, "JIT capture/replay arrives with the autograd/JIT issue"},
-  {"beam", NULL, "BEAM search arrives with the JIT/Variables/BEAM issue"},
-  {"symbolic", NULL, "symbolic shapes (Variables) arrive with the JIT/Variables/BEAM issue"},
-  {"symbolic_reduce", NULL, "symbolic shapes (Variables) arrive with the JIT/Variables/BEAM issue"},
-  {"mnist", NULL, "conv2d, max_pool2d, batchnorm and linear arrive with the autograd/JIT issue"},
-  {"mnist_backward", NULL, "autograd arrives with the autograd/JIT issue"},
+  {"jit", t_jit, NULL},
+  {"beam", t_beam, NULL},
+  {"symbolic", t_symbolic, NULL},
+  {"symbolic_reduce", t_symbolic_reduce, NULL},
+  {"mnist", t_mnist, NULL},
+  {"mnist_backward", t_mnist_backward, NULL},
   {"image", NULL, "image dtypes need the CL device (skipped in tinygrad too)"},
   {"beam_image", NULL, "image dtypes need the CL device (skipped in tinygrad too)"},
 };

@@ -24,6 +24,15 @@ int bg_compile_c(const char *src, const char *extra_flags, void **so, size_t *so
 typedef struct bg_compile_stats { unsigned long hits, misses; } bg_compile_stats;
 void bg_compile_get_stats(bg_compile_stats *st);
 
+/* BEAM search (BEAM=N, compile/beam.h): process-wide counters of searches, on-disk cache hits,
+ * candidate compiles and timed runs, candidates dropped (invalid or a result different from the
+ * unoptimized kernel), and the last search's winning and unoptimized times. */
+typedef struct bg_beam_stats {
+  unsigned long searches, cache_hits, compiles, timed_runs, rejected;
+  double best_us, base_us;
+} bg_beam_stats;
+void bg_beam_get_stats(bg_beam_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

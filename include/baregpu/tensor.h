@@ -108,11 +108,95 @@ int bg_tn_read(bg_tensor *t, void *dst, size_t cap);
 /* Realize a one-element tensor and return it as a double. */
 int bg_tn_item(bg_tensor *t, double *out);
 
+/* ---- autograd (tensor/autograd.c) ----
+ * Gradients are lazy tensors built on the same graph: bg_tn_backward only builds them, realizing a
+ * gradient (or anything else) runs them through the same fusing scheduler. Parameters should be
+ * realized or contiguous() tensors: two equal lazy constants are one graph node and would share a
+ * gradient. */
+/* Marks t (a float tensor) as needing a gradient; returns t. */
+bg_tensor *bg_tn_requires_grad(bg_tensor *t, bool on);
+bool bg_tn_requires_grad_get(const bg_tensor *t);
+/* Adds d(loss)/d(t) to t's gradient for every tensor t of the context that requires grad and that the
+ * loss depends on (as tinygrad, gradients accumulate over calls). loss must be a float scalar.
+ * 0, or -BG_EINVAL with the reason latched on the context. */
+int bg_tn_backward(bg_tensor *loss);
+/* t's accumulated gradient (shape and dtype of t); NULL while no backward reached t; the error
+ * tensor (and a latched error) when t does not require grad. */
+bg_tensor *bg_tn_grad(bg_tensor *t);
+void bg_tn_zero_grad(bg_tensor *t);
+
+/* ---- nn layers (tensor/nn*.c), as tinygrad's Tensor methods and nn classes ---- */
+/* x (N, Cin, H, W), w (Cout, Cin, KH, KW), bias (Cout) or NULL -> (N, Cout, OH, OW); zero padding of
+ * `padding` on every side; built from movement ops and one reduce (tinygrad's _pool), so its
+ * backward is autograd's. */
+bg_tensor *bg_tn_conv2d(bg_tensor *x, bg_tensor *w, bg_tensor *bias, int64_t stride, int64_t padding);
+/* Max over kernel x kernel windows of the last two axes; stride 0 = kernel (tinygrad's default). */
+bg_tensor *bg_tn_max_pool2d(bg_tensor *x, int64_t kernel, int64_t stride);
+/* Eval-mode batch norm over axis 1: (x - mean) * weight / sqrt(var + eps) + bias; every parameter
+ * has shape (C) (weight/bias may be NULL). */
+bg_tensor *bg_tn_batchnorm(bg_tensor *x, bg_tensor *weight, bg_tensor *bias, bg_tensor *mean, bg_tensor *var, double eps);
+/* x (..., in) @ w^T + b with w (out, in) and b (out) or NULL, as tinygrad's nn.Linear. */
+bg_tensor *bg_tn_linear(bg_tensor *x, bg_tensor *w, bg_tensor *b);
+bg_tensor *bg_tn_flatten(bg_tensor *x, unsigned start_axis);   /* axes from start_axis on become one */
+bg_tensor *bg_tn_mean(bg_tensor *a, uint32_t axes, bool keepdim);
+bg_tensor *bg_tn_log_softmax(bg_tensor *x, unsigned axis);
+/* Mean over the batch of -log_softmax(logits)[i, labels[i]]; logits (N, C), labels int32 (N). */
+bg_tensor *bg_tn_sparse_cross_entropy(bg_tensor *logits, bg_tensor *labels);
+/* One SGD step: params[i] <- realized params[i] - lr * grad (a new handle that requires grad; the
+ * old one stops requiring it). Parameters no gradient reached stay. 0 or a negative BG_E*. */
+int bg_tn_sgd_step(bg_tensor **params, unsigned n, double lr);
+
 unsigned bg_tn_ndim(const bg_tensor *t);
 const int64_t *bg_tn_shape(const bg_tensor *t);
 int64_t bg_tn_numel(const bg_tensor *t);
 enum bg_dtype bg_tn_dtype(const bg_tensor *t);
 bg_tctx *bg_tn_ctx(const bg_tensor *t);
+
+/* ---- symbolic sizes (tinygrad's Variable) ----
+ * A variable has a name and inclusive bounds 0 <= min <= max < 2^31. Binding it to a value gives a
+ * symbolic size: a negative int64 token that stands wherever a size goes (shrink bounds, reshape
+ * and expand shapes) and comes back in bg_tn_shape. Kernels over a symbolic size take the variable
+ * as an int32 argument, so one compiled kernel serves every binding; buffers are allocated for
+ * the variable's max. bg_tn_numel and reads use the bound values. Supported: shrink [0, token),
+ * reshape/expand keeping a token dimension, elementwise ops, sum/max over it, contiguous; pad and
+ * cat along a symbolic axis are not. */
+#define BG_DIM_IS_VAR(d) ((d) < -1 && ((uint64_t)(d) >> 62) == 2u)
+/* Variable id of a token and its bound value; a plain size is its own value. */
+#define BG_DIM_VAR(d) ((unsigned)(((uint64_t)(d) >> 32) & 0x3fffffffu))
+#define BG_DIM_VALUE(d) (BG_DIM_IS_VAR(d) ? (int64_t)((uint64_t)(d) & 0xffffffffu) : (int64_t)(d))
+/* A variable of context c: its id (>= 0), or a negative BG_E* (bad bounds, or the name exists with
+ * other bounds; the same name and bounds give the same id). */
+int bg_tvar_new(bg_tctx *c, const char *name, int64_t min, int64_t max);
+/* The token of variable v bound to value; 0 and a latched error when out of bounds. */
+int64_t bg_tvar_bind(bg_tctx *c, int v, int64_t value);
+const char *bg_tvar_name(const bg_tctx *c, int v);
+
+/* ---- JIT (tinygrad's TinyJit) ----
+ * A captured function takes input tensors and returns output tensors. Call 1 runs it normally;
+ * call 2 runs it again and captures its kernel launches (programs, buffers, launch dims, variable
+ * values); from call 3 on the launches replay as ONE queue program recorded once, whose input and
+ * output buffer addresses and kernel variables are queue variables: a replay binds the new input
+ * addresses and variable values and submits (only changed patches are written), without running
+ * the function, scheduling, compiling or recording. Inputs are realized first and must match the
+ * captured dtypes and shapes (a symbolic size matches any binding of its variable). Outputs of a
+ * replay are views of the captured output buffers: the next replay overwrites them (as tinygrad).
+ * Host copies made inside the function during capture (bg_tn_from data) are not repeated. */
+typedef struct bg_jit bg_jit;
+/* Fill out[0..nout) (nout is the count given to bg_jit_new); 0 or a negative BG_E*. */
+typedef int (*bg_jit_fn)(void *user, bg_tensor *const *in, unsigned nin, bg_tensor **out, unsigned nout);
+int bg_jit_new(bg_tctx *c, bg_jit_fn fn, void *user, unsigned nout, bg_jit **out);
+int bg_jit_call(bg_jit *j, bg_tensor *const *in, unsigned nin, bg_tensor **out);
+void bg_jit_free(bg_jit *j);
+typedef struct bg_jit_stats {
+  unsigned long calls, fn_calls, replays;
+  unsigned nkernels;          /* captured launches */
+  unsigned nslots;            /* queue variables: input/output addresses and kernel variables */
+  size_t ncmds, npatches, patches_applied_last, submits; /* the replay queue (bg_queue_stats) */
+} bg_jit_stats;
+void bg_jit_get_stats(const bg_jit *j, bg_jit_stats *st);
+/* Replay launch by launch (bg_program_run per captured kernel) instead of the one queue program:
+ * the per-launch baseline for benches, and a fallback to tell a queue-program fault from a kernel's. */
+void bg_jit_set_per_launch(bg_jit *j, bool per_launch);
 
 #ifdef __cplusplus
 }

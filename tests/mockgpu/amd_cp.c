@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "am/am_regs.h"
+#include "amd_gfx9.h"
 #include "amd_internal.h"
 
 enum {
@@ -55,6 +56,7 @@ const mock_amd_sdma_rb *mock_amd_sdma_ring(const mock_amd *g) {
 }
 
 int amd_cp_hooks(mock_amd *g, amd_hook_fn hook) {
+  if (g->ip.gc.maj == 9) return amd_gfx9_hooks(g, hook); /* MI300: amd_gfx9.c */
   const char *tab = g->ip.gc.maj == 12 ? "gc_12_0_0" : g->ip.gc.maj == 11 ? "gc_11_0_0" : NULL;
   if (!tab) return 0;
   const struct bg_am_regtab *t = bg_am_regtab_by_name(tab);
@@ -84,11 +86,13 @@ int amd_cp_hooks(mock_amd *g, amd_hook_fn hook) {
 }
 
 void amd_cp_free(const mock_amd *g) {
+  amd_gfx9_free(g);
   for (int i = 0; i < MAX_GPUS; i++)
     if (CPS[i] && CPS[i]->g == g) free(CPS[i]), CPS[i] = NULL;
 }
 
 void amd_cp_reset(mock_amd *g) {
+  amd_gfx9_reset(g);
   amd_cp *c = cp_of(g);
   if (!c) return;
   memset(&c->hqd, 0, sizeof(c->hqd));
@@ -96,7 +100,7 @@ void amd_cp_reset(mock_amd *g) {
 }
 
 uint32_t amd_cp_read(mock_amd *g, int kind, uint32_t addr) {
-  (void)kind;
+  if (kind >= AMD_H_G9_FIRST) return amd_gfx9_read(g, kind, addr);
   return amd_get(g, addr);
 }
 
@@ -169,6 +173,10 @@ static int rb_check(mock_amd *g, amd_cp *c, uint32_t v) {
 }
 
 void amd_cp_write(mock_amd *g, int kind, uint32_t addr, uint32_t v) {
+  if (kind >= AMD_H_G9_FIRST) {
+    amd_gfx9_write(g, kind, addr, v);
+    return;
+  }
   amd_cp *c = cp_of(g);
   if (!c) {
     amd_set(g, addr, v);

@@ -1,6 +1,6 @@
 /* tests/mockgpu/amd_cp.h: the emulated AMD GPU's command processors, part 1: compute HQD and SDMA ring bring-up
- * (GC 11.x / 12.x; am.md §4.9, §4.10). No queue is executed (no PM4/SDMA executors): the model checks how the
- * driver activates a queue and records the queue's parameters.
+ * (GC 11.x / 12.x; am.md §4.9, §4.10). This part checks how the driver activates a queue and records the queue's
+ * parameters; the queues are executed from that record by amd_pm4.c / amd_sdma_exec.c (amd_engine.h).
  *
  * Compute HQD (ME1 pipe0 queue0, the only one modelled): CP_HQD_ACTIVE = 1 is accepted only if GRBM_GFX_CNTL selects
  * me 1 / pipe 0 / queue 0 / vmid 0, the RLC autoload ran (PSP AUTOLOAD_RLC), CP_MEC_RS64_CNTL has pipe0 active, not
@@ -35,7 +35,7 @@ typedef struct mock_amd_sdma_rb {
   uint32_t rb_cntl, doorbell, doorbell_offset;
 } mock_amd_sdma_rb;
 
-/* NULL when the chip has no CP model (gfx942). */
+/* NULL on gfx942, whose per-XCC HQDs and SDMA 4.4.2 ring are modelled by amd_gfx9.h. */
 const mock_amd_hqd *mock_amd_cp_hqd(const mock_amd *g);
 const mock_amd_sdma_rb *mock_amd_sdma_ring(const mock_amd *g);
 

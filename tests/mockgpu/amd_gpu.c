@@ -6,6 +6,7 @@
  * absolute dword address is ip_base[hwip][instance][segment] + offset with the bases of the discovery
  * table the device carries (am.md 3.1, Appendix A for the mock configuration). */
 #include "amd_cp.h"
+#include "amd_engine.h"
 #include "amd_internal.h"
 
 #include <inttypes.h>
@@ -28,17 +29,21 @@ void amd_fail(mock_amd *g, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  g->nfail++;
+  pthread_mutex_lock(&g->lock); /* engine threads fail too (amd_engine.h) */
+  __atomic_add_fetch(&g->nfail, 1, __ATOMIC_RELAXED); /* mock_amd_nfail reads it without the lock */
   size_t used = strlen(g->failures);
   if (used + 2 < sizeof(g->failures)) snprintf(g->failures + used, sizeof(g->failures) - used, "%s\n", msg);
+  pthread_mutex_unlock(&g->lock);
   fprintf(stderr, "mock_amd %s: %s\n", g->bdf, msg);
 }
 
-unsigned mock_amd_nfail(const mock_amd *g) { return g->nfail; }
+unsigned mock_amd_nfail(const mock_amd *g) { return __atomic_load_n(&g->nfail, __ATOMIC_RELAXED); }
 const char *mock_amd_failures(const mock_amd *g) { return g->failures; }
 void mock_amd_clear_failures(mock_amd *g) {
-  g->nfail = 0;
+  pthread_mutex_lock(&g->lock);
+  __atomic_store_n(&g->nfail, 0, __ATOMIC_RELAXED);
   g->failures[0] = 0;
+  pthread_mutex_unlock(&g->lock);
 }
 
 /* ---------------- sparse map ---------------- */
@@ -98,8 +103,18 @@ void amd_set(mock_amd *g, uint32_t addr, uint32_t v) {
   if (map_put(&g->regs, addr, v) < 0) amd_fail(g, "out of memory for register 0x%x", addr);
 }
 
-uint32_t mock_amd_peek(const mock_amd *g, uint32_t addr) { return amd_get(g, addr); }
-void mock_amd_poke(mock_amd *g, uint32_t addr, uint32_t v) { amd_set(g, addr, v); }
+uint32_t mock_amd_peek(const mock_amd *g, uint32_t addr) {
+  pthread_mutex_t *lk = (pthread_mutex_t *)(uintptr_t)&g->lock; /* engines may grow the file meanwhile */
+  pthread_mutex_lock(lk);
+  uint32_t v = amd_get(g, addr);
+  pthread_mutex_unlock(lk);
+  return v;
+}
+void mock_amd_poke(mock_amd *g, uint32_t addr, uint32_t v) {
+  pthread_mutex_lock(&g->lock);
+  amd_set(g, addr, v);
+  pthread_mutex_unlock(&g->lock);
+}
 
 /* ---------------- chips ---------------- */
 
@@ -454,8 +469,17 @@ static void reg_write(mock_amd *g, uint32_t addr, uint32_t v) {
   }
 }
 
-uint32_t mock_amd_rreg(mock_amd *g, uint32_t addr) { return reg_read(g, addr); }
-void mock_amd_wreg(mock_amd *g, uint32_t addr, uint32_t v) { reg_write(g, addr, v); }
+uint32_t mock_amd_rreg(mock_amd *g, uint32_t addr) {
+  pthread_mutex_lock(&g->lock);
+  uint32_t v = reg_read(g, addr);
+  pthread_mutex_unlock(&g->lock);
+  return v;
+}
+void mock_amd_wreg(mock_amd *g, uint32_t addr, uint32_t v) {
+  pthread_mutex_lock(&g->lock);
+  reg_write(g, addr, v);
+  pthread_mutex_unlock(&g->lock);
+}
 
 static uint64_t bar5_rd(void *user, mock_pci *m, int bar, uint64_t off, unsigned size) {
   (void)m;
@@ -465,7 +489,7 @@ static uint64_t bar5_rd(void *user, mock_pci *m, int bar, uint64_t off, unsigned
     amd_fail(g, "BAR5 read of %u bytes at 0x%" PRIx64 ": registers are 32-bit", size, off);
     return ~0ull;
   }
-  return reg_read(g, (uint32_t)(off / 4));
+  return mock_amd_rreg(g, (uint32_t)(off / 4));
 }
 
 static void bar5_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, unsigned size) {
@@ -476,7 +500,7 @@ static void bar5_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, 
     amd_fail(g, "BAR5 write of %u bytes at 0x%" PRIx64 ": registers are 32-bit", size, off);
     return;
   }
-  reg_write(g, (uint32_t)(off / 4), (uint32_t)v);
+  mock_amd_wreg(g, (uint32_t)(off / 4), (uint32_t)v);
 }
 
 /* ---------------- reset ---------------- */
@@ -487,14 +511,17 @@ void amd_asic_reset(mock_amd *g) {
   amd_psp_reset(g);
   amd_smu_reset(g);
   amd_cp_reset(g);
+  amd_engines_reset(g); /* queues forget their pointers (amd_engine.h) */
 }
 
 static void on_pci_reset(void *user, mock_pci *m) {
   (void)m;
   mock_amd *g = user;
+  pthread_mutex_lock(&g->lock);
   amd_asic_reset(g);
   /* the firmware rebuilds the discovery table at the top of VRAM */
   if (write_discovery(g) < 0) amd_fail(g, "rewriting the discovery table after a function reset failed");
+  pthread_mutex_unlock(&g->lock);
 }
 
 /* ---------------- firmware ---------------- */
@@ -565,6 +592,7 @@ mock_amd *mock_amd_new(mock_sysfs *t, const mock_amd_cfg *cfg) {
   }
   mock_amd *g = calloc(1, sizeof(*g));
   if (!g) return NULL;
+  amd_lock_init(g);
   g->tree = t;
   g->cfg = *cfg;
   snprintf(g->bdf, sizeof(g->bdf), "%s", cfg->bdf ? cfg->bdf : "0000:03:00.0");
@@ -588,17 +616,20 @@ mock_amd *mock_amd_new(mock_sysfs *t, const mock_amd_cfg *cfg) {
     if (g->pci) mock_pci_set_dead(g->pci, true);
     free(g->hooks.slots);
     free(g->regs.slots);
+    amd_lock_destroy(g);
     free(g);
     return NULL;
   }
   mock_pci_bar_direct(g->pci, 0, true); /* VRAM: plain memory */
   mock_pci_on_reset(g->pci, on_pci_reset, g);
   amd_asic_reset(g);
+  amd_engines_start(g); /* doorbells + CP/SDMA threads (amd_engine.h); a refusal is a recorded failure */
   return g;
 }
 
 void mock_amd_free(mock_amd *g) {
   if (!g) return;
+  amd_engines_stop(g);
   mock_pci_set_dead(g->pci, true);
   mock_pci_on_reset(g->pci, NULL, NULL);
   for (int f = 0; f < BG_AM_FW_NFILES; f++) free(g->fw[f].buf);
@@ -607,6 +638,7 @@ void mock_amd_free(mock_amd *g) {
   amd_cp_free(g);
   free(g->hooks.slots);
   free(g->regs.slots);
+  amd_lock_destroy(g);
   free(g);
 }
 

@@ -2,7 +2,7 @@
  * bring-up hooks) attached to a mock_pci device of a fake sysfs tree (mock_sysfs.h).
  *
  * The device: vendor 0x1002, BAR0 = VRAM (memory of the mock_pci BAR, MC address = VRAM offset:
- * FB_LOCATION_BASE 0), BAR2 = doorbells (plain memory for now), BAR5 = 2 MiB of registers, all of
+ * FB_LOCATION_BASE 0), BAR2 = doorbells (amd_engine.h; plain memory on gfx942), BAR5 = 2 MiB of registers, all of
  * it one register hook (32-bit accesses only). Registers are a sparse file (dword address -> value,
  * default 0); addresses come from the discovery table the model writes at VRAM - 64 KiB
  * (tests/unit/am/discovery_gen.c) and parses back with am/discovery.h, plus register offsets from
@@ -16,7 +16,8 @@
  * component of a correctly-headed image (parsed with am/fw_parse.h).
  *
  * Lifetime: mock_amd_new adds the PCI device to the tree; free the GPU (mock_amd_free) before the
- * tree. Not thread-safe (like the tree). */
+ * tree. Register accesses and failures take the device lock: the queue engines (amd_engine.h) run on their own
+ * threads; the tree itself is not thread-safe. */
 #ifndef BG_MOCKGPU_AMD_GPU_H
 #define BG_MOCKGPU_AMD_GPU_H
 

@@ -3,6 +3,7 @@
 #ifndef BG_MOCKGPU_AMD_INTERNAL_H
 #define BG_MOCKGPU_AMD_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,6 +81,9 @@ struct mock_amd {
   unsigned mode1_resets;
   mock_amd_smu_msg *msgs;
   size_t nmsgs, capmsgs;
+  /* queue executors (amd_engine.c): engine threads vs the host's BAR hooks */
+  pthread_mutex_t lock;         /* recursive; held by BAR2/BAR5 hooks, amd_fail and the engines' packet steps */
+  struct amd_engines *eng;      /* NULL until amd_engines_start */
 };
 
 /* amd_gpu.c */

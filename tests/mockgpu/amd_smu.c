@@ -5,7 +5,8 @@
  *
  * Metrics (TransferTableSmu2Dram(SMU_TABLE_SMU_METRICS = 8)) are written into the driver table as
  * Linux's SmuMetricsExternal_t: smu13_driver_if_v13_0_0.h (392 bytes) for MP1 13.0.0 and
- * smu14_driver_if_v14_0.h (412 bytes) for MP1 14.0.2 (Linux 6.12; offsets also in am.md 8.2). */
+ * smu14_driver_if_v14_0.h (412 bytes) for MP1 14.0.2 (Linux 6.12; offsets also in am.md 8.2). MP1 13.0.6 answers
+ * GetMetricsTable with MetricsTableX_t (smu_v13_0_6_pmfw.h, Q10 values). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,37 @@ static bool write_metrics(mock_amd *g, uint64_t pa) {
   return true;
 }
 
+/* MetricsTableX_t of SMU 13.0.6 (Linux smu_v13_0_6_pmfw.h, 2008 bytes), answered to GetMetricsTable: u32 fields,
+ * Q10 fixed point (value << 10) except AccumulationCounter. */
+enum {
+  M6_SIZE = 2008, M6_COUNTER = 0, M6_MAX_SOCKET_TEMP = 4, M6_MAX_VR_TEMP = 8, M6_MAX_HBM_TEMP = 12,
+  M6_MAX_SOCKET_POWER_LIMIT = 44, M6_SOCKET_POWER = 48, M6_FCLK = 108, M6_UCLK = 112, M6_SOCCLK = 116,
+  M6_SOCKET_GFX_BUSY = 1272, M6_DRAM_BW_UTIL = 1276, M6_PROCHOT_ACC = 1348, M6_PPT_ACC = 1352,
+  M6_SOCKET_THM_ACC = 1356, M6_VR_THM_ACC = 1360, M6_HBM_THM_ACC = 1364, M6_GFXCLK = 1372, M6_NGFXCLK = 8,
+};
+
+static bool write_metrics_13_0_6(mock_amd *g, uint64_t pa) {
+  uint8_t *p = amd_vram_at(g, pa, M6_SIZE);
+  if (!p) return false;
+  uint32_t n = ++g->metrics_counter;
+  memset(p, 0, M6_SIZE);
+  put32(p, M6_COUNTER, n);
+  put32(p, M6_MAX_SOCKET_TEMP, (45 + n % 20) << 10);
+  put32(p, M6_MAX_VR_TEMP, (40 + n % 15) << 10);
+  put32(p, M6_MAX_HBM_TEMP, (42 + n % 18) << 10);
+  put32(p, M6_MAX_SOCKET_POWER_LIMIT, (g->ppt_limit ? g->ppt_limit : 750) << 10);
+  put32(p, M6_SOCKET_POWER, (150 + (n * 13) % 400) << 10);
+  put32(p, M6_FCLK, cur_clock(g, 4) << 10);
+  put32(p, M6_UCLK, cur_clock(g, 3) << 10);
+  put32(p, M6_SOCCLK, cur_clock(g, 2) << 10);
+  for (unsigned i = 0; i < M6_NGFXCLK; i++) put32(p, M6_GFXCLK + 4 * i, cur_clock(g, 0) << 10);
+  put32(p, M6_SOCKET_GFX_BUSY, ((n * 7) % 101) << 10);
+  put32(p, M6_DRAM_BW_UTIL, ((n * 3) % 101) << 10);
+  static const uint32_t acc[5] = {M6_PROCHOT_ACC, M6_PPT_ACC, M6_SOCKET_THM_ACC, M6_VR_THM_ACC, M6_HBM_THM_ACC};
+  for (unsigned i = 0; i < 5; i++) put32(p, acc[i], n * (i + 1));
+  return true;
+}
+
 static void record(mock_amd *g, const mock_amd_smu_msg *m) {
   if (g->nmsgs == g->capmsgs) {
     size_t cap = g->capmsgs ? g->capmsgs * 2 : 64;
@@ -202,8 +234,14 @@ static uint32_t execute(mock_amd *g, uint32_t msg, uint32_t param, uint32_t *res
     break;
   }
   case OP_GET_METRICS:
-    amd_fail(g, "SMU GetMetricsTable (13.0.6 MetricsTable) is not modelled");
-    resp = MOCK_SMU_RESULT_FAILED;
+    if (!need_features(g, op, &resp)) break;
+    if (!g->drv_set) {
+      amd_fail(g, "SMU GetMetricsTable before the driver table address was set");
+      resp = MOCK_SMU_RESULT_PREREQ;
+    } else if (!write_metrics_13_0_6(g, (uint64_t)g->drv_hi << 32 | g->drv_lo)) {
+      amd_fail(g, "SMU GetMetricsTable: the 0x%x-byte MetricsTable does not fit the driver table", (unsigned)M6_SIZE);
+      resp = MOCK_SMU_RESULT_FAILED;
+    }
     break;
   case OP_SOFT_MIN:
   case OP_SOFT_MAX: {

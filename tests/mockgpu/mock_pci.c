@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ static void write_bar_regs(mock_pci *m, int i) {
   uint32_t off = BG_PCI_BASE_ADDRESS_0 + 4 * (uint32_t)i;
   const mock_pci_bar_cfg *b = &m->cfg.bars[i];
   uint64_t size = m->bar_size[i], base = m->bar_base[i];
+  if (i > 0 && m->cfg.bars[i - 1].is_64 && m->bar_size[i - 1]) return;  /* upper half of BAR i-1 */
   if (!size) {
     put32(m->config, off, 0);
     set_wmask32(m, off, 0);
@@ -278,6 +280,7 @@ mock_pci *mock_pci_create(mock_sysfs *t, const mock_pci_cfg *cfg) {
 
 void mock_pci_destroy(mock_pci *m) {
   if (!m) return;
+  mock_pci_set_dma_target(m, NULL, NULL);
   for (int i = 0; i < 6; i++)
     if (m->bar_mem[i]) munmap(m->bar_mem[i], m->bar_size[i]);
   free(m->hooks);
@@ -440,15 +443,54 @@ int mock_pci_reset_written(mock_pci *m, const char *val) {
 
 /* ---------------- DMA ---------------- */
 
+/* DMA targets other than the tree (mock_pci_set_dma_target), by device. */
+#define MAX_DMA_TARGETS 16
+static struct {
+  const mock_pci *m;
+  mock_pci_dma_target_fn fn;
+  void *user;
+} dma_targets[MAX_DMA_TARGETS];
+static pthread_mutex_t dma_targets_lock = PTHREAD_MUTEX_INITIALIZER;  /* GPU engine threads DMA too */
+
+void mock_pci_set_dma_target(mock_pci *m, mock_pci_dma_target_fn fn, void *user) {
+  int slot = -1;
+  pthread_mutex_lock(&dma_targets_lock);
+  for (int i = 0; i < MAX_DMA_TARGETS; i++) {
+    if (dma_targets[i].m == m) {
+      slot = i;
+      break;
+    }
+    if (!dma_targets[i].m && slot < 0) slot = i;
+  }
+  if (slot >= 0 && (fn || dma_targets[slot].m == m)) {
+    dma_targets[slot].m = fn ? m : NULL;
+    dma_targets[slot].fn = fn;
+    dma_targets[slot].user = user;
+  }
+  pthread_mutex_unlock(&dma_targets_lock);
+}
+
+/* Host memory behind bus for the device, and the bytes contiguous from there (at most to the page end). */
+static uint8_t *dma_host(mock_pci *m, uint64_t bus, size_t *avail) {
+  *avail = 4096 - (bus & 4095);
+  mock_pci_dma_target_fn fn = NULL;
+  void *user = NULL;
+  pthread_mutex_lock(&dma_targets_lock);
+  for (int i = 0; i < MAX_DMA_TARGETS && !fn; i++)
+    if (dma_targets[i].m == m) fn = dma_targets[i].fn, user = dma_targets[i].user;
+  pthread_mutex_unlock(&dma_targets_lock);
+  return fn ? fn(user, bus, avail) : mock_dma_host(m->tree, m, bus);
+}
+
 static int dma(mock_pci *m, uint64_t bus, uint8_t *buf, size_t n, bool wr) {
   if (m->gone) return mock_fail(m->tree, "%s: DMA after the device vanished", m->bdf);
   if (!(mock_pci_command(m) & BG_PCI_COMMAND_MASTER))
     return mock_fail(m->tree, "%s: DMA %s bus 0x%" PRIx64 " with bus mastering off", m->bdf, wr ? "to" : "from", bus);
   while (n) {
-    uint8_t *host = mock_dma_host(m->tree, m, bus);
-    if (!host)
+    size_t k;
+    uint8_t *host = dma_host(m, bus, &k);
+    if (!host || !k)
       return mock_fail(m->tree, "%s: DMA %s unmapped bus address 0x%" PRIx64, m->bdf, wr ? "to" : "from", bus);
-    size_t k = 4096 - (bus & 4095);
     if (k > n) k = n;
     if (wr) memcpy(host, buf, k);
     else memcpy(buf, host, k);

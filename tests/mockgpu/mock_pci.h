@@ -75,4 +75,10 @@ const char *mock_pci_driver(const mock_pci *m); /* "" when unbound */
 int mock_pci_dma_read(mock_pci *m, uint64_t bus, void *dst, size_t n);
 int mock_pci_dma_write(mock_pci *m, uint64_t bus, const void *src, size_t n);
 
+/* Where the device's DMA lands instead of the host memory mapped through the tree (the USB
+ * bridge's SRAM windows, tests/mockgpu/asm24.h): the bytes at bus and how many of them are
+ * contiguous (*avail); NULL: nothing there (a failure). fn NULL: back to the tree. */
+typedef uint8_t *(*mock_pci_dma_target_fn)(void *user, uint64_t bus, size_t *avail);
+void mock_pci_set_dma_target(mock_pci *m, mock_pci_dma_target_fn fn, void *user);
+
 #endif

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,14 +351,21 @@ static void hook_bar_unmap(void *ctx, bg_mmio *v) {
   mock_pci_unmap(v);
 }
 
+/* The DMA table is read by GPU engine threads (mock_dma_host from tests/mockgpu/amd_vm.c) while the driver maps. */
+static pthread_mutex_t dma_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int hook_dma_map(void *ctx, const char *bdf, void *va, size_t npages, unsigned flags, uint64_t *bus) {
   mock_sysfs *t = ctx;
   mock_pci *m = mock_sysfs_find(t, bdf);
   if (!m) return -ENODEV;
+  pthread_mutex_lock(&dma_lock);
   if (t->ndma == t->capdma) {
     size_t cap = t->capdma ? t->capdma * 2 : 16;
     mock_dma *nd = realloc(t->dma, cap * sizeof(*nd));
-    if (!nd) return -ENOMEM;
+    if (!nd) {
+      pthread_mutex_unlock(&dma_lock);
+      return -ENOMEM;
+    }
     t->dma = nd;
     t->capdma = cap;
   }
@@ -368,29 +376,36 @@ static int hook_dma_map(void *ctx, const char *bdf, void *va, size_t npages, uns
   t->next_bus = base + npages * BG_SYSMEM_PAGE;
   t->dma[t->ndma++] = (mock_dma){base, npages, va, reversed, m};
   for (size_t i = 0; i < npages; i++) bus[i] = base + (reversed ? npages - 1 - i : i) * BG_SYSMEM_PAGE;
+  pthread_mutex_unlock(&dma_lock);
   return 0;
 }
 
 static void hook_dma_unmap(void *ctx, const char *bdf, void *va, size_t npages) {
   mock_sysfs *t = ctx;
+  pthread_mutex_lock(&dma_lock);
   for (size_t i = 0; i < t->ndma; i++)
     if (t->dma[i].va == va && t->dma[i].npages == npages && strcmp(t->dma[i].dev->bdf, bdf) == 0) {
       t->dma[i] = t->dma[--t->ndma];
+      pthread_mutex_unlock(&dma_lock);
       return;
     }
+  pthread_mutex_unlock(&dma_lock);
   mock_fail(t, "%s: DMA unmap of %p (%zu pages) that was never mapped", bdf, va, npages);
 }
 
 uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus) {
   (void)m;  /* no IOMMU: any device reaches any mapped page */
-  for (size_t i = 0; i < t->ndma; i++) {
+  uint8_t *host = NULL;
+  pthread_mutex_lock(&dma_lock);
+  for (size_t i = 0; i < t->ndma && !host; i++) {
     const mock_dma *d = &t->dma[i];
     if (bus < d->bus || bus >= d->bus + d->npages * BG_SYSMEM_PAGE) continue;
     size_t page = (size_t)((bus - d->bus) / BG_SYSMEM_PAGE);
     if (d->reversed) page = d->npages - 1 - page;
-    return d->va + page * BG_SYSMEM_PAGE + (bus % BG_SYSMEM_PAGE);
+    host = d->va + page * BG_SYSMEM_PAGE + (bus % BG_SYSMEM_PAGE);
   }
-  return NULL;
+  pthread_mutex_unlock(&dma_lock);
+  return host;
 }
 
 size_t mock_sysfs_dma_ranges(const mock_sysfs *t) { return t->ndma; }
@@ -401,6 +416,10 @@ static const bg_pci_hooks tree_hooks = {hook_open, hook_written, hook_bar_map, h
 /* ---------------- the tree ---------------- */
 
 static const char *const env_names[4] = {"BG_SYSFS_ROOT", "BG_LOCK_DIR", "BG_DEV_ROOT", "BG_PROC_ROOT"};
+
+/* Where trees attach their hooks (mock_sysfs.h): the plugin module swaps in the library's bg_pci_set_hooks. */
+static mock_sysfs_set_hooks_fn set_hooks = bg_pci_set_hooks;
+void mock_sysfs_use_set_hooks(mock_sysfs_set_hooks_fn fn) { set_hooks = fn ? fn : bg_pci_set_hooks; }
 
 mock_sysfs *mock_sysfs_new(void) {
   mock_sysfs *t = calloc(1, sizeof(*t));
@@ -422,7 +441,7 @@ mock_sysfs *mock_sysfs_new(void) {
   t->next_mem64 = 0x4000000000ull;
   t->next_mem32 = 0xe0000000ull;
   t->next_io = 0xe000;
-  if (r == 0) r = bg_pci_set_hooks(t->root, &tree_hooks, t);
+  if (r == 0) r = set_hooks(t->root, &tree_hooks, t);
   if (r != 0) {
     fprintf(stderr, "mockgpu: cannot build the tree under %s\n", t->root);
     rm_tree(t->root);
@@ -447,7 +466,7 @@ const char *mock_sysfs_root(const mock_sysfs *t) { return t->root; }
 
 void mock_sysfs_free(mock_sysfs *t) {
   if (!t) return;
-  bg_pci_set_hooks(t->root, NULL, NULL);
+  set_hooks(t->root, NULL, NULL);
   for (size_t i = 0; i < t->ndevs; i++) mock_pci_destroy(t->devs[i]);
   rm_tree(t->root);
   for (int i = 0; i < 4; i++) {

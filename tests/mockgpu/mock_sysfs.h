@@ -53,4 +53,10 @@ void mock_sysfs_clear_failures(mock_sysfs *t);
 /* DMA mappings the driver holds (bus ranges handed out by the tree). */
 size_t mock_sysfs_dma_ranges(const mock_sysfs *t);
 
+/* How trees attach their hooks to hcq/pci: bg_pci_set_hooks by default; the plugin module (mock_plugin.c) points
+ * it at the library's instance (bg_mock_host.pci_set_hooks). Set before creating a tree. */
+struct bg_pci_hooks;
+typedef int (*mock_sysfs_set_hooks_fn)(const char *root, const struct bg_pci_hooks *hooks, void *ctx);
+void mock_sysfs_use_set_hooks(mock_sysfs_set_hooks_fn fn);
+
 #endif

@@ -51,11 +51,14 @@ typedef struct rdna3_report {
 } rdna3_report;
 
 /* Run the whole grid. 0 when every wave reached s_endpgm; -1 with rep->msg otherwise. rep may not
- * be NULL. Single-threaded; no global state (several emulated GPUs may run in one process). */
-int rdna3_dispatch(const rdna3_dispatch *d, const rdna3_mem *mem, rdna3_report *rep);
+ * be NULL. Single-threaded; no global state (several emulated GPUs may run in one process).
+ * C forbids a function and a typedef of one name, so the function is rdna3_dispatch_run and the
+ * function-like macro keeps the call `rdna3_dispatch(&d, &mem, &rep)` working next to the type. */
+int rdna3_dispatch_run(const rdna3_dispatch *d, const rdna3_mem *mem, rdna3_report *rep);
+#define rdna3_dispatch(...) rdna3_dispatch_run(__VA_ARGS__)
 
-/* Disassembly of one instruction for reports: "v_add_f32_e32 v0, v1, v2" via `llvm-objdump`
- * (llvm-objdump-22/-19 on PATH) when present, else the raw dwords. buf gets a NUL-terminated line. */
+/* Disassembly of one instruction for reports: "v_add_f32_e32 v0, v1, v2" via LLVM's disassembler
+ * (llvm-mc-22/-19 --disassemble on PATH) when present, else "no disassembler". buf gets a NUL-terminated line. */
 void rdna3_disasm(const uint32_t *enc, unsigned ndw, char *buf, size_t n);
 
 #endif

@@ -116,7 +116,8 @@ void discgen_config_gfx942(struct discgen_config *c) {
   static const uint32_t gc[] = {0x2000, 0xA000, 0x1C000, 0x2402C00, 0x2406000};
   static const uint32_t sdma[] = {0x1260, 0xA000, 0x1C000};
   static const uint32_t mmhub[] = {0x1A000, 0x2408800};
-  static const uint32_t nbio[] = {0x0, 0x14, 0xD20, 0x10400, 0x241B000, 0x4040000};
+  /* NBIO 7.9 segments 0..8 (segment 8 holds DOORBELL0_CTRL_ENTRY_*; 6 and 7 unused by AM) */
+  static const uint32_t nbio[] = {0x0, 0x14, 0xD20, 0x10400, 0x241B000, 0x4040000, 0x4080000, 0x40C0000, 0x4100000};
   static const uint32_t mp[] = {0x16000, 0x243FC00, 0xDC0000, 0xE00000};
   static const uint32_t hdp[] = {0xF20, 0x240A400};
   static const uint32_t oss[] = {0x10A0, 0x240A000};

@@ -3,7 +3,9 @@
  * (tinygrad's reference mock) and GC 11.0.0 / MP0 13.0.0 (real TMR), with zero model failures; the PSP commands the
  * model recorded; SMU clocks and metrics; bad firmware refused with no register written; mode1 reset and reboot;
  * a wedged PSP bootloader timing out with the register named; the warm-start magic; RSMU indirection; GFX/SDMA
- * bring-up with the compute HQD and SDMA ring the CP model recorded, warm start after fini, AM_RESET=1. */
+ * bring-up with the compute HQD and SDMA ring the CP model recorded, warm start after fini, AM_RESET=1; gfx942
+ * (MI300X-like, 4 AIDs / 8 XCCs): cold and warm boots with every XCC's AQL HQD, SOC fences and SDMA routing per AID,
+ * 13.0.6 metrics, mode1 reset, wrong-chip firmware, and the model refusing RDNA steps and out-of-order queues. */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "am/am_soc.h"
 #include "am/mm_pt.h"
 #include "amd_cp.h"
+#include "amd_gfx9.h"
 #include "amd_gmc.h"
 #include "amd_gpu.h"
 #include "baregpu/error.h"
@@ -79,6 +82,7 @@ static void setup_chip(mock_amd_chip chip) {
 
 static void setup12(void) { setup_chip(MOCK_AMD_MOCK); }
 static void setup11(void) { setup_chip(MOCK_AMD_GFX11); }
+static void setup942(void) { setup_chip(MOCK_AMD_GFX942); }
 
 static void teardown(void) {
   unsigned nf = mock_amd_nfail(G), nt = mock_sysfs_nfail(T);
@@ -131,15 +135,25 @@ static void check_psp_cmds(size_t first) {
     if ((id) == 6) ck_assert_uint_eq(c_->fw_type, (type));                                                      \
     fence += 16;                                                                                                \
   } while (0)
+  bool gfx9 = mock_amd_chip_id(G) == MOCK_AMD_GFX942;
   RING(0x20, 0);
-  RING(6, BG_GFX_FW_SMU);
+  if (fw->smu) RING(6, BG_GFX_FW_SMU); /* gfx9: no SMU image, its P2S tables are in the descriptor list */
   if (mock_amd_chip_id(G) == MOCK_AMD_GFX11) {
     RING(5, 0);
     ck_assert_uint_eq(mock_amd_psp_cmd_at(G, i - 1)->addr, D->bm.psp_tmr);
     ck_assert_uint_eq(mock_amd_psp_cmd_at(G, i - 1)->size, MOCK_PSP_TOC_TMR_SIZE);
+  } else if (gfx9) { /* MP0 13.0.6: SETUP_TMR with no buffer (boot-time TMR, no autoload TMR) */
+    RING(5, 0);
+    ck_assert_uint_eq(mock_amd_psp_cmd_at(G, i - 1)->addr, 0);
+    ck_assert_uint_eq(mock_amd_psp_cmd_at(G, i - 1)->size, 0);
   }
   for (int k = 0; k < fw->ndescs; k++) RING(6, fw->descs[k].fw_type);
-  RING(0x21, 0);
+  if (gfx9) {
+    RING(6, BG_GFX_FW_REG_LIST); /* the RLC register list from sOS's PSP_RL component, no AUTOLOAD_RLC */
+    RING(0x27, 0);               /* SRIOV_SPATIAL_PART mode 1 from GFX init: 8 XCCs */
+  } else {
+    RING(0x21, 0);
+  }
 #undef RING
   ck_assert_uint_eq(i, n);
 }
@@ -147,7 +161,10 @@ static void check_psp_cmds(size_t first) {
 static void full_boot_checks(void) {
   ck_assert(mock_amd_sos_alive(G));
   ck_assert(mock_amd_psp_ring(G));
-  ck_assert(mock_amd_rlc_autoloaded(G));
+  if (mock_amd_chip_id(G) == MOCK_AMD_GFX942) /* gfx9: RLC list through LOAD_IP_FW REG_LIST, no autoload */
+    ck_assert(mock_amd_fw_loaded(G, BG_GFX_FW_REG_LIST) && !mock_amd_rlc_autoloaded(G));
+  else
+    ck_assert(mock_amd_rlc_autoloaded(G));
   ck_assert(mock_amd_smu_features(G));
   ck_assert_uint_eq(mock_amd_smu_driver_table(G), D->bm.smu_table);
   ck_assert(bg_am_psp_sos_alive(D));
@@ -305,8 +322,8 @@ START_TEST(fw_missing) {
 END_TEST
 
 START_TEST(fw_wrong_chip) {
-  /* the other chip's SDMA image (6.0.0 <-> 7.0.0) under this chip's name */
-  bool is11 = mock_amd_chip_id(G) == MOCK_AMD_GFX11;
+  /* the other chip's SDMA image (6.0.0 <-> 7.0.0; 6.0.0 for 4.4.2) under this chip's name */
+  bool is11 = mock_amd_chip_id(G) == MOCK_AMD_GFX11; /* gfx942 gets GFX11's 6.0.0 image as sdma_4_4_2.bin */
   snprintf(fwdir2, sizeof(fwdir2), "/tmp/bg_bringup2_XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(fwdir2));
   ck_assert_int_eq(fw_gen_chip(fwdir2, is11 ? FW_GEN_GFX12 : FW_GEN_GFX11), 0);
@@ -602,6 +619,200 @@ END_TEST
 START_TEST(gfx11_gmc_ih) { gmc_ih_run(false); }
 END_TEST
 
+/* ---------------- gfx942 (MI300X-like: 4 AIDs, 8 XCCs, 16 SDMA 4.4.2, MP0/MP1 13.0.6) ---------------- */
+
+/* What a complete gfx942 boot leaves in the model: SOC fences on every AID, SDMA doorbell routing per AID, the PM4
+ * HQD on XCC 0, the AQL HQD on every XCC (multi-XCC MQD fields), the SDMA 4.4.2 GFX ring, the spatial partition. */
+static void check_queues942(const bg_am_blocks *blk) {
+  const struct bg_am_discovery *di = mock_amd_discovery(G);
+  bool w;
+  ck_assert_uint_eq(mock_amd_xcc_fence(G, 0, &w), 0); /* no harvested XCC: nothing fenced */
+  ck_assert(w);
+  for (unsigned aid = 1; aid < 4; aid++) {
+    ck_assert_uint_eq(mock_amd_xcc_fence(G, aid, &w), 0x10000); /* SHUB_SLV_MODE through PCIE_INDEX2 */
+    ck_assert(w);
+  }
+  for (unsigned aid = 0; aid < 4; aid++) { /* ports 1, 2, 5, 6: {awid, offset, awaddr} per am.md §4.10, size 4 */
+    ck_assert_uint_eq(mock_amd_s2a(G, aid, 1), 1u | 0xeu << 1 | 0xeu << 7 | 4u << 17 | 1u << 28);
+    ck_assert_uint_eq(mock_amd_s2a(G, aid, 6), 1u | 0xau << 1 | 0xau << 7 | 4u << 17 | 9u << 28);
+    ck_assert_uint_eq(mock_amd_s2a(G, aid, 0), 0); /* the RDNA MEC routing is not used */
+  }
+  ck_assert_uint_eq(di->props.num_xcc, 8);
+  const mock_amd_hqd9 *pm4 = mock_amd_gfx9_hqd(G, 0, 0);
+  ck_assert_ptr_nonnull(pm4);
+  ck_assert(pm4->q.active && !pm4->aql);
+  ck_assert_uint_eq(pm4->q.pq_control, 0x515);
+  ck_assert_uint_eq(pm4->q.doorbell_control, 0x40000018);
+  ck_assert_uint_eq(pm4->q.mqd, blk->gfx->mqd[0]);
+  ck_assert_uint_eq(pm4->q.pq_base, blk->gfx->ring);
+  ck_assert_uint_eq(pm4->q.eop_control, 0x9);
+  for (unsigned x = 1; x < 8; x++) ck_assert(!mock_amd_gfx9_hqd(G, x, 0)->q.active);
+  for (unsigned x = 0; x < 8; x++) {
+    const mock_amd_hqd9 *q = mock_amd_gfx9_hqd(G, x, 1);
+    ck_assert_msg(q->q.active && q->aql, "XCC %u AQL queue not active", x);
+    ck_assert_uint_eq(q->q.mqd, blk->gfx->mqd[1] + 0x1000ull * x);
+    ck_assert_uint_eq(q->q.pq_base, blk->gfx->aql_ring);
+    ck_assert_uint_eq(q->q.eop_base, blk->gfx->aql_eop);
+    ck_assert_uint_eq(q->q.doorbell_control, 0x40000020); /* doorbell index 4 */
+    /* 0x515 | QUEUE_FULL_EN[14] | SLOT_BASED_WPTR[25:26] = 2 | NO_UPDATE_RPTR[27] on XCCs 1..7 (gc_9_4_3_sh_mask.h) */
+    ck_assert_uint_eq(q->q.pq_control, 0x4004515u | (x ? 1u << 27 : 0));
+    ck_assert_uint_eq(q->xcc_id, x);
+    ck_assert_uint_eq(q->tg_chunk, 1);
+    ck_assert_uint_eq(q->stride, 0x1000);
+  }
+  const mock_amd_sdma_rb *rb = mock_amd_sdma9_ring(G);
+  ck_assert(rb->enabled);
+  ck_assert_uint_eq(rb->rb_cntl, 0x84102d); /* as gfx11/12's 0x84182d without F32_WPTR_POLL_ENABLE */
+  ck_assert_uint_eq(rb->base, blk->sdma->ring);
+  ck_assert_uint_eq(rb->doorbell_offset, 0x800); /* OFFSET[2:27] = 256 * 2 */
+  ck_assert(mock_amd_fw_loaded(G, BG_GFX_FW_CP_MEC) && mock_amd_fw_loaded(G, BG_GFX_FW_SDMA0));
+  ck_assert_uint_eq(mock_amd_peek(G, R->scratch7), BG_AM_BOOT_MAGIC);
+  ck_assert_uint_eq(mock_amd_peek(G, R->scratch6), 1);
+}
+
+static void metrics942(void) {
+  bg_am_smu_metrics m, m2;
+  OK(bg_am_smu_read_metrics(D, &m));
+  ck_assert(m.cdna);
+  ck_assert(m.temp_hotspot >= 45 && m.temp_hotspot < 65 && m.temp_mem >= 42 && m.temp_vr >= 40);
+  ck_assert(m.socket_power >= 150 && m.socket_power < 550);
+  ck_assert_uint_le(m.gfx_activity, 100);
+  ck_assert_uint_eq(m.gfxclk, mock_amd_smu_dpm_freq(G, 0, 1));   /* no GFXCLK limits on 13.0.6 */
+  ck_assert_uint_eq(m.memclk, mock_amd_smu_dpm_freq(G, 3, 1));   /* UCLK (PPCLK 3) soft min = highest */
+  ck_assert_uint_eq(m.curr_clock[BG_SMU_PPCLK_FCLK], mock_amd_smu_dpm_freq(G, 4, 1));
+  OK(bg_am_smu_set_power_limit(D, 600));
+  OK(bg_am_smu_read_metrics(D, &m2));
+  ck_assert_uint_eq(m2.power_limit, 450); /* the model clamps PPT limits to 450 W */
+  ck_assert_uint_eq(m2.counter, m.counter + 1);
+  ck_assert_uint_eq(m2.throttle_acc[1] - m.throttle_acc[1], 2);
+  printf("%s: metrics (MetricsTableX_t): socket %u C hbm %u C vr %u C, %u W (limit %u W), gfx %u MHz, uclk %u MHz, "
+         "fclk %u MHz, busy gfx %u%% mem %u%%\n", D->disc.arch, m.temp_hotspot, m.temp_mem, m.temp_vr, m.socket_power,
+         m.power_limit, m.gfxclk, m.memclk, m.curr_clock[BG_SMU_PPCLK_FCLK], m.gfx_activity, m.uclk_activity);
+}
+
+static uint32_t nreg942(int hwip, unsigned inst, const char *name) {
+  uint32_t a = 0;
+  OK(bg_am_nreg_addr(D, hwip, inst, name, &a));
+  return a;
+}
+
+/* Cold boot, checks, fini; a second open is warm: no PSP command, only set_clocks' SMU messages, no reset, and
+ * MMHUB/IH/SOC state left as it was (sentinels survive); the queues come up again. */
+START_TEST(gfx942_cold_warm) {
+  bg_am_blocks blk = {0};
+  bg_am_boot_report rep;
+  open_dev();
+  ck_assert_uint_eq(n_wr, 0);
+  unsigned long r0 = n_rd, w0 = n_wr;
+  OK(bg_am_boot_ex(D, NULL, &rep, &blk));
+  ck_assert(!rep.warm && !rep.mode1_reset);
+  printf("%s: cold boot (SOC..SMU, 8 XCCs, 16 SDMA, PM4 + 8 AQL HQDs, SDMA ring): %lu register reads, %lu writes "
+         "(open: %lu reads); %d bootloader components, %d ring commands, %u indirect PCIe writes\n",
+         D->disc.arch, n_rd - r0, n_wr - w0, r0, rep.bl_components, rep.ring_cmds, mock_amd_pcie_writes(G));
+  full_boot_checks();
+  ck_assert(mock_amd_tmr_set(G));
+  check_psp_cmds(0);
+  ck_assert_int_eq(rep.ring_cmds, 3 + D->fw->ndescs); /* TOC, SETUP_TMR, descriptors, REG_LIST */
+  check_queues942(&blk);
+  ck_assert_uint_eq(blk.gfx->xccs, 8);
+  metrics942();
+  uint64_t mqd0 = blk.gfx->mqd[0], mqd1 = blk.gfx->mqd[1];
+  OK(bg_am_boot_fini(D, &blk));
+  for (unsigned x = 0; x < 8; x++) ck_assert(!mock_amd_gfx9_hqd(G, x, 1)->q.active);
+  ck_assert(!mock_amd_gfx9_hqd(G, 0, 0)->q.active && !mock_amd_sdma9_ring(G)->enabled);
+  ck_assert_uint_eq(mock_amd_gfx9_hqd(G, 5, 1)->q.ndequeue, 1);
+  bg_am_blocks_free(&blk);
+  bg_am_dev_close(D);
+  D = NULL;
+  /* warm */
+  size_t ncmd = mock_amd_psp_ncmds(G), nmsg = mock_amd_smu_nmsgs(G);
+  unsigned pcie0 = mock_amd_pcie_writes(G);
+  open_dev();
+  uint32_t mm3 = nreg942(MMHUB_HWIP, 3, "regMMMC_VM_AGP_BOT"), ih = nreg942(OSSSYS_HWIP, 0, "regIH_RB_BASE");
+  uint32_t fence = nreg942(NBIO_HWIP, 0, "regXCC_DOORBELL_FENCE");
+  mock_amd_poke(G, mm3, 0xabcde), mock_amd_poke(G, ih, 0x1234), mock_amd_poke(G, fence, 0x5a);
+  r0 = n_rd, w0 = n_wr;
+  OK(bg_am_boot_ex(D, NULL, &rep, &blk));
+  ck_assert(rep.warm && !rep.mode1_reset);
+  printf("%s: warm boot: %lu register reads, %lu writes, %u indirect PCIe writes (SDMA doorbell routing)\n",
+         D->disc.arch, n_rd - r0, n_wr - w0, mock_amd_pcie_writes(G) - pcie0);
+  ck_assert_uint_eq(mock_amd_psp_ncmds(G), ncmd); /* no bootloader, ring, firmware or spatial partition command */
+  /* set_clocks(-1) on 13.0.6: UCLK, FCLK, SOCCLK x (level count + 2 levels) GetDpmFreqByIndex + SetSoftMinByFreq */
+  ck_assert_uint_eq(mock_amd_smu_nmsgs(G), nmsg + 12);
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), 0);
+  ck_assert_uint_eq(mock_amd_peek(G, mm3), 0xabcde); /* MMHUB hub init not redone */
+  ck_assert_uint_eq(mock_amd_peek(G, ih), 0x1234);   /* IH not redone */
+  ck_assert_uint_eq(mock_amd_peek(G, fence), 0x5a);  /* SOC not redone */
+  ck_assert_uint_eq(blk.gfx->mqd[0], mqd0);
+  ck_assert_uint_eq(blk.gfx->mqd[1], mqd1);
+  check_queues942(&blk);
+  ck_assert_uint_eq(mock_amd_gfx9_hqd(G, 7, 1)->q.nactivate, 2);
+  OK(bg_am_boot_fini(D, &blk));
+  bg_am_blocks_free(&blk);
+}
+END_TEST
+
+/* Mode1 reset (GfxDriverReset(1) on MP0 13.0.6) drops everything; the next boot is cold and complete. */
+START_TEST(gfx942_mode1) {
+  bg_am_blocks blk = {0};
+  bg_am_boot_report rep;
+  open_dev();
+  OK(bg_am_boot_ex(D, NULL, &rep, &blk));
+  OK(bg_am_smu_mode1_reset(D));
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), 1);
+  ck_assert_uint_eq(mock_amd_smu_msg_at(G, mock_amd_smu_nmsgs(G) - 1)->msg, 0x3); /* GfxDriverReset */
+  ck_assert(!mock_amd_sos_alive(G) && !mock_amd_gfx9_hqd(G, 0, 1)->q.active && !mock_amd_sdma9_ring(G)->enabled);
+  size_t n0 = mock_amd_psp_ncmds(G);
+  OK(bg_am_boot_ex(D, NULL, &rep, &blk));
+  ck_assert(!rep.warm && !rep.mode1_reset);
+  full_boot_checks();
+  check_psp_cmds(n0);
+  check_queues942(&blk);
+  /* alive now: the next boot resets first */
+  n0 = mock_amd_psp_ncmds(G);
+  OK(bg_am_boot_ex(D, NULL, &rep, &blk));
+  ck_assert(rep.mode1_reset);
+  ck_assert_uint_eq(mock_amd_mode1_resets(G), 2);
+  check_psp_cmds(n0);
+  check_queues942(&blk);
+  bg_am_blocks_free(&blk);
+}
+END_TEST
+
+/* The model is strict about the gfx942 sequence: RDNA-only steps and queues started out of order are refused. */
+START_TEST(gfx942_strict) {
+  bg_am_blocks blk = {0};
+  open_dev();
+  OK(bg_am_boot_ex(D, NULL, NULL, &blk));
+  /* the RDNA doorbell_enable (direct S2A write) */
+  OK(bg_am_nwreg(D, NBIO_HWIP, 0, "regS2A_DOORBELL_ENTRY_0_CTRL", 0x30000007));
+  ck_assert_uint_eq(mock_amd_nfail(G), 1);
+  ck_assert_msg(strstr(mock_amd_failures(G), "written directly"), "%s", mock_amd_failures(G));
+  ck_assert_uint_eq(mock_amd_s2a(G, 0, 0), 0);
+  mock_amd_clear_failures(G);
+  /* AUTOLOAD_RLC (gfx11/12's step 7) */
+  ck_assert_int_eq(bg_am_psp_submit(D, BG_PSP_CMD_AUTOLOAD_RLC, NULL, 0, 0, NULL), -BG_EIO);
+  ck_assert_msg(strstr(mock_amd_failures(G), "AUTOLOAD_RLC on GC 9.4.3"), "%s", mock_amd_failures(G));
+  mock_amd_clear_failures(G);
+  /* queues without SOC/PSP/GFX init: after a mode1 reset the AQL queues are refused on every XCC */
+  OK(bg_am_smu_mode1_reset(D));
+  OK(bg_am_gfx_setup_aql(blk.gfx));
+  const char *f = mock_amd_failures(G);
+  ck_assert_msg(strstr(f, "SHUB_SLV_MODE") && strstr(f, "SRIOV_SPATIAL_PART") && strstr(f, "CP_MEC_CNTL 0x50000000") &&
+                strstr(f, "REG_LIST"), "%s", f);
+  for (unsigned x = 0; x < 8; x++) ck_assert(!mock_amd_gfx9_hqd(G, x, 1)->q.active);
+  printf("gfx942 strict: %u refusals, e.g. %.*s\n", mock_amd_nfail(G), (int)(strchr(f, '\n') - f), f);
+  mock_amd_clear_failures(G);
+  /* SDMA ring without SDMA init: refused */
+  OK(bg_am_sdma_setup_queue(blk.sdma));
+  ck_assert_msg(strstr(mock_amd_failures(G), "SDMA firmware") && strstr(mock_amd_failures(G), "doorbell routing"), "%s",
+                mock_amd_failures(G));
+  ck_assert(!mock_amd_sdma9_ring(G)->enabled);
+  mock_amd_clear_failures(G);
+  bg_am_blocks_free(&blk);
+}
+END_TEST
+
 static TCase *tc(const char *name, void (*su)(void)) {
   TCase *t = tcase_create(name);
   tcase_add_checked_fixture(t, su, teardown);
@@ -632,6 +843,14 @@ int main(void) {
   tcase_add_test(t11, gfx11_gmc_ih);
   tcase_add_test(t11, engines_gfx11);
   suite_add_tcase(s, t11);
+  TCase *t942 = tc("gfx942", setup942);
+  tcase_add_test(t942, gfx942_cold_warm);
+  tcase_add_test(t942, gfx942_mode1);
+  tcase_add_test(t942, mode1_and_reboot);
+  tcase_add_test(t942, fw_wrong_chip);
+  tcase_add_test(t942, fw_corrupt);
+  tcase_add_test(t942, gfx942_strict);
+  suite_add_tcase(s, t942);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

@@ -53,7 +53,10 @@ static void setup_chip(mock_amd_chip chip) {
   ck_assert_ptr_nonnull(G);
   snprintf(fwdir, sizeof(fwdir), "/tmp/bg_brtool_XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(fwdir));
-  ck_assert_int_eq(fw_gen_chip(fwdir, chip == MOCK_AMD_GFX11 ? FW_GEN_GFX11 : FW_GEN_GFX12), 0);
+  ck_assert_int_eq(fw_gen_chip(fwdir, chip == MOCK_AMD_GFX11    ? FW_GEN_GFX11
+                                      : chip == MOCK_AMD_GFX942 ? FW_GEN_GFX942
+                                                                : FW_GEN_GFX12),
+                   0);
   ck_assert_int_eq(mock_amd_install_fw_dir(G, fwdir), 0);
   setenv("BG_FIRMWARE_DIR", fwdir, 1);
   unsetenv("AM_RESET");
@@ -61,6 +64,7 @@ static void setup_chip(mock_amd_chip chip) {
 
 static void setup12(void) { setup_chip(MOCK_AMD_MOCK); }
 static void setup11(void) { setup_chip(MOCK_AMD_GFX11); }
+static void setup942(void) { setup_chip(MOCK_AMD_GFX942); }
 
 static void teardown(void) {
   unsigned nf = mock_amd_nfail(G), nt = mock_sysfs_nfail(T);
@@ -158,7 +162,10 @@ static void boot_text(const char *gc) {
   HAS(r.out, name);
   fw_name(BG_AM_FW_SMU, name, sizeof(name));
   HAS(r.out, name);
-  ck_assert(mock_amd_sos_alive(G) && mock_amd_smu_features(G) && mock_amd_rlc_autoloaded(G));
+  ck_assert(mock_amd_sos_alive(G) && mock_amd_smu_features(G));
+  /* gfx9 loads the RLC register list (REG_LIST) instead of the RLC autoload */
+  ck_assert(mock_amd_chip_id(G) == MOCK_AMD_GFX942 ? mock_amd_fw_loaded(G, BG_GFX_FW_REG_LIST)
+                                                   : mock_amd_rlc_autoloaded(G));
   res_free(&r);
   /* PSP and SMU are running now and the partial boot writes no magic: the next run mode1-resets first */
   r = bringup("--reset", NULL, NULL, NULL); /* no --dev: the first AMD GPU of the tree */
@@ -173,6 +180,9 @@ START_TEST(gfx12_text) { boot_text("GC 12.0.0  MP0 14.0.2"); }
 END_TEST
 
 START_TEST(gfx11_text) { boot_text("GC 11.0.0  MP0 13.0.0"); }
+END_TEST
+
+START_TEST(gfx942_text) { boot_text("GC 9.4.3  MP0 13.0.6"); }
 END_TEST
 
 START_TEST(json_valid) {
@@ -415,6 +425,32 @@ END_TEST
 START_TEST(smi_reset11) { reset_mode1("13.0.0"); }
 END_TEST
 
+START_TEST(smi_reset942) { reset_mode1("13.0.6"); }
+END_TEST
+
+/* gfx942: hcq_smi reads SMU 13.0.6's MetricsTableX_t (GetMetricsTable, Q10 values) */
+START_TEST(smi_metrics942) {
+  res r = bringup("--dev", BDF, NULL, NULL);
+  ck_assert_int_eq(r.status, 0);
+  res_free(&r);
+  smi_am_metrics m;
+  ck_assert_int_eq(smi_am_metrics_read(BDF, NULL, NULL, &m), 0);
+  ck_assert_int_eq(m.state, SMI_AM_OK);
+  ck_assert_str_eq(m.arch, "gfx942");
+  printf("%s: metrics: socket %u C hbm %u C, %u W (limit %u W), gfx %u soc %u mem %u fclk %u MHz, busy %u%%/%u%%\n",
+         m.arch, m.temp_hotspot, m.temp_mem, m.power_w, m.power_limit_w, m.gfxclk, m.socclk, m.uclk, m.fclk,
+         m.gfx_activity, m.mem_activity);
+  ck_assert(m.temp_hotspot >= 45 && m.temp_hotspot < 65 && m.temp_mem >= 42 && m.temp_mem < 60);
+  ck_assert(m.power_w >= 150 && m.power_w < 550 && m.power_limit_w >= m.power_w);
+  /* 13.0.6 PPCLK ids: SOCCLK 2, UCLK 3, FCLK 4 at their highest level after set_clocks(-1); GFXCLK not limited */
+  ck_assert_uint_eq(m.gfxclk, mock_amd_smu_dpm_freq(G, 0, 1));
+  ck_assert_uint_eq(m.socclk, mock_amd_smu_dpm_freq(G, 2, 1));
+  ck_assert_uint_eq(m.uclk, mock_amd_smu_dpm_freq(G, 3, 1));
+  ck_assert_uint_eq(m.fclk, mock_amd_smu_dpm_freq(G, 4, 1));
+  ck_assert(m.gfx_activity <= 100 && m.mem_activity <= 100);
+}
+END_TEST
+
 static TCase *tc(const char *name, void (*su)(void)) {
   TCase *t = tcase_create(name);
   tcase_add_checked_fixture(t, su, teardown);
@@ -440,6 +476,13 @@ int main(void) {
   tcase_add_test(t11, smi_metrics);
   tcase_add_test(t11, smi_reset11);
   suite_add_tcase(s, t11);
+  TCase *t942 = tc("gfx942", setup942);
+  tcase_add_test(t942, gfx942_text);
+  tcase_add_test(t942, json_valid);
+  tcase_add_test(t942, fw_corrupt);
+  tcase_add_test(t942, smi_metrics942);
+  tcase_add_test(t942, smi_reset942);
+  suite_add_tcase(s, t942);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

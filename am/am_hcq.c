@@ -1,0 +1,273 @@
+/* am/am_hcq.c: AMD as an HCQ device (am/am_hcq.h): attach, memory, copies, fault check, close. */
+#include "am/am_hcq.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "am/am_sdma_pkt.h"
+#include "am/am_soc.h"
+#include "am/mm_pt.h"
+
+#define SZ_4K ((uint64_t)0x1000)
+#define SZ_2M ((uint64_t)2 << 20)
+#define SZ_8M ((uint64_t)8 << 20)
+
+static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+
+void bg_am_hcq_flush_hdp(am_hcq *h) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (h->hdp_remap) bg_am_wreg(h->d, h->hdp_remap, 0);
+}
+
+/* am.md §2.4: host memory for BG_BUF_HOST, and for CPU-visible uncached buffers (large BAR) or any CPU-visible
+ * buffer (small BAR: VRAM beyond the BAR has no CPU view). */
+static bool wants_sysmem(const am_hcq *h, unsigned flags) {
+  bool large_bar = h->d->bar0_size >= h->d->vram_size;
+  bool cpu = flags & BG_BUF_CPU_ACCESS;
+  return (flags & BG_BUF_HOST) || (large_bar ? cpu && (flags & BG_BUF_UNCACHED) : cpu);
+}
+
+static int alloc_host(am_hcq *h, uint64_t size, unsigned flags, am_alloc *a, bg_mem *out) {
+  bg_am_dev *d = h->d;
+  uint64_t rsize = round_up(size, SZ_4K), va;
+  int e = bg_pci_alloc_sysmem(d->pci, rsize, (flags & BG_BUF_CONTIGUOUS) ? BG_SYSMEM_CONTIGUOUS : 0, NULL, &a->sm);
+  if (e < 0) return bg_error_context(e, "am: %s: system memory of %" PRIu64 " bytes: ", d->bdf, rsize);
+  if ((e = bg_am_va_alloc(h->va, rsize, SZ_4K, &va)) < 0) {
+    bg_pci_free_sysmem(d->pci, &a->sm);
+    return e;
+  }
+  e = bg_am_pt_map_pages(h->blk.gmc->pt, va, a->sm.bus, a->sm.npages, BG_AM_ASPACE_SYS,
+                         BG_AM_PT_RWX | BG_AM_PT_SNOOPED | BG_AM_PT_UNCACHED);
+  if (e < 0) {
+    bg_am_va_free(h->va, va);
+    bg_pci_free_sysmem(d->pci, &a->sm);
+    return bg_error_context(e, "am: %s: mapping %" PRIu64 " bytes of system memory: ", d->bdf, rsize);
+  }
+  a->host = true;
+  a->map_size = rsize;
+  out->va = va;
+  out->cpu = a->sm.view.ops ? NULL : (void *)(uintptr_t)a->sm.view.ptr;
+  if ((flags & BG_BUF_ZERO) && out->cpu) memset(out->cpu, 0, rsize);
+  return 0;
+}
+
+static int alloc_vram(am_hcq *h, uint64_t size, unsigned flags, am_alloc *a, bg_mem *out) {
+  bg_am_dev *d = h->d;
+  /* tinygrad: 2 MiB granules from 8 MiB on, so big buffers get 2 MiB leaves. */
+  uint64_t rsize = size >= SZ_8M ? round_up(size, SZ_2M) : round_up(size, SZ_4K);
+  uint64_t align = rsize >= SZ_2M ? SZ_2M : SZ_4K, pa, va;
+  int e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, rsize, align, (flags & BG_BUF_ZERO) != 0, &pa);
+  if (e < 0) return bg_error_context(e, "am: %s: VRAM: ", d->bdf);
+  if ((e = bg_am_va_alloc(h->va, rsize, SZ_4K, &va)) < 0) {
+    bg_am_vram_free(d->mm, pa);
+    return e;
+  }
+  e = bg_am_pt_map_contig(h->blk.gmc->pt, va, pa, rsize, BG_AM_ASPACE_VRAM,
+                          BG_AM_PT_RWX | ((flags & BG_BUF_UNCACHED) ? BG_AM_PT_UNCACHED : 0));
+  if (e < 0) {
+    bg_am_va_free(h->va, va);
+    bg_am_vram_free(d->mm, pa);
+    return bg_error_context(e, "am: %s: mapping %" PRIu64 " bytes of VRAM at 0x%" PRIx64 ": ", d->bdf, rsize, pa);
+  }
+  a->pa = pa;
+  a->map_size = rsize;
+  out->va = va;
+  out->cpu = d->vram.ptr && !d->vram.ops && pa + rsize <= d->vram.size ? (void *)(uintptr_t)(d->vram.ptr + pa) : NULL;
+  return 0;
+}
+
+int bg_am_hcq_alloc(bg_dev *dev, uint64_t size, unsigned flags, bg_mem *out) {
+  am_hcq *h = dev->priv;
+  am_alloc *a = calloc(1, sizeof(*a));
+  if (!a) return bg_error(BG_ENOMEM, "am: out of host memory");
+  memset(out, 0, sizeof(*out));
+  pthread_mutex_lock(&h->lock);
+  int e = wants_sysmem(h, flags) ? alloc_host(h, size, flags, a, out) : alloc_vram(h, size, flags, a, out);
+  pthread_mutex_unlock(&h->lock);
+  if (e < 0) {
+    free(a);
+    return e;
+  }
+  out->size = size;
+  out->meta = a;
+  BG_LOG(4, "am: %s: alloc %" PRIu64 " bytes (flags 0x%x) at va 0x%" PRIx64 " in %s", h->d->bdf, size, flags, out->va,
+         a->host ? "system memory" : "VRAM");
+  return 0;
+}
+
+void bg_am_hcq_free(bg_dev *dev, bg_mem *m) {
+  am_hcq *h = dev->priv;
+  am_alloc *a = m->meta;
+  if (!a) return;
+  pthread_mutex_lock(&h->lock);
+  int e = bg_am_pt_unmap(h->blk.gmc->pt, m->va, a->map_size);
+  if (e < 0) BG_LOG(1, "am: %s: unmapping 0x%" PRIx64 ": %s", h->d->bdf, m->va, bg_last_error());
+  bg_am_va_free(h->va, m->va);
+  if (a->host) bg_pci_free_sysmem(h->d->pci, &a->sm);
+  else bg_am_vram_free(h->d->mm, a->pa);
+  pthread_mutex_unlock(&h->lock);
+  free(a);
+  memset(m, 0, sizeof(*m));
+}
+
+/* Called by waits after 200 ms without progress (am.md §5 PCIIface.sleep): drain the IH ring; a VM fault or any
+ * other error interrupt is a hang, reported with the faulting address and where each queue stands. */
+static int am_sleep(bg_dev *dev, int ms) {
+  am_hcq *h = dev->priv;
+  bg_am_ih_entry ent[8];
+  size_t n = 0;
+  int nerr = h->blk.ih ? bg_am_ih_drain(h->blk.ih, ent, 8, &n) : 0;
+  if (nerr < 0) return bg_error_context(nerr, "am: %s: interrupt ring: ", h->d->bdf);
+  uint32_t status = bg_am_rr(h->d, BG_AM_R_FAULT_STATUS);
+  if (nerr > 0 || status) {
+    h->nfaults++;
+    char qs[2][256] = {"", ""};
+    for (int k = 0; k < 2; k++)
+      if (h->q[k]) bg_am_hcq_queue_state(h->q[k], qs[k], sizeof(qs[k]));
+    const bg_am_ih_entry *f = NULL;
+    for (size_t i = 0; i < n && i < 8; i++)
+      if (ent[i].fault_addr || ent[i].fault_status) f = &ent[i];
+    if (f)
+      return bg_error(BG_EHANG, "am: %s: GPU page fault at address 0x%" PRIx64 " (status 0x%x, client 0x%x, vmid %u); "
+                      "%s%s%s", h->d->bdf, f->fault_addr, f->fault_status, f->client, f->vmid, qs[0],
+                      qs[0][0] && qs[1][0] ? "; " : "", qs[1]);
+    return bg_error(BG_EHANG, "am: %s: %s (GCVM_L2_PROTECTION_FAULT_STATUS 0x%x); %s%s%s", h->d->bdf,
+                    nerr > 0 && h->blk.ih->last[0] ? h->blk.ih->last : "error interrupt", status, qs[0],
+                    qs[0][0] && qs[1][0] ? "; " : "", qs[1]);
+  }
+  if (ms > 0) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
+  }
+  return 0;
+}
+
+/* Open AM devices of this process by key (sysfs root + BDF). */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static am_hcq *registry;
+
+static void hcq_free(am_hcq *h) {
+  bg_am_va_destroy(h->va);
+  pthread_mutex_destroy(&h->lock);
+  free(h);
+}
+
+/* Drop dev from the GPU's users; 0 when it was the last one. The staging objects belong to one bg_dev: when that
+ * one leaves they go (the next copy recreates them on a remaining bg_dev). */
+static unsigned drop_user(am_hcq *h, const bg_dev *dev) {
+  if (h->dev == dev) bg_am_hcq_copy_fini(h);
+  unsigned k = 0;
+  for (unsigned i = 0; i < h->ndevs; i++)
+    if (h->devs[i] != dev) h->devs[k++] = h->devs[i];
+  h->ndevs = k;
+  if (h->dev == dev) h->dev = k ? h->devs[0] : NULL;
+  return k;
+}
+
+/* fini (am.md §5) when the last user closes: queues off, SCRATCH_REG6 = 0 so the next open starts warm (1 after an
+ * error); then the device goes. */
+static void am_close(bg_dev *dev) {
+  am_hcq *h = dev->priv;
+  if (!h) return;
+  pthread_mutex_lock(&registry_lock);
+  bool last = drop_user(h, dev) == 0;
+  if (last)
+    for (am_hcq **pp = &registry; *pp; pp = &(*pp)->next)
+      if (*pp == h) {
+        *pp = h->next;
+        break;
+      }
+  pthread_mutex_unlock(&registry_lock);
+  if (dev->error) h->nfaults++;
+  if (!last) {
+    dev->priv = NULL;
+    return;
+  }
+  h->dev = dev; /* the frees below go through dev->priv */
+  bg_am_hcq_scratch_free(h);
+  if (bg_am_boot_fini(h->d, &h->blk) < 0) BG_LOG(1, "am: %s: fini: %s", h->d->bdf, bg_last_error());
+  /* After a fault or a failed synchronize the next open must not trust this state (am.md §5: SCRATCH_REG6 =
+   * is_err_state): it boots cold, with a mode1 reset. */
+  if (h->nfaults) bg_am_wr(h->d, BG_AM_R_SCRATCH6, 1);
+  bg_am_blocks_free(&h->blk);
+  bg_am_dev_close(h->d);
+  hcq_free(h);
+  dev->priv = NULL;
+}
+
+static const bg_backend_ops am_ops = {
+  .kind = "AMD",
+  .ticks_per_us = BG_AM_TICKS_PER_US,
+  .has_copy_queue = true,
+  .alloc = bg_am_hcq_alloc,
+  .free = bg_am_hcq_free,
+  .copyin = bg_am_hcq_copyin,
+  .copyout = bg_am_hcq_copyout,
+  .queue_create = bg_am_hcq_queue_create,
+  .queue_destroy = bg_am_hcq_queue_destroy,
+  .lower = bg_am_hcq_lower,
+  .submit = bg_am_hcq_submit,
+  .program_load = bg_am_hcq_program_load,
+  .program_free = bg_am_hcq_program_free,
+  .sleep = am_sleep,
+  .close = am_close,
+};
+
+int bg_am_hcq_attach(bg_dev *dev, bg_am_dev *am, bg_am_blocks *blk, bool mock, const char *key) {
+  if (!blk->gmc || !blk->gfx || !blk->sdma)
+    return bg_error(BG_EINVAL, "am: %s: the device was not booted (no GMC/GFX/SDMA state)", am->bdf);
+  am_hcq *h = calloc(1, sizeof(*h));
+  if (!h) return bg_error(BG_ENOMEM, "am: out of host memory");
+  pthread_mutex_init(&h->lock, NULL);
+  h->dev = dev;
+  h->d = am;
+  h->mock = mock;
+  h->gfx = am->gc.maj;
+  h->sdma_major = am->disc.ip[SDMA0_HWIP].maj;
+  h->max_copy = h->sdma_major >= 5 ? BG_SDMA_MAX_COPY_V5 : BG_SDMA_MAX_COPY_V4;
+  int e = bg_am_va_create(blk->gmc->vm_base ? blk->gmc->vm_base : BG_AM_VA_BASE, BG_AM_VA_SIZE, &h->va);
+  if (e >= 0) e = bg_am_nreg_addr(am, NBIO_HWIP, 0, "regBIF_BX_PF0_GPU_HDP_FLUSH_REQ", &h->hdp_req);
+  if (e >= 0) e = bg_am_nreg_addr(am, NBIO_HWIP, 0, "regBIF_BX_PF0_GPU_HDP_FLUSH_DONE", &h->hdp_done);
+  if (e < 0) {
+    hcq_free(h);
+    return bg_error_context(e, "am: %s: HCQ device: ", am->bdf);
+  }
+  h->hdp_remap = bg_am_rr(am, BG_AM_R_HDP_REMAP) / 4;
+  /* Everything the boot region holds is laid out: later allocations come from the main pool. */
+  bg_am_vram_end_boot(am->mm);
+  h->blk = *blk;
+  memset(blk, 0, sizeof(*blk));
+  snprintf(h->key, sizeof(h->key), "%s", key);
+  h->devs[h->ndevs++] = dev;
+  pthread_mutex_lock(&registry_lock);
+  h->next = registry;
+  registry = h;
+  pthread_mutex_unlock(&registry_lock);
+  dev->ops = &am_ops;
+  dev->priv = h;
+  snprintf(dev->arch, sizeof(dev->arch), "%s", am->disc.arch);
+  return 0;
+}
+
+int bg_am_hcq_share(bg_dev *dev, const char *key) {
+  pthread_mutex_lock(&registry_lock);
+  am_hcq *h = registry;
+  while (h && strcmp(h->key, key) != 0) h = h->next;
+  int r = 0;
+  if (h && h->ndevs >= BG_AM_MAX_OPENS) {
+    r = bg_error(BG_EBUSY, "am: %s: open %u times in this process already", h->d->bdf, h->ndevs);
+  } else if (h) {
+    h->devs[h->ndevs++] = dev;
+    dev->ops = &am_ops;
+    dev->priv = h;
+    snprintf(dev->arch, sizeof(dev->arch), "%s", h->d->disc.arch);
+    r = 1;
+  }
+  pthread_mutex_unlock(&registry_lock);
+  if (r == 1) BG_LOG(1, "am: %s: shared with an open device of this process", h->d->bdf);
+  return r;
+}

@@ -1,0 +1,132 @@
+/* am/am_hcq.h: AMD as an HCQ device: the bg_backend_ops of an AM-booted GPU (internal to am_hcq*.c, am_iface.c).
+ *
+ *   am_hcq.c        attach (boot result -> bg_dev), memory (VRAM + GPU VA + page tables; BG_BUF_HOST and
+ *                   uncached CPU-visible buffers in DMA'd system memory with SYSTEM|SNOOPED PTEs), copies, sleep
+ *                   (IH fault report), close (fini: the next open starts warm)
+ *   am_hcq_copy.c   host <-> device copies: CPU view / BAR, or SDMA through a host staging buffer
+ *   am_hcq_queue.c  the two hardware queues: compute = the HQD ring am_gfx set up (PM4, pointers in dwords,
+ *                   doorbell 3), copy = SDMA0 queue 0 (SDMA packets, pointers in bytes, doorbell 256); submit
+ *   am_hcq_lower.c  bg_cmd -> PM4 / SDMA bytes, every operand through bg_tmpl_put
+ *   am_hcq_prog.c   code objects (compile/amdgpu_elf.h), kernel descriptor -> dispatch registers, scratch
+ * One thread at a time per device (the HCQ core's contract); memory calls take a lock anyway. */
+#ifndef BG_AM_HCQ_H
+#define BG_AM_HCQ_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "am/am_boot.h"
+#include "am/mm_va.h"
+#include "hcq/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BG_AM_TICKS_PER_US 100.0 /* the GPU timestamp clock runs at 100 MHz (am.md Appendix B) */
+
+typedef struct am_hcq am_hcq;
+
+/* What an allocation is backed by (bg_mem.meta). */
+typedef struct am_alloc {
+  bool host;                 /* system memory (sm) or VRAM (pa) */
+  uint64_t pa, map_size;
+  bg_sysmem sm;
+} am_alloc;
+
+/* One hardware ring (a bg_queue_hw of the HCQ core). */
+struct bg_queue_hw {
+  am_hcq *h;
+  unsigned refs;             /* bg_devs using this ring */
+  enum bg_queue_kind kind;
+  bool sdma;                 /* SDMA packets, byte pointers; else PM4, dword pointers */
+  char name[40];             /* "compute queue (HQD me1 pipe0 queue0)" */
+  uint64_t ring;             /* VRAM offset of the ring */
+  uint64_t ring_bytes;
+  uint64_t wptr, rptr;       /* VRAM offsets of the write-pointer poll / read-pointer report words */
+  uint32_t doorbell;         /* index into BAR2 (8 bytes each) */
+  uint64_t put;              /* next write position: dwords (PM4) or bytes (SDMA), never wrapped */
+  uint64_t consumed;         /* read position last seen (same units): the engine is at least there */
+  uint64_t nsubmits;
+  uint64_t kick_ns;          /* time in the HDP flush + doorbell writes (register hooks of the emulator on MOCKPCI) */
+};
+
+/* A code object loaded into VRAM. */
+typedef struct am_prog {
+  struct am_prog *next;      /* the device's loaded programs (dispatch logs name the kernel by code address) */
+  char name[64];
+  bg_mem mem;
+  uint64_t code_va;          /* COMPUTE_PGM_LO/HI << 8 */
+  uint32_t rsrc1, rsrc2, rsrc3;
+  uint16_t code_props;       /* kernel_code_properties */
+  bool wave32;
+  uint32_t kernarg_size;     /* from the kernel descriptor */
+  uint32_t private_size, group_size;
+} am_prog;
+
+#define BG_AM_MAX_OPENS 8
+
+struct am_hcq {
+  /* The bg_devs that share this GPU (a second bg_dev_open of a function already open in the process gets the same
+   * hardware: memory, page tables, rings). dev is the one owning the staging objects (am_hcq_copy.c). */
+  bg_dev *dev;
+  bg_dev *devs[BG_AM_MAX_OPENS];
+  unsigned ndevs;
+  char key[320];             /* sysfs root + BDF: the process-wide registry's key */
+  struct am_hcq *next;
+  bg_am_dev *d;
+  bg_am_blocks blk;
+  bg_am_va *va;
+  bool mock;
+  unsigned gfx;              /* GC major */
+  unsigned sdma_major;
+  uint64_t max_copy;         /* COPY_LINEAR limit */
+  uint32_t hdp_req, hdp_done;/* absolute dword addresses of GPU_HDP_FLUSH_REQ/DONE (PM4 memory barrier) */
+  uint32_t hdp_remap;        /* dword the CPU writes to flush HDP, 0: none */
+  bg_queue_hw *q[2];
+  /* scratch (am.md §7.6) */
+  bg_mem scratch;
+  uint32_t scratch_per_thread, tmpring;
+  struct am_retired *retired;
+  am_prog *progs;
+  /* SDMA copies for host transfers (am_hcq_copy.c): a host staging buffer and a copy-queue recording */
+  bg_buf *stage;
+  bg_queue *stage_q;  /* smaller scratch buffers earlier templates may still use, freed at close */
+  pthread_mutex_t lock;
+  unsigned long nfaults;
+};
+
+/* Fill d->ops / d->priv / d->arch from a booted AM device and its blocks; on failure nothing is kept (the caller
+ * still owns am and blk). key names the function process-wide (sysfs root + BDF). */
+int bg_am_hcq_attach(bg_dev *dev, bg_am_dev *am, bg_am_blocks *blk, bool mock, const char *key);
+/* If the function `key` is open in this process already, share it with dev (1), else 0; negative on error. */
+int bg_am_hcq_share(bg_dev *dev, const char *key);
+
+/* am_hcq.c */
+int bg_am_hcq_alloc(bg_dev *dev, uint64_t size, unsigned flags, bg_mem *out);
+void bg_am_hcq_free(bg_dev *dev, bg_mem *m);
+void bg_am_hcq_flush_hdp(am_hcq *h);
+/* am_hcq_copy.c */
+int bg_am_hcq_copyin(bg_dev *dev, bg_mem *dst, uint64_t off, const void *src, uint64_t n);
+int bg_am_hcq_copyout(bg_dev *dev, const bg_mem *src, uint64_t off, void *dst, uint64_t n);
+void bg_am_hcq_copy_fini(am_hcq *h);
+/* am_hcq_queue.c */
+int bg_am_hcq_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **out);
+void bg_am_hcq_queue_destroy(bg_dev *dev, bg_queue_hw *hq);
+int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *hq, const void *cmd, size_t len);
+/* Describe where a queue stands ("compute queue (...): rptr dword 0x40 of 0x80 written, at PACKET3_WAIT_REG_MEM"). */
+void bg_am_hcq_queue_state(const bg_queue_hw *hq, char *buf, size_t n);
+/* am_hcq_lower.c */
+int bg_am_hcq_lower(bg_dev *dev, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t);
+/* am_hcq_prog.c */
+int bg_am_hcq_program_load(bg_dev *dev, const void *bin, size_t size, const bg_program_info *info, void **handle);
+void bg_am_hcq_program_free(bg_dev *dev, void *handle);
+void bg_am_hcq_scratch_free(am_hcq *h);
+/* The loaded program whose first instruction is at code_va, or NULL. */
+const am_prog *bg_am_hcq_prog_at(const am_hcq *h, uint64_t code_va);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

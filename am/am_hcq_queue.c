@@ -1,0 +1,216 @@
+/* am/am_hcq_queue.c: the AMD hardware queues and submission (am.md §7.2 submit, §7.4 submit, §4.12 doorbells).
+ *
+ * Compute: the HQD ring am_gfx programmed (ME1 pipe0 queue0, 16 MiB in VRAM); PM4 tolerates a wrap at any dword,
+ * so a submission is copied in up to two pieces. Copy: SDMA0 queue0; a submission never straddles the ring end
+ * (the tail is filled with NOPs and the submission starts at 0). Both wait for room behind the read pointer.
+ * Then: write pointer to its poll word (u64), HDP flush so the GPU sees the VRAM writes, 64-bit doorbell. */
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "am/am_hcq.h"
+#include "am/am_pm4.h"
+#include "am/am_sdma_pkt.h"
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int bg_am_hcq_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **out) {
+  am_hcq *h = dev->priv;
+  bg_am_dev *d = h->d;
+  int k = kind == BG_QUEUE_COPY;
+  if (h->q[k]) { /* another bg_dev of this GPU made it: one ring per engine */
+    h->q[k]->refs++;
+    *out = h->q[k];
+    return 0;
+  }
+  /* GC 9.4.x (MI300: several XCCs) needs AQL compute queues with PRED_EXEC'd PM4 and SDMA 4.4 rings (am.md §7.3). */
+  if (h->gfx < 10)
+    return bg_error(BG_ENOTSUP, "am: %s: %s queues on %s (GC %u.%u.%u) are not implemented: only GC 11.x/12.x", d->bdf,
+                    k ? "copy" : "compute", d->disc.arch, d->gc.maj, d->gc.min, d->gc.rev);
+  bg_queue_hw *q = calloc(1, sizeof(*q));
+  if (!q) return bg_error(BG_ENOMEM, "am: out of host memory");
+  q->h = h;
+  q->refs = 1;
+  q->kind = kind;
+  if (k) {
+    bg_am_sdma *s = h->blk.sdma;
+    if (!s->ring_on) {
+      free(q);
+      return bg_error(BG_EIO, "am: %s: SDMA0 queue 0 is not enabled (the boot did not set it up)", d->bdf);
+    }
+    q->sdma = true;
+    snprintf(q->name, sizeof(q->name), "copy queue (SDMA0 queue0)");
+    q->ring = s->ring;
+    q->ring_bytes = BG_AM_SDMA_RING_SIZE;
+    q->wptr = s->ptrs + 0x38;
+    q->rptr = s->ptrs + 0x80;
+    q->doorbell = BG_AM_SDMA_DOORBELL;
+  } else {
+    bg_am_gfx *x = h->blk.gfx;
+    if (!x->hqd_active) {
+      free(q);
+      return bg_error(BG_EIO, "am: %s: the compute HQD is not active (the boot did not set it up)", d->bdf);
+    }
+    snprintf(q->name, sizeof(q->name), "compute queue (HQD me1 pipe0 queue0)");
+    q->ring = x->ring;
+    q->ring_bytes = BG_AM_GFX_RING_SIZE;
+    q->wptr = x->ptrs + 0x38;
+    q->rptr = x->ptrs + 0x80;
+    q->doorbell = BG_AM_GFX_DOORBELL;
+  }
+  /* Continue where the hardware's write pointer is (0 after setup). */
+  q->put = q->consumed = bg_mmio_rd64(&d->vram, q->wptr);
+  h->q[k] = q;
+  BG_LOG(2, "am: %s: %s: ring 0x%" PRIx64 " (%" PRIu64 " MiB), doorbell %u, wptr %" PRIu64, d->bdf, q->name, q->ring,
+         q->ring_bytes >> 20, q->doorbell, q->put);
+  *out = q;
+  return 0;
+}
+
+void bg_am_hcq_queue_destroy(bg_dev *dev, bg_queue_hw *hq) {
+  am_hcq *h = dev->priv;
+  if (!hq || --hq->refs) return;
+  for (int k = 0; k < 2; k++)
+    if (h->q[k] == hq) h->q[k] = NULL;
+  free(hq);
+}
+
+static int wait_timeout_ms(void) {
+  const char *s = getenv("BG_WAIT_TIMEOUT_MS");
+  int v = s ? atoi(s) : 0;
+  return v > 0 ? v : 30000;
+}
+
+/* How far the engine has read, as a monotonic count in the ring's units. SDMA writes back a 64-bit byte count; the
+ * CP reports its dword position, which only its low bits (modulo the power-of-two ring) are relied upon for. */
+static uint64_t read_consumed(const bg_queue_hw *q) {
+  const bg_mmio *vram = &q->h->d->vram;
+  if (q->sdma) return bg_mmio_rd64(vram, q->rptr);
+  uint64_t ring_dw = q->ring_bytes / 4;
+  return q->put - ((q->put - bg_mmio_rd32(vram, q->rptr)) & (ring_dw - 1));
+}
+
+/* Wait until `need` more units fit without overwriting what the engine has not read (never filling the ring
+ * completely, so a wrapped position is unambiguous). The read pointer is only read when the last value seen does
+ * not leave room: on hardware that is a read across the bus. */
+static int ring_room(bg_queue_hw *q, uint64_t need) {
+  uint64_t size = q->sdma ? q->ring_bytes : q->ring_bytes / 4;
+  if (q->put + need - q->consumed < size) return 0;
+  int tmo = wait_timeout_ms();
+  uint64_t last = now_ns(), seen = q->consumed;
+  for (unsigned spin = 0;; spin++) {
+    uint64_t cur = read_consumed(q);
+    if (cur > q->consumed && cur <= q->put) q->consumed = cur;
+    if (q->put + need - q->consumed < size) return 0;
+    uint64_t t = now_ns();
+    if (q->consumed != seen) {
+      seen = q->consumed;
+      last = t;
+    } else if (t - last > (uint64_t)tmo * 1000000u) {
+      char st[256];
+      bg_am_hcq_queue_state(q, st, sizeof(st));
+      return bg_error(BG_ETIMEDOUT, "am: %s: ring full and no progress for %d ms (%" PRIu64 " %s to write): %s",
+                      q->h->d->bdf, tmo, need, q->sdma ? "bytes" : "dwords", st);
+    }
+    if (spin > 64) {
+      struct timespec ts = {0, 20000};
+      nanosleep(&ts, NULL);
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+/* BG_DEBUG=2: one line per DISPATCH_DIRECT in the submitted PM4 stream. */
+static void log_dispatches(const bg_queue_hw *q, const uint32_t *dw, size_t ndw) {
+  uint32_t pgm[2] = {0, 0}, ud[BG_PM4_MAX_USER_DATA] = {0}, nud = 0, lsz[3] = {0, 0, 0};
+  for (size_t i = 0; i < ndw;) {
+    uint32_t hdr = dw[i], op = PACKET3_OPCODE(hdr), n = PACKET3_COUNT(hdr) + 1;
+    if (PACKET_TYPE(hdr) != 3 || i + 1 + n > ndw) break;
+    const uint32_t *p = dw + i + 1;
+    if (op == PACKET3_SET_SH_REG) {
+      for (uint32_t k = 1; k < n; k++) {
+        uint32_t reg = p[0] + k - 1;
+        if (reg == COMPUTE_PGM_LO || reg == COMPUTE_PGM_HI) pgm[reg - COMPUTE_PGM_LO] = p[k];
+        if (reg >= COMPUTE_NUM_THREAD_X && reg < COMPUTE_NUM_THREAD_X + 3) lsz[reg - COMPUTE_NUM_THREAD_X] = p[k];
+        if (reg >= COMPUTE_USER_DATA_0 && reg < COMPUTE_USER_DATA_0 + BG_PM4_MAX_USER_DATA) {
+          ud[reg - COMPUTE_USER_DATA_0] = p[k];
+          if (reg - COMPUTE_USER_DATA_0 + 1 > nud) nud = reg - COMPUTE_USER_DATA_0 + 1;
+        }
+      }
+      if (p[0] == COMPUTE_USER_DATA_0) nud = n - 1;
+    } else if (op == PACKET3_DISPATCH_DIRECT) {
+      uint64_t code = ((uint64_t)pgm[1] << 32 | pgm[0]) << 8;
+      uint64_t kargs = nud >= 2 ? (uint64_t)ud[nud - 1] << 32 | ud[nud - 2] : 0; /* the kernarg pointer comes last */
+      const am_prog *pg = bg_am_hcq_prog_at(q->h, code);
+      bg_log(2, "am: %s: %s: dispatch %s (code 0x%" PRIx64 ") grid [%u, %u, %u] local [%u, %u, %u] kernargs 0x%" PRIx64,
+             q->h->d->bdf, q->name, pg ? pg->name : "?", code, p[0], p[1], p[2], lsz[0], lsz[1], lsz[2], kargs);
+    }
+    i += 1 + n;
+  }
+}
+
+int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
+  am_hcq *h = dev->priv;
+  bg_am_dev *d = h->d;
+  if (len % 4)
+    return bg_error(BG_EINVAL, "am: %s: %s: submit of %zu bytes is not a whole number of dwords", d->bdf, q->name, len);
+  if (len == 0) return 0;
+  if (len > q->ring_bytes / 2)
+    return bg_error(BG_EINVAL, "am: %s: %s: a program of %zu bytes exceeds half the %" PRIu64 "-byte ring: split it",
+                    d->bdf, q->name, len, q->ring_bytes);
+  if (q->sdma) {
+    uint64_t off = q->put % q->ring_bytes, pad = off + len > q->ring_bytes ? q->ring_bytes - off : 0;
+    int e = ring_room(q, pad + len);
+    if (e < 0) return e;
+    if (pad) {
+      uint32_t nop[1] = {0};  /* zero dwords are one-dword NOPs */
+      for (uint64_t k = 0; k < pad; k += 4) bg_mmio_write(&d->vram, q->ring + off + k, nop, 4);
+      q->put += pad;
+      off = 0;
+    }
+    if ((e = bg_mmio_write(&d->vram, q->ring + off, cmd, len)) < 0) return e;
+    q->put += len;
+  } else {
+    if (bg_debug_level() >= 2) log_dispatches(q, cmd, len / 4);
+    int e = ring_room(q, len / 4);
+    if (e < 0) return e;
+    uint64_t off = (q->put * 4) % q->ring_bytes, first = q->ring_bytes - off < len ? q->ring_bytes - off : len;
+    e = bg_mmio_write(&d->vram, q->ring + off, cmd, first);
+    if (e >= 0 && first < len) e = bg_mmio_write(&d->vram, q->ring, (const uint8_t *)cmd + first, len - first);
+    if (e < 0) return e;
+    q->put += len / 4;
+  }
+  int e = bg_mmio_wr64(&d->vram, q->wptr, q->put);
+  if (e < 0) return e;
+  uint64_t t0 = now_ns();
+  bg_am_hcq_flush_hdp(h);
+  e = bg_mmio_wr64(&d->doorbell, (uint64_t)q->doorbell * 8, q->put);
+  q->kick_ns += now_ns() - t0;
+  q->nsubmits++;
+  return e;
+}
+
+void bg_am_hcq_queue_state(const bg_queue_hw *q, char *buf, size_t n) {
+  const bg_mmio *vram = &q->h->d->vram;
+  if (q->sdma) {
+    uint64_t rptr = bg_mmio_rd64(vram, q->rptr);
+    uint32_t hdr = bg_mmio_rd32(vram, q->ring + (rptr % q->ring_bytes & ~3ull));
+    const char *nm = bg_sdma_op_name(SDMA_PKT_HEADER_OP(hdr));
+    snprintf(buf, n, "%s: rptr byte %" PRIu64 " of %" PRIu64 " written, at %s (header 0x%08x)", q->name, rptr, q->put,
+             nm ? nm : "an unknown opcode", hdr);
+  } else {
+    uint32_t rptr = bg_mmio_rd32(vram, q->rptr);
+    uint32_t hdr = bg_mmio_rd32(vram, q->ring + ((uint64_t)rptr * 4) % q->ring_bytes);
+    const char *nm = PACKET_TYPE(hdr) == 3 ? bg_pm4_opcode_name(PACKET3_OPCODE(hdr)) : NULL;
+    snprintf(buf, n, "%s: rptr dword %u of %" PRIu64 " written, at %s (header 0x%08x)", q->name, rptr, q->put,
+             nm ? nm : "an unknown packet", hdr);
+  }
+}

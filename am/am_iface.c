@@ -1,0 +1,94 @@
+/* am/am_iface.c: the AMD interfaces of the device registry (hcq/registry.c):
+ *   PCI+AMD      AMD GPUs AM supports on the PCI bus (sysfs), opened, booted (cold or warm) and driven as HCQ devices
+ *   MOCKPCI+AMD  the emulated GPUs of tests/mockgpu: the plugin (hcq/mock_plugin.h) builds a fake sysfs tree with
+ *                its devices, then the same driver path as PCI+AMD opens them; never chosen unless named.
+ * Both end in open_bdf: bg_am_dev_open -> bg_am_boot_ex -> bg_am_hcq_attach. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "am/am_hcq.h"
+#include "am/chips.h"
+#include "hcq/mock_plugin.h"
+#include "hcq/pci_scan.h"
+
+static int open_bdf(bg_dev *dev, const char *bdf, const bg_am_open_opts *opts, bool mock) {
+  /* One AM device per function and process (tinygrad's device singleton): a second open shares it. */
+  char key[320];
+  snprintf(key, sizeof(key), "%s/%s", bg_pci_sysfs_root(), bdf);
+  int e = bg_am_hcq_share(dev, key);
+  if (e != 0) return e < 0 ? e : 0;
+  bg_am_dev *am = NULL;
+  e = bg_am_dev_open(bdf, opts, &am);
+  if (e < 0) return e;
+  bg_am_blocks blk = {0};
+  bg_am_boot_report rep;
+  if ((e = bg_am_boot_ex(am, NULL, &rep, &blk)) < 0 || (e = bg_am_hcq_attach(dev, am, &blk, mock, key)) < 0) {
+    bg_am_blocks_free(&blk);
+    bg_am_dev_close(am);
+    return bg_error_context(e, "%s: ", dev->name);
+  }
+  BG_LOG(1, "am: %s: %s boot, %s, VRAM %llu MiB", bdf, rep.warm ? "warm" : "cold", am->disc.arch,
+         (unsigned long long)(am->vram_size >> 20));
+  return 0;
+}
+
+/* ---------------- PCI+AMD ---------------- */
+
+/* BDFs of the AMD GPUs AM supports, in bus order; count or a negative error. */
+static int scan_amd(char (*bdfs)[16], int max) {
+  bg_pci_info *list = NULL;
+  size_t n = 0;
+  int e = bg_pci_scan(0, &list, &n, NULL);
+  if (e < 0) return e;
+  int cnt = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (list[i].vendor != BG_AM_PCI_VENDOR_AMD || !bg_am_chip_lookup(list[i].device)) continue;
+    if (cnt < max) snprintf(bdfs[cnt], 16, "%s", list[i].bdf);
+    cnt++;
+  }
+  bg_pci_free(list);
+  return cnt;
+}
+
+static int pci_count(void) {
+  char bdfs[1][16];
+  int n = scan_amd(bdfs, 0);
+  return n < 0 ? 0 : n; /* no PCI access in this build or no /sys: no devices */
+}
+
+static int pci_open(bg_dev *dev, int index) {
+  char bdfs[64][16];
+  int n = scan_amd(bdfs, 64);
+  if (n < 0) return n;
+  if (index >= n || index >= 64) return bg_error(BG_ENODEV, "PCI+AMD: device %d of %d does not exist", index, n);
+  bg_am_open_opts opts = {0};
+  return open_bdf(dev, bdfs[index], &opts, false);
+}
+
+const bg_iface bg_am_pci_iface = {.kind = "AMD", .name = "PCI", .mock = false, .count = pci_count, .open = pci_open};
+
+/* ---------------- MOCKPCI+AMD ---------------- */
+
+static int mock_count(void) {
+  bg_mock_devices md;
+  int e = bg_mock_plugin_start("MOCKPCI", "AMD", &md);
+  if (e < 0) BG_LOG(1, "MOCKPCI+AMD: %s", bg_last_error());
+  return e < 0 ? e : md.count; /* the error (plugin not found: paths tried) reaches DEV=MOCKPCI+AMD */
+}
+
+static int mock_open(bg_dev *dev, int index) {
+  bg_mock_devices md;
+  int e = bg_mock_plugin_start("MOCKPCI", "AMD", &md);
+  if (e < 0) return e;
+  if (index >= md.count) return bg_error(BG_ENODEV, "MOCKPCI+AMD: device %d of %d does not exist", index, md.count);
+  /* hcq/pci reads the sysfs root and the lock directory from the environment, for as long as the device lives
+   * (DMA mappings go through the root's hooks), so the emulated tree's become the process's. */
+  if (setenv("BG_SYSFS_ROOT", md.sysfs_root, 1) < 0 || (md.lock_dir[0] && setenv("BG_LOCK_DIR", md.lock_dir, 1) < 0))
+    return bg_error(BG_ENOMEM, "MOCKPCI+AMD: cannot set BG_SYSFS_ROOT/BG_LOCK_DIR");
+  bg_am_open_opts opts = {.fw_dir = md.fw_dir[0] ? md.fw_dir : NULL, .settle_ms = -1, .reset_delay_ms = -1};
+  return open_bdf(dev, md.bdf[index], &opts, true);
+}
+
+const bg_iface bg_am_mockpci_iface = {
+  .kind = "AMD", .name = "MOCKPCI", .mock = true, .count = mock_count, .open = mock_open};

@@ -1,0 +1,798 @@
+/* compile/krender_llvm.c: LLVM IR text for AMD GPUs from a linearized kernel (see krender_llvm.h).
+ *
+ * Shape of the output:
+ *   define amdgpu_kernel void @NAME(ptr addrspace(1) noalias align 16 %data0, ..., i32 %var0) #0 !reqd_work_group_size !0 {
+ *   entry:
+ *     accumulators as allocas in addrspace(5) (SROA turns them into registers), work-group and
+ *     work-item ids, then the loop tree: every value an SSA name, loops as head/body/latch/exit
+ *     blocks with a phi counter, gated loads as a branch around the load and a phi with 0, gated
+ *     stores as a branch around the store (a masked-off lane must not touch memory).
+ *   }
+ *   helpers (bg_threefry2x32), intrinsic declarations, attributes, !reqd_work_group_size.
+ * Types: bool is i1 in registers and i8 in memory, float16 is half (bfloat16 bfloat) storage whose
+ * arithmetic kdecomp already moved to float; index math is i32 when ir_vmin/ir_vmax fit in 32 bits,
+ * else i64, each op computed in the wider of its operands. Semantics match the C renderer: integer
+ * arithmetic wraps, x / -1 and x % -1 are guarded, shifts by >= the width give 0 (arithmetic right
+ * shift: the sign), float max is `a >= b ? a : b`, comparisons are ordered except != (true on NaN),
+ * multiply-add is a separate multiply and add (no contraction). */
+#include "compile/krender_llvm.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baregpu/error.h"
+
+typedef const ir_node *node;
+
+enum { NRING = 16, TXT = 128, MAX_MAPPED = 6 };
+
+/* An output loop that became launch dims: range = gid * l + lid (either part absent when 1). */
+typedef struct mapped {
+  const kitem *loop;
+  int gdim, ldim;           /* -1: none */
+  uint32_t l;
+} mapped;
+
+typedef struct rctx {
+  ir_ctx *ctx;
+  const kinfo *info;
+  kstr pro, body;           /* entry-block prologue (allocas, ids) and the rest */
+  char ring[NRING][TXT];    /* operand texts, valid for a few instructions */
+  unsigned ringpos;
+  unsigned nv, nblocks, nacc, nloops;
+  char cur[64];             /* label of the block being emitted */
+  bool threefry;
+  unsigned intrinsics;      /* bit (op index * 2 + f64) of the math intrinsics used */
+  mapped map[MAX_MAPPED];
+  unsigned nmap;
+  bool host;                /* KLLVM_HOST_TEST: generic pointers, ids and arguments as parameters */
+  const char *gptr, *pptr;  /* pointer types of buffers and of accumulators */
+  uint64_t flops;
+  int err;
+} rctx;
+
+/* ---- types ---- */
+
+/* LLVM type of a value in registers. */
+static const char *scalar_lty(enum ir_scalar s) {
+  switch (s) {
+  case IR_DT_BOOL: return "i1";
+  case IR_DT_INT8: case IR_DT_UINT8: return "i8";
+  case IR_DT_INT16: case IR_DT_UINT16: return "i16";
+  case IR_DT_INT32: case IR_DT_UINT32: return "i32";
+  case IR_DT_INT64: case IR_DT_UINT64: case IR_DT_INDEX: return "i64";
+  case IR_DT_FLOAT16: return "half";
+  case IR_DT_BFLOAT16: return "bfloat";
+  case IR_DT_FLOAT32: return "float";
+  case IR_DT_FLOAT64: return "double";
+  default: return "void";
+  }
+}
+
+static bool fits32(rctx *r, node u) { return ir_vmin(r->ctx, u) >= INT32_MIN && ir_vmax(r->ctx, u) <= INT32_MAX; }
+
+/* Index-like: computed in i32 or i64 by its bounds (DEFINE_VARs are always i32). */
+static bool indexlike(node u) { return u->op == IR_DEFINE_VAR || IR_DT_SCALAR(u->dt) == IR_DT_INDEX; }
+
+static const char *lty(rctx *r, node u) {
+  if (u->op == IR_DEFINE_VAR) return "i32";
+  if (IR_DT_SCALAR(u->dt) == IR_DT_INDEX) return fits32(r, u) ? "i32" : "i64";
+  return scalar_lty(IR_DT_SCALAR(u->dt));
+}
+
+static bool is_float_ty(const char *t) { return t[0] != 'i'; }
+static unsigned int_bits(const char *t) { return (unsigned)atoi(t + 1); }
+/* Memory type: bool is a byte. */
+static const char *mem_ty(enum ir_scalar s) { return s == IR_DT_BOOL ? "i8" : scalar_lty(s); }
+
+/* ---- text helpers ---- */
+
+static char *ring(rctx *r) {
+  char *b = r->ring[r->ringpos++ % NRING];
+  b[0] = 0;
+  return b;
+}
+
+static unsigned fresh(rctx *r) { return r->nv++; }
+
+static void emit(rctx *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(rctx *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  kstr_puts(&r->body, "  ");
+  kstr_vprintf(&r->body, fmt, ap);
+  kstr_puts(&r->body, "\n");
+  va_end(ap);
+}
+
+static void label(rctx *r, const char *name) {
+  kstr_printf(&r->body, "%s:\n", name);
+  snprintf(r->cur, sizeof r->cur, "%s", name);
+}
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = malloc(n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+static void set_text(rctx *r, kitem *it, const char *t) {
+  free(it->text);
+  if (!(it->text = dupstr(t)) && !r->err) r->err = bg_error(BG_ENOMEM, "kernel: out of memory rendering");
+}
+
+static void fail_node(rctx *r, node u, const char *what) {
+  char d[256];
+  kdescribe(u, d, sizeof d);
+  if (!r->err) r->err = bg_error(BG_EINVAL, "kernel: llvm render: %s: %s", what, d);
+}
+
+/* ---- literals ---- */
+
+static void lit_float(char *b, size_t n, double v, const char *ty) {
+  if (!strcmp(ty, "half") || !strcmp(ty, "bfloat")) {
+    uint16_t h = !strcmp(ty, "half") ? kf32_to_f16((float)v) : kf32_to_bf16((float)v);
+    snprintf(b, n, "0x%c%04X", ty[0] == 'h' ? 'H' : 'R', h);
+    return;
+  }
+  if (!strcmp(ty, "float")) v = (double)(float)v;   /* LLVM wants a float constant exactly representable */
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  snprintf(b, n, "0x%016" PRIX64, bits);
+}
+
+static void lit_int(char *b, size_t n, int64_t v, const char *ty) {
+  if (!strcmp(ty, "i1")) snprintf(b, n, "%s", v ? "true" : "false");
+  else if (!strcmp(ty, "i64")) snprintf(b, n, "%" PRId64, v);
+  else {   /* the value as the signed integer of that width: LLVM accepts either spelling */
+    unsigned w = int_bits(ty);
+    int64_t s = (int64_t)((uint64_t)v << (64 - w)) >> (64 - w);
+    snprintf(b, n, "%" PRId64, s);
+  }
+}
+
+/* The constant u as type ty (ty may be wider than its own for index constants). */
+static const char *lit_const(rctx *r, node u, const char *ty) {
+  char *b = ring(r);
+  if (ir_scalar_is_float(IR_DT_SCALAR(u->dt))) lit_float(b, TXT, u->arg.f, ty);
+  else lit_int(b, TXT, u->arg.i, ty);
+  return b;
+}
+
+static const char *zero_of(rctx *r, const char *ty) {
+  char *b = ring(r);
+  if (is_float_ty(ty)) lit_float(b, TXT, 0.0, ty);
+  else lit_int(b, TXT, 0, ty);
+  return b;
+}
+
+/* ---- conversions ---- */
+
+/* Converts text v of type `from` to type `to` with C cast semantics (the signedness and boolness of
+ * each side choose sext/zext, sitofp/uitofp, fptosi/fptoui, != 0). */
+static const char *convert(rctx *r, const char *v, const char *from, bool from_signed, bool from_bool, const char *to,
+                           bool to_signed, bool to_bool) {
+  if (!strcmp(from, to)) return v;
+  char *t = ring(r);
+  unsigned n = fresh(r);
+  snprintf(t, TXT, "%%c%u", n);
+  bool ff = is_float_ty(from), tf = is_float_ty(to);
+  if (to_bool) {
+    if (ff) emit(r, "%s = fcmp une %s %s, %s", t, from, v, zero_of(r, from));
+    else emit(r, "%s = icmp ne %s %s, 0", t, from, v);
+  } else if (from_bool) {
+    if (tf) emit(r, "%s = uitofp i1 %s to %s", t, v, to);
+    else emit(r, "%s = zext i1 %s to %s", t, v, to);
+  } else if (ff && tf) {
+    static const char *order[] = {"half", "bfloat", "float", "double"};
+    int a = 0, b = 0;
+    for (int i = 0; i < 4; i++) {
+      if (!strcmp(order[i], from)) a = i;
+      if (!strcmp(order[i], to)) b = i;
+    }
+    if (a <= 1 && b <= 1) {   /* half <-> bfloat: through float */
+      char m[TXT];
+      snprintf(m, sizeof m, "%%c%u", fresh(r));
+      emit(r, "%s = fpext %s %s to float", m, from, v);
+      emit(r, "%s = fptrunc float %s to %s", t, m, to);
+    } else {
+      emit(r, "%s = %s %s %s to %s", t, a < b ? "fpext" : "fptrunc", from, v, to);
+    }
+  } else if (ff) {
+    emit(r, "%s = %s %s %s to %s", t, to_signed ? "fptosi" : "fptoui", from, v, to);
+  } else if (tf) {
+    emit(r, "%s = %s %s %s to %s", t, from_signed ? "sitofp" : "uitofp", from, v, to);
+  } else {
+    unsigned a = int_bits(from), b = int_bits(to);
+    emit(r, "%s = %s %s %s to %s", t, a > b ? "trunc" : from_signed ? "sext" : "zext", from, v, to);
+  }
+  return t;
+}
+
+/* ---- operands ---- */
+
+static int var_index(rctx *r, node u) {
+  for (unsigned i = 0; i < r->info->nvars; i++)
+    if (r->info->vars[i] == u) return (int)i;
+  fail_node(r, u, "variable not among the kernel's arguments");
+  return 0;
+}
+
+/* The value of operand o as type want (index widths adjusted; other types must already match). */
+static const char *opnd(rctx *r, kitem *o, const char *want) {
+  node u = o->u;
+  if (o->kind == KI_LEAF && u->op == IR_CONST) return lit_const(r, u, want ? want : lty(r, u));
+  const char *have = lty(r, u);
+  const char *v;
+  if (o->kind == KI_LEAF) {
+    char *b = ring(r);
+    snprintf(b, TXT, "%%var%d", var_index(r, u));
+    v = b;
+  } else if (o->kind == KI_ACC) {   /* accumulators live in allocas: read where used */
+    char *b = ring(r);
+    snprintf(b, TXT, "%%v%u", fresh(r));
+    emit(r, "%s = load %s, %s %s", b, have, r->pptr, o->text ? o->text : "%acc?");
+    v = b;
+  } else {
+    if (!o->text) {
+      fail_node(r, u, "operand used before it was computed");
+      return "undef";
+    }
+    v = o->text;
+  }
+  if (!want || !strcmp(want, have)) return v;
+  if (!indexlike(u) || is_float_ty(want)) {
+    char d[160];
+    snprintf(d, sizeof d, "operand of type %s where %s is needed", have, want);
+    fail_node(r, u, d);
+    return v;
+  }
+  return convert(r, v, have, true, false, want, true, false);
+}
+
+/* The type an op over sources src[first..first+n) computes in: index-like operands widen to the
+ * widest of them (and of the result, for index results). */
+static const char *compute_ty(rctx *r, node u, unsigned first, unsigned n) {
+  bool any_index = indexlike(u) && IR_DT_SCALAR(u->dt) == IR_DT_INDEX, wide = any_index && !strcmp(lty(r, u), "i64");
+  for (unsigned i = first; i < first + n && i < u->nsrc; i++)
+    if (indexlike(u->src[i])) {
+      any_index = true;
+      wide |= !strcmp(lty(r, u->src[i]), "i64");
+    }
+  if (any_index) return wide ? "i64" : "i32";
+  return lty(r, u->src[first]);
+}
+
+/* ---- ALU ---- */
+
+static const char *const math_ops[] = {"exp2", "log2", "sin", "sqrt", "trunc"};
+
+static int math_index(enum ir_op op) {
+  switch (op) {
+  case IR_EXP2: return 0;
+  case IR_LOG2: return 1;
+  case IR_SIN: return 2;
+  case IR_SQRT: return 3;
+  case IR_TRUNC: return 4;
+  default: return -1;
+  }
+}
+
+/* Text of (op a b) of type ty into a new name; src gives operand nodes for constant shortcuts
+ * (NULL for accumulator updates). Signedness from the scalar sc. */
+static const char *alu2(rctx *r, enum ir_op op, const char *ty, enum ir_scalar sc, const char *a, const char *b, node bsrc) {
+  char *t = ring(r);
+  snprintf(t, TXT, "%%v%u", fresh(r));
+  const bool fl = is_float_ty(ty), sg = ir_scalar_is_signed(sc) || sc == IR_DT_INDEX;
+  int64_t k;
+  switch (op) {
+  case IR_ADD: emit(r, "%s = %s %s %s, %s", t, fl ? "fadd" : "add", ty, a, b); break;
+  case IR_SUB: emit(r, "%s = %s %s %s, %s", t, fl ? "fsub" : "sub", ty, a, b); break;
+  case IR_MUL: emit(r, "%s = %s %s %s, %s", t, fl ? "fmul" : "mul", ty, a, b); break;
+  case IR_FDIV: emit(r, "%s = fdiv %s %s, %s", t, ty, a, b); break;
+  case IR_AND: emit(r, "%s = and %s %s, %s", t, ty, a, b); break;
+  case IR_OR: emit(r, "%s = or %s %s, %s", t, ty, a, b); break;
+  case IR_XOR: emit(r, "%s = xor %s %s, %s", t, ty, a, b); break;
+  case IR_MAX: {
+    char c[TXT];
+    snprintf(c, sizeof c, "%%v%u", fresh(r));
+    if (fl) emit(r, "%s = fcmp oge %s %s, %s", c, ty, a, b);
+    else emit(r, "%s = icmp %s %s %s, %s", c, sg && strcmp(ty, "i1") ? "sge" : "uge", ty, a, b);
+    emit(r, "%s = select i1 %s, %s %s, %s %s", t, c, ty, a, ty, b);
+    break;
+  }
+  case IR_CMPLT: case IR_CMPNE: case IR_CMPEQ: {
+    const char *pred = op == IR_CMPNE ? (fl ? "une" : "ne") : op == IR_CMPEQ ? (fl ? "oeq" : "eq")
+                       : fl ? "olt" : (sg && strcmp(ty, "i1")) ? "slt" : "ult";
+    emit(r, "%s = %s %s %s %s, %s", t, fl ? "fcmp" : "icmp", pred, ty, a, b);
+    break;
+  }
+  case IR_IDIV: case IR_MOD: {
+    const char *dop = op == IR_IDIV ? (sg ? "sdiv" : "udiv") : (sg ? "srem" : "urem");
+    /* unlike C, LLVM does not promote narrow types: MIN / -1 overflows in every signed width */
+    bool guard = sg && sc != IR_DT_INDEX && (!bsrc || !ir_is_const(bsrc, &k) || k == -1);
+    if (!guard) {
+      emit(r, "%s = %s %s %s, %s", t, dop, ty, a, b);
+      break;
+    }
+    /* x / -1 overflows for the minimum: computed as 0 - x (x % -1 = 0), the divisor replaced by 1 */
+    unsigned c = fresh(r), d = fresh(r), q = fresh(r), ng = fresh(r);
+    emit(r, "%%v%u = icmp eq %s %s, -1", c, ty, b);
+    emit(r, "%%v%u = select i1 %%v%u, %s 1, %s %s", d, c, ty, ty, b);
+    emit(r, "%%v%u = %s %s %s, %%v%u", q, dop, ty, a, d);
+    if (op == IR_IDIV) emit(r, "%%v%u = sub %s 0, %s", ng, ty, a);
+    else emit(r, "%%v%u = add %s 0, 0", ng, ty);
+    emit(r, "%s = select i1 %%v%u, %s %%v%u, %s %%v%u", t, c, ty, ng, ty, q);
+    break;
+  }
+  case IR_SHL: case IR_SHR: {
+    if (fl || !strcmp(ty, "i1")) {
+      if (!r->err) r->err = bg_error(BG_EINVAL, "kernel: llvm render: shift of %s values", ty);
+      break;
+    }
+    unsigned w = int_bits(ty);
+    const char *sop = op == IR_SHL ? "shl" : sg ? "ashr" : "lshr";
+    if (bsrc && ir_is_const(bsrc, &k)) {
+      uint64_t amt = (uint64_t)k;
+      if (amt >= w && (op == IR_SHL || !sg)) emit(r, "%s = add %s 0, 0", t, ty);
+      else emit(r, "%s = %s %s %s, %u", t, sop, ty, a, amt >= w ? w - 1 : (unsigned)amt);
+      break;
+    }
+    unsigned ok = fresh(r), s = fresh(r);
+    emit(r, "%%v%u = icmp ult %s %s, %u", ok, ty, b, w);
+    if (op == IR_SHR && sg) {   /* amounts >= width shift by width-1: the sign */
+      unsigned amt = fresh(r);
+      emit(r, "%%v%u = select i1 %%v%u, %s %s, %s %u", amt, ok, ty, b, ty, w - 1);
+      emit(r, "%s = ashr %s %s, %%v%u", t, ty, a, amt);
+    } else {
+      emit(r, "%%v%u = %s %s %s, %s", s, sop, ty, a, b);
+      emit(r, "%s = select i1 %%v%u, %s %%v%u, %s 0", t, ok, ty, s, ty);
+    }
+    break;
+  }
+  default:
+    if (!r->err) r->err = bg_error(BG_EINVAL, "kernel: llvm render: no LLVM form for op %s", ir_op_name(op));
+  }
+  return t;
+}
+
+static void render_expr(rctx *r, kitem *it) {
+  node u = it->u;
+  enum ir_op op = (enum ir_op)u->op;
+  const char *rt = lty(r, u);
+  char name[TXT];
+  const char *res = NULL;
+  if (op == IR_CAST || op == IR_BITCAST) {
+    node s = u->src[0];
+    const char *from = lty(r, s);
+    const char *a = opnd(r, it->ops[0], from);
+    enum ir_scalar fs = IR_DT_SCALAR(s->dt), ts = IR_DT_SCALAR(u->dt);
+    if (op == IR_CAST) {
+      res = convert(r, a, from, ir_scalar_is_signed(fs) || indexlike(s), fs == IR_DT_BOOL, rt,
+                    ir_scalar_is_signed(ts) || indexlike(u), ts == IR_DT_BOOL);
+    } else if (!strcmp(from, rt)) {
+      res = a;
+    } else if (indexlike(s) || indexlike(u)) {
+      res = convert(r, a, from, true, false, rt, true, false);
+    } else {
+      snprintf(name, sizeof name, "%%v%u", fresh(r));
+      emit(r, "%s = bitcast %s %s to %s", name, from, a, rt);
+      res = name;
+    }
+  } else if (op == IR_THREEFRY) {
+    const char *a = opnd(r, it->ops[0], "i64"), *b = opnd(r, it->ops[1], "i64");
+    snprintf(name, sizeof name, "%%v%u", fresh(r));
+    emit(r, "%s = call i64 @bg_threefry2x32(i64 %s, i64 %s)", name, a, b);
+    r->threefry = true;
+    res = name;
+  } else if (math_index(op) >= 0) {
+    bool f64 = !strcmp(rt, "double");
+    if (strcmp(rt, "float") && !f64) {
+      fail_node(r, u, "math op on a type other than float32/float64");
+      return;
+    }
+    int mi = math_index(op);
+    r->intrinsics |= 1u << (mi * 2 + f64);
+    const char *a = opnd(r, it->ops[0], rt);
+    snprintf(name, sizeof name, "%%v%u", fresh(r));
+    emit(r, "%s = call %s @llvm.%s.%s(%s %s)", name, rt, math_ops[mi], f64 ? "f64" : "f32", rt, a);
+    res = name;
+  } else if (op == IR_NEG) {
+    const char *a = opnd(r, it->ops[0], rt);
+    snprintf(name, sizeof name, "%%v%u", fresh(r));
+    if (is_float_ty(rt)) emit(r, "%s = fneg %s %s", name, rt, a);
+    else emit(r, "%s = sub %s 0, %s", name, rt, a);
+    res = name;
+  } else if (op == IR_RECIP) {
+    const char *a = opnd(r, it->ops[0], rt);
+    char one[48];
+    lit_float(one, sizeof one, 1.0, rt);
+    snprintf(name, sizeof name, "%%v%u", fresh(r));
+    emit(r, "%s = fdiv %s %s, %s", name, rt, one, a);
+    res = name;
+  } else if (op == IR_WHERE) {
+    const char *ty = compute_ty(r, u, 1, 2);
+    const char *c = opnd(r, it->ops[0], "i1"), *a = opnd(r, it->ops[1], ty), *b = opnd(r, it->ops[2], ty);
+    snprintf(name, sizeof name, "%%v%u", fresh(r));
+    emit(r, "%s = select i1 %s, %s %s, %s %s", name, c, ty, a, ty, b);
+    res = convert(r, name, ty, true, false, rt, true, false);
+  } else if (op == IR_MULACC) {
+    const char *ty = compute_ty(r, u, 0, 3);
+    const char *a = opnd(r, it->ops[0], ty), *b = opnd(r, it->ops[1], ty), *c = opnd(r, it->ops[2], ty);
+    enum ir_scalar sc = IR_DT_SCALAR(u->dt);
+    char m[TXT];
+    snprintf(m, sizeof m, "%s", alu2(r, IR_MUL, ty, sc, a, b, NULL));
+    res = convert(r, alu2(r, IR_ADD, ty, sc, m, c, NULL), ty, true, false, rt, true, false);
+  } else if (u->nsrc == 2) {
+    const char *ty = compute_ty(r, u, 0, 2);
+    enum ir_scalar sc = indexlike(u->src[0]) ? IR_DT_INDEX : IR_DT_SCALAR(u->src[0]->dt);
+    const char *a = opnd(r, it->ops[0], ty), *b = opnd(r, it->ops[1], ty);
+    res = alu2(r, op, ty, sc, a, b, u->src[1]);
+    const char *out_ty = (op == IR_CMPLT || op == IR_CMPNE || op == IR_CMPEQ) ? "i1" : ty;
+    res = convert(r, res, out_ty, true, false, rt, true, false);
+  } else {
+    fail_node(r, u, "no LLVM form for this op");
+    return;
+  }
+  if (IR_DT_SCALAR(u->dt) != IR_DT_INDEX && op != IR_CAST && op != IR_BITCAST) r->flops += it->scope->iters;
+  set_text(r, it, res);
+}
+
+/* ---- memory ---- */
+
+static const char *address(rctx *r, kitem *it) {
+  node idx = it->u->src[0];
+  long long slot = (long long)idx->src[0]->arg.i;
+  enum ir_scalar s = IR_DT_SCALAR(idx->src[0]->dt);
+  const char *ity = lty(r, idx->src[1]);
+  const char *i = opnd(r, it->ops[0], ity);
+  char *p = ring(r);
+  snprintf(p, TXT, "%%p%u", fresh(r));
+  emit(r, "%s = getelementptr inbounds %s, %s %%data%lld, %s %s", p, mem_ty(s), r->gptr, slot, ity, i);
+  return p;
+}
+
+static void render_load(rctx *r, kitem *it) {
+  node u = it->u;
+  enum ir_scalar s = IR_DT_SCALAR(u->dt);
+  const char *mt = mem_ty(s), *rt = lty(r, u);
+  unsigned al = ir_scalar_size(s);
+  char from[64], val[TXT], res[TXT];
+  unsigned b = r->nblocks++;
+  if (it->ops[1]) {
+    const char *valid = opnd(r, it->ops[1], "i1");
+    snprintf(from, sizeof from, "%s", r->cur);
+    emit(r, "br i1 %s, label %%ld%u, label %%ld%u.end", valid, b, b);
+    char l[32];
+    snprintf(l, sizeof l, "ld%u", b);
+    label(r, l);
+  }
+  const char *p = address(r, it);
+  snprintf(val, sizeof val, "%%v%u", fresh(r));
+  emit(r, "%s = load %s, %s %s, align %u", val, mt, r->gptr, p, al);
+  if (s == IR_DT_BOOL) {
+    char t[TXT];
+    snprintf(t, sizeof t, "%%v%u", fresh(r));
+    emit(r, "%s = icmp ne i8 %s, 0", t, val);
+    snprintf(val, sizeof val, "%s", t);
+  }
+  if (!it->ops[1]) {
+    set_text(r, it, val);
+    return;
+  }
+  char here[64], l[40];
+  snprintf(here, sizeof here, "%s", r->cur);
+  emit(r, "br label %%ld%u.end", b);
+  snprintf(l, sizeof l, "ld%u.end", b);
+  label(r, l);
+  snprintf(res, sizeof res, "%%v%u", fresh(r));
+  emit(r, "%s = phi %s [ %s, %%%s ], [ %s, %%%s ]", res, rt, val, here, zero_of(r, rt), from);
+  set_text(r, it, res);
+}
+
+static void render_store(rctx *r, kitem *it) {
+  node u = it->u;
+  node vnode = u->src[1];
+  enum ir_scalar s = IR_DT_SCALAR(u->src[0]->src[0]->dt);
+  unsigned b = r->nblocks++;
+  if (it->ops[1]) {
+    const char *valid = opnd(r, it->ops[1], "i1");
+    emit(r, "br i1 %s, label %%st%u, label %%st%u.end", valid, b, b);
+    char l[32];
+    snprintf(l, sizeof l, "st%u", b);
+    label(r, l);
+  }
+  const char *v = opnd(r, it->ops[2], lty(r, vnode));
+  char vv[TXT];
+  snprintf(vv, sizeof vv, "%s", v);
+  if (s == IR_DT_BOOL) {
+    snprintf(vv, sizeof vv, "%%v%u", fresh(r));
+    emit(r, "%s = zext i1 %s to i8", vv, v);
+  }
+  const char *p = address(r, it);
+  emit(r, "store %s %s, %s %s, align %u", mem_ty(s), vv, r->gptr, p, ir_scalar_size(s));
+  if (it->ops[1]) {
+    char l[32];
+    emit(r, "br label %%st%u.end", b);
+    snprintf(l, sizeof l, "st%u.end", b);
+    label(r, l);
+  }
+}
+
+/* ---- accumulators ---- */
+
+static void identity(rctx *r, char *b, size_t n, int64_t op, enum ir_scalar s, const char *ty) {
+  if (ir_scalar_is_float(s)) {
+    lit_float(b, n, op == IR_MAX ? -INFINITY : op == IR_MUL ? 1.0 : 0.0, ty);
+    return;
+  }
+  int64_t v = op == IR_MUL;
+  if (op == IR_MAX && ir_scalar_is_signed(s))
+    v = s == IR_DT_INT8 ? INT8_MIN : s == IR_DT_INT16 ? INT16_MIN : s == IR_DT_INT32 ? INT32_MIN : INT64_MIN;
+  (void)r;
+  lit_int(b, n, v, ty);
+}
+
+static void render_acc(rctx *r, kitem *it) {
+  node u = it->u;
+  const char *ty = lty(r, u);
+  char name[32], id[64];
+  snprintf(name, sizeof name, "%%acc%u", r->nacc++);
+  unsigned align = !is_float_ty(ty) ? (int_bits(ty) + 7) / 8 : !strcmp(ty, "double") ? 8u : !strcmp(ty, "float") ? 4u : 2u;
+  kstr_printf(&r->pro, "  %s = alloca %s, align %u%s\n", name, ty, align, r->host ? "" : ", addrspace(5)");
+  identity(r, id, sizeof id, u->arg.i, IR_DT_SCALAR(u->dt), ty);
+  emit(r, "store %s %s, %s %s", ty, id, r->pptr, name);
+  set_text(r, it, name);
+}
+
+static void render_update(rctx *r, kitem *it) {
+  node u = it->u;
+  const char *ty = lty(r, u);
+  enum ir_scalar sc = IR_DT_SCALAR(u->dt);
+  const char *acc = it->ops[0]->text;
+  for (unsigned i = 1; i < it->nops && !r->err; i++) {
+    char cur[TXT], lane[TXT];
+    snprintf(cur, sizeof cur, "%%v%u", fresh(r));
+    emit(r, "%s = load %s, %s %s", cur, ty, r->pptr, acc);
+    snprintf(lane, sizeof lane, "%s", opnd(r, it->ops[i], ty));
+    const char *nv = alu2(r, (enum ir_op)u->arg.i, ty, sc, cur, lane, NULL);
+    emit(r, "store %s %s, %s %s", ty, nv, r->pptr, acc);
+    r->flops += it->scope->iters;
+  }
+}
+
+/* ---- launch dims ---- */
+
+static const mapped *mapping(const rctx *r, const kitem *loop) {
+  for (unsigned i = 0; i < r->nmap; i++)
+    if (r->map[i].loop == loop) return &r->map[i];
+  return NULL;
+}
+
+/* The output loop of a scope (the chain klinearize opens outermost first), or NULL. */
+static kitem *output_loop(const kscope *s) {
+  for (kitem *it = s->first; it; it = it->next)
+    if (it->kind == KI_LOOP && kr_kind(it->u) == KR_LOOP) return it;
+  return NULL;
+}
+
+static uint32_t largest_divisor_upto(int64_t e, uint32_t cap) {
+  for (uint32_t d = cap; d > 1; d--)
+    if (e % d == 0) return d;
+  return 1;
+}
+
+static void plan_grid(rctx *r, klin *l, uint32_t gsz[3], uint32_t lsz[3]) {
+  kitem *chain[KMAX_RANGES];
+  unsigned n = 0;
+  for (kitem *it = output_loop(l->root); it && n < KMAX_RANGES; it = output_loop(it->body)) chain[n++] = it;
+  for (int d = 0; d < 3; d++) gsz[d] = lsz[d] = 1;
+  unsigned ng = 0, nl = 0, threads = 1;
+  for (unsigned i = n; i-- > 0 && r->nmap < MAX_MAPPED;) {
+    int64_t e;
+    if (!ir_is_const(chain[i]->u->src[0], &e) || e < 1 || e > INT32_MAX) break;   /* symbolic: a loop from here out */
+    uint32_t lp = nl < 3 ? largest_divisor_upto(e, KLLVM_MAX_LOCAL / threads) : 1;
+    uint32_t g = (uint32_t)(e / lp);
+    if (g > 1 && ng == 3) break;   /* out of global dims: the rest stay loops */
+    mapped m = {.loop = chain[i], .gdim = -1, .ldim = -1, .l = lp};
+    if (lp > 1) {
+      m.ldim = (int)nl;
+      lsz[nl++] = lp;
+      threads *= lp;
+    }
+    if (g > 1) {
+      m.gdim = (int)ng;
+      gsz[ng++] = g;
+    }
+    r->map[r->nmap++] = m;
+  }
+}
+
+static void emit_ids(rctx *r, const uint32_t gsz[3], const uint32_t lsz[3]) {
+  static const char xyz[] = "xyz";
+  if (r->host) {   /* the arguments from the CPU-style block, ids are parameters */
+    for (unsigned i = 0; i < r->info->nbufs; i++)
+      kstr_printf(&r->pro, "  %%data%u.p = getelementptr i8, ptr %%args, i64 %u\n  %%data%u = load ptr, ptr %%data%u.p\n", i, 8 * i,
+                  i, i);
+    for (unsigned i = 0; i < r->info->nvars; i++)
+      kstr_printf(&r->pro, "  %%var%u.p = getelementptr i8, ptr %%args, i64 %u\n  %%var%u = load i32, ptr %%var%u.p\n", i,
+                  8 * r->info->nbufs + 4 * i, i, i);
+    return;
+  }
+  for (int d = 0; d < 3; d++) {
+    if (gsz[d] > 1) kstr_printf(&r->pro, "  %%gid.%c = call i32 @llvm.amdgcn.workgroup.id.%c()\n", xyz[d], xyz[d]);
+    if (lsz[d] > 1) kstr_printf(&r->pro, "  %%lid.%c = call i32 @llvm.amdgcn.workitem.id.%c()\n", xyz[d], xyz[d]);
+  }
+}
+
+/* ---- scopes ---- */
+
+static void render_scope(rctx *r, kscope *sc);
+
+static void render_loop(rctx *r, kitem *it) {
+  node u = it->u;
+  const char *ty = lty(r, u);
+  const mapped *m = mapping(r, it);
+  char name[TXT];
+  if (m) {   /* a launch dim: gid * l + lid */
+    static const char xyz[] = "xyz";
+    if (m->gdim >= 0 && m->ldim >= 0) {
+      unsigned t = fresh(r);
+      emit(r, "%%v%u = mul i32 %%gid.%c, %u", t, xyz[m->gdim], m->l);
+      snprintf(name, sizeof name, "%%ridx%lld", (long long)kr_axis(u));
+      emit(r, "%s = add i32 %%v%u, %%lid.%c", name, t, xyz[m->ldim]);
+    } else if (m->gdim >= 0) {
+      snprintf(name, sizeof name, "%%gid.%c", xyz[m->gdim]);
+    } else if (m->ldim >= 0) {
+      snprintf(name, sizeof name, "%%lid.%c", xyz[m->ldim]);
+    } else {
+      snprintf(name, sizeof name, "0");
+    }
+    if (strcmp(ty, "i32")) {   /* bounds fit 32 bits by construction; keep the node's own type */
+      char wide[TXT];
+      snprintf(wide, sizeof wide, "%s", convert(r, name, "i32", true, false, ty, true, false));
+      snprintf(name, sizeof name, "%s", wide);
+    }
+    set_text(r, it, name);
+    render_scope(r, it->body);
+    return;
+  }
+  unsigned n = r->nloops++;
+  /* the counter reaches the extent, which may need 64 bits where the range's values fit 32 */
+  const char *cty = strcmp(lty(r, u->src[0]), "i64") ? ty : "i64";
+  const char *ext = opnd(r, it->ops[0], cty);
+  char extv[TXT], from[64], l[40];
+  snprintf(extv, sizeof extv, "%s", ext);
+  snprintf(from, sizeof from, "%s", r->cur);
+  snprintf(name, sizeof name, "%%ridx%lld_%u", (long long)kr_axis(u), n);
+  set_text(r, it, name);
+  emit(r, "br label %%L%u.head", n);
+  snprintf(l, sizeof l, "L%u.head", n);
+  label(r, l);
+  const char *ctr = strcmp(cty, ty) ? ".w" : "";
+  emit(r, "%s%s = phi %s [ 0, %%%s ], [ %s.next, %%L%u.latch ]", name, ctr, cty, from, name, n);
+  emit(r, "%s.c = icmp slt %s %s%s, %s", name, cty, name, ctr, extv);
+  emit(r, "br i1 %s.c, label %%L%u.body, label %%L%u.exit", name, n, n);
+  snprintf(l, sizeof l, "L%u.body", n);
+  label(r, l);
+  if (*ctr) emit(r, "%s = trunc %s %s.w to %s", name, cty, name, ty);
+  render_scope(r, it->body);
+  emit(r, "br label %%L%u.latch", n);
+  snprintf(l, sizeof l, "L%u.latch", n);
+  label(r, l);
+  emit(r, "%s.next = add nsw %s %s%s, 1", name, cty, name, ctr);
+  emit(r, "br label %%L%u.head", n);
+  snprintf(l, sizeof l, "L%u.exit", n);
+  label(r, l);
+}
+
+static void render_scope(rctx *r, kscope *sc) {
+  for (kitem *it = sc->first; it && !r->err; it = it->next) {
+    switch (it->kind) {
+    case KI_EXPR: render_expr(r, it); break;
+    case KI_LOAD: render_load(r, it); break;
+    case KI_STORE: render_store(r, it); break;
+    case KI_ACC: render_acc(r, it); break;
+    case KI_UPDATE: render_update(r, it); break;
+    case KI_LOOP: render_loop(r, it); break;
+    case KI_LEAF: break;
+    }
+    if (r->body.oom || r->pro.oom) {
+      if (!r->err) r->err = bg_error(BG_ENOMEM, "kernel: out of memory rendering");
+      return;
+    }
+  }
+}
+
+/* ---- helpers emitted after the kernel ---- */
+
+/* Threefry-2x32, 20 rounds, as kprelude.c's C (word 0 in the low half of x, key and the result). */
+static void emit_threefry(kstr *s) {
+  static const unsigned rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  unsigned n = 0;
+  kstr_puts(s, "\ndefine internal i64 @bg_threefry2x32(i64 %x, i64 %key) #1 {\nentry:\n");
+  kstr_puts(s, "  %k0 = trunc i64 %key to i32\n  %kh = lshr i64 %key, 32\n  %k1 = trunc i64 %kh to i32\n"
+               "  %k01 = xor i32 %k0, %k1\n  %k2 = xor i32 %k01, 466688986\n"
+               "  %xl = trunc i64 %x to i32\n  %xh64 = lshr i64 %x, 32\n  %xh = trunc i64 %xh64 to i32\n"
+               "  %a0 = add i32 %xl, %k0\n  %b0 = add i32 %xh, %k1\n");
+  const char *ks[3] = {"%k0", "%k1", "%k2"};
+  for (unsigned i = 0; i < 5; i++) {
+    for (unsigned j = 0; j < 4; j++) {
+      unsigned rr = rot[(i & 1) * 4 + j];
+      kstr_printf(s, "  %%a%u = add i32 %%a%u, %%b%u\n", n + 1, n, n);
+      kstr_printf(s, "  %%l%u = shl i32 %%b%u, %u\n  %%r%u = lshr i32 %%b%u, %u\n  %%o%u = or i32 %%l%u, %%r%u\n", n, n, rr,
+                  n, n, 32 - rr, n, n, n);
+      kstr_printf(s, "  %%b%u = xor i32 %%o%u, %%a%u\n", n + 1, n, n + 1);
+      n++;
+    }
+    kstr_printf(s, "  %%a%u = add i32 %%a%u, %s\n", n + 1, n, ks[(i + 1) % 3]);
+    kstr_printf(s, "  %%t%u = add i32 %s, %u\n  %%b%u = add i32 %%b%u, %%t%u\n", i, ks[(i + 2) % 3], i + 1, n + 1, n, i);
+    n++;
+  }
+  kstr_printf(s, "  %%lo = zext i32 %%a%u to i64\n  %%hi0 = zext i32 %%b%u to i64\n  %%hi = shl i64 %%hi0, 32\n"
+                 "  %%res = or i64 %%hi, %%lo\n  ret i64 %%res\n}\n", n, n);
+}
+
+int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
+                 uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]) {
+  bool host = flavour == KLLVM_HOST_TEST;
+  rctx r = {.ctx = ctx, .info = info, .host = host, .gptr = host ? "ptr" : "ptr addrspace(1)",
+            .pptr = host ? "ptr" : "ptr addrspace(5)"};
+  *src = NULL;
+  snprintf(r.cur, sizeof r.cur, "entry");
+  plan_grid(&r, l, gsz, lsz);
+  emit_ids(&r, gsz, lsz);
+  render_scope(&r, l->root);
+  if (r.err) {
+    kstr_free(&r.pro);
+    kstr_free(&r.body);
+    return r.err;
+  }
+  kstr out = {0};
+  uint32_t threads = lsz[0] * lsz[1] * lsz[2];
+  if (host) {
+    kstr_printf(&out, "; baregpu kernel %s (host test flavour)\n\ndefine void @%s(ptr %%args, i32 %%gid.x, i32 %%gid.y, "
+                "i32 %%gid.z, i32 %%lid.x, i32 %%lid.y, i32 %%lid.z) #0 {\nentry:\n", name, name);
+  } else {
+    kstr_printf(&out, "; baregpu kernel %s\ntarget triple = \"amdgcn-amd-amdhsa\"\n\ndefine amdgpu_kernel void @%s(", name, name);
+    for (unsigned i = 0; i < info->nbufs; i++)
+      kstr_printf(&out, "%sptr addrspace(1) noalias align 16 %%data%u", i ? ", " : "", i);
+    for (unsigned i = 0; i < info->nvars; i++) kstr_printf(&out, "%si32 %%var%u", i || info->nbufs ? ", " : "", i);
+    kstr_puts(&out, ") #0 !reqd_work_group_size !0 {\nentry:\n");
+  }
+  if (r.pro.p) kstr_puts(&out, r.pro.p);
+  if (r.body.p) kstr_puts(&out, r.body.p);
+  kstr_puts(&out, "  ret void\n}\n");
+  if (r.threefry) emit_threefry(&out);
+  kstr_puts(&out, "\n");
+  static const char xyz[] = "xyz";
+  for (int d = 0; d < 3 && !host; d++) {
+    if (gsz[d] > 1) kstr_printf(&out, "declare i32 @llvm.amdgcn.workgroup.id.%c()\n", xyz[d]);
+    if (lsz[d] > 1) kstr_printf(&out, "declare i32 @llvm.amdgcn.workitem.id.%c()\n", xyz[d]);
+  }
+  for (unsigned i = 0; i < sizeof math_ops / sizeof *math_ops; i++)
+    for (unsigned f64 = 0; f64 < 2; f64++)
+      if (r.intrinsics & (1u << (i * 2 + f64)))
+        kstr_printf(&out, "declare %s @llvm.%s.%s(%s)\n", f64 ? "double" : "float", math_ops[i], f64 ? "f64" : "f32",
+                    f64 ? "double" : "float");
+  /* No implicit (hidden) kernel arguments and no dispatch/queue pointers: the kernarg segment is
+   * exactly the buffers and variables, and the dispatch needs only the kernarg pointer. */
+  if (host) kstr_puts(&out, "\nattributes #0 = { nounwind }\nattributes #1 = { nounwind alwaysinline }\n");
+  else kstr_printf(&out,
+              "\nattributes #0 = { nounwind \"amdgpu-flat-work-group-size\"=\"1,%u\" \"uniform-work-group-size\"=\"true\" "
+              "\"amdgpu-no-implicitarg-ptr\" \"amdgpu-no-dispatch-ptr\" \"amdgpu-no-queue-ptr\" \"amdgpu-no-dispatch-id\" "
+              "\"amdgpu-no-hostcall-ptr\" \"amdgpu-no-heap-ptr\" \"amdgpu-no-multigrid-sync-arg\" "
+              "\"amdgpu-no-default-queue\" \"amdgpu-no-completion-action\" \"amdgpu-no-lds-kernel-id\" }\n"
+              "attributes #1 = { nounwind alwaysinline }\n\n!0 = !{i32 %u, i32 %u, i32 %u}\n",
+              threads, lsz[0], lsz[1], lsz[2]);
+  kstr_free(&r.pro);
+  kstr_free(&r.body);
+  *src = kstr_take(&out);
+  if (!*src) return bg_error(BG_ENOMEM, "kernel: out of memory rendering");
+  *flops = r.flops;
+  return 0;
+}

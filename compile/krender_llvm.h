@@ -1,0 +1,39 @@
+/* compile/krender_llvm.h: the LLVM IR renderer of linearized kernels for AMD GPUs (amdgcn-amd-amdhsa).
+ * Private to compile/. The IR is target independent across gfx9..gfx12: the processor is chosen
+ * when compiling (compile/llvm_amdgpu.h). */
+#ifndef BG_COMPILE_KRENDER_LLVM_H
+#define BG_COMPILE_KRENDER_LLVM_H
+
+#include "compile/kernel_internal.h"
+#include "compile/klinear.h"
+
+/* Most threads per work-group the renderer asks for (the product of the local dims). */
+enum { KLLVM_MAX_LOCAL = 256 };
+
+/* LLVM IR text of the linearized kernel l: `define amdgpu_kernel void @name(ptr addrspace(1) noalias
+ * align 16 %data0, ..., i32 %var0, ...)`, buffers by slot then int32 variables (the CPU kernarg
+ * layout). Output axes with constant extents become launch dims, innermost first: each takes the
+ * largest divisor of its extent that keeps the work-group within KLLVM_MAX_LOCAL threads as a
+ * local dim (x, y, z: at most 3) and the rest as a global dim (work-group count, at most 3);
+ * axes left over stay loops. gsz = work-group counts, lsz = threads per work-group (1 when
+ * unused). *src is malloc'd; *flops estimates the arithmetic per launch. 0 or -BG_E*. */
+enum kllvm_flavour {
+  KLLVM_AMDGPU,       /* amdgpu_kernel, addrspace(1) buffers, ids from llvm.amdgcn.* */
+  KLLVM_HOST_TEST,    /* for tests on the host: `void NAME(ptr args, i32 gid.x/y/z, i32 lid.x/y/z)`, arguments
+                       * read from the CPU kernarg block, generic pointers; the body is the same */
+};
+int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
+                 uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]);
+
+/* ---- compile/kernel.c: the AMD path of the kernel compiler ---- */
+/* bg_kernel_render with the LLVM IR renderer: k->src holds the IR, k->gsz/lsz the launch dims. */
+int bg_kernel_render_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);
+/* The same render in the KLLVM_HOST_TEST flavour (tests run it with a host JIT against the C path). */
+int bg_kernel_render_llvm_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);
+/* Render + compile for mcpu ("gfx1100", ...) + check the code object against the render (kernarg
+ * segment size = the arguments' bytes, max flat work-group size = lsz product, processor = mcpu).
+ * No device needed. *elf is malloc'd. Without LLVM: -BG_ENOTSUP naming the package to install. */
+int bg_kernel_compile_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, const char *mcpu, bg_kernel *k,
+                             void **elf, size_t *n);
+
+#endif

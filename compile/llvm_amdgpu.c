@@ -1,0 +1,214 @@
+/* compile/llvm_amdgpu.c: LLVM IR text -> AMDGPU relocatable code object through the LLVM-C API
+ * (parse, verify, default<O3>, emit object), cached on disk. See llvm_amdgpu.h. */
+#include "compile/llvm_amdgpu.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/IRReader.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "baregpu/error.h"
+#include "compile/amdgpu_elf.h"
+#include "compile/kcache.h"
+#include "compile/sha256.h"
+
+#define KEY_VERSION "bg-amdgpu-1"   /* bump when the pipeline or the entry format changes */
+enum { DIAG_MAX = 1600 };
+
+/* gfx<major><minor><stepping>: major >= 10 is RDNA (wave32), 9 is GCN/CDNA (wave64). */
+static int gfx_major(const char *mcpu) {
+  if (!mcpu || strncmp(mcpu, "gfx", 3) != 0) return -1;
+  size_t n = strlen(mcpu + 3);
+  if (n < 3 || n > 4) return -1;
+  for (size_t i = 0; i < n; i++)
+    if (!isxdigit((unsigned char)mcpu[3 + i])) return -1;
+  if (!isdigit((unsigned char)mcpu[3]) || (n == 4 && !isdigit((unsigned char)mcpu[4]))) return -1;
+  return n == 4 ? (mcpu[3] - '0') * 10 + (mcpu[4] - '0') : mcpu[3] - '0';
+}
+
+const char *bg_amdgpu_features(const char *mcpu) {
+  int major = gfx_major(mcpu);
+  if (major < 0) return NULL;
+  return major >= 10 ? "+wavefrontsize32" : "+wavefrontsize64";
+}
+
+unsigned bg_amdgpu_wave_size(const char *mcpu) {
+  int major = gfx_major(mcpu);
+  return major < 0 ? 0 : major >= 10 ? 32u : 64u;
+}
+
+static char g_version[32];
+static pthread_once_t g_version_once = PTHREAD_ONCE_INIT;
+static void fill_version(void) {
+  unsigned major = 0, minor = 0, patch = 0;
+  LLVMGetVersion(&major, &minor, &patch);
+  snprintf(g_version, sizeof g_version, "%u.%u.%u", major, minor, patch);
+}
+
+const char *bg_llvm_version(void) {
+  pthread_once(&g_version_once, fill_version);
+  return g_version;
+}
+
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+static void init_amdgpu(void) {
+  LLVMInitializeAMDGPUTargetInfo();
+  LLVMInitializeAMDGPUTarget();
+  LLVMInitializeAMDGPUTargetMC();
+  LLVMInitializeAMDGPUAsmPrinter();
+}
+
+/* LLVM reports codegen errors (unsupported libcalls, resource limits) through the context's
+ * diagnostic handler; without one an error ends the process. */
+typedef struct diag {
+  char text[DIAG_MAX];
+  size_t len;
+  int errors;
+} diag;
+
+static void on_diagnostic(LLVMDiagnosticInfoRef di, void *opaque) {
+  diag *d = opaque;
+  LLVMDiagnosticSeverity sev = LLVMGetDiagInfoSeverity(di);
+  if (sev != LLVMDSError) return;
+  d->errors++;
+  char *m = LLVMGetDiagInfoDescription(di);
+  if (m && d->len + 3 < sizeof d->text) {
+    int w = snprintf(d->text + d->len, sizeof d->text - d->len, "%s%s", d->len ? "; " : "", m);
+    if (w > 0) d->len += (size_t)w < sizeof d->text - d->len ? (size_t)w : sizeof d->text - d->len - 1;
+  }
+  LLVMDisposeMessage(m);
+}
+
+static int fail(int code, const char *mcpu, const char *stage, const char *msg) {
+  return bg_error(code, "llvm %s (%s): %s: %.*s", bg_llvm_version(), mcpu, stage, DIAG_MAX, msg ? msg : "(no message)");
+}
+
+/* The uncached compile. */
+static int compile_ir(const char *ir, const char *mcpu, const char *features, void **obj, size_t *size) {
+  pthread_once(&g_init_once, init_amdgpu);
+  char *err = NULL;
+  LLVMTargetRef target;
+  if (LLVMGetTargetFromTriple(BG_AMDGPU_TRIPLE, &target, &err)) {
+    int rc = fail(BG_ENOTSUP, mcpu, "no target " BG_AMDGPU_TRIPLE, err);
+    LLVMDisposeMessage(err);
+    return rc;
+  }
+  LLVMContextRef ctx = LLVMContextCreate();
+  diag d = {.len = 0};
+  LLVMContextSetDiagnosticHandler(ctx, on_diagnostic, &d);
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, strlen(ir), "kernel.ll");
+  LLVMModuleRef mod = NULL;
+  LLVMTargetMachineRef tm = NULL;
+  LLVMMemoryBufferRef out = NULL;
+  int rc = 0;
+  if (LLVMParseIRInContext(ctx, buf, &mod, &err)) {   /* takes buf in every case */
+    rc = fail(BG_ECOMPILE, mcpu, "parse", err);
+    goto done;
+  }
+  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err)) {
+    rc = fail(BG_ECOMPILE, mcpu, "verify", err);
+    goto done;
+  }
+  LLVMDisposeMessage(err);
+  err = NULL;
+  tm = LLVMCreateTargetMachine(target, BG_AMDGPU_TRIPLE, mcpu, features, LLVMCodeGenLevelAggressive, LLVMRelocPIC,
+                               LLVMCodeModelDefault);
+  if (!tm) {
+    rc = fail(BG_ECOMPILE, mcpu, "target machine", "LLVMCreateTargetMachine returned NULL");
+    goto done;
+  }
+  LLVMSetTarget(mod, BG_AMDGPU_TRIPLE);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(mod, dl);
+  LLVMDisposeTargetData(dl);
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) {
+    char *m = LLVMGetErrorMessage(e);
+    rc = fail(BG_ECOMPILE, mcpu, "passes", m);
+    LLVMDisposeErrorMessage(m);
+    goto done;
+  }
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &out)) {
+    rc = fail(BG_ECOMPILE, mcpu, "codegen", err);
+    goto done;
+  }
+  if (d.errors) {
+    rc = fail(BG_ECOMPILE, mcpu, "codegen", d.text);
+    goto done;
+  }
+  size_t n = LLVMGetBufferSize(out);
+  void *p = malloc(n ? n : 1);
+  if (!p) {
+    rc = bg_error(BG_ENOMEM, "llvm: out of memory copying a %zu-byte code object", n);
+    goto done;
+  }
+  memcpy(p, LLVMGetBufferStart(out), n);
+  *obj = p;
+  *size = n;
+done:
+  if (err) LLVMDisposeMessage(err);
+  if (out) LLVMDisposeMemoryBuffer(out);
+  if (tm) LLVMDisposeTargetMachine(tm);
+  if (mod) LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+  return rc;
+}
+
+/* e_flags of an ELF64 header: the EF_AMDGPU_MACH the object targets (0: none). */
+static unsigned elf_mach(const void *obj, size_t n) {
+  const unsigned char *p = obj;
+  if (n < 64) return 0;
+  return (unsigned)p[48] & 0xffu;   /* e_flags is at offset 48 in Elf64_Ehdr, MACH in its low byte */
+}
+
+int bg_llvm_amdgpu_compile(const char *ir, const char *mcpu, void **obj, size_t *size) {
+  *obj = NULL;
+  *size = 0;
+  const char *features = bg_amdgpu_features(mcpu);
+  if (!ir) return bg_error(BG_EINVAL, "llvm: no IR to compile");
+  if (!features) return bg_error(BG_EINVAL, "llvm: mcpu '%s' is not an AMD GPU name (expected gfx<digits>, e.g. gfx1100)", mcpu ? mcpu : "(null)");
+  bg_sha256_ctx h;
+  uint8_t digest[32];
+  char key[65], dir[4096], path[4200];
+  bg_sha256_init(&h);
+  const char *parts[] = {KEY_VERSION, bg_llvm_version(), mcpu, features, ir};
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) bg_sha256_update(&h, parts[i], strlen(parts[i]) + 1);
+  bg_sha256_final(&h, digest);
+  bg_sha256_hex(digest, key);
+  bool cache = bg_kcache_dir(dir, sizeof dir) == 0 && bg_kcache_path(dir, key, "co", path, sizeof path) == 0;
+  bool hit = cache && bg_kcache_load(path, obj, size) == 1;
+  int rc = hit ? 0 : compile_ir(ir, mcpu, features, obj, size);
+  if (rc) return rc;
+  unsigned want = bg_amdgpu_mach(mcpu), got = elf_mach(*obj, *size);
+  if (got == 0 || (want && got != want)) {
+    free(*obj);
+    *obj = NULL;
+    *size = 0;
+    return bg_error(BG_ENOTSUP, "llvm %s does not know processor %s: the code object's EF_AMDGPU_MACH is 0x%x, expected 0x%x",
+                    bg_llvm_version(), mcpu, got, want);
+  }
+  if (cache && !hit && bg_kcache_store(path, *obj, *size) != 0) BG_LOG(1, "llvm: %s (kernel not cached)", bg_last_error());
+  return 0;
+}
+
+bool bg_llvm_amdgpu_knows(const char *mcpu) {
+  static const char probe[] = "define amdgpu_kernel void @bg_probe() {\n  ret void\n}\n";
+  if (!bg_amdgpu_features(mcpu) || !bg_amdgpu_mach(mcpu)) return false;
+  void *obj = NULL;
+  size_t n = 0;
+  int rc = compile_ir(probe, mcpu, bg_amdgpu_features(mcpu), &obj, &n);
+  bool ok = rc == 0 && elf_mach(obj, n) == bg_amdgpu_mach(mcpu);
+  free(obj);
+  return ok;
+}

@@ -1,0 +1,208 @@
+/* tensor/nn.c: the nn layers of the public API (conv2d, max_pool2d, eval batch norm, linear,
+ * flatten, mean, log_softmax, sparse cross-entropy) and an SGD step, written with the public tensor
+ * ops as tinygrad writes them with its Tensor methods, so autograd differentiates them op by op. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor/nn.h"
+
+static bool dead(const bg_tensor *t) { return !t || !t->u; }
+
+void nn_shape_str(const bg_tensor *t, char *buf, size_t n) {
+  tshape s = t_mkshape(t->ndim, t->shape);
+  t_shape_str(&s, buf, n);
+}
+
+bg_tensor *nn_fail(bg_tensor *x, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return t_fail(x->c, "%s", msg);
+}
+
+/* A layer's tensors are usable: none NULL (past the first, NULL is allowed when optional_tail),
+ * all of one context, none the error tensor. Otherwise *err is what the layer returns (the error
+ * tensor of the first tensor's context, NULL without one). */
+static bool usable(bg_tensor *const *ts, unsigned n, bool optional_tail, bg_tensor **err) {
+  *err = ts[0] ? &ts[0]->c->err_t : NULL;
+  for (unsigned i = 0; i < n; i++) {
+    if (!ts[i] && optional_tail && i > 0) continue;
+    if (!ts[i]) return false;
+    if (ts[i]->c != ts[0]->c) {
+      t_fail(ts[0]->c, "nn: tensors belong to different contexts");
+      return false;
+    }
+    if (dead(ts[i])) return false;
+  }
+  return true;
+}
+
+bg_tensor *bg_tn_conv2d(bg_tensor *x, bg_tensor *w, bg_tensor *bias, int64_t stride, int64_t padding) {
+  bg_tensor *ts[3] = {x, w, bias}, *err;
+  if (!usable(ts, 3, true, &err)) return err;
+  char xs[160], ws[160];
+  nn_shape_str(x, xs, sizeof xs);
+  nn_shape_str(w, ws, sizeof ws);
+  if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1])
+    return nn_fail(x, "conv2d: input %s and weight %s: need (N,Cin,H,W) and (Cout,Cin,KH,KW) with equal Cin", xs, ws);
+  int64_t cout = w->shape[0], cin = w->shape[1];
+  if (bias && (bias->ndim != 1 || bias->shape[0] != cout)) {
+    char bs[160];
+    nn_shape_str(bias, bs, sizeof bs);
+    return nn_fail(x, "conv2d: bias %s for weight %s: expected (%lld)", bs, ws, (long long)cout);
+  }
+  if (stride < 1 || padding < 0)
+    return nn_fail(x, "conv2d: stride %lld and padding %lld: need stride >= 1 and padding >= 0", (long long)stride,
+                   (long long)padding);
+  int64_t pads[4][2] = {{0, 0}, {0, 0}, {padding, padding}, {padding, padding}};
+  int64_t k[2] = {w->shape[2], w->shape[3]}, s[2] = {stride, stride}, n = x->shape[0];
+  bg_tensor *p = nn_pool("conv2d", padding ? bg_tn_pad(x, pads) : x, k, s); /* (N, Cin, OH, OW, KH, KW) */
+  if (dead(p)) return p;
+  int64_t oh = p->shape[2], ow = p->shape[3];
+  /* (N, 1, Cin, 1, OH, OW, KH, KW) -> expand Cout -> (N, 1, Cout, OH, OW, Cin, KH, KW) */
+  int64_t sh[8] = {n, 1, cin, 1, oh, ow, k[0], k[1]};
+  p = bg_tn_reshape(p, 8, sh);
+  sh[3] = cout;
+  p = bg_tn_expand(p, 8, sh);
+  static const unsigned to_out[8] = {0, 1, 3, 4, 5, 2, 6, 7};
+  p = bg_tn_permute(p, to_out);
+  int64_t wsh[8] = {1, 1, cout, 1, 1, cin, k[0], k[1]};
+  bg_tensor *prod = bg_tn_mul(p, bg_tn_reshape(w, 8, wsh));
+  int64_t osh[4] = {n, cout, oh, ow};
+  bg_tensor *out = bg_tn_reshape(bg_tn_sum(prod, 0xe0u, true), 4, osh);
+  if (bias) {
+    int64_t bsh[4] = {1, cout, 1, 1};
+    out = bg_tn_add(out, bg_tn_reshape(bias, 4, bsh));
+  }
+  /* A layer output is a kernel boundary: the next layer reads every element many times. */
+  return bg_tn_contiguous(out);
+}
+
+bg_tensor *bg_tn_max_pool2d(bg_tensor *x, int64_t kernel, int64_t stride) {
+  if (dead(x)) return x ? &x->c->err_t : NULL;
+  if (stride == 0) stride = kernel;
+  int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride};
+  bg_tensor *p = nn_pool("max_pool2d", x, k, s);
+  if (dead(p)) return p;
+  unsigned nd = p->ndim;
+  return bg_tn_max(p, 3u << (nd - 2), false);
+}
+
+/* A (C) parameter as (1, C, 1, ...) against x. */
+static bg_tensor *per_channel(bg_tensor *x, bg_tensor *p, const char *name) {
+  char xs[160], ps[160];
+  nn_shape_str(x, xs, sizeof xs);
+  nn_shape_str(p, ps, sizeof ps);
+  if (x->ndim < 2 || p->ndim != 1 || p->shape[0] != x->shape[1])
+    return nn_fail(x, "batchnorm: %s %s for input %s: expected (%lld)", name, ps, xs, x->ndim < 2 ? -1LL : (long long)x->shape[1]);
+  int64_t sh[BG_MAX_DIMS];
+  for (unsigned i = 0; i < x->ndim; i++) sh[i] = i == 1 ? x->shape[1] : 1;
+  return bg_tn_reshape(p, x->ndim, sh);
+}
+
+bg_tensor *bg_tn_batchnorm(bg_tensor *x, bg_tensor *weight, bg_tensor *bias, bg_tensor *mean, bg_tensor *var, double eps) {
+  bg_tensor *ts[5] = {x, mean, var, weight, bias}, *err;
+  if (!usable(ts, 3, false, &err) || !usable(ts, 5, true, &err)) return err;
+  bg_tensor *y = bg_tn_sub(x, per_channel(x, mean, "mean"));
+  if (weight) y = bg_tn_mul(y, per_channel(x, weight, "weight"));
+  bg_tensor *invstd = bg_tn_reciprocal(bg_tn_sqrt(bg_tn_addc(var, eps)));
+  y = bg_tn_mul(y, per_channel(x, invstd, "var"));
+  return bias ? bg_tn_add(y, per_channel(x, bias, "bias")) : y;
+}
+
+bg_tensor *bg_tn_linear(bg_tensor *x, bg_tensor *w, bg_tensor *b) {
+  bg_tensor *ts[3] = {x, w, b}, *err;
+  if (!usable(ts, 3, true, &err)) return err;
+  char xs[160], ws[160];
+  nn_shape_str(x, xs, sizeof xs);
+  nn_shape_str(w, ws, sizeof ws);
+  if (x->ndim < 1 || w->ndim != 2 || x->shape[x->ndim - 1] != w->shape[1])
+    return nn_fail(x, "linear: input %s and weight %s: need (..., in) and (out, in)", xs, ws);
+  if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) {
+    char bs[160];
+    nn_shape_str(b, bs, sizeof bs);
+    return nn_fail(x, "linear: bias %s for weight %s: expected (%lld)", bs, ws, (long long)w->shape[0]);
+  }
+  static const unsigned transpose[2] = {1, 0};
+  bg_tensor *y = bg_tn_matmul(x, bg_tn_permute(w, transpose));
+  return b ? bg_tn_add(y, b) : y;
+}
+
+bg_tensor *bg_tn_flatten(bg_tensor *x, unsigned start_axis) {
+  if (dead(x)) return x ? &x->c->err_t : NULL;
+  if (start_axis >= x->ndim && !(x->ndim == 0 && start_axis == 0)) {
+    char xs[160];
+    nn_shape_str(x, xs, sizeof xs);
+    return nn_fail(x, "flatten: start axis %u out of range for shape %s", start_axis, xs);
+  }
+  int64_t sh[BG_MAX_DIMS];
+  memcpy(sh, x->shape, start_axis * sizeof *sh);
+  sh[start_axis] = -1;
+  return bg_tn_reshape(x, start_axis + 1, sh);
+}
+
+bg_tensor *bg_tn_mean(bg_tensor *a, uint32_t axes, bool keepdim) {
+  if (dead(a)) return a ? &a->c->err_t : NULL;
+  bg_tensor *s = bg_tn_sum(a, axes, keepdim);
+  if (dead(s)) return s;
+  double count = 1;
+  for (unsigned i = 0; i < a->ndim; i++)
+    if (axes == BG_ALL_AXES || (axes >> i) & 1u) count *= (double)a->shape[i];
+  bg_tensor *r = bg_tn_div(s, bg_tn_scalar(a->c, s->dt == BG_FLOAT16 ? BG_FLOAT16 : BG_FLOAT32, count));
+  return bg_tn_cast(r, s->dt == BG_FLOAT16 ? BG_FLOAT16 : r->dt);
+}
+
+/* x - max - log(sum(exp(x - max))): the max keeps exp in range, as tinygrad. */
+bg_tensor *bg_tn_log_softmax(bg_tensor *x, unsigned axis) {
+  if (dead(x)) return x ? &x->c->err_t : NULL;
+  if (axis >= x->ndim) {
+    char xs[160];
+    nn_shape_str(x, xs, sizeof xs);
+    return nn_fail(x, "log_softmax: axis %u out of range for shape %s", axis, xs);
+  }
+  bg_tensor *m = bg_tn_sub(x, bg_tn_max(x, 1u << axis, true));
+  return bg_tn_sub(m, bg_tn_log(bg_tn_sum(bg_tn_exp(m), 1u << axis, true)));
+}
+
+bg_tensor *bg_tn_sparse_cross_entropy(bg_tensor *logits, bg_tensor *labels) {
+  bg_tensor *ts[2] = {logits, labels}, *err;
+  if (!usable(ts, 2, false, &err)) return err;
+  char ls[160], ys[160];
+  nn_shape_str(logits, ls, sizeof ls);
+  nn_shape_str(labels, ys, sizeof ys);
+  if (logits->ndim != 2 || labels->ndim != 1 || labels->shape[0] != logits->shape[0] || labels->dt != BG_INT32)
+    return nn_fail(logits, "sparse_cross_entropy: logits %s and labels %s %s: need (N,C) and int32 (N)", ls, ys,
+                   bg_dtype_name(labels->dt));
+  int64_t n = logits->shape[0], cls = logits->shape[1], row[2] = {1, cls}, col[2] = {n, 1};
+  bg_tensor *classes = bg_tn_reshape(bg_tn_arange(logits->c, BG_INT32, 0, (double)cls, 1), 2, row);
+  bg_tensor *onehot = bg_tn_cast(bg_tn_eq(classes, bg_tn_reshape(labels, 2, col)), logits->dt);
+  bg_tensor *picked = bg_tn_sum(bg_tn_mul(bg_tn_log_softmax(logits, 1), onehot), BG_ALL_AXES, false);
+  return bg_tn_neg(bg_tn_div(picked, bg_tn_scalar(logits->c, logits->dt, (double)n)));
+}
+
+int bg_tn_sgd_step(bg_tensor **params, unsigned n, double lr) {
+  if (!params || !n) return bg_error(BG_EINVAL, "sgd_step: no parameters");
+  for (unsigned i = 0; i < n; i++)
+    if (dead(params[i])) return bg_error(BG_EINVAL, "sgd_step: parameter %u is NULL or the error tensor", i);
+  bg_tensor **next = calloc(n, sizeof *next);
+  unsigned *idx = calloc(n, sizeof *idx), m = 0;
+  int rc = next && idx ? 0 : bg_error(BG_ENOMEM, "sgd_step: out of host memory for %u parameters", n);
+  for (unsigned i = 0; !rc && i < n; i++) {
+    bg_tensor *g = params[i]->requires_grad ? params[i]->grad : NULL;
+    if (!g) continue;
+    next[m] = bg_tn_sub(params[i], bg_tn_mulc(g, lr));
+    idx[m++] = i;
+  }
+  if (!rc && m) rc = bg_tn_realize(next, m); /* all updates in one schedule */
+  for (unsigned j = 0; !rc && j < m; j++) {
+    bg_tn_requires_grad(params[idx[j]], false);
+    params[idx[j]] = bg_tn_requires_grad(next[j], true);
+  }
+  free(next);
+  free(idx);
+  return rc;
+}

@@ -1,0 +1,90 @@
+/* tests/mockgpu/amd_engine.h: the emulated AMD GPU's queue executors run asynchronously, one thread per engine
+ * (the compute queue's CP, amd_pm4.c; SDMA0 queue 0, amd_sdma_exec.c), woken by doorbell writes.
+ *
+ * BAR2 (doorbells, 2 MiB of 64-bit slots) is hooked: a 32- or 64-bit write to the slot an enabled queue listens to
+ * (CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFSET / SDMA0_QUEUE0_DOORBELL_OFFSET.OFFSET, in dwords) stores the value (the
+ * queue's new write pointer) and wakes that engine; a write to a slot no enabled queue uses is a failure. Reads
+ * return what was written.
+ *
+ * Synchronisation: the device lock (recursive) guards the register file, the failure list and the engines' state;
+ * the host's BAR2/BAR5 accesses take it, an engine holds it while it executes a packet and drops it while it waits
+ * (WAIT_REG_MEM / POLL_REGMEM re-poll memory with a backoff of 10 us .. 1 ms, so the host can write it) and while
+ * the shader core runs a dispatch. VRAM and host pages are plain memory, as on hardware.
+ *
+ * Time: each engine counts the wall time it spends executing packets (waits excluded); mock_amd_exec_ns sums it per
+ * device so benches can subtract the emulator's own cost. */
+#ifndef BG_MOCKGPU_AMD_ENGINE_H
+#define BG_MOCKGPU_AMD_ENGINE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "amd_gpu.h"
+
+/* Nanoseconds the device's engines spent executing (sum over engines, since creation). */
+uint64_t mock_amd_exec_ns(const mock_amd *g);
+/* Wait until no engine has pending doorbells or a packet in progress (a queue blocked in a wait counts as busy).
+ * 0, or -1 after timeout_ms. */
+int mock_amd_engines_wait_idle(mock_amd *g, int timeout_ms);
+
+/* ---- internal (amd_pm4.c, amd_sdma_exec.c, amd_gpu.c) ---- */
+typedef struct amd_engine amd_engine;
+typedef struct amd_engine_ops {
+  const char *name;
+  /* BAR2 byte offset of the doorbell the engine's queue listens to now, or -1 (no enabled queue). Lock held. */
+  int64_t (*doorbell)(amd_engine *e);
+  /* Execute up to the doorbell's write pointer, or until the queue stops (lock held, count 1). */
+  void (*run)(amd_engine *e);
+  /* ASIC reset: forget the queue (lock held). */
+  void (*reset)(amd_engine *e);
+  void (*destroy)(amd_engine *e);
+} amd_engine_ops;
+
+struct amd_engine {
+  mock_amd *g;
+  const amd_engine_ops *ops;
+  void *priv;
+  pthread_t thr;
+  pthread_cond_t cv;        /* doorbells and stop */
+  bool started, stop, kicked, running;
+  uint64_t db;              /* last doorbell value */
+  uint64_t exec_ns, slept_ns;
+};
+
+/* Lock set-up (mock_amd_new, first thing) and teardown (mock_amd_free, last thing). */
+void amd_lock_init(mock_amd *g);
+void amd_lock_destroy(mock_amd *g);
+/* Hook BAR2 and start the engine threads of the chip (GC 11/12; none elsewhere). 0 or -1 (failure recorded). */
+int amd_engines_start(mock_amd *g);
+/* Stop and join the threads (before the device is freed). */
+void amd_engines_stop(mock_amd *g);
+/* ASIC reset: every engine forgets its queue. */
+void amd_engines_reset(mock_amd *g);
+/* Inside run(): drop the lock for about us microseconds (a doorbell or stop wakes it earlier); the time is not
+ * counted as execution. false when the engine must stop. */
+bool amd_engine_sleep(amd_engine *e, unsigned us);
+/* GPU timestamp: 100 MHz counter from CLOCK_MONOTONIC. */
+uint64_t amd_gpu_clock(void);
+/* The engine of the device with these ops, or NULL (lock held or engines idle). */
+amd_engine *amd_engine_find(mock_amd *g, const amd_engine_ops *ops);
+/* Compare of WAIT_REG_MEM.FUNCTION / POLL_REGMEM.FUNC (same encoding): 0 always, 1 <, 2 <=, 3 ==, 4 !=, 5 >=, 6 >;
+ * 7 is reserved (the callers refuse it). */
+static inline bool amd_wait_compare(unsigned func, uint32_t v, uint32_t ref) {
+  switch (func) {
+  case 0: return true;
+  case 1: return v < ref;
+  case 2: return v <= ref;
+  case 3: return v == ref;
+  case 4: return v != ref;
+  case 5: return v >= ref;
+  case 6: return v > ref;
+  default: return false;
+  }
+}
+
+/* Engine constructors (amd_pm4.c, amd_sdma_exec.c): NULL when the chip has no such queue model. */
+amd_engine *amd_pm4_engine(mock_amd *g);
+amd_engine *amd_sdma_engine(mock_amd *g);
+
+#endif

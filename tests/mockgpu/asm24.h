@@ -1,0 +1,68 @@
+/* tests/mockgpu/asm24.h: an emulated ASM24 USB-to-PCIe bridge with the custom firmware, at the
+ * USB transport boundary (usb/usb_transport.h), in front of an emulated PCI function (mock_pci.h,
+ * e.g. the AMD GPU of amd_gpu.h) at bus 4 (reference hcq_usb_sys.md 1.4-1.7, 1.13).
+ *
+ * Model: 64 KiB XDATA with the LTSSM register (0xB450, 0x78 once 0xF3 powered the link), 512 KiB
+ * SRAM, the sys_buf/cq_buf windows and the 0x200-byte window at sys 0x800000 (reachable through
+ * XDATA and by the GPU's DMA at their PCIe addresses: mock_pci_set_dma_target), four PCI-PCI
+ * bridge ports on buses 0..3 (type 1 headers: bus numbers, memory windows, command) and the GPU's
+ * configuration space and BARs behind them.
+ *
+ * Strict (each recorded as a failure, mock_asm24_failures, and the transfer stalls or the TLP
+ * completes with Unsupported Request): unknown requests, wrong lengths or fields, a bulk transfer
+ * nothing armed or of another length than armed, a request while a stream is still armed, TLPs
+ * with the link down, config TLPs of the wrong type for the bus or to a bus no bridge routes,
+ * memory TLPs outside every bridge window or GPU BAR (or with memory decoding off), SRAM arms
+ * beyond 512 KiB, GPU DMA outside the windows.
+ *
+ * Faults on request (mock_asm24_inject): stalls, timeouts, short bulk transfers (half the bytes
+ * land), completions with the firmware's error byte, a vanished device. Counters of transfers,
+ * bytes and TLPs (mock_asm24_get_stats). Not thread-safe. */
+#ifndef BG_MOCKGPU_ASM24_H
+#define BG_MOCKGPU_ASM24_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mock_pci.h"
+#include "usb/usb_transport.h"
+
+typedef struct mock_asm24 mock_asm24;
+
+/* The bridge in front of gpu (which stays owned by its tree). Link down until 0xF3. */
+mock_asm24 *mock_asm24_new(mock_pci *gpu);
+void mock_asm24_free(mock_asm24 *m);
+/* A transport to the bridge ("mockusb:N"); closing it leaves the bridge alive. NULL on ENOMEM. */
+bg_usb_transport *mock_asm24_transport(mock_asm24 *m);
+
+typedef enum mock_asm24_fault {
+  MOCK_ASM24_STALL,      /* the transfer stalls (-BG_EIO); nothing happens */
+  MOCK_ASM24_TIMEOUT,    /* the transfer times out (-BG_ETIMEDOUT); nothing happens */
+  MOCK_ASM24_SHORT,      /* a bulk transfer moves half its bytes (OUT: they land), then fails short */
+  MOCK_ASM24_CPL_ERROR,  /* a completion read (0xF0 IN) reports the firmware's transport error (byte 7) */
+  MOCK_ASM24_GONE,       /* every transfer from then on: -BG_ENODEV */
+} mock_asm24_fault;
+
+/* Fire fault on count transfers it applies to, once after transfers have passed. */
+void mock_asm24_inject(mock_asm24 *m, mock_asm24_fault fault, unsigned after, unsigned count);
+void mock_asm24_clear_faults(mock_asm24 *m);
+
+typedef struct mock_asm24_stats {
+  uint64_t xfers[BG_USB_NKINDS], bytes[BG_USB_NKINDS];
+  uint64_t cfg_tlps, mem_tlps, stream_writes, stream_reads, sram_writes, sram_reads, faults_fired;
+} mock_asm24_stats;
+const mock_asm24_stats *mock_asm24_get_stats(const mock_asm24 *m);
+void mock_asm24_reset_stats(mock_asm24 *m);
+
+unsigned mock_asm24_nfail(const mock_asm24 *m);
+const char *mock_asm24_failures(const mock_asm24 *m);
+void mock_asm24_clear_failures(mock_asm24 *m);
+
+uint8_t *mock_asm24_sram(mock_asm24 *m);
+uint8_t *mock_asm24_xdata(mock_asm24 *m);
+/* The GPU-side windows' memory by PCIe address (NULL outside), as the GPU's DMA sees it. */
+uint8_t *mock_asm24_sys(mock_asm24 *m, uint64_t sys, size_t *avail);
+bool mock_asm24_link_up(const mock_asm24 *m);
+
+#endif

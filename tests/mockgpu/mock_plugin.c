@@ -1,0 +1,141 @@
+/* tests/mockgpu/mock_plugin.c: the loadable module libbaregpu-mock.so (contract: hcq/mock_plugin.h). start() builds a
+ * fake sysfs tree in a temp dir with MOCKGPU_COUNT emulated AMD GPUs (MOCKGPU_CHIP, MOCKGPU_VRAM_MB), writes
+ * correctly-headed firmware for the chip into another temp dir (tests/unit/am/fw_gen.c, compiled in) and fuses it
+ * into the devices; the tree's hooks go to the library's hcq/pci through host->pci_set_hooks, never through the
+ * module's own copy of bg_pci_set_hooks. The tree sets BG_SYSFS_ROOT / BG_LOCK_DIR / BG_PROC_ROOT while it is
+ * built; the module puts the process environment back afterwards: the library gets the paths in bg_mock_devices.
+ * stop() (also at exit or unload) frees the devices and removes both temp dirs. Only bg_mock_plugin_entry is
+ * exported (-fvisibility=hidden and a version script). */
+#include <ftw.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "amd_gpu.h"
+#include "baregpu/error.h"
+#include "fw_gen.h"
+#include "hcq/mock_plugin.h"
+#include "mock_sysfs.h"
+
+#define BG_EXPORT __attribute__((visibility("default")))
+
+static pthread_mutex_t plugin_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  bool started;
+  mock_sysfs *tree;
+  mock_amd *gpu[BG_MOCK_MAX_DEVICES];
+  bg_mock_devices devs;
+} S;
+
+static const char *const ENV_KEPT[] = {"BG_SYSFS_ROOT", "BG_LOCK_DIR", "BG_PROC_ROOT"};
+#define NENV (sizeof(ENV_KEPT) / sizeof(ENV_KEPT[0]))
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+static void stop_locked(void) {
+  if (!S.started) return;
+  for (int i = 0; i < S.devs.count; i++) mock_amd_free(S.gpu[i]);
+  mock_sysfs_free(S.tree);
+  if (S.devs.fw_dir[0]) nftw(S.devs.fw_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  memset(&S, 0, sizeof(S));
+}
+
+static void plugin_stop(void) {
+  pthread_mutex_lock(&plugin_lock);
+  stop_locked();
+  pthread_mutex_unlock(&plugin_lock);
+}
+
+/* Process exit or dlclose: the engine threads and temp dirs go with the module. */
+__attribute__((destructor)) static void plugin_fini(void) { plugin_stop(); }
+
+static int fail(char *err, size_t errlen, int code, const char *msg, const char *arg) {
+  snprintf(err, errlen, "mock plugin: %s%s", msg, arg ? arg : "");
+  return -code;
+}
+
+static int env_int(const char *name, int def, int lo, int hi, bool *ok) {
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (*end || n < lo || n > hi) *ok = false;
+  return (int)n;
+}
+
+static int start_locked(const bg_mock_host *host, char *err, size_t errlen) {
+  const char *chip_s = getenv("MOCKGPU_CHIP");
+  mock_amd_chip chip = MOCK_AMD_GFX11;
+  fw_gen_chip_id gen = FW_GEN_GFX11;
+  if (chip_s && *chip_s && strcmp(chip_s, "gfx11") != 0) {
+    if (strcmp(chip_s, "gfx12") == 0) chip = MOCK_AMD_MOCK, gen = FW_GEN_GFX12;
+    else if (strcmp(chip_s, "gfx942") == 0) chip = MOCK_AMD_GFX942, gen = FW_GEN_GFX942;
+    else return fail(err, errlen, BG_EINVAL, "MOCKGPU_CHIP must be gfx11, gfx12 or gfx942, not ", chip_s);
+  }
+  bool ok = true;
+  int count = env_int("MOCKGPU_COUNT", 1, 1, BG_MOCK_MAX_DEVICES, &ok);
+  int vram_mb = env_int("MOCKGPU_VRAM_MB", 512, 64, 1 << 20, &ok);
+  if (!ok || (vram_mb & (vram_mb - 1)))
+    return fail(err, errlen, BG_EINVAL, "MOCKGPU_COUNT must be 1..8 and MOCKGPU_VRAM_MB a power of two >= 64", NULL);
+  char *saved[NENV];
+  for (size_t i = 0; i < NENV; i++) {
+    const char *v = getenv(ENV_KEPT[i]);
+    saved[i] = v ? strdup(v) : NULL;
+  }
+  mock_sysfs_use_set_hooks(host->pci_set_hooks);
+  S.tree = mock_sysfs_new();
+  for (size_t i = 0; i < NENV; i++) { /* the tree's own env is for in-process tests; the library gets paths */
+    if (saved[i]) setenv(ENV_KEPT[i], saved[i], 1);
+    else unsetenv(ENV_KEPT[i]);
+    free(saved[i]);
+  }
+  if (!S.tree) return fail(err, errlen, BG_EIO, "cannot build the fake sysfs tree", NULL);
+  S.started = true; /* from here on stop_locked cleans up */
+  const char *tmp = getenv("TMPDIR");
+  snprintf(S.devs.fw_dir, sizeof(S.devs.fw_dir), "%s/bg_mock_fw_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(S.devs.fw_dir)) {
+    S.devs.fw_dir[0] = 0;
+    return fail(err, errlen, BG_EIO, "cannot create the firmware dir", NULL);
+  }
+  if (fw_gen_chip(S.devs.fw_dir, gen) != 0) return fail(err, errlen, BG_EIO, "firmware generation failed in ", S.devs.fw_dir);
+  for (int i = 0; i < count; i++) {
+    char *bdf = S.devs.bdf[i];
+    snprintf(bdf, sizeof(S.devs.bdf[i]), "0000:%02x:00.0", (unsigned)(3 + i) & 0xffu);
+    mock_amd_cfg cfg = {.chip = chip, .bdf = bdf, .vram_size = (uint64_t)vram_mb << 20};
+    S.gpu[i] = mock_amd_new(S.tree, &cfg);
+    if (!S.gpu[i]) return fail(err, errlen, BG_EIO, "cannot create the emulated GPU ", bdf);
+    S.devs.count = i + 1;
+    if (mock_amd_install_fw_dir(S.gpu[i], S.devs.fw_dir) != 0)
+      return fail(err, errlen, BG_EIO, "firmware refused by the emulated GPU: ", mock_amd_failures(S.gpu[i]));
+  }
+  snprintf(S.devs.sysfs_root, sizeof(S.devs.sysfs_root), "%s", mock_sysfs_root(S.tree));
+  snprintf(S.devs.lock_dir, sizeof(S.devs.lock_dir), "%s/lock", mock_sysfs_root(S.tree));
+  return 0;
+}
+
+static int plugin_start(const bg_mock_host *host, const char *iface, const char *kind, bg_mock_devices *out, char *err,
+                        size_t errlen) {
+  if (!host || host->abi != BG_MOCK_PLUGIN_ABI || !host->pci_set_hooks || !out)
+    return fail(err, errlen, BG_EINVAL, "host ABI mismatch or missing pci_set_hooks", NULL);
+  if (!iface || strcmp(iface, "MOCKPCI") != 0)
+    return fail(err, errlen, BG_ENOTSUP, "only MOCKPCI is emulated by this module, not ", iface ? iface : "(null)");
+  if (!kind || strcmp(kind, "AMD") != 0)
+    return fail(err, errlen, BG_ENOTSUP, "only AMD GPUs are emulated by this module, not ", kind ? kind : "(null)");
+  pthread_mutex_lock(&plugin_lock);
+  int r = S.started ? 0 : start_locked(host, err, errlen);
+  if (r < 0) stop_locked();
+  else *out = S.devs;
+  pthread_mutex_unlock(&plugin_lock);
+  return r;
+}
+
+static const bg_mock_plugin PLUGIN = {BG_MOCK_PLUGIN_ABI, plugin_start, plugin_stop};
+
+BG_EXPORT const bg_mock_plugin *bg_mock_plugin_entry(void);
+BG_EXPORT const bg_mock_plugin *bg_mock_plugin_entry(void) { return &PLUGIN; }

@@ -1,0 +1,131 @@
+/* tests/mockgpu/rdna3/rdna3_lds.c: local data share (DS encoding): loads, stores, two-address
+ * forms, d16 halves and the common atomics. Addresses are bytes within the workgroup's allocation;
+ * anything outside it stops the dispatch (the hardware would drop or wrap it). */
+#include "rdna3_float.h"
+#include "rdna3_ops.h"
+#include "rdna3_valu.h"
+
+static uint8_t *lds_at(rdna3_ctx *c, const rdna3_wave *w, uint32_t addr, unsigned n, unsigned lane) {
+  if ((uint64_t)addr + n > c->lds_size) {
+    rdna3_fail(c, w, "LDS access of %u bytes at 0x%x (lane %u) outside the workgroup's %u bytes", n, addr, lane,
+               c->lds_size);
+    return NULL;
+  }
+  return c->lds + addr;
+}
+
+static uint32_t ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+static uint32_t ds_atomic(unsigned op, uint32_t old, uint32_t v) {
+  switch (op) {
+  case DS_ADD_U32: case DS_ADD_RTN_U32: return old + v;
+  case DS_SUB_U32: return old - v;
+  case DS_MIN_I32: return (int32_t)v < (int32_t)old ? v : old;
+  case DS_MAX_I32: return (int32_t)v > (int32_t)old ? v : old;
+  case DS_MIN_U32: return v < old ? v : old;
+  case DS_MAX_U32: return v > old ? v : old;
+  case DS_AND_B32: return old & v;
+  case DS_OR_B32: return old | v;
+  case DS_XOR_B32: return old ^ v;
+  case DS_MIN_F32: return rdna3_u(fminf(rdna3_f(old), rdna3_f(v)));
+  case DS_MAX_F32: return rdna3_u(fmaxf(rdna3_f(old), rdna3_f(v)));
+  default: return rdna3_u(rdna3_f(old) + rdna3_f(v));  /* DS_ADD_F32, DS_ADD_RTN_F32 */
+  }
+}
+
+int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w) {
+  c->ndw = 2;
+  if (rdna3_need(c, w, 2)) return -1;
+  uint32_t e0 = c->enc[0], e1 = c->enc[1];
+  unsigned op = (e0 >> 18) & 0xff, off0 = e0 & 0xff, off1 = (e0 >> 8) & 0xff;
+  unsigned vaddr = e1 & 0xff, d0 = (e1 >> 8) & 0xff, d1 = (e1 >> 16) & 0xff, vdst = e1 >> 24;
+  uint32_t offset = off1 << 8 | off0;
+  if ((e0 >> 17) & 1) return rdna3_fail(c, w, "GDS is not implemented");
+  uint32_t exec = w->s[RDNA3_EXEC_LO];
+  for (unsigned l = 0; l < RDNA3_LANES; l++) {
+    if (!((exec >> l) & 1)) continue;
+    uint32_t base = w->v[vaddr][l];
+    uint8_t *p, *q;
+    switch (op) {
+    case DS_STORE_B32: case DS_STORE_B64: case DS_STORE_B96: case DS_STORE_B128: {
+      unsigned n = op == DS_STORE_B32 ? 1 : op == DS_STORE_B64 ? 2 : op == DS_STORE_B96 ? 3 : 4;
+      if (!(p = lds_at(c, w, base + offset, 4 * n, l))) return -1;
+      for (unsigned i = 0; i < n; i++) st32(p + 4 * i, w->v[(d0 + i) & 0xff][l]);
+      break;
+    }
+    case DS_STORE_B8: case DS_STORE_B8_D16_HI:
+      if (!(p = lds_at(c, w, base + offset, 1, l))) return -1;
+      *p = (uint8_t)(w->v[d0][l] >> (op == DS_STORE_B8 ? 0 : 16));
+      break;
+    case DS_STORE_B16: case DS_STORE_B16_D16_HI: {
+      if (!(p = lds_at(c, w, base + offset, 2, l))) return -1;
+      uint16_t h = (uint16_t)(w->v[d0][l] >> (op == DS_STORE_B16 ? 0 : 16));
+      memcpy(p, &h, 2);
+      break;
+    }
+    case DS_STORE_2ADDR_B32: case DS_STORE_2ADDR_STRIDE64_B32: case DS_STORE_2ADDR_B64:
+    case DS_STORE_2ADDR_STRIDE64_B64: {
+      bool b64 = op == DS_STORE_2ADDR_B64 || op == DS_STORE_2ADDR_STRIDE64_B64;
+      unsigned size = b64 ? 8 : 4, stride = size * (op == DS_STORE_2ADDR_STRIDE64_B32 || op == DS_STORE_2ADDR_STRIDE64_B64 ? 64 : 1);
+      if (!(p = lds_at(c, w, base + off0 * stride, size, l)) || !(q = lds_at(c, w, base + off1 * stride, size, l))) return -1;
+      st32(p, w->v[d0][l]);
+      st32(q, w->v[d1][l]);
+      if (b64) st32(p + 4, w->v[(d0 + 1) & 0xff][l]), st32(q + 4, w->v[(d1 + 1) & 0xff][l]);
+      break;
+    }
+    case DS_LOAD_B32: case DS_LOAD_B64: case DS_LOAD_B96: case DS_LOAD_B128: {
+      unsigned n = op == DS_LOAD_B32 ? 1 : op == DS_LOAD_B64 ? 2 : op == DS_LOAD_B96 ? 3 : 4;
+      if (!(p = lds_at(c, w, base + offset, 4 * n, l))) return -1;
+      for (unsigned i = 0; i < n; i++) w->v[(vdst + i) & 0xff][l] = ld32(p + 4 * i);
+      break;
+    }
+    case DS_LOAD_U8: case DS_LOAD_I8:
+      if (!(p = lds_at(c, w, base + offset, 1, l))) return -1;
+      w->v[vdst][l] = op == DS_LOAD_U8 ? *p : (uint32_t)(int32_t)(int8_t)*p;
+      break;
+    case DS_LOAD_U16: case DS_LOAD_I16: {
+      if (!(p = lds_at(c, w, base + offset, 2, l))) return -1;
+      uint16_t h;
+      memcpy(&h, p, 2);
+      w->v[vdst][l] = op == DS_LOAD_U16 ? h : (uint32_t)(int32_t)(int16_t)h;
+      break;
+    }
+    case DS_LOAD_U8_D16: case DS_LOAD_U8_D16_HI: case DS_LOAD_I8_D16: case DS_LOAD_I8_D16_HI:
+    case DS_LOAD_U16_D16: case DS_LOAD_U16_D16_HI: {
+      bool b16 = op == DS_LOAD_U16_D16 || op == DS_LOAD_U16_D16_HI;
+      bool hi = op == DS_LOAD_U8_D16_HI || op == DS_LOAD_I8_D16_HI || op == DS_LOAD_U16_D16_HI;
+      if (!(p = lds_at(c, w, base + offset, b16 ? 2 : 1, l))) return -1;
+      uint16_t h;
+      if (b16) memcpy(&h, p, 2);
+      else h = op == DS_LOAD_I8_D16 || op == DS_LOAD_I8_D16_HI ? (uint16_t)(int16_t)(int8_t)*p : *p;
+      uint32_t v = w->v[vdst][l];
+      w->v[vdst][l] = hi ? (v & 0xffff) | (uint32_t)h << 16 : (v & 0xffff0000u) | h;
+      break;
+    }
+    case DS_LOAD_2ADDR_B32: case DS_LOAD_2ADDR_STRIDE64_B32: case DS_LOAD_2ADDR_B64:
+    case DS_LOAD_2ADDR_STRIDE64_B64: {
+      bool b64 = op == DS_LOAD_2ADDR_B64 || op == DS_LOAD_2ADDR_STRIDE64_B64;
+      unsigned size = b64 ? 8 : 4, stride = size * (op == DS_LOAD_2ADDR_STRIDE64_B32 || op == DS_LOAD_2ADDR_STRIDE64_B64 ? 64 : 1);
+      if (!(p = lds_at(c, w, base + off0 * stride, size, l)) || !(q = lds_at(c, w, base + off1 * stride, size, l))) return -1;
+      unsigned n = size / 4;
+      for (unsigned i = 0; i < n; i++) {
+        w->v[(vdst + i) & 0xff][l] = ld32(p + 4 * i);
+        w->v[(vdst + n + i) & 0xff][l] = ld32(q + 4 * i);
+      }
+      break;
+    }
+    case DS_ADD_U32: case DS_SUB_U32: case DS_MIN_I32: case DS_MAX_I32: case DS_MIN_U32: case DS_MAX_U32:
+    case DS_AND_B32: case DS_OR_B32: case DS_XOR_B32: case DS_MIN_F32: case DS_MAX_F32: case DS_ADD_F32:
+    case DS_ADD_RTN_U32: case DS_ADD_RTN_F32: {
+      if (!(p = lds_at(c, w, base + offset, 4, l))) return -1;
+      uint32_t old = ld32(p);
+      st32(p, ds_atomic(op, old, w->v[d0][l]));
+      if (op == DS_ADD_RTN_U32 || op == DS_ADD_RTN_F32) w->v[vdst][l] = old;
+      break;
+    }
+    default: return rdna3_fail(c, w, "unimplemented DS opcode %u", op);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,322 @@
+/* tests/mockgpu/rdna3/rdna3_salu.c: scalar ALU and program control (SOP2, SOPK, SOP1, SOPC,
+ * SOPP). Semantics per the RDNA3 ISA guide's pseudocode; wave32, so EXEC and VCC are 32-bit. */
+#include "rdna3_internal.h"
+#include "rdna3_ops.h"
+
+static int sources_literal(rdna3_ctx *c, const rdna3_wave *w, unsigned a, unsigned b) {
+  if (a == RDNA3_SRC_LITERAL || b == RDNA3_SRC_LITERAL) return rdna3_take_literal(c, w);
+  return 0;
+}
+
+static uint32_t bfe32(uint32_t v, uint32_t ctl, bool sign) {
+  unsigned off = ctl & 31, width = (ctl >> 16) & 0x7f;
+  if (width == 0) return 0;
+  if (width > 32 - off) width = 32 - off;
+  uint32_t r = v >> off;
+  if (width < 32) {
+    r &= (1u << width) - 1;
+    if (sign && (r >> (width - 1)) & 1) r |= ~0u << width;
+  }
+  return r;
+}
+
+static uint64_t bfe64(uint64_t v, uint32_t ctl, bool sign) {
+  unsigned off = ctl & 63, width = (ctl >> 16) & 0x7f;
+  if (width == 0) return 0;
+  if (width > 64 - off) width = 64 - off;
+  uint64_t r = v >> off;
+  if (width < 64) {
+    r &= (1ull << width) - 1;
+    if (sign && (r >> (width - 1)) & 1) r |= ~0ull << width;
+  }
+  return r;
+}
+
+int rdna3_exec_sop2(rdna3_ctx *c, rdna3_wave *w) {
+  uint32_t e = c->enc[0];
+  unsigned op = (e >> 23) & 0x7f, dst = (e >> 16) & 0x7f, s1 = (e >> 8) & 0xff, s0 = e & 0xff;
+  if (sources_literal(c, w, s0, s1)) return -1;
+  uint32_t a = rdna3_sreg32(c, w, s0), b = rdna3_sreg32(c, w, s1);
+  uint64_t a64 = 0, b64 = 0;
+  uint32_t r = 0;
+  uint64_t r64 = 0;
+  bool wide = false;
+  switch (op) {
+  case S_LSHL_B64: case S_LSHR_B64: case S_ASHR_I64: case S_BFE_U64: case S_BFE_I64:
+    a64 = rdna3_sreg64(c, w, s0);
+    break;
+  case S_AND_B64: case S_OR_B64: case S_XOR_B64: case S_NAND_B64: case S_NOR_B64: case S_XNOR_B64:
+  case S_AND_NOT1_B64: case S_OR_NOT1_B64: case S_CSELECT_B64:
+    a64 = rdna3_sreg64(c, w, s0), b64 = rdna3_sreg64(c, w, s1);
+    break;
+  default: break;
+  }
+  switch (op) {
+  case S_ADD_U32: { uint64_t t = (uint64_t)a + b; r = (uint32_t)t; w->scc = t >> 32; break; }
+  case S_SUB_U32: r = a - b; w->scc = b > a; break;
+  case S_ADDC_U32: { uint64_t t = (uint64_t)a + b + w->scc; r = (uint32_t)t; w->scc = t >> 32; break; }
+  case S_SUBB_U32: { uint64_t t = (uint64_t)b + w->scc; r = a - (uint32_t)t; w->scc = t > a; break; }
+  case S_ADD_I32: {
+    r = a + b;
+    w->scc = ((a ^ r) & (b ^ r)) >> 31;  /* signed overflow */
+    break;
+  }
+  case S_SUB_I32: r = a - b; w->scc = ((a ^ b) & (a ^ r)) >> 31; break;
+  case S_ABSDIFF_I32: {
+    int64_t d = (int64_t)(int32_t)a - (int32_t)b;
+    r = (uint32_t)(d < 0 ? -d : d);
+    w->scc = r != 0;
+    break;
+  }
+  case S_LSHL_B32: r = a << (b & 31); w->scc = r != 0; break;
+  case S_LSHR_B32: r = a >> (b & 31); w->scc = r != 0; break;
+  case S_ASHR_I32: r = (uint32_t)((int32_t)a >> (b & 31)); w->scc = r != 0; break;
+  case S_LSHL_B64: wide = true; r64 = a64 << (b & 63); w->scc = r64 != 0; break;
+  case S_LSHR_B64: wide = true; r64 = a64 >> (b & 63); w->scc = r64 != 0; break;
+  case S_ASHR_I64: wide = true; r64 = (uint64_t)((int64_t)a64 >> (b & 63)); w->scc = r64 != 0; break;
+  case S_LSHL1_ADD_U32: case S_LSHL2_ADD_U32: case S_LSHL3_ADD_U32: case S_LSHL4_ADD_U32: {
+    unsigned sh = op - S_LSHL1_ADD_U32 + 1;
+    uint64_t t = ((uint64_t)a << sh) + b;
+    r = (uint32_t)t;
+    w->scc = t >> 32 != 0;
+    break;
+  }
+  case S_MIN_I32: w->scc = (int32_t)a < (int32_t)b; r = w->scc ? a : b; break;
+  case S_MIN_U32: w->scc = a < b; r = w->scc ? a : b; break;
+  case S_MAX_I32: w->scc = (int32_t)a > (int32_t)b; r = w->scc ? a : b; break;
+  case S_MAX_U32: w->scc = a > b; r = w->scc ? a : b; break;
+  case S_AND_B32: r = a & b; w->scc = r != 0; break;
+  case S_OR_B32: r = a | b; w->scc = r != 0; break;
+  case S_XOR_B32: r = a ^ b; w->scc = r != 0; break;
+  case S_NAND_B32: r = ~(a & b); w->scc = r != 0; break;
+  case S_NOR_B32: r = ~(a | b); w->scc = r != 0; break;
+  case S_XNOR_B32: r = ~(a ^ b); w->scc = r != 0; break;
+  case S_AND_NOT1_B32: r = a & ~b; w->scc = r != 0; break;
+  case S_OR_NOT1_B32: r = a | ~b; w->scc = r != 0; break;
+  case S_AND_B64: wide = true; r64 = a64 & b64; w->scc = r64 != 0; break;
+  case S_OR_B64: wide = true; r64 = a64 | b64; w->scc = r64 != 0; break;
+  case S_XOR_B64: wide = true; r64 = a64 ^ b64; w->scc = r64 != 0; break;
+  case S_NAND_B64: wide = true; r64 = ~(a64 & b64); w->scc = r64 != 0; break;
+  case S_NOR_B64: wide = true; r64 = ~(a64 | b64); w->scc = r64 != 0; break;
+  case S_XNOR_B64: wide = true; r64 = ~(a64 ^ b64); w->scc = r64 != 0; break;
+  case S_AND_NOT1_B64: wide = true; r64 = a64 & ~b64; w->scc = r64 != 0; break;
+  case S_OR_NOT1_B64: wide = true; r64 = a64 | ~b64; w->scc = r64 != 0; break;
+  case S_BFE_U32: r = bfe32(a, b, false); w->scc = r != 0; break;
+  case S_BFE_I32: r = bfe32(a, b, true); w->scc = r != 0; break;
+  case S_BFE_U64: wide = true; r64 = bfe64(a64, b, false); w->scc = r64 != 0; break;
+  case S_BFE_I64: wide = true; r64 = bfe64(a64, b, true); w->scc = r64 != 0; break;
+  case S_BFM_B32: r = (uint32_t)(((1ull << (a & 31)) - 1) << (b & 31)); break;
+  case S_MUL_I32: r = a * b; break;
+  case S_MUL_HI_U32: r = (uint32_t)(((uint64_t)a * b) >> 32); break;
+  case S_MUL_HI_I32: r = (uint32_t)((uint64_t)((int64_t)(int32_t)a * (int32_t)b) >> 32); break;
+  case S_CSELECT_B32: r = w->scc ? a : b; break;
+  case S_CSELECT_B64: wide = true; r64 = w->scc ? a64 : b64; break;
+  case S_PACK_LL_B32_B16: r = (a & 0xffff) | b << 16; break;
+  case S_PACK_LH_B32_B16: r = (a & 0xffff) | (b & 0xffff0000u); break;
+  case S_PACK_HH_B32_B16: r = a >> 16 | (b & 0xffff0000u); break;
+  case S_PACK_HL_B32_B16: r = a >> 16 | b << 16; break;
+  default: return rdna3_fail(c, w, "unimplemented SOP2 opcode %u", op);
+  }
+  if (wide) rdna3_swrite64(w, dst, r64);
+  else rdna3_swrite32(w, dst, r);
+  return 0;
+}
+
+int rdna3_exec_sopk(rdna3_ctx *c, rdna3_wave *w) {
+  uint32_t e = c->enc[0];
+  unsigned op = (e >> 23) & 0x1f, dst = (e >> 16) & 0x7f;
+  uint32_t k = e & 0xffff, sk = (uint32_t)(int32_t)(int16_t)k;
+  uint32_t d = dst < RDNA3_NSGPR ? w->s[dst] : 0;
+  switch (op) {
+  case S_MOVK_I32: rdna3_swrite32(w, dst, sk); break;
+  case S_VERSION: break;
+  case S_CMOVK_I32: if (w->scc) rdna3_swrite32(w, dst, sk); break;
+  case S_CMPK_EQ_I32: w->scc = d == sk; break;
+  case S_CMPK_LG_I32: w->scc = d != sk; break;
+  case S_CMPK_GT_I32: w->scc = (int32_t)d > (int32_t)sk; break;
+  case S_CMPK_GE_I32: w->scc = (int32_t)d >= (int32_t)sk; break;
+  case S_CMPK_LT_I32: w->scc = (int32_t)d < (int32_t)sk; break;
+  case S_CMPK_LE_I32: w->scc = (int32_t)d <= (int32_t)sk; break;
+  case S_CMPK_EQ_U32: w->scc = d == k; break;
+  case S_CMPK_LG_U32: w->scc = d != k; break;
+  case S_CMPK_GT_U32: w->scc = d > k; break;
+  case S_CMPK_GE_U32: w->scc = d >= k; break;
+  case S_CMPK_LT_U32: w->scc = d < k; break;
+  case S_CMPK_LE_U32: w->scc = d <= k; break;
+  case S_ADDK_I32: {
+    uint32_t r = d + sk;
+    w->scc = ((d ^ r) & (sk ^ r)) >> 31;
+    rdna3_swrite32(w, dst, r);
+    break;
+  }
+  case S_MULK_I32: rdna3_swrite32(w, dst, d * sk); break;
+  case S_WAITCNT_VSCNT: case S_WAITCNT_VMCNT: case S_WAITCNT_EXPCNT: case S_WAITCNT_LGKMCNT:
+    break;  /* memory effects are immediate: nothing to wait for */
+  default: return rdna3_fail(c, w, "unimplemented SOPK opcode %u", op);
+  }
+  return 0;
+}
+
+static uint32_t saveexec(unsigned op, uint32_t s, uint32_t exec) {
+  switch (op) {
+  case S_AND_SAVEEXEC_B32: return s & exec;
+  case S_OR_SAVEEXEC_B32: return s | exec;
+  case S_XOR_SAVEEXEC_B32: return s ^ exec;
+  case S_NAND_SAVEEXEC_B32: return ~(s & exec);
+  case S_NOR_SAVEEXEC_B32: return ~(s | exec);
+  case S_XNOR_SAVEEXEC_B32: return ~(s ^ exec);
+  case S_AND_NOT0_SAVEEXEC_B32: return ~exec & s;
+  case S_OR_NOT0_SAVEEXEC_B32: return ~exec | s;
+  case S_AND_NOT1_SAVEEXEC_B32: return exec & ~s;
+  default: return exec | ~s;  /* S_OR_NOT1_SAVEEXEC_B32 */
+  }
+}
+
+int rdna3_exec_sop1(rdna3_ctx *c, rdna3_wave *w) {
+  uint32_t e = c->enc[0];
+  unsigned op = (e >> 8) & 0xff, dst = (e >> 16) & 0x7f, s0 = e & 0xff;
+  if (sources_literal(c, w, s0, 0)) return -1;
+  uint32_t a = rdna3_sreg32(c, w, s0);
+  uint32_t exec = w->s[RDNA3_EXEC_LO];
+  switch (op) {
+  case S_MOV_B32: rdna3_swrite32(w, dst, a); break;
+  case S_MOV_B64: rdna3_swrite64(w, dst, rdna3_sreg64(c, w, s0)); break;
+  case S_CMOV_B32: if (w->scc) rdna3_swrite32(w, dst, a); break;
+  case S_CMOV_B64: if (w->scc) rdna3_swrite64(w, dst, rdna3_sreg64(c, w, s0)); break;
+  case S_BREV_B32: {
+    uint32_t r = 0;
+    for (int i = 0; i < 32; i++) r |= ((a >> i) & 1u) << (31 - i);
+    rdna3_swrite32(w, dst, r);
+    break;
+  }
+  case S_CTZ_I32_B32: rdna3_swrite32(w, dst, a ? (uint32_t)__builtin_ctz(a) : ~0u); break;
+  case S_CTZ_I32_B64: {
+    uint64_t v = rdna3_sreg64(c, w, s0);
+    rdna3_swrite32(w, dst, v ? (uint32_t)__builtin_ctzll(v) : ~0u);
+    break;
+  }
+  case S_CLZ_I32_U32: rdna3_swrite32(w, dst, a ? (uint32_t)__builtin_clz(a) : ~0u); break;
+  case S_SEXT_I32_I8: rdna3_swrite32(w, dst, (uint32_t)(int32_t)(int8_t)a); break;
+  case S_SEXT_I32_I16: rdna3_swrite32(w, dst, (uint32_t)(int32_t)(int16_t)a); break;
+  case S_BITSET0_B32: rdna3_swrite32(w, dst, w->s[dst] & ~(1u << (a & 31))); break;
+  case S_BITSET1_B32: rdna3_swrite32(w, dst, w->s[dst] | 1u << (a & 31)); break;
+  case S_ABS_I32: {
+    uint32_t r = (int32_t)a < 0 ? 0u - a : a;
+    rdna3_swrite32(w, dst, r);
+    w->scc = r != 0;
+    break;
+  }
+  case S_BCNT0_I32_B32: {
+    uint32_t r = 32 - (uint32_t)__builtin_popcount(a);
+    rdna3_swrite32(w, dst, r);
+    w->scc = r != 0;
+    break;
+  }
+  case S_BCNT1_I32_B32: {
+    uint32_t r = (uint32_t)__builtin_popcount(a);
+    rdna3_swrite32(w, dst, r);
+    w->scc = r != 0;
+    break;
+  }
+  case S_BCNT1_I32_B64: {
+    uint32_t r = (uint32_t)__builtin_popcountll(rdna3_sreg64(c, w, s0));
+    rdna3_swrite32(w, dst, r);
+    w->scc = r != 0;
+    break;
+  }
+  case S_NOT_B32: rdna3_swrite32(w, dst, ~a); w->scc = ~a != 0; break;
+  case S_NOT_B64: {
+    uint64_t r = ~rdna3_sreg64(c, w, s0);
+    rdna3_swrite64(w, dst, r);
+    w->scc = r != 0;
+    break;
+  }
+  case S_AND_SAVEEXEC_B32: case S_OR_SAVEEXEC_B32: case S_XOR_SAVEEXEC_B32: case S_NAND_SAVEEXEC_B32:
+  case S_NOR_SAVEEXEC_B32: case S_XNOR_SAVEEXEC_B32: case S_AND_NOT0_SAVEEXEC_B32:
+  case S_OR_NOT0_SAVEEXEC_B32: case S_AND_NOT1_SAVEEXEC_B32: case S_OR_NOT1_SAVEEXEC_B32: {
+    uint32_t r = saveexec(op, a, exec);
+    rdna3_swrite32(w, dst, exec);  /* the old EXEC, read before the write below */
+    w->s[RDNA3_EXEC_LO] = r;
+    w->scc = r != 0;
+    break;
+  }
+  case S_AND_NOT0_WREXEC_B32: case S_AND_NOT1_WREXEC_B32: {
+    uint32_t r = op == S_AND_NOT0_WREXEC_B32 ? ~exec & a : exec & ~a;
+    w->s[RDNA3_EXEC_LO] = r;
+    rdna3_swrite32(w, dst, r);
+    w->scc = r != 0;
+    break;
+  }
+  case S_GETPC_B64: rdna3_swrite64(w, dst, w->pc + 4); break;
+  case S_SETPC_B64: w->pc = rdna3_sreg64(c, w, s0); c->jumped = true; break;
+  case S_SWAPPC_B64: {
+    uint64_t to = rdna3_sreg64(c, w, s0);
+    rdna3_swrite64(w, dst, w->pc + 4);
+    w->pc = to;
+    c->jumped = true;
+    break;
+  }
+  default: return rdna3_fail(c, w, "unimplemented SOP1 opcode %u", op);
+  }
+  return 0;
+}
+
+int rdna3_exec_sopc(rdna3_ctx *c, rdna3_wave *w) {
+  uint32_t e = c->enc[0];
+  unsigned op = (e >> 16) & 0x7f, s1 = (e >> 8) & 0xff, s0 = e & 0xff;
+  if (sources_literal(c, w, s0, s1)) return -1;
+  uint32_t a = rdna3_sreg32(c, w, s0), b = rdna3_sreg32(c, w, s1);
+  int32_t ia = (int32_t)a, ib = (int32_t)b;
+  switch (op) {
+  case S_CMP_EQ_I32: case S_CMP_EQ_U32: w->scc = a == b; break;
+  case S_CMP_LG_I32: case S_CMP_LG_U32: w->scc = a != b; break;
+  case S_CMP_GT_I32: w->scc = ia > ib; break;
+  case S_CMP_GE_I32: w->scc = ia >= ib; break;
+  case S_CMP_LT_I32: w->scc = ia < ib; break;
+  case S_CMP_LE_I32: w->scc = ia <= ib; break;
+  case S_CMP_GT_U32: w->scc = a > b; break;
+  case S_CMP_GE_U32: w->scc = a >= b; break;
+  case S_CMP_LT_U32: w->scc = a < b; break;
+  case S_CMP_LE_U32: w->scc = a <= b; break;
+  case S_BITCMP0_B32: w->scc = !((a >> (b & 31)) & 1); break;
+  case S_BITCMP1_B32: w->scc = (a >> (b & 31)) & 1; break;
+  case S_BITCMP0_B64: w->scc = !((rdna3_sreg64(c, w, s0) >> (b & 63)) & 1); break;
+  case S_BITCMP1_B64: w->scc = (rdna3_sreg64(c, w, s0) >> (b & 63)) & 1; break;
+  case S_CMP_EQ_U64: w->scc = rdna3_sreg64(c, w, s0) == rdna3_sreg64(c, w, s1); break;
+  case S_CMP_LG_U64: w->scc = rdna3_sreg64(c, w, s0) != rdna3_sreg64(c, w, s1); break;
+  default: return rdna3_fail(c, w, "unimplemented SOPC opcode %u", op);
+  }
+  return 0;
+}
+
+int rdna3_exec_sopp(rdna3_ctx *c, rdna3_wave *w) {
+  uint32_t e = c->enc[0];
+  unsigned op = (e >> 16) & 0x7f;
+  int16_t simm = (int16_t)(e & 0xffff);
+  bool take;
+  switch (op) {
+  case S_NOP: case S_SLEEP: case S_SET_INST_PREFETCH_DISTANCE: case S_CLAUSE: case S_DELAY_ALU:
+  case S_WAITCNT_DEPCTR: case S_WAITCNT: case S_WAIT_IDLE: case S_WAIT_EVENT: case S_SETPRIO:
+  case S_ICACHE_INV: case S_ROUND_MODE: case S_DENORM_MODE:
+    return 0;  /* scheduling hints and waits: execution is in order, memory immediate */
+  case S_SENDMSG:
+    if ((e & 0xffff) == 3) return 0;  /* MSG_DEALLOC_VGPRS before s_endpgm */
+    return rdna3_fail(c, w, "s_sendmsg %u is not supported", e & 0xffff);
+  case S_ENDPGM: w->done = true; return 0;
+  case S_CODE_END: return rdna3_fail(c, w, "executed s_code_end padding (ran off the end of the program)");
+  case S_BARRIER: w->at_barrier = true; return 0;
+  case S_BRANCH: take = true; break;
+  case S_CBRANCH_SCC0: take = !w->scc; break;
+  case S_CBRANCH_SCC1: take = w->scc; break;
+  case S_CBRANCH_VCCZ: take = w->s[RDNA3_VCC_LO] == 0; break;
+  case S_CBRANCH_VCCNZ: take = w->s[RDNA3_VCC_LO] != 0; break;
+  case S_CBRANCH_EXECZ: take = w->s[RDNA3_EXEC_LO] == 0; break;
+  case S_CBRANCH_EXECNZ: take = w->s[RDNA3_EXEC_LO] != 0; break;
+  default: return rdna3_fail(c, w, "unimplemented SOPP opcode %u", op);
+  }
+  if (take) {
+    w->pc = w->pc + 4 + (int64_t)simm * 4;
+    c->jumped = true;
+  }
+  return 0;
+}

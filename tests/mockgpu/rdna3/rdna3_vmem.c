@@ -1,0 +1,141 @@
+/* tests/mockgpu/rdna3/rdna3_vmem.c: FLAT, GLOBAL and SCRATCH loads, stores and atomics.
+ * GLOBAL: SADDR pair + 32-bit VGPR offset, or a 64-bit VGPR address (SADDR off), + signed offset.
+ * SCRATCH: per-lane private addresses, swizzled the way the hardware lays them out (dword i of
+ * lane l at wave base + i*128 + l*4; TMPRING_SIZE.WAVESIZE says the bytes per wave).
+ * FLAT: the shared and private apertures map to LDS and scratch, everything else is global. */
+#include "rdna3_float.h"
+#include "rdna3_ops.h"
+#include "rdna3_valu.h"
+
+enum { SEG_FLAT = 0, SEG_SCRATCH = 1, SEG_GLOBAL = 2 };
+
+/* Copy n bytes between the lane and the address in its segment; write: to memory. */
+static int access(rdna3_ctx *c, const rdna3_wave *w, int seg, uint64_t addr, unsigned lane, uint8_t *buf,
+                  unsigned n, bool write) {
+  if (seg == SEG_FLAT && addr >= RDNA3_SHARED_BASE && addr < RDNA3_SHARED_BASE + RDNA3_APERTURE_SIZE) {
+    uint64_t off = addr - RDNA3_SHARED_BASE;
+    if (off + n > c->lds_size)
+      return rdna3_fail(c, w, "flat LDS access of %u bytes at 0x%llx outside the workgroup's %u bytes", n,
+                        (unsigned long long)off, c->lds_size);
+    if (write) memcpy(c->lds + off, buf, n);
+    else memcpy(buf, c->lds + off, n);
+    return 0;
+  }
+  if (seg == SEG_FLAT && addr >= RDNA3_PRIVATE_BASE && addr < RDNA3_PRIVATE_BASE + RDNA3_APERTURE_SIZE)
+    seg = SEG_SCRATCH, addr -= RDNA3_PRIVATE_BASE;
+  if (seg == SEG_SCRATCH) {
+    if (!c->scratch_base)
+      return rdna3_fail(c, w, "scratch access at 0x%llx but the dispatch has no scratch", (unsigned long long)addr);
+    if (addr + n > c->scratch_lane_bytes)
+      return rdna3_fail(c, w, "scratch access of %u bytes at 0x%llx beyond %u bytes per lane", n,
+                        (unsigned long long)addr, c->scratch_lane_bytes);
+    uint64_t wave_base = c->scratch_base + (uint64_t)c->wave_flat_id * c->scratch_lane_bytes * RDNA3_LANES;
+    for (unsigned i = 0; i < n; i++) {
+      uint64_t a = addr + i, pa = wave_base + (a >> 2) * 4 * RDNA3_LANES + lane * 4 + (a & 3);
+      if (write ? rdna3_mem_write(c, w, pa, buf + i, 1) : rdna3_mem_read(c, w, pa, buf + i, 1)) return -1;
+    }
+    return 0;
+  }
+  return write ? rdna3_mem_write(c, w, addr, buf, n) : rdna3_mem_read(c, w, addr, buf, n);
+}
+
+static uint32_t atomic32(unsigned op, uint32_t old, uint32_t v, uint32_t cmp) {
+  switch (op) {
+  case FLAT_ATOMIC_SWAP_B32: return v;
+  case FLAT_ATOMIC_CMPSWAP_B32: return old == cmp ? v : old;
+  case FLAT_ATOMIC_ADD_U32: return old + v;
+  case FLAT_ATOMIC_SUB_U32: return old - v;
+  case FLAT_ATOMIC_MIN_I32: return (int32_t)v < (int32_t)old ? v : old;
+  case FLAT_ATOMIC_MAX_I32: return (int32_t)v > (int32_t)old ? v : old;
+  case FLAT_ATOMIC_MIN_U32: return v < old ? v : old;
+  case FLAT_ATOMIC_MAX_U32: return v > old ? v : old;
+  case FLAT_ATOMIC_AND_B32: return old & v;
+  case FLAT_ATOMIC_OR_B32: return old | v;
+  case FLAT_ATOMIC_XOR_B32: return old ^ v;
+  default: return rdna3_u(rdna3_f(old) + rdna3_f(v));  /* FLAT_ATOMIC_ADD_F32 */
+  }
+}
+
+int rdna3_exec_flat(rdna3_ctx *c, rdna3_wave *w) {
+  c->ndw = 2;
+  if (rdna3_need(c, w, 2)) return -1;
+  uint32_t e0 = c->enc[0], e1 = c->enc[1];
+  unsigned op = (e0 >> 18) & 0xff, seg = (e0 >> 16) & 3;
+  bool glc = (e0 >> 14) & 1;
+  int32_t offset = seg == SEG_FLAT ? (int32_t)(e0 & 0xfff) : (int32_t)(e0 << 19) >> 19;
+  unsigned vaddr = e1 & 0xff, data = (e1 >> 8) & 0xff, saddr = (e1 >> 16) & 0x7f, vdst = e1 >> 24;
+  bool sve = (e1 >> 23) & 1, use_saddr = saddr != RDNA3_NULL && saddr != 0x7f;
+  if (seg == 3) return rdna3_fail(c, w, "reserved FLAT segment 3");
+  bool is_store = (op >= FLAT_STORE_B8 && op <= FLAT_STORE_B128) || op == FLAT_STORE_D16_HI_B8 || op == FLAT_STORE_D16_HI_B16;
+  bool is_atomic = op >= FLAT_ATOMIC_SWAP_B32 && op <= FLAT_ATOMIC_ADD_F32;
+  bool is_load = (op >= FLAT_LOAD_U8 && op <= FLAT_LOAD_B128) || (op >= FLAT_LOAD_D16_U8 && op <= FLAT_LOAD_D16_HI_B16);
+  if (is_atomic && !(op <= FLAT_ATOMIC_XOR_B32 && op != 55) && op != FLAT_ATOMIC_ADD_F32)
+    return rdna3_fail(c, w, "unimplemented FLAT atomic opcode %u", op);
+  if (!is_store && !is_atomic && !is_load) return rdna3_fail(c, w, "unimplemented FLAT opcode %u", op);
+  if (is_atomic && seg == SEG_SCRATCH) return rdna3_fail(c, w, "scratch atomics do not exist");
+  uint32_t exec = w->s[RDNA3_EXEC_LO];
+  for (unsigned l = 0; l < RDNA3_LANES; l++) {
+    if (!((exec >> l) & 1)) continue;
+    uint64_t addr;
+    if (seg == SEG_SCRATCH) {
+      addr = (uint64_t)(int64_t)offset + (use_saddr ? w->s[saddr] : 0) + (sve ? w->v[vaddr][l] : 0);
+      addr &= 0xffffffffu;
+    } else if (seg == SEG_GLOBAL && use_saddr) {
+      addr = (w->s[saddr] | (uint64_t)w->s[saddr + 1] << 32) + w->v[vaddr][l] + (int64_t)offset;
+    } else {
+      addr = (w->v[vaddr][l] | (uint64_t)w->v[(vaddr + 1) & 0xff][l] << 32) + (int64_t)offset;
+    }
+    uint8_t buf[16];
+    if (is_store) {
+      unsigned n = op == FLAT_STORE_B8 || op == FLAT_STORE_D16_HI_B8 ? 1 : op == FLAT_STORE_B16 || op == FLAT_STORE_D16_HI_B16 ? 2 : 4 * (op - FLAT_STORE_B32 + 1);
+      if (op == FLAT_STORE_D16_HI_B8 || op == FLAT_STORE_D16_HI_B16) {
+        uint32_t v = w->v[data][l] >> 16;
+        memcpy(buf, &v, 4);
+      } else {
+        for (unsigned i = 0; i < (n + 3) / 4; i++) memcpy(buf + 4 * i, &w->v[(data + i) & 0xff][l], 4);
+      }
+      if (access(c, w, (int)seg, addr, l, buf, n, true)) return -1;
+    } else if (is_atomic) {
+      uint32_t old, v = w->v[data][l], cmp = w->v[(data + 1) & 0xff][l];
+      if (access(c, w, (int)seg, addr, l, (uint8_t *)&old, 4, false)) return -1;
+      uint32_t nv = atomic32(op, old, v, cmp);
+      if (access(c, w, (int)seg, addr, l, (uint8_t *)&nv, 4, true)) return -1;
+      if (glc) w->v[vdst][l] = old;
+    } else if (op >= FLAT_LOAD_D16_U8) {
+      bool b16 = op == FLAT_LOAD_D16_B16 || op == FLAT_LOAD_D16_HI_B16;
+      bool sgn = op == FLAT_LOAD_D16_I8 || op == FLAT_LOAD_D16_HI_I8;
+      bool hi = op >= FLAT_LOAD_D16_HI_U8;
+      if (access(c, w, (int)seg, addr, l, buf, b16 ? 2 : 1, false)) return -1;
+      uint16_t h;
+      if (b16) memcpy(&h, buf, 2);
+      else h = sgn ? (uint16_t)(int16_t)(int8_t)buf[0] : buf[0];
+      uint32_t v = w->v[vdst][l];
+      w->v[vdst][l] = hi ? (v & 0xffff) | (uint32_t)h << 16 : (v & 0xffff0000u) | h;
+    } else {
+      unsigned n = op == FLAT_LOAD_U8 || op == FLAT_LOAD_I8 ? 1 : op == FLAT_LOAD_U16 || op == FLAT_LOAD_I16 ? 2 : 4 * (op - FLAT_LOAD_B32 + 1);
+      if (access(c, w, (int)seg, addr, l, buf, n, false)) return -1;
+      if (n >= 4) {
+        for (unsigned i = 0; i < n / 4; i++) memcpy(&w->v[(vdst + i) & 0xff][l], buf + 4 * i, 4);
+      } else if (n == 2) {
+        uint16_t h;
+        memcpy(&h, buf, 2);
+        w->v[vdst][l] = op == FLAT_LOAD_U16 ? h : (uint32_t)(int32_t)(int16_t)h;
+      } else {
+        w->v[vdst][l] = op == FLAT_LOAD_U8 ? buf[0] : (uint32_t)(int32_t)(int8_t)buf[0];
+      }
+    }
+  }
+  return 0;
+}
+
+/* MUBUF: only the cache invalidations a workgroup fence emits (buffer_gl0_inv, buffer_gl1_inv);
+ * memory here is coherent, so they do nothing. Buffer loads and stores are not implemented. */
+enum { BUFFER_GL0_INV = 43, BUFFER_GL1_INV = 44 };
+
+int rdna3_exec_mubuf(rdna3_ctx *c, rdna3_wave *w) {
+  c->ndw = 2;
+  if (rdna3_need(c, w, 2)) return -1;
+  unsigned op = (c->enc[0] >> 18) & 0xff;
+  if (op == BUFFER_GL0_INV || op == BUFFER_GL1_INV) return 0;
+  return rdna3_fail(c, w, "unimplemented MUBUF opcode %u (buffer memory is not emulated)", op);
+}

@@ -1,0 +1,11 @@
+/* tests/unit/rdna3/tests.h: the test cases of the rdna3 suite. */
+#ifndef BG_TESTS_RDNA3_TESTS_H
+#define BG_TESTS_RDNA3_TESTS_H
+
+#include <check.h>
+
+TCase *asm_tests(void);     /* test_asm.c: instructions from assembly, results computed in C */
+TCase *kernel_tests(void);  /* test_kernels.c: LLVM IR kernels compiled by llc */
+TCase *fault_tests(void);   /* test_faults.c: reports for unknown encodings, faults, budget */
+
+#endif

@@ -1,0 +1,349 @@
+/* usb/asm24.c: ASM24 requests, TLPs and the write queue (usb/asm24.h; reference hcq_usb_sys.md 1.4-1.8). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "baregpu/error.h"
+#include "usb/asm24_internal.h"
+
+const char *bg_asm24_name(const bg_asm24 *b) { return b->t->name; }
+bg_usb_transport *bg_asm24_transport(bg_asm24 *b) { return b->t; }
+size_t bg_asm24_pending(const bg_asm24 *b) {
+  size_t n = 0;
+  for (size_t i = 0; i < b->nops; i++) n += b->ops[i].len;
+  return n;
+}
+
+static bg_usb_xfer ctrl(bg_usb_kind k, uint8_t req, uint16_t val, uint16_t idx, void *buf, size_t len, unsigned tmo) {
+  return (bg_usb_xfer){.kind = k, .req = req, .val = val, .idx = idx, .buf = buf, .len = len, .timeout_ms = tmo};
+}
+
+static bg_usb_xfer bulk(bg_usb_kind k, void *buf, size_t len, unsigned tmo) {
+  return (bg_usb_xfer){.kind = k, .buf = buf, .len = len, .timeout_ms = tmo};
+}
+
+int bg_asm24_run(bg_asm24 *b, bg_usb_xfer *x, size_t n, const char *what) {
+  char last[512] = "";
+  int r = 0;
+  for (int attempt = 0; attempt <= BG_ASM24_RETRIES; attempt++) {
+    if (attempt) usleep(BG_ASM24_RETRY_SLEEP_US);
+    if ((r = bg_usb_run(b->t, x, n)) == 0) return 0;
+    if (!bg_usb_retryable(r)) return bg_error_context(r, "%s: %s: ", b->t->name, what);
+    snprintf(last, sizeof(last), "%s", bg_last_error());
+  }
+  return bg_error(-r, "%s: %s: %s after %d retries; last: %s", b->t->name, what,
+                  r == -BG_ETIMEDOUT ? "timeout" : "transfer failed", BG_ASM24_RETRIES, last);
+}
+
+static int grow_x(bg_asm24 *b, size_t n) {
+  if (n <= b->capx) return 0;
+  bg_usb_xfer *nx = realloc(b->x, n * sizeof(*nx));
+  if (!nx) return bg_error(BG_ENOMEM, "%s: out of memory for %zu transfers", b->t->name, n);
+  b->x = nx;
+  b->capx = n;
+  return 0;
+}
+
+int bg_asm24_bounce(bg_asm24 *b, size_t n) {
+  if (n <= b->capbounce) return 0;
+  uint8_t *nb = realloc(b->bounce, n);
+  if (!nb) return bg_error(BG_ENOMEM, "%s: out of memory for a %zu-byte bounce buffer", b->t->name, n);
+  b->bounce = nb;
+  b->capbounce = n;
+  return 0;
+}
+
+/* ---------------- the write queue ---------------- */
+
+int bg_asm24_queue_xfers(bg_asm24 *b, size_t extra, size_t *n) {
+  if (grow_x(b, 2 * b->nops + extra) < 0) return -BG_ENOMEM;
+  size_t k = 0;
+  for (size_t i = 0; i < b->nops; i++) {
+    bg_asm24_op *o = &b->ops[i];
+    b->x[k++] = ctrl(BG_USB_CTRL_OUT, BG_ASM24_REQ_TLP, o->wvalue, o->single ? BG_ASM24_MODE_SINGLE :
+                     BG_ASM24_MODE_STREAM_WRITE, o->payload, BG_ASM24_TLP_PAYLOAD, BG_ASM24_TMO_TLP_MS);
+    if (!o->single) b->x[k++] = bulk(BG_USB_BULK_OUT, b->arena + o->off, o->len, BG_ASM24_TMO_BULK_MS);
+  }
+  *n = k;
+  return 0;
+}
+
+void bg_asm24_queue_clear(bg_asm24 *b) {
+  b->nops = 0;
+  b->used = 0;
+}
+
+int bg_asm24_flush(bg_asm24 *b) {
+  if (!b->nops) return 0;
+  size_t n;
+  int r = bg_asm24_queue_xfers(b, 0, &n);
+  if (r == 0) r = bg_asm24_run(b, b->x, n, "flush of queued PCIe memory writes");
+  bg_asm24_queue_clear(b);  /* delivered, or reported: never re-sent behind later writes */
+  return r;
+}
+
+/* A byte-enabled MWr of len (1..3) bytes inside one dword. */
+static int queue_single(bg_asm24 *b, uint64_t addr, const uint8_t *src, size_t len) {
+  uint32_t v = 0;
+  memcpy(&v, src, len);
+  bg_asm24_op *o = &b->ops[b->nops];
+  *o = (bg_asm24_op){.single = true, .addr = addr, .len = len};
+  int r = bg_asm24_tlp_encode(BG_TLP_MWR64, addr, (unsigned)len, v, &o->wvalue, o->payload);
+  if (r == 0) b->nops++;
+  return r;
+}
+
+static void stream_payload(bg_asm24_op *o) {
+  bg_asm24_stream_encode(true, o->addr, (uint32_t)(o->len / 4), &o->wvalue, o->payload);
+}
+
+/* Whole dwords: appended to the last stream when both are write-combined and this one continues it (an
+ * uncached write, e.g. a 64-bit doorbell, stays one TLP of its own). */
+static void queue_stream(bg_asm24 *b, uint64_t addr, const uint8_t *src, size_t len, bool combine) {
+  bg_asm24_op *last = b->nops ? &b->ops[b->nops - 1] : NULL;
+  if (combine && last && last->combine && !last->single && last->addr + last->len == addr &&
+      last->off + last->len == b->used) {
+    memcpy(b->arena + b->used, src, len);
+    b->used += len;
+    last->len += len;
+    stream_payload(last);
+    return;
+  }
+  bg_asm24_op *o = &b->ops[b->nops++];
+  *o = (bg_asm24_op){.addr = addr, .off = b->used, .len = len, .combine = combine};
+  memcpy(b->arena + b->used, src, len);
+  b->used += len;
+  stream_payload(o);
+}
+
+int bg_asm24_mem_write(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bool batched) {
+  if (!n) return 0;
+  if (n > BG_ASM24_QUEUE_BYTES / 2) {
+    int r = bg_asm24_flush(b);
+    return r < 0 ? r : bg_asm24_copy_in(b, addr, src, n, NULL, NULL);
+  }
+  if (b->nops + 3 > BG_ASM24_QUEUE_OPS || b->used + n > BG_ASM24_QUEUE_BYTES) {
+    int r = bg_asm24_flush(b);
+    if (r < 0) return r;
+  }
+  const uint8_t *s = src;
+  size_t head = (4 - (addr & 3)) & 3;
+  if (head > n) head = n;
+  int r = 0;
+  if (head) r = queue_single(b, addr, s, head);
+  size_t body = (n - head) & ~(size_t)3;
+  if (r == 0 && body) queue_stream(b, addr + head, s + head, body, batched);
+  size_t tail = n - head - body;
+  if (r == 0 && tail) r = queue_single(b, addr + head + body, s + head + body, tail);
+  if (r < 0) return r;
+  return batched ? 0 : bg_asm24_flush(b);
+}
+
+/* ---------------- reads ---------------- */
+
+int bg_asm24_mem_read(bg_asm24 *b, uint64_t addr, void *dst, size_t n) {
+  if (!n) return 0;
+  if (n > BG_ASM24_QUEUE_BYTES) {
+    int r = bg_asm24_flush(b);
+    return r < 0 ? r : bg_asm24_copy_out(b, addr, dst, n, NULL, NULL);
+  }
+  uint64_t a0 = addr & ~3ull, a1 = (addr + n + 3) & ~3ull;
+  size_t span = (size_t)(a1 - a0);
+  bool direct = a0 == addr && span == n;
+  if (!direct && bg_asm24_bounce(b, span) < 0) return -BG_ENOMEM;
+  size_t k;
+  if (bg_asm24_queue_xfers(b, 2, &k) < 0) return -BG_ENOMEM;
+  uint8_t payload[BG_ASM24_TLP_PAYLOAD];
+  uint16_t wv;
+  bg_asm24_stream_encode(false, a0, (uint32_t)(span / 4), &wv, payload);
+  b->x[k++] = ctrl(BG_USB_CTRL_OUT, BG_ASM24_REQ_TLP, wv, BG_ASM24_MODE_STREAM_READ, payload, sizeof(payload),
+                   BG_ASM24_TMO_TLP_MS);
+  b->x[k++] = bulk(BG_USB_BULK_IN, direct ? dst : b->bounce, span, BG_ASM24_TMO_STREAM_READ_MS);
+  char what[96];
+  snprintf(what, sizeof(what), "PCIe memory read of %zu bytes at 0x%llx", n, (unsigned long long)addr);
+  int r = bg_asm24_run(b, b->x, k, what);
+  bg_asm24_queue_clear(b);
+  if (r == 0 && !direct) memcpy(dst, b->bounce + (addr - a0), n);
+  return r;
+}
+
+/* ---------------- XDATA, power ---------------- */
+
+int bg_asm24_xdata_read(bg_asm24 *b, uint16_t addr, void *dst, size_t n) {
+  if (!n) return 0;
+  if ((size_t)addr + n > 0x10000)
+    return bg_error(BG_EINVAL, "%s: XDATA read of %zu bytes at 0x%04x runs past 0xFFFF", b->t->name, n, addr);
+  size_t nreq = (n + BG_ASM24_XDATA_READ_MAX - 1) / BG_ASM24_XDATA_READ_MAX;
+  if (grow_x(b, nreq) < 0) return -BG_ENOMEM;
+  for (size_t i = 0; i < nreq; i++) {
+    size_t off = i * BG_ASM24_XDATA_READ_MAX, len = n - off < BG_ASM24_XDATA_READ_MAX ? n - off : BG_ASM24_XDATA_READ_MAX;
+    b->x[i] = ctrl(BG_USB_CTRL_IN, BG_ASM24_REQ_XDATA_READ, (uint16_t)(addr + off), 0, (uint8_t *)dst + off, len,
+                   BG_ASM24_TMO_XDATA_MS);
+  }
+  char what[64];
+  snprintf(what, sizeof(what), "XDATA read of %zu bytes at 0x%04x", n, addr);
+  return bg_asm24_run(b, b->x, nreq, what);
+}
+
+int bg_asm24_xdata_write(bg_asm24 *b, uint16_t addr, const void *src, size_t n) {
+  if (!n) return 0;
+  if ((size_t)addr + n > 0x10000)
+    return bg_error(BG_EINVAL, "%s: XDATA write of %zu bytes at 0x%04x runs past 0xFFFF", b->t->name, n, addr);
+  if (grow_x(b, n) < 0) return -BG_ENOMEM;
+  const uint8_t *s = src;
+  for (size_t i = 0; i < n; i++)
+    b->x[i] = ctrl(BG_USB_CTRL_OUT, BG_ASM24_REQ_XDATA_WRITE, (uint16_t)(addr + i), s[i], NULL, 0,
+                   BG_ASM24_TMO_XDATA_MS);
+  char what[64];
+  snprintf(what, sizeof(what), "XDATA write of %zu bytes at 0x%04x", n, addr);
+  return bg_asm24_run(b, b->x, n, what);
+}
+
+int bg_asm24_pcie_power(bg_asm24 *b, bool on) {
+  bg_usb_xfer x = ctrl(BG_USB_CTRL_OUT, BG_ASM24_REQ_PCIE_POWER, on ? 1 : 0, 0, NULL, 0, BG_ASM24_TMO_POWER_MS);
+  return bg_asm24_run(b, &x, 1, on ? "PCIe power on (0xF3)" : "PCIe power off (0xF3)");
+}
+
+/* ---------------- single TLPs ---------------- */
+
+static void tlp_what(char *buf, size_t n, uint8_t fmt, uint64_t addr, unsigned size) {
+  if (bg_asm24_tlp_is_cfg(fmt))
+    snprintf(buf, n, "%s of %u bytes to %02x:%02x.%x register 0x%03x", bg_asm24_fmt_name(fmt), size,
+             (unsigned)(addr >> 24) & 0xff, (unsigned)(addr >> 19) & 31, (unsigned)(addr >> 16) & 7,
+             (unsigned)addr & 0xfff);
+  else
+    snprintf(buf, n, "%s of %u bytes at 0x%llx", bg_asm24_fmt_name(fmt), size, (unsigned long long)addr);
+}
+
+int bg_asm24_tlp(bg_asm24 *b, uint8_t fmt, uint64_t addr, unsigned size, uint32_t *val) {
+  uint8_t payload[BG_ASM24_TLP_PAYLOAD], cpl[BG_ASM24_CPL_SIZE];
+  uint16_t wv;
+  int r = bg_asm24_tlp_encode(fmt, addr, size, *val, &wv, payload);
+  if (r < 0) return r;
+  bool posted = bg_asm24_tlp_posted(fmt);
+  char what[96];
+  tlp_what(what, sizeof(what), fmt, addr, size);
+  unsigned status = 0, ret = 0;
+  for (int attempt = 0; attempt <= BG_ASM24_RETRIES; attempt++) {
+    if (attempt) usleep(BG_ASM24_RETRY_SLEEP_US);
+    size_t k;
+    if (bg_asm24_queue_xfers(b, 2, &k) < 0) return -BG_ENOMEM;
+    b->x[k++] = ctrl(BG_USB_CTRL_OUT, BG_ASM24_REQ_TLP, wv, BG_ASM24_MODE_SINGLE, payload, sizeof(payload),
+                     BG_ASM24_TMO_TLP_MS);
+    if (!posted) b->x[k++] = ctrl(BG_USB_CTRL_IN, BG_ASM24_REQ_TLP, 0, 0, cpl, sizeof(cpl), BG_ASM24_TMO_TLP_MS);
+    r = bg_asm24_run(b, b->x, k, what);
+    bg_asm24_queue_clear(b);
+    if (r < 0 || posted) return r;
+    uint32_t v;
+    bg_asm24_cpl_decode(cpl, addr, size, &v, &status, &ret);
+    /* Reference 1.4: a non-zero return byte is a firmware transport error: re-issue; CRS: retry later. */
+    if (ret != 0 || status == BG_CPL_CRS) continue;
+    if (status != BG_CPL_SC)
+      return bg_error(BG_EIO, "%s: %s: completion status %u (%s)%s", b->t->name, what, status, bg_asm24_cpl_name(status),
+                      status == BG_CPL_UR ? ": nothing answers at that address (not assigned, or behind a bridge "
+                                            "that does not route it)" : "");
+    if (!bg_asm24_tlp_is_cfg(fmt) || !(fmt & 0x40)) *val = v;
+    return 0;
+  }
+  return bg_error(ret ? BG_EIO : BG_ETIMEDOUT, "%s: %s: %s after %d retries", b->t->name, what,
+                  ret ? "firmware reported a transport error (completion byte 7 non-zero)"
+                      : "device kept answering Configuration Request Retry Status", BG_ASM24_RETRIES);
+}
+
+static int cfg_tlp(bg_asm24 *b, bool write, unsigned bus, unsigned dev, unsigned fn, unsigned reg, unsigned size,
+                   uint32_t *v) {
+  uint64_t addr;
+  int r = bg_asm24_cfg_addr(bus, dev, fn, reg, &addr);
+  if (r < 0) return r;
+  if ((size != 1 && size != 2 && size != 4) || reg % size)
+    return bg_error(BG_EINVAL, "%s: config access of %u bytes at 0x%x: 1, 2 or 4 bytes, naturally aligned", b->t->name,
+                    size, reg);
+  return bg_asm24_tlp(b, bg_asm24_cfg_fmt(write, bus), addr, size, v);
+}
+
+int bg_asm24_cfg_read(bg_asm24 *b, unsigned bus, unsigned dev, unsigned fn, unsigned reg, unsigned size, uint32_t *v) {
+  *v = 0;
+  return cfg_tlp(b, false, bus, dev, fn, reg, size, v);
+}
+
+int bg_asm24_cfg_write(bg_asm24 *b, unsigned bus, unsigned dev, unsigned fn, unsigned reg, unsigned size, uint32_t v) {
+  return cfg_tlp(b, true, bus, dev, fn, reg, size, &v);
+}
+
+/* ---------------- SRAM engine ---------------- */
+
+int bg_asm24_sram_write(bg_asm24 *b, unsigned slot, const void *src, size_t n) {
+  uint16_t wv, wi;
+  size_t wire;
+  int r = bg_asm24_sram_write_args(n, slot, &wv, &wi, &wire);
+  if (r < 0 || (r = bg_asm24_bounce(b, wire)) < 0) return r;
+  memcpy(b->bounce, src, n);
+  memset(b->bounce + n, 0, wire - n);
+  bg_usb_xfer x[2] = {ctrl(BG_USB_CTRL_OUT, BG_ASM24_REQ_SRAM, wv, wi, NULL, 0, BG_ASM24_TMO_SRAM_MS),
+                      bulk(BG_USB_BULK_OUT, b->bounce, wire, BG_ASM24_TMO_BULK_MS)};
+  char what[80];
+  snprintf(what, sizeof(what), "SRAM write of %zu bytes at slot %u", n, slot);
+  return bg_asm24_run(b, x, 2, what);
+}
+
+int bg_asm24_sram_read_arm(bg_asm24 *b, size_t n) {
+  uint16_t wv, wi;
+  size_t wire;
+  int r = bg_asm24_sram_read_args(n, &wv, &wi, &wire);
+  if (r < 0) return r;
+  bg_usb_xfer x = ctrl(BG_USB_CTRL_OUT, BG_ASM24_REQ_SRAM, wv, wi, NULL, 0, BG_ASM24_TMO_SRAM_MS);
+  return bg_asm24_run(b, &x, 1, "SRAM read arm");
+}
+
+int bg_asm24_sram_read(bg_asm24 *b, void *dst, size_t n) {
+  uint16_t wv, wi;
+  size_t wire;
+  int r = bg_asm24_sram_read_args(n, &wv, &wi, &wire);
+  if (r < 0 || (r = bg_asm24_bounce(b, wire)) < 0) return r;
+  bg_usb_xfer x = bulk(BG_USB_BULK_IN, b->bounce, wire, BG_ASM24_TMO_BULK_MS);
+  /* Not retried: a failed bulk IN consumed the arm; the caller arms again. */
+  r = bg_usb_run(b->t, &x, 1);
+  if (r < 0) return bg_error_context(r, "%s: SRAM read of %zu bytes (re-arm before reading again): ", b->t->name, n);
+  memcpy(dst, b->bounce, n);
+  return 0;
+}
+
+/* ---------------- open, close ---------------- */
+
+int bg_asm24_open(bg_usb_transport *t, bg_asm24 **out) {
+  *out = NULL;
+  bg_asm24 *b = calloc(1, sizeof(*b));
+  if (b) b->arena = malloc(BG_ASM24_QUEUE_BYTES);
+  if (!b || !b->arena) {
+    free(b);
+    bg_usb_transport_close(t);
+    return bg_error(BG_ENOMEM, "%s: out of memory for the bridge state", t->name);
+  }
+  b->t = t;
+  uint8_t ltssm = 0;
+  int r = bg_asm24_xdata_read(b, BG_ASM24_XDATA_LTSSM, &ltssm, 1);
+  if (r == 0 && ltssm != BG_ASM24_LTSSM_L0) {
+    /* Reference 1.4: the firmware boots with PCIe off. */
+    if ((r = bg_asm24_pcie_power(b, true)) == 0) r = bg_asm24_xdata_read(b, BG_ASM24_XDATA_LTSSM, &ltssm, 1);
+    if (r == 0 && ltssm != BG_ASM24_LTSSM_L0)
+      r = bg_error(BG_ENODEV, "%s: PCIe link not up after power-on: LTSSM state 0x%02x at XDATA 0x%04x, expected 0x%02x "
+                   "(L0); is a GPU seated and powered?", t->name, ltssm, BG_ASM24_XDATA_LTSSM, BG_ASM24_LTSSM_L0);
+  }
+  if (r < 0) {
+    bg_asm24_close(b);
+    return r;
+  }
+  *out = b;
+  return 0;
+}
+
+void bg_asm24_close(bg_asm24 *b) {
+  if (!b) return;
+  bg_asm24_flush(b);
+  bg_usb_transport_close(b->t);
+  free(b->arena);
+  free(b->x);
+  free(b->bounce);
+  free(b);
+}

@@ -1,0 +1,41 @@
+/* usb/asm24_internal.h: state shared by asm24.c (requests, batching), asm24_copy.c (pipelined
+ * copies) and asm24_pcie.c (hierarchy set-up). Not for other folders. */
+#ifndef BG_USB_ASM24_INTERNAL_H
+#define BG_USB_ASM24_INTERNAL_H
+
+#include "usb/asm24.h"
+
+/* One queued write: a mode-1 stream of len bytes (data in the arena at off), or a byte-enabled
+ * single TLP (len <= 3, value in the payload). */
+typedef struct bg_asm24_op {
+  bool single;
+  bool combine;    /* write-combined: later contiguous WC writes may extend it */
+  uint64_t addr;
+  size_t off, len;
+  uint16_t wvalue;
+  uint8_t payload[BG_ASM24_TLP_PAYLOAD];
+} bg_asm24_op;
+
+#define BG_ASM24_QUEUE_BYTES (1u << 20)  /* flush before the queue holds more */
+#define BG_ASM24_QUEUE_OPS 256u
+
+struct bg_asm24 {
+  bg_usb_transport *t;
+  bg_asm24_op ops[BG_ASM24_QUEUE_OPS];
+  size_t nops;
+  uint8_t *arena;                 /* BG_ASM24_QUEUE_BYTES */
+  size_t used;
+  bg_usb_xfer *x;                 /* transfers of one flush */
+  size_t capx;
+  uint8_t *bounce;                /* SRAM padding, unaligned reads */
+  size_t capbounce;
+};
+
+/* Run x[0..n) as one round trip, re-issued whole on retryable failures. what names the request. */
+int bg_asm24_run(bg_asm24 *b, bg_usb_xfer *x, size_t n, const char *what);
+/* The queued writes as transfers at b->x[0..), followed by room for extra more; *n set. */
+int bg_asm24_queue_xfers(bg_asm24 *b, size_t extra, size_t *n);
+void bg_asm24_queue_clear(bg_asm24 *b);
+int bg_asm24_bounce(bg_asm24 *b, size_t n);
+
+#endif

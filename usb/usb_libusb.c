@@ -1,0 +1,300 @@
+/* usb/usb_libusb.c: the libusb-1.0 transport (usb/usb_transport.h).
+ *
+ * One private libusb context per opened bridge; events are handled on that context only (the
+ * reference's pitfall 1.2: never the default context). Every transfer is asynchronous: a batch is
+ * submitted in order and its completions are collected by bg_usb_wait. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baregpu/error.h"
+#include "bg_config.h"
+#include "hcq/pci_lock.h"
+#include "usb/usb_scan.h"
+#include "usb/usb_transport.h"
+
+#if BG_HAVE_LIBUSB
+#include <libusb.h>
+
+typedef struct inflight {
+  bg_usb_xfer *x;
+  struct libusb_transfer *lt;
+  uint8_t *setup;        /* control: setup packet + data */
+  bool done;
+  struct lx *owner;
+} inflight;
+
+typedef struct lx {
+  bg_usb_transport t;
+  libusb_context *ctx;
+  libusb_device_handle *h;
+  int lock_fd;
+  inflight *fl;
+  size_t nfl, capfl;
+  bool batch_failed;
+} lx;
+
+static int usb_code(int e) {
+  switch (e) {
+  case LIBUSB_ERROR_ACCESS: return BG_EPERM;
+  case LIBUSB_ERROR_NO_MEM: return BG_ENOMEM;
+  case LIBUSB_ERROR_NO_DEVICE: case LIBUSB_ERROR_NOT_FOUND: return BG_ENODEV;
+  case LIBUSB_ERROR_BUSY: return BG_EBUSY;
+  case LIBUSB_ERROR_TIMEOUT: return BG_ETIMEDOUT;
+  default: return BG_EIO;
+  }
+}
+
+static void LIBUSB_CALL on_done(struct libusb_transfer *lt) {
+  inflight *f = lt->user_data;
+  bg_usb_xfer *x = f->x;
+  size_t got = (size_t)lt->actual_length;
+  switch (lt->status) {
+  case LIBUSB_TRANSFER_COMPLETED: x->status = 0; break;
+  case LIBUSB_TRANSFER_TIMED_OUT: x->status = -BG_ETIMEDOUT; break;
+  case LIBUSB_TRANSFER_NO_DEVICE: x->status = -BG_ENODEV; break;
+  default: x->status = -BG_EIO; break;  /* stall, error, overflow, cancelled */
+  }
+  x->actual = got;
+  if (x->status == 0 && got != x->len) x->status = -BG_EIO;  /* short: an error (reference 1.3) */
+  if (x->kind == BG_USB_CTRL_IN && got) memcpy(x->buf, f->setup + LIBUSB_CONTROL_SETUP_SIZE, got);
+  f->done = true;
+  if (x->status < 0 && !f->owner->batch_failed) {
+    /* Cancel what follows in the batch: the bridge must not see a stream without its arm. */
+    f->owner->batch_failed = true;
+    for (size_t i = 0; i < f->owner->nfl; i++)
+      if (!f->owner->fl[i].done && &f->owner->fl[i] != f) libusb_cancel_transfer(f->owner->fl[i].lt);
+  }
+}
+
+/* Cancel the transfers from index start on, wait until libusb gave them back, free them: nothing may
+ * complete into a caller's buffer after its call returned an error. */
+static void abort_from(lx *u, size_t start) {
+  for (size_t i = start; i < u->nfl; i++)
+    if (!u->fl[i].done) libusb_cancel_transfer(u->fl[i].lt);
+  for (;;) {
+    bool all = true;
+    for (size_t i = start; i < u->nfl; i++) all = all && u->fl[i].done;
+    if (all || libusb_handle_events(u->ctx) != 0) break;
+  }
+  for (size_t i = start; i < u->nfl; i++) {
+    free(u->fl[i].setup);
+    libusb_free_transfer(u->fl[i].lt);
+  }
+  u->nfl = start;
+}
+
+static int lx_submit(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+  lx *u = (lx *)t;
+  if (u->nfl + n > u->capfl) {
+    size_t cap = (u->nfl + n) * 2;
+    inflight *nf = realloc(u->fl, cap * sizeof(*nf));
+    if (!nf) return bg_error(BG_ENOMEM, "%s: out of memory for %zu transfers", t->name, n);
+    /* user_data points into the array: re-point live transfers */
+    for (size_t i = 0; i < u->nfl; i++) nf[i].lt->user_data = &nf[i];
+    u->fl = nf;
+    u->capfl = cap;
+  }
+  if (u->nfl == 0) u->batch_failed = false;
+  size_t start = u->nfl;
+  for (size_t i = 0; i < n; i++) {
+    inflight *f = &u->fl[u->nfl];
+    *f = (inflight){&x[i], libusb_alloc_transfer(0), NULL, false, u};
+    if (!f->lt) {
+      abort_from(u, start);
+      return bg_error(BG_ENOMEM, "%s: libusb_alloc_transfer failed", t->name);
+    }
+    bg_usb_xfer *q = &x[i];
+    if (q->kind == BG_USB_CTRL_OUT || q->kind == BG_USB_CTRL_IN) {
+      f->setup = malloc(LIBUSB_CONTROL_SETUP_SIZE + q->len);
+      if (!f->setup) {
+        libusb_free_transfer(f->lt);
+        abort_from(u, start);
+        return bg_error(BG_ENOMEM, "%s: out of memory for a control transfer", t->name);
+      }
+      bool in = q->kind == BG_USB_CTRL_IN;
+      libusb_fill_control_setup(f->setup, in ? BG_USB_REQTYPE_VENDOR_IN : BG_USB_REQTYPE_VENDOR_OUT, q->req, q->val,
+                                q->idx, (uint16_t)q->len);
+      if (!in && q->len) memcpy(f->setup + LIBUSB_CONTROL_SETUP_SIZE, q->buf, q->len);
+      libusb_fill_control_transfer(f->lt, u->h, f->setup, on_done, f, q->timeout_ms);
+    } else {
+      unsigned char ep = q->kind == BG_USB_BULK_OUT ? BG_USB_EP_BULK_OUT : BG_USB_EP_BULK_IN;
+      libusb_fill_bulk_transfer(f->lt, u->h, ep, q->buf, (int)q->len, on_done, f, q->timeout_ms);
+    }
+    int r = libusb_submit_transfer(f->lt);
+    if (r != 0) {
+      char d[128];
+      bg_usb_xfer_describe(q, d, sizeof(d));
+      free(f->setup);
+      libusb_free_transfer(f->lt);
+      abort_from(u, start);
+      return bg_error(usb_code(r), "%s: submitting %s failed: %s%s", t->name, d, libusb_error_name(r),
+                      r == LIBUSB_ERROR_NO_DEVICE ? " (the bridge is gone: unplugged or reset)" : "");
+    }
+    u->nfl++;
+  }
+  return 0;
+}
+
+static inflight *find(lx *u, const bg_usb_xfer *x) {
+  for (size_t i = 0; i < u->nfl; i++)
+    if (u->fl[i].x == x) return &u->fl[i];
+  return NULL;
+}
+
+static int lx_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+  lx *u = (lx *)t;
+  for (size_t i = 0; i < n; i++) {
+    inflight *f = find(u, &x[i]);
+    if (!f) return bg_error(BG_EINVAL, "%s: waiting for a transfer that was never submitted", t->name);
+    while (!f->done) {
+      int r = libusb_handle_events_completed(u->ctx, NULL);
+      if (r != 0 && r != LIBUSB_ERROR_INTERRUPTED) {
+        abort_from(u, 0);
+        return bg_error(usb_code(r), "%s: libusb_handle_events failed: %s", t->name, libusb_error_name(r));
+      }
+      f = find(u, &x[i]);
+    }
+  }
+  int err = 0;
+  for (size_t i = 0; i < n; i++) {
+    inflight *f = find(u, &x[i]);
+    if (x[i].status < 0 && !err) {
+      err = x[i].status;
+      if (f->lt->status == LIBUSB_TRANSFER_STALL && (x[i].kind == BG_USB_BULK_OUT || x[i].kind == BG_USB_BULK_IN))
+        libusb_clear_halt(u->h, x[i].kind == BG_USB_BULK_OUT ? BG_USB_EP_BULK_OUT : BG_USB_EP_BULK_IN);
+    }
+    free(f->setup);
+    libusb_free_transfer(f->lt);
+    *f = u->fl[--u->nfl];
+    if (f != &u->fl[u->nfl]) f->lt->user_data = f;
+  }
+  return err;
+}
+
+static void lx_close(bg_usb_transport *t) {
+  lx *u = (lx *)t;
+  abort_from(u, 0);
+  free(u->fl);
+  if (u->h) {
+    libusb_release_interface(u->h, 0);
+    libusb_close(u->h);
+  }
+  libusb_exit(u->ctx);
+  bg_pci_lock_release(u->lock_fd);
+  free(u);
+}
+
+static const bg_usb_transport_ops lx_ops = {lx_submit, lx_wait, lx_close};
+
+/* The index-th custom-firmware bridge; *stock set when only stock-firmware ones exist. */
+static libusb_device *pick(libusb_device **list, ssize_t cnt, int index, int *ncustom, int *nstock) {
+  libusb_device *best[64] = {NULL};
+  int k = 0;
+  *ncustom = *nstock = 0;
+  for (ssize_t i = 0; i < cnt && k < 64; i++) {
+    struct libusb_device_descriptor dd;
+    if (libusb_get_device_descriptor(list[i], &dd) != 0) continue;
+    const bg_usb_bridge_id *id = bg_usb_bridge_lookup(dd.idVendor, dd.idProduct);
+    if (!id) continue;
+    if (!id->custom_fw) {
+      (*nstock)++;
+      continue;
+    }
+    best[k++] = list[i];
+  }
+  /* bus, address order, as bg_usb_scan lists them */
+  for (int i = 1; i < k; i++)
+    for (int j = i; j > 0; j--) {
+      unsigned a = (unsigned)libusb_get_bus_number(best[j - 1]) << 8 | libusb_get_device_address(best[j - 1]);
+      unsigned b = (unsigned)libusb_get_bus_number(best[j]) << 8 | libusb_get_device_address(best[j]);
+      if (a <= b) break;
+      libusb_device *tmp = best[j];
+      best[j] = best[j - 1];
+      best[j - 1] = tmp;
+    }
+  *ncustom = k;
+  return index < k ? best[index] : NULL;
+}
+
+static int claim(lx *u, libusb_device *dev) {
+  bg_usb_transport *t = &u->t;
+  int r = libusb_open(dev, &u->h);
+  if (r != 0)
+    return bg_error(usb_code(r), "%s: open failed: %s%s", t->name, libusb_error_name(r),
+                    r == LIBUSB_ERROR_ACCESS ? " (needs root or a udev rule for the bridge)" : "");
+  struct libusb_device_descriptor dd;
+  unsigned char s[sizeof(t->product)];
+  r = libusb_get_device_descriptor(dev, &dd);
+  r = r == 0 && dd.iProduct ? libusb_get_string_descriptor_ascii(u->h, dd.iProduct, s, (int)sizeof(s) - 1) : r;
+  if (r < 0) return bg_error(usb_code(r), "%s: reading the product string failed: %s", t->name, libusb_error_name(r));
+  s[r] = 0;
+  snprintf(t->product, sizeof(t->product), "%s", (const char *)s);
+  /* Reference 1.2: the custom firmware's product string starts with "custom" or "AS2462". */
+  if (strncmp(t->product, "custom", 6) != 0 && strncmp(t->product, "AS2462", 6) != 0)
+    return bg_error(BG_ENOTSUP, "%s: product \"%s\" is not the custom ASM24 firmware (expected a name starting "
+                    "with \"custom\" or \"AS2462\"); flash the custom firmware first", t->name, t->product);
+  if (libusb_kernel_driver_active(u->h, 0) == 1) {
+    if ((r = libusb_detach_kernel_driver(u->h, 0)) != 0)
+      return bg_error(usb_code(r), "%s: detaching the kernel driver (uas/usb-storage) failed: %s", t->name,
+                      libusb_error_name(r));
+    libusb_reset_device(u->h);
+  }
+  if ((r = libusb_set_configuration(u->h, 1)) != 0 && r != LIBUSB_ERROR_BUSY)
+    return bg_error(usb_code(r), "%s: set configuration 1 failed: %s", t->name, libusb_error_name(r));
+  if ((r = libusb_claim_interface(u->h, 0)) != 0)
+    return bg_error(usb_code(r), "%s: claiming interface 0 failed: %s%s", t->name, libusb_error_name(r),
+                    r == LIBUSB_ERROR_BUSY ? " (claimed by another process or a kernel driver)" : "");
+  if ((r = libusb_set_interface_alt_setting(u->h, 0, 0)) != 0)
+    return bg_error(usb_code(r), "%s: alt setting 0 failed: %s", t->name, libusb_error_name(r));
+  return 0;
+}
+
+int bg_usb_open_libusb(int index, bg_usb_transport **out) {
+  *out = NULL;
+  lx *u = calloc(1, sizeof(*u));
+  if (!u) return bg_error(BG_ENOMEM, "usb: out of memory");
+  u->t.ops = &lx_ops;
+  u->lock_fd = -1;
+  int r = libusb_init(&u->ctx);
+  if (r != 0) {
+    free(u);
+    return bg_error(usb_code(r), "usb: libusb_init failed: %s%s", libusb_error_name(r),
+                    r == LIBUSB_ERROR_OTHER ? " (no usbfs at /dev/bus/usb on this machine?)" : "");
+  }
+  libusb_device **list = NULL;
+  ssize_t cnt = libusb_get_device_list(u->ctx, &list);
+  int ncustom = 0, nstock = 0;
+  libusb_device *dev = cnt >= 0 ? pick(list, cnt, index, &ncustom, &nstock) : NULL;
+  int e = 0;
+  if (cnt < 0) {
+    e = bg_error(usb_code((int)cnt), "usb: listing devices failed: %s", libusb_error_name((int)cnt));
+  } else if (!dev) {
+    e = nstock && !ncustom
+            ? bg_error(BG_ENOTSUP, "usb: %d ASM24 bridge(s) found, all with the stock ASMedia firmware (174C:2464/2463); "
+                       "flash the custom firmware (ADD1:0001)", nstock)
+            : bg_error(BG_ENODEV, "usb: no ASM24 bridge with index %d (%d with the custom firmware found)", index, ncustom);
+  } else {
+    snprintf(u->t.name, sizeof(u->t.name), "usb:%u-%u", libusb_get_bus_number(dev), libusb_get_device_address(dev));
+    e = bg_pci_lock_acquire(u->t.name, &u->lock_fd);
+    if (e == 0) e = claim(u, dev);
+  }
+  if (list) libusb_free_device_list(list, 1);
+  if (e < 0) {
+    if (u->h) libusb_close(u->h);
+    libusb_exit(u->ctx);
+    if (u->lock_fd >= 0) bg_pci_lock_release(u->lock_fd);
+    free(u);
+    return e;
+  }
+  *out = &u->t;
+  return 0;
+}
+#else
+int bg_usb_open_libusb(int index, bg_usb_transport **out) {
+  (void)index;
+  *out = NULL;
+  return bg_error(BG_ENOTSUP, "usb: baregpu was built without libusb-1.0 (install libusb-1.0-0-dev and reconfigure "
+                  "with -Dusb=enabled)");
+}
+#endif
