@@ -11,6 +11,7 @@
 #include "am/am_sdma_pkt.h"
 #include "am/am_soc.h"
 #include "am/mm_pt.h"
+#include "usb/usb_pci.h"
 
 #define SZ_4K ((uint64_t)0x1000)
 #define SZ_2M ((uint64_t)2 << 20)
@@ -26,6 +27,7 @@ void bg_am_hcq_flush_hdp(am_hcq *h) {
 /* am.md §2.4: host memory for BG_BUF_HOST, and for CPU-visible uncached buffers (large BAR) or any CPU-visible
  * buffer (small BAR: VRAM beyond the BAR has no CPU view). */
 static bool wants_sysmem(const am_hcq *h, unsigned flags) {
+  if (h->usb) return false; /* the GPU cannot reach host RAM over USB: VRAM only (reference 2.9) */
   bool large_bar = h->d->bar0_size >= h->d->vram_size;
   bool cpu = flags & BG_BUF_CPU_ACCESS;
   return (flags & BG_BUF_HOST) || (large_bar ? cpu && (flags & BG_BUF_UNCACHED) : cpu);
@@ -199,23 +201,17 @@ static void am_close(bg_dev *dev) {
   dev->priv = NULL;
 }
 
-static const bg_backend_ops am_ops = {
-  .kind = "AMD",
-  .ticks_per_us = BG_AM_TICKS_PER_US,
-  .has_copy_queue = true,
-  .alloc = bg_am_hcq_alloc,
-  .free = bg_am_hcq_free,
-  .copyin = bg_am_hcq_copyin,
-  .copyout = bg_am_hcq_copyout,
-  .queue_create = bg_am_hcq_queue_create,
-  .queue_destroy = bg_am_hcq_queue_destroy,
-  .lower = bg_am_hcq_lower,
-  .submit = bg_am_hcq_submit,
-  .program_load = bg_am_hcq_program_load,
-  .program_free = bg_am_hcq_program_free,
-  .sleep = am_sleep,
-  .close = am_close,
-};
+#define AM_OPS_COMMON                                                                                              \
+  .kind = "AMD", .ticks_per_us = BG_AM_TICKS_PER_US, .has_copy_queue = true, .alloc = bg_am_hcq_alloc,               \
+  .free = bg_am_hcq_free, .copyin = bg_am_hcq_copyin, .copyout = bg_am_hcq_copyout,                                  \
+  .queue_create = bg_am_hcq_queue_create, .queue_destroy = bg_am_hcq_queue_destroy, .lower = bg_am_hcq_lower,        \
+  .submit = bg_am_hcq_submit, .program_load = bg_am_hcq_program_load, .program_free = bg_am_hcq_program_free,        \
+  .sleep = am_sleep, .close = am_close
+
+static const bg_backend_ops am_ops = {AM_OPS_COMMON};
+/* Over USB no buffer has a CPU pointer: signals and kernel arguments go through the bridge. */
+static const bg_backend_ops am_usb_ops = {AM_OPS_COMMON, .mem_read = bg_am_hcq_usb_mem_read,
+                                          .mem_write = bg_am_hcq_usb_mem_write};
 
 int bg_am_hcq_attach(bg_dev *dev, bg_am_dev *am, bg_am_blocks *blk, bool mock, const char *key) {
   if (!blk->gmc || !blk->gfx || !blk->sdma)
@@ -226,6 +222,7 @@ int bg_am_hcq_attach(bg_dev *dev, bg_am_dev *am, bg_am_blocks *blk, bool mock, c
   h->dev = dev;
   h->d = am;
   h->mock = mock;
+  h->usb = bg_usb_pci_is_usb(am->pci);
   h->gfx = am->gc.maj;
   h->sdma_major = am->disc.ip[SDMA0_HWIP].maj;
   h->max_copy = h->sdma_major >= 5 ? BG_SDMA_MAX_COPY_V5 : BG_SDMA_MAX_COPY_V4;
@@ -247,7 +244,7 @@ int bg_am_hcq_attach(bg_dev *dev, bg_am_dev *am, bg_am_blocks *blk, bool mock, c
   h->next = registry;
   registry = h;
   pthread_mutex_unlock(&registry_lock);
-  dev->ops = &am_ops;
+  dev->ops = h->usb ? &am_usb_ops : &am_ops;
   dev->priv = h;
   snprintf(dev->arch, sizeof(dev->arch), "%s", am->disc.arch);
   return 0;
@@ -262,7 +259,7 @@ int bg_am_hcq_share(bg_dev *dev, const char *key) {
     r = bg_error(BG_EBUSY, "am: %s: open %u times in this process already", h->d->bdf, h->ndevs);
   } else if (h) {
     h->devs[h->ndevs++] = dev;
-    dev->ops = &am_ops;
+    dev->ops = h->usb ? &am_usb_ops : &am_ops;
     dev->priv = h;
     snprintf(dev->arch, sizeof(dev->arch), "%s", h->d->disc.arch);
     r = 1;

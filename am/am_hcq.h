@@ -8,6 +8,7 @@
  *                   doorbell 3), copy = SDMA0 queue 0 (SDMA packets, pointers in bytes, doorbell 256); submit
  *   am_hcq_lower.c  bg_cmd -> PM4 / SDMA bytes, every operand through bg_tmpl_put
  *   am_hcq_prog.c   code objects (compile/amdgpu_elf.h), kernel descriptor -> dispatch registers, scratch
+ *   am_hcq_usb.c    behind an ASM24 USB bridge: VRAM accesses through the bridge, pipelined host copies
  * One thread at a time per device (the HCQ core's contract); memory calls take a lock anyway. */
 #ifndef BG_AM_HCQ_H
 #define BG_AM_HCQ_H
@@ -79,6 +80,7 @@ struct am_hcq {
   bg_am_blocks blk;
   bg_am_va *va;
   bool mock;
+  bool usb;                  /* behind an ASM24 bridge: everything in VRAM, no direct CPU views (am_hcq_usb.c) */
   unsigned gfx;              /* GC major */
   unsigned sdma_major;
   uint64_t max_copy;         /* COPY_LINEAR limit */
@@ -111,6 +113,12 @@ void bg_am_hcq_flush_hdp(am_hcq *h);
 int bg_am_hcq_copyin(bg_dev *dev, bg_mem *dst, uint64_t off, const void *src, uint64_t n);
 int bg_am_hcq_copyout(bg_dev *dev, const bg_mem *src, uint64_t off, void *dst, uint64_t n);
 void bg_am_hcq_copy_fini(am_hcq *h);
+/* am_hcq_usb.c: over USB, the backend's mem_read/mem_write (BAR0 view, write-combined) and host copies through the
+ * bridge's pipelined copy paths */
+int bg_am_hcq_usb_mem_read(bg_dev *dev, const bg_mem *m, uint64_t off, void *dst, uint64_t n);
+int bg_am_hcq_usb_mem_write(bg_dev *dev, const bg_mem *m, uint64_t off, const void *src, uint64_t n);
+int bg_am_hcq_usb_copyin(am_hcq *h, const bg_mem *dst, uint64_t off, const void *src, uint64_t n);
+int bg_am_hcq_usb_copyout(am_hcq *h, const bg_mem *src, uint64_t off, void *dst, uint64_t n);
 /* am_hcq_queue.c */
 int bg_am_hcq_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **out);
 void bg_am_hcq_queue_destroy(bg_dev *dev, bg_queue_hw *hq);

@@ -2,8 +2,8 @@
  *
  * After a synchronize, writes go through the CPU view (BAR0 is write-combined: fast) and are followed by an HDP
  * flush; reads of VRAM of 256 KiB and more go through SDMA into a host staging buffer, because CPU reads through
- * the BAR are uncached. A VRAM buffer without a CPU view (beyond a small BAR; USB) always takes SDMA. Host memory
- * is read and written directly. */
+ * the BAR are uncached. A VRAM buffer without a CPU view (beyond a small BAR) always takes SDMA. Host memory
+ * is read and written directly. Over USB the bridge's pipelined copies stream through BAR0 (am_hcq_usb.c). */
 #include <inttypes.h>
 #include <string.h>
 
@@ -39,6 +39,7 @@ int bg_am_hcq_copyin(bg_dev *dev, bg_mem *dst, uint64_t off, const void *src, ui
   const am_alloc *a = dst->meta;
   int e = bg_dev_synchronize(dev, 0);
   if (e < 0) return e;
+  if (h->usb) return bg_am_hcq_usb_copyin(h, dst, off, src, n);
   if (dst->cpu) memcpy((uint8_t *)dst->cpu + off, src, n);
   else if (a->host) e = bg_mmio_write(&a->sm.view, off, src, n);
   else if (bar_reaches(h, a->pa + off, n)) e = bg_mmio_write(&h->d->vram, a->pa + off, src, n);
@@ -60,6 +61,7 @@ int bg_am_hcq_copyout(bg_dev *dev, const bg_mem *src, uint64_t off, void *dst, u
   const am_alloc *a = src->meta;
   int e = bg_dev_synchronize(dev, 0);
   if (e < 0) return e;
+  if (h->usb) return bg_am_hcq_usb_copyout(h, src, off, dst, n);
   if (a->host) {
     if (src->cpu) memcpy(dst, (const uint8_t *)src->cpu + off, n);
     else e = bg_mmio_read(&a->sm.view, off, dst, n);

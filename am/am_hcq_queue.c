@@ -191,7 +191,9 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
   int e = bg_mmio_wr64(&d->vram, q->wptr, q->put);
   if (e < 0) return e;
   uint64_t t0 = now_ns();
-  bg_am_hcq_flush_hdp(h);
+  /* Over USB the BAR writes reach VRAM as PCIe writes in order and tinygrad flushes no HDP there (reference 1.9):
+   * the doorbell (uncached view) sends the queued ring + wptr writes and itself in one round trip. */
+  if (!h->usb) bg_am_hcq_flush_hdp(h);
   e = bg_mmio_wr64(&d->doorbell, (uint64_t)q->doorbell * 8, q->put);
   q->kick_ns += now_ns() - t0;
   q->nsubmits++;

@@ -12,6 +12,7 @@
 
 #include "baregpu/error.h"
 #include "compile/sha256.h"
+#include "hcq/fd_io.h"
 
 #define TRAILER_MAGIC "BGKC\x01\0\0\0"
 enum { TRAILER_SIZE = 8 + 8 + 32 };
@@ -135,18 +136,6 @@ int bg_kcache_load(const char *path, void **data, size_t *size) {
   return 1;
 }
 
-static int write_all(int fd, const void *data, size_t n) {
-  const uint8_t *p = data;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return -errno;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 int bg_kcache_store(const char *path, const void *data, size_t size) {
   char tmp[4200];
   int len = snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
@@ -157,8 +146,8 @@ int bg_kcache_store(const char *path, const void *data, size_t size) {
   memcpy(tr, TRAILER_MAGIC, 8);
   put_le64(tr + 8, size);
   bg_sha256(data, size, tr + 16);
-  int e = write_all(fd, data, size);
-  if (e == 0) e = write_all(fd, tr, sizeof tr);
+  int e = bg_fd_write_all(fd, data, size);
+  if (e == 0) e = bg_fd_write_all(fd, tr, sizeof tr);
   if (e == 0 && fchmod(fd, 0644) != 0) e = -errno;
   if (close(fd) != 0 && e == 0) e = -errno;
   if (e == 0 && rename(tmp, path) != 0) e = -errno;

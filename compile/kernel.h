@@ -43,7 +43,7 @@ typedef struct bg_kopts {
 /* A compiled kernel ready for bg_program_load. */
 typedef struct bg_kernel {
   char name[64];          /* tinygrad-style: E_<extents> for elementwise, r_<extents> with a reduce */
-  char *src;              /* rendered C source (malloc'd) */
+  char *src;              /* rendered source (malloc'd): C for the CPU, LLVM IR for AMD GPUs */
   unsigned nbufs;         /* DEFINE_GLOBAL slots */
   unsigned nvars;         /* int32 variables after the buffers */
   const ir_node *vars[16];/* the DEFINE_VARs in argument order */
@@ -61,7 +61,8 @@ void bg_kernel_free(bg_kernel *k);
 /* The contract checks bg_kernel_render starts with: 0, or -BG_EINVAL with a message naming the
  * offending node (op, dtype, expression). */
 int bg_kernel_verify(ir_ctx *ctx, const ir_node *sink);
-/* Render + bg_compile_c + bg_program_load on d. */
+/* Render + compile + bg_program_load on d: arch "host" -> C + bg_compile_c; "gfx*" -> LLVM IR -> AMD
+ * code object (compile/krender_llvm.h; -BG_ENOTSUP when built without LLVM), gsz/lsz = launch dims. */
 int bg_kernel_build(bg_dev *d, ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k, bg_program **prg);
 
 #endif

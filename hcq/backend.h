@@ -114,6 +114,11 @@ typedef struct bg_backend_ops {
   int (*submit)(bg_dev *d, bg_queue_hw *hq, const void *cmd, size_t len);
   int (*program_load)(bg_dev *d, const void *bin, size_t size, const bg_program_info *info, void **handle);
   void (*program_free)(bg_dev *d, void *handle);
+  /* Optional, for memory without a direct CPU view (a GPU behind a USB bridge: every access is a bridge request).
+   * When mem.cpu is NULL the core reads and writes signals and kernel arguments through these, without
+   * synchronizing (unlike copyin/copyout). NULL: such memory has no CPU access. */
+  int (*mem_read)(bg_dev *d, const bg_mem *m, uint64_t off, void *dst, uint64_t n);
+  int (*mem_write)(bg_dev *d, const bg_mem *m, uint64_t off, const void *src, uint64_t n);
   /* Called by waits after 200 ms without progress; may return -BG_EHANG with a fault report. */
   int (*sleep)(bg_dev *d, int ms);
   void (*close)(bg_dev *d);
@@ -123,7 +128,7 @@ typedef struct bg_backend_ops {
 
 struct bg_signal {
   bg_dev *dev;
-  volatile uint64_t *cpu;   /* value at cpu[0], timestamp at cpu[1] */
+  volatile uint64_t *cpu;   /* value at cpu[0], timestamp at cpu[1]; NULL: through ops->mem_read/mem_write */
   uint64_t va;
   struct bg_sigpage *page;
   unsigned slot;
@@ -170,7 +175,10 @@ typedef struct bg_iface {
 /* The built-in interface table (registry.c). */
 size_t bg_ifaces(const bg_iface *const **out);
 
-/* Bump allocation in a wrapping arena (kernel arguments): offset or negative error. */
+/* Bump allocation in a wrapping arena (kernel arguments): offset or negative error. *cpu is NULL when the arena
+ * has no CPU view (write with bg_kargs_write). */
 int bg_kargs_alloc(bg_dev *d, uint64_t size, uint64_t *va, void **cpu);
+/* Write a kernel-argument block at va through the CPU view or the backend's mem_write. */
+int bg_kargs_write(bg_dev *d, uint64_t va, const void *src, uint64_t n);
 
 #endif

@@ -9,18 +9,7 @@
 #include <unistd.h>
 
 #include "hcq/cpu.h"
-
-static int write_all(int fd, const void *data, size_t n) {
-  const uint8_t *p = data;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return -errno;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
+#include "hcq/fd_io.h"
 
 int bg_cpu_program_load(bg_dev *d, const void *bin, size_t size, const bg_program_info *info, void **handle) {
   (void)d;
@@ -38,7 +27,7 @@ int bg_cpu_program_load(bg_dev *d, const void *bin, size_t size, const bg_progra
     free(p);
     return r;
   }
-  int e = write_all(p->fd, bin, size);
+  int e = bg_fd_write_all(p->fd, bin, size);
   if (e < 0) {
     close(p->fd);
     free(p);

@@ -90,8 +90,18 @@ int bg_dev_synchronize(bg_dev *d, int timeout_ms) {
 int bg_kargs_alloc(bg_dev *d, uint64_t size, uint64_t *va, void **cpu) {
   int r = bg_bump_alloc(&d->kargs, size, 16, va);
   if (r < 0) return bg_error_context(r, "%s: kernel arguments: ", d->name);
-  *cpu = (uint8_t *)d->kargs_buf->mem.cpu + (*va - d->kargs.base);
+  *cpu = d->kargs_buf->mem.cpu ? (uint8_t *)d->kargs_buf->mem.cpu + (*va - d->kargs.base) : NULL;
   return 0;
+}
+
+int bg_kargs_write(bg_dev *d, uint64_t va, const void *src, uint64_t n) {
+  const bg_mem *m = &d->kargs_buf->mem;
+  if (m->cpu) {
+    memcpy((uint8_t *)m->cpu + (va - d->kargs.base), src, n);
+    return 0;
+  }
+  if (!d->ops->mem_write) return bg_error(BG_ENOTSUP, "%s: the kernel-argument arena has no CPU view", d->name);
+  return d->ops->mem_write(d, m, va - d->kargs.base, src, n);
 }
 
 /* ---------------- buffers ---------------- */

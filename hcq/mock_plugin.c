@@ -33,7 +33,7 @@ static int try_path(const char *path, char *tried, size_t n) {
     return bg_error(BG_EINVAL, "mock plugin %s: no symbol %s: %s", path, BG_MOCK_PLUGIN_ENTRY, dlerror());
   }
   const bg_mock_plugin *p = entry();
-  if (!p || p->abi != BG_MOCK_PLUGIN_ABI || !p->start) {
+  if (!p || p->abi != BG_MOCK_PLUGIN_ABI || !p->start || !p->usb_transport || !p->exec_ns) {
     dlclose(h);
     return bg_error(BG_EINVAL, "mock plugin %s: ABI %u, this library needs %u", path, p ? p->abi : 0,
                     BG_MOCK_PLUGIN_ABI);
@@ -80,4 +80,24 @@ int bg_mock_plugin_start(const char *iface, const char *kind, bg_mock_devices *o
   }
   pthread_mutex_unlock(&plugin_lock);
   return r;
+}
+
+int bg_mock_plugin_usb_transport(int index, bg_usb_transport **out) {
+  *out = NULL;
+  pthread_mutex_lock(&plugin_lock);
+  int r = plugin ? 0 : bg_error(BG_ENODEV, "MOCKUSB: the mock plugin is not loaded");
+  if (r == 0) {
+    char err[512] = "";
+    r = plugin->usb_transport(index, out, err, sizeof(err));
+    if (r < 0) r = bg_error(-r, "MOCKUSB device %d: no transport: %s", index, err[0] ? err : "?");
+  }
+  pthread_mutex_unlock(&plugin_lock);
+  return r;
+}
+
+uint64_t bg_mock_plugin_exec_ns(void) {
+  pthread_mutex_lock(&plugin_lock);
+  uint64_t ns = plugin ? plugin->exec_ns() : 0;
+  pthread_mutex_unlock(&plugin_lock);
+  return ns;
 }

@@ -14,11 +14,16 @@
 #define BG_HCQ_MOCK_PLUGIN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hcq/pci_hook.h"
 
-#define BG_MOCK_PLUGIN_ABI 1
+/* ABI 2: MOCKUSB (an emulated ASM24 bridge in front of each GPU), usb_transport and exec_ns. */
+#define BG_MOCK_PLUGIN_ABI 2
 #define BG_MOCK_MAX_DEVICES 8
+
+/* usb/usb_transport.h: hcq/ only passes the pointer on. */
+typedef struct bg_usb_transport bg_usb_transport;
 
 typedef struct bg_mock_host {
   unsigned abi;  /* BG_MOCK_PLUGIN_ABI */
@@ -41,8 +46,14 @@ typedef struct bg_mock_plugin {
    * (default 1), MOCKGPU_VRAM_MB (default 512). 0, or -BG_E* with err filled. */
   int (*start)(const bg_mock_host *host, const char *iface, const char *kind, bg_mock_devices *out, char *err,
                size_t errlen);
-  /* Free every emulated device (process exit; the driver has closed them). */
+  /* Free every emulated device (process exit; the driver has closed them): bridges before GPUs. */
   void (*stop)(void);
+  /* MOCKUSB: a new transport to the bridge in front of device index (usb/usb_transport.h; closing it leaves the
+   * bridge alive). 0, or -BG_E* with err filled (not started as MOCKUSB, no such device). */
+  int (*usb_transport)(int index, bg_usb_transport **out, char *err, size_t errlen);
+  /* Wall time the emulated engines spent executing packets and shaders, summed over the module's GPUs
+   * (mock_amd_exec_ns), so benches can subtract the emulator's share. */
+  uint64_t (*exec_ns)(void);
 } bg_mock_plugin;
 
 /* The one symbol the module exports. */
@@ -53,5 +64,9 @@ typedef const bg_mock_plugin *(*bg_mock_plugin_entry_fn)(void);
  * bg_config.h, else BG_MOCK_PLUGIN_INSTALL_PATH), check its ABI and call start(iface, kind). Errors name every
  * path tried and dlerror(). Thread-safe; the module stays loaded until exit. */
 int bg_mock_plugin_start(const char *iface, const char *kind, bg_mock_devices *out);
+/* After bg_mock_plugin_start("MOCKUSB", ...): a transport to the bridge of device index. */
+int bg_mock_plugin_usb_transport(int index, bg_usb_transport **out);
+/* The loaded module's exec_ns(), 0 when no module is loaded. */
+uint64_t bg_mock_plugin_exec_ns(void);
 
 #endif

@@ -257,14 +257,16 @@ int bg_queue_submit(bg_queue *q, const uint64_t *vars, size_t nvars) {
   if (q->slots[BG_SLOT_TIMELINE_ADDR] != tl_addr) { q->slots[BG_SLOT_TIMELINE_ADDR] = tl_addr; changed[1] |= 1ull << (BG_SLOT_TIMELINE_ADDR - 64); }
   if (q->slots[BG_SLOT_TIMELINE_VALUE] != tl_val) { q->slots[BG_SLOT_TIMELINE_VALUE] = tl_val; changed[1] |= 1ull << (BG_SLOT_TIMELINE_VALUE - 64); }
   void *kcpu = NULL;
+  uint64_t kva = 0;
   if (q->tmpl.kargs_len) {
-    uint64_t kva;
     if ((r = bg_kargs_alloc(d, q->tmpl.kargs_len, &kva, &kcpu)) < 0) return r;
     q->slots[BG_SLOT_KARGS_BASE] = kva;
     changed[1] |= 1ull << (BG_SLOT_KARGS_BASE - 64);
   }
   q->last_applied = bg_tmpl_apply(&q->tmpl, q->slots, changed, q->submits == 0);
   if (kcpu) memcpy(kcpu, q->tmpl.kargs, q->tmpl.kargs_len);
+  else if (q->tmpl.kargs_len && (r = bg_kargs_write(d, kva, q->tmpl.kargs, q->tmpl.kargs_len)) < 0)
+    return bg_error_context(r, "%s: kernel arguments: ", d->name);
   r = d->ops->submit(d, q->hw, q->tmpl.cmd, q->tmpl.cmd_len);
   if (r < 0) return bg_error_context(r, "%s: submit: ", d->name);
   if (q->tmpl.claims_timeline) d->timeline_value++;

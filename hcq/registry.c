@@ -12,11 +12,15 @@
 extern const bg_iface bg_cpu_iface;
 extern const bg_iface bg_am_pci_iface;     /* am/am_iface.c */
 extern const bg_iface bg_am_mockpci_iface; /* am/am_iface.c */
+extern const bg_iface bg_am_usb_iface;     /* am/am_iface.c */
+extern const bg_iface bg_am_mockusb_iface; /* am/am_iface.c */
 
 static const bg_iface *const builtin_ifaces[] = {
   &bg_cpu_iface,
   &bg_am_pci_iface,
   &bg_am_mockpci_iface,
+  &bg_am_usb_iface,
+  &bg_am_mockusb_iface,
 };
 
 size_t bg_ifaces(const bg_iface *const **out) {
@@ -78,7 +82,7 @@ int bg_dev_open(const char *dev, bg_dev **out) {
   if (first_err) return bg_error(-first_err, "%s", first_msg);
   if (!any)
     return bg_error(BG_ENODEV, "DEV=%s: this build of baregpu has no %s%s%s driver (built-in: %s)", s,
-                    t.iface[0] ? t.iface : "", t.iface[0] ? "+" : "", t.kind, "CPU, PCI+AMD, MOCKPCI+AMD");
+                    t.iface[0] ? t.iface : "", t.iface[0] ? "+" : "", t.kind, "CPU, PCI+AMD, MOCKPCI+AMD, USB+AMD, MOCKUSB+AMD");
   return bg_error(BG_ENODEV, "DEV=%s: no device", s);
 }
 

@@ -36,7 +36,7 @@ int bg_signal_new(bg_dev *d, uint64_t init, bg_signal **out) {
       free(pg);
       return bg_error_context(r, "signal page: ");
     }
-    if (!pg->buf->mem.cpu) {
+    if (!pg->buf->mem.cpu && (!d->ops->mem_read || !d->ops->mem_write)) {
       bg_buf_free(pg->buf);
       free(pg);
       return bg_error(BG_ENOTSUP, "%s: signal memory has no CPU view", d->name);
@@ -51,12 +51,28 @@ int bg_signal_new(bg_dev *d, uint64_t init, bg_signal **out) {
   s->dev = d;
   s->page = pg;
   s->slot = slot;
-  s->cpu = (volatile uint64_t *)((uint8_t *)pg->buf->mem.cpu + slot * 16u);
+  s->cpu = pg->buf->mem.cpu ? (volatile uint64_t *)((uint8_t *)pg->buf->mem.cpu + slot * 16u) : NULL;
   s->va = pg->buf->mem.va + slot * 16u;
-  s->cpu[1] = 0;
-  bg_signal_set(s, init);
+  if (s->cpu) {
+    s->cpu[1] = 0;
+    bg_signal_set(s, init);
+  } else { /* no CPU view: value and timestamp in one device write */
+    uint64_t v[2] = {init, 0};
+    int r = d->ops->mem_write(d, &pg->buf->mem, slot * 16u, v, sizeof(v));
+    if (r < 0) {
+      bg_signal_free(s);
+      return bg_error_context(r, "%s: initializing a signal: ", d->name);
+    }
+  }
   *out = s;
   return 0;
+}
+
+/* Word k (0 value, 1 timestamp) of a signal without a CPU view, read through the backend. */
+static int sig_read(const bg_signal *s, unsigned k, uint64_t *v) {
+  bg_dev *d = s->dev;
+  int r = d->ops->mem_read(d, &s->page->buf->mem, s->slot * 16u + k * 8u, v, sizeof(*v));
+  return r < 0 ? bg_error_context(r, "%s: reading signal 0x%llx: ", d->name, (unsigned long long)s->va) : 0;
 }
 
 void bg_signal_free(bg_signal *s) {
@@ -78,13 +94,35 @@ uint64_t bg_signal_va(const bg_signal *s) { return s->va; }
 bg_val bg_sig(const bg_signal *s) { return bg_const(s->va); }
 
 uint64_t bg_signal_value(const bg_signal *s) {
-  return __atomic_load_n((const uint64_t *)s->cpu, __ATOMIC_ACQUIRE);
+  if (s->cpu) return __atomic_load_n((const uint64_t *)s->cpu, __ATOMIC_ACQUIRE);
+  uint64_t v = 0;
+  if (sig_read(s, 0, &v) < 0) BG_LOG(1, "%s", bg_last_error()); /* waits report it through sig_read themselves */
+  return v;
 }
 
-void bg_signal_set(bg_signal *s, uint64_t v) { __atomic_store_n((uint64_t *)s->cpu, v, __ATOMIC_RELEASE); }
+void bg_signal_set(bg_signal *s, uint64_t v) {
+  if (s->cpu) {
+    __atomic_store_n((uint64_t *)s->cpu, v, __ATOMIC_RELEASE);
+    return;
+  }
+  int r = s->dev->ops->mem_write(s->dev, &s->page->buf->mem, s->slot * 16u, &v, sizeof(v));
+  if (r < 0) BG_LOG(1, "%s: setting signal 0x%llx: %s", s->dev->name, (unsigned long long)s->va, bg_last_error());
+}
 
 uint64_t bg_signal_timestamp_raw(const bg_signal *s) {
-  return __atomic_load_n((const uint64_t *)s->cpu + 1, __ATOMIC_ACQUIRE);
+  if (s->cpu) return __atomic_load_n((const uint64_t *)s->cpu + 1, __ATOMIC_ACQUIRE);
+  uint64_t v = 0;
+  if (sig_read(s, 1, &v) < 0) BG_LOG(1, "%s", bg_last_error());
+  return v;
+}
+
+/* The value for waits: a failed device read ends the wait with its error. */
+static int sig_value(const bg_signal *s, uint64_t *v) {
+  if (s->cpu) {
+    *v = __atomic_load_n((const uint64_t *)s->cpu, __ATOMIC_ACQUIRE);
+    return 0;
+  }
+  return sig_read(s, 0, v);
 }
 
 double bg_signal_timestamp_us(const bg_signal *s) {
@@ -106,11 +144,13 @@ static int default_timeout_ms(void) {
 int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms) {
   if (timeout_ms <= 0) timeout_ms = default_timeout_ms();
   bg_dev *d = s->dev;
-  uint64_t seen = bg_signal_value(s);
+  uint64_t seen, cur;
+  int r = sig_value(s, &seen);
+  if (r < 0) return r;
   if (seen >= v) return 0;
   uint64_t start = now_ns(), last_progress = start;
   for (unsigned spin = 0;; spin++) {
-    uint64_t cur = bg_signal_value(s);
+    if ((r = sig_value(s, &cur)) < 0) return r;
     if (cur >= v) return 0;
     uint64_t t = now_ns();
     if (cur != seen) {
@@ -126,7 +166,7 @@ int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms) {
                       (unsigned long long)seen);
     }
     if (idle_ms >= SLEEP_AFTER_MS && d->ops->sleep) {
-      int r = d->ops->sleep(d, 1);
+      r = d->ops->sleep(d, 1);
       if (r < 0) return r;
     } else if (spin < 2000) {
 #if defined(__x86_64__) || defined(__i386__)

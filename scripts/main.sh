@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# scripts/main.sh: the main job. Set up and build, list GPUs with hcq_smi, then run the HCQ
-# conformance suite and bg-tiny on the default device (DEV, else the first GPU, else CPU).
+# scripts/main.sh: the main job. Set up and build, list GPUs with hcq_smi (also every PCI function and the
+# emulated devices), then run the HCQ conformance suite and bg-tiny on the default device (DEV, else the first
+# GPU, else CPU), and bg-tiny on the emulated AMD GPU when the build has the mock module and LLVM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
 echo "== hcq_smi list"
 build/tools/hcq_smi list
+echo "== hcq_smi list --all (every PCI function, and the emulated devices when the mock module is built)"
+build/tools/hcq_smi list --all
 echo "== HCQ conformance on ${DEV:-the default device}"
 build/tests/conformance/hcq-conformance --default
 echo "== bg-tiny (tinygrad's test_tiny) on ${DEV:-the default device}"
 build/tools/bg-tiny
+# The emulated GPU runs LLVM-compiled kernels on its RDNA3 shader-core model: needs both in the build.
+if [ -f build/tests/mockgpu/libbaregpu-mock.so ] && grep -q '^#define BG_HAVE_LLVM 1' build/bg_config.h; then
+  echo "== bg-tiny on the emulated AMD GPU (MOCKPCI+AMD)"
+  build/tools/bg-tiny --dev MOCKPCI+AMD
+else
+  echo "== bg-tiny on MOCKPCI+AMD: not run (the build has no mock module (-Dmock=true) or no LLVM)"
+fi

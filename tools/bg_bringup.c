@@ -60,6 +60,7 @@ static void usage(FILE *f) {
           "SMU), printing each step with its time, the chip, its IP versions and the firmware files used.\n"
           "\n"
           "  --dev BDF|DEV  a PCI address (0000:03:00.0 or 03:00.0) or a DEV string (AMD, AMD:1, PCI+AMD:0);\n"
+          "                 MOCKPCI+AMD boots the emulated GPU of tests/mockgpu's plugin in this process;\n"
           "                 default: the first AMD GPU\n"
           "  --json         print one JSON document on stdout (errors also on stderr)\n"
           "  --reset        AM_RESET=1: ignore the warm-start magic and boot again (mode1 reset first when the\n"
@@ -68,7 +69,8 @@ static void usage(FILE *f) {
           "  -h, --help     this help\n"
           "\n"
           "environment: BG_SYSFS_ROOT (emulated sysfs tree), BG_LOCK_DIR, BG_FIRMWARE_DIR, AM_RESET=1 (as\n"
-          "--reset), BG_DEBUG=1 (library step log), BG_DEBUG=3 (every register write)\n"
+          "--reset), BG_DEBUG=1 (library step log), BG_DEBUG=3 (every register write), BG_MOCK_PLUGIN and\n"
+          "MOCKGPU_CHIP (MOCKPCI+AMD's module and chip)\n"
           "exit status: 0 booted; 1 open or boot failed (firmware file, device in use by pid N, driver\n"
           "bound, timeout); 2 usage error or no such AMD GPU\n");
 }
@@ -100,6 +102,16 @@ static int resolve_dev(br_state *s) {
     fprintf(stderr, "bg-bringup: --dev %s: not a PCI device; bg-bringup boots PCI AMD GPUs\n", sel);
     return BR_USAGE;
   }
+  if (smi_sel_is_mockpci(&o)) {
+    /* The emulated GPU of tests/mockgpu's plugin, created (powered on, not booted) in this process: its sysfs
+     * tree, lock and firmware directories become the process's, so the boot below is the real one on it. */
+    smi_mock_env env;
+    char merr[768];
+    if (smi_mock_enter(false, &env, merr, sizeof(merr)) < 0) {
+      fprintf(stderr, "bg-bringup: --dev %s: %s\n", sel, merr);
+      return BR_FAIL;
+    }
+  }
   bg_pci_info *v = NULL;
   size_t n = 0;
   int r = smi_select_gpus(&o, "bg-bringup", true, &v, &n);
@@ -125,6 +137,13 @@ static void add_hint(br_state *s, int code) {
   if (!hint) return;
   size_t len = strlen(s->err);
   snprintf(s->err + len, sizeof(s->err) - len, " (%s%s)", hint, s->bdf);
+}
+
+/* GFX bring-up as the chip does it: gfx9 (CDNA, GC 9.x) has PSP load the RLC register list (REG_LIST) and
+ * starts MEC and queues per XCC; gfx10+ has the RLC autoload the CP firmware and one compute HQD. */
+static const char *gfx_step_name(const bg_am_dev *d) {
+  if (d->gc.maj < 10) return "gfx (rlc reg list, mec per xcc, pm4 + aql queues)";
+  return "gfx (rlc autoload, mec, compute hqd)";
 }
 
 static int run_boot(br_state *s, bg_am_dev **out) {
@@ -167,7 +186,7 @@ static int run_boot(br_state *s, bg_am_dev **out) {
       snprintf(add_step(s, "psp firmware", r->ms_fw)->detail, sizeof(st->detail), "%d ring commands",
                r->ring_cmds);
     if (e == 0 || r->ms_smu > 0) add_step(s, "smu init", r->ms_smu);
-    if (r->ms_gfx > 0) add_step(s, "gfx (rlc autoload, mec, compute hqd)", r->ms_gfx);
+    if (r->ms_gfx > 0) add_step(s, gfx_step_name(d), r->ms_gfx);
     if (r->ms_sdma > 0) add_step(s, "sdma (engine, ring)", r->ms_sdma);
   }
   s->total_ms = t2 - t0;
@@ -220,10 +239,16 @@ static void print_text(const br_state *s, const bg_am_dev *d, FILE *f) {
   }
   if (s->have_metrics) {
     const bg_am_smu_metrics *m = &s->m;
-    fprintf(f, "  smu metrics     edge %u C, hotspot %u C, mem %u C; %u W (limit %u W); gfx %u MHz, uclk %" PRIu32
-               " MHz; activity gfx %u%% mem %u%%; fan %u rpm\n",
-            m->temp_edge, m->temp_hotspot, m->temp_mem, m->socket_power, m->power_limit, m->gfxclk,
-            m->curr_clock[BG_SMU_PPCLK_UCLK], m->gfx_activity, m->uclk_activity, m->fan_rpm);
+    /* CDNA (MI300, SMU 13.0.6) has no edge sensor and no fan: n/a, not 0 */
+    char edge[16] = "n/a", fan[24] = "n/a";
+    if (!m->cdna) {
+      snprintf(edge, sizeof(edge), "%u C", m->temp_edge);
+      snprintf(fan, sizeof(fan), "%u rpm", m->fan_rpm);
+    }
+    fprintf(f, "  smu metrics     edge %s, hotspot %u C, mem %u C; %u W (limit %u W); gfx %u MHz, uclk %" PRIu32
+               " MHz; activity gfx %u%% mem %u%%; fan %s\n",
+            edge, m->temp_hotspot, m->temp_mem, m->socket_power, m->power_limit, m->gfxclk,
+            m->curr_clock[BG_SMU_PPCLK_UCLK], m->gfx_activity, m->uclk_activity, fan);
   } else if (s->metrics_err[0]) {
     fprintf(f, "  smu metrics     unavailable: %s\n", s->metrics_err);
   }
@@ -317,7 +342,9 @@ static int print_json(const br_state *s, const bg_am_dev *d, FILE *f) {
   if (s->have_metrics) {
     const bg_am_smu_metrics *m = &s->m;
     jw_obj_begin(&w);
-    jw_kuint(&w, "temp_edge_c", m->temp_edge);
+    jw_key(&w, "temp_edge_c");
+    if (m->cdna) jw_null(&w);
+    else jw_uint(&w, m->temp_edge);
     jw_kuint(&w, "temp_hotspot_c", m->temp_hotspot);
     jw_kuint(&w, "temp_mem_c", m->temp_mem);
     jw_kuint(&w, "power_w", m->socket_power);
@@ -326,7 +353,9 @@ static int print_json(const br_state *s, const bg_am_dev *d, FILE *f) {
     jw_kuint(&w, "uclk_mhz", m->curr_clock[BG_SMU_PPCLK_UCLK]);
     jw_kuint(&w, "gfx_activity_pct", m->gfx_activity);
     jw_kuint(&w, "mem_activity_pct", m->uclk_activity);
-    jw_kuint(&w, "fan_rpm", m->fan_rpm);
+    jw_key(&w, "fan_rpm");
+    if (m->cdna) jw_null(&w);
+    else jw_uint(&w, m->fan_rpm);
     jw_obj_end(&w);
   } else {
     jw_null(&w);

@@ -64,8 +64,11 @@ static void usage(FILE *f, const smi_cmd *only) {
           "  DEVICE, --dev DEV  a PCI address (0000:03:00.0 or 03:00.0); a DEV string\n"
           "                     [IFACE[:INDICES]+]KIND[:INDEX] such as AMD, NV:1, PCI+AMD:1, PCI:0-1+NV\n"
           "                     (indices count the GPUs of that kind; the DEV variable is not read);\n"
-          "                     or, for list, pids and kill_pids, a USB bridge's lock name usb:BUS-ADDR\n"
-          "  --all              list: every PCI function, not only GPUs, and the emulated devices;\n"
+          "                     or, for list, pids and kill_pids, a USB bridge's lock name usb:BUS-ADDR;\n"
+          "                     MOCKPCI+AMD: the emulated GPU of tests/mockgpu's plugin (created in\n"
+          "                     this process and booted for list and reset)\n"
+          "  --all              list: every PCI function, not only GPUs, and the emulated devices\n"
+          "                     (MOCKPCI+AMD with its SMU metrics, when the plugin is built);\n"
           "                     unbind, bind, reset: every GPU the selector matches (all without one),\n"
           "                     which they need when a selector matches several; pids and kill_pids\n"
           "                     take every device when no selector is given\n"
@@ -78,7 +81,8 @@ static void usage(FILE *f, const smi_cmd *only) {
           "\nenvironment:\n"
           "  BG_SYSFS_ROOT  use the sysfs tree under this root instead of /sys and the real PCI bus\n"
           "  BG_LOCK_DIR    directory of the device lock files (default /run/lock, else /tmp)\n"
-          "  BG_PROC_ROOT   read process names from <root>/<pid>/comm first (tests), then /proc\n"
+          "  BG_PROC_ROOT   read process names from <root>/<pid>/comm first (tests), then /proc\n"          "  BG_MOCK_PLUGIN the emulated-device module for MOCKPCI+AMD (default: the build tree's);\n"
+          "                 MOCKGPU_CHIP=gfx11|gfx12|gfx942 picks the emulated chip\n"
           "  BG_DEBUG       0..4, log to stderr\n"
           "\nexit status: 0 success; 1 a scan or an action failed: not root (run as root), device in\n"
           "use by pid N (stop it: hcq_smi kill_pids DEVICE), no reset method, an SMU that does not\n"
@@ -211,6 +215,17 @@ int main(int argc, char **argv) {
     if (smi_sel_parse(dev, &o, err, sizeof(err)) < 0) {
       fprintf(stderr, "hcq_smi: %s: %s\n", dev == o.arg ? "device" : "--dev", err);
       return SMI_EXIT_USAGE;
+    }
+  }
+  /* MOCKPCI+AMD: the emulated GPUs exist only in this process; start them and run the command on their tree,
+   * booted first where the command needs a running SMU (list's metrics, reset's mode1 reset). */
+  smi_mock_env menv;
+  if (smi_sel_is_mockpci(&o)) {
+    char err[768];
+    bool boot = c->run == smi_cmd_list || c->run == smi_cmd_reset;
+    if (smi_mock_enter(boot, &menv, err, sizeof(err)) < 0) {
+      fprintf(stderr, "hcq_smi: %s: %s\n", c->name, err);
+      return SMI_EXIT_FAIL;
     }
   }
   return c->run(&o);

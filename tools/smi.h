@@ -86,6 +86,7 @@ typedef struct smi_inventory {
   int devs_err;
   char devs_msg[512];
   struct smi_am_metrics *am;   /* [npci] SMU metrics of the AMD GPUs (smi_am_collect), NULL: not read */
+  struct smi_inventory *emu;   /* list --all: the emulated MOCKPCI devices (smi_mock_inventory), NULL: none */
 } smi_inventory;
 
 int smi_inventory_collect(const smi_opts *o, smi_inventory *inv);
@@ -94,6 +95,8 @@ int smi_pci_select(const smi_opts *o, bg_pci_info *v, size_t *n);
 void smi_inventory_free(smi_inventory *inv);
 /* The closing line: "no GPU found on PCI (N devices scanned) or USB", or the counts. */
 void smi_inventory_summary(const smi_inventory *inv, const smi_opts *o, char *buf, size_t n);
+/* The same, plus "; N emulated GPUs (MOCKPCI+AMD)" when inv->emu was gathered. */
+void smi_inventory_summary_all(const smi_inventory *inv, const smi_opts *o, char *buf, size_t n);
 
 void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f);
 int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f);
@@ -159,6 +162,7 @@ typedef struct smi_am_metrics {
   unsigned gfxclk, socclk, uclk, fclk;        /* MHz (gfxclk: average pre-DS, others: current) */
   unsigned gfx_activity, mem_activity;        /* % */
   unsigned fan_rpm;
+  bool cdna;                   /* SMU 13.0.6 (MI300): no edge temperature and no fan (text n/a, JSON null) */
 } smi_am_metrics;
 
 /* Metrics of the AMD GPU bdf: not opened when owner (may be NULL) says another process holds it or
@@ -181,6 +185,33 @@ void smi_am_text(const smi_am_metrics *m, FILE *f);
 /* "metrics": {...} or null, as a key of the current object (w is a tools/json.h writer). */
 struct jw;
 void smi_am_json(struct jw *w, const smi_am_metrics *m);
+
+/* ---------------- emulated devices (smi_mock.c) ---------------- */
+
+#define SMI_MOCK_NENV 3
+/* The environment smi_mock_enter replaced (BG_SYSFS_ROOT, BG_LOCK_DIR, BG_FIRMWARE_DIR), for smi_mock_leave. */
+typedef struct smi_mock_env {
+  bool entered;
+  bool had[SMI_MOCK_NENV];
+  char old[SMI_MOCK_NENV][512];
+  char root[256];              /* the emulated sysfs tree */
+  int count;                   /* emulated GPUs in it */
+} smi_mock_env;
+
+/* The selector names the emulated PCI interface (MOCKPCI+AMD...). */
+bool smi_sel_is_mockpci(const smi_opts *o);
+/* Start the emulated MOCKPCI+AMD GPUs of tests/mockgpu's plugin in this process and point the PCI sysfs root,
+ * the lock directory and the firmware directory at the plugin's; with boot, cold-boot every emulated GPU (it
+ * starts powered on, not booted). 0, or -BG_E* with err set (plugin not found: the paths tried). */
+int smi_mock_enter(bool boot, smi_mock_env *saved, char *err, size_t n);
+/* bdf is one of the MOCKPCI+AMD devices smi_mock_enter started. */
+bool smi_mock_is_device(const char *bdf);
+/* Put the environment back as it was before smi_mock_enter. */
+void smi_mock_leave(smi_mock_env *saved);
+/* list --all's emulated section: the MOCKPCI+AMD devices (booted) with their SMU metrics, or pci_err/pci_msg
+ * saying why not; NULL when out of memory. The environment is left as it was. */
+smi_inventory *smi_mock_inventory(void);
+void smi_mock_inventory_free(smi_inventory *emu);
 
 /* ---------------- commands ---------------- */
 

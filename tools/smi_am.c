@@ -81,6 +81,7 @@ int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *dri
       m->gfx_activity = sm.gfx_activity;
       m->mem_activity = sm.uclk_activity;
       m->fan_rpm = sm.fan_rpm;
+      m->cdna = sm.cdna;
       ret = 0;
     }
   }
@@ -140,11 +141,14 @@ void smi_am_text(const smi_am_metrics *m, FILE *f) {
   switch (m->state) {
   case SMI_AM_NONE: return;
   case SMI_AM_OK:
-    fprintf(f, "      temp       edge %u C, hotspot %u C, mem %u C\n", m->temp_edge, m->temp_hotspot, m->temp_mem);
+    /* CDNA (MI300) has no edge sensor and no fan: n/a rather than a 0 that reads as a reading */
+    if (m->cdna) fprintf(f, "      temp       edge n/a, hotspot %u C, mem %u C\n", m->temp_hotspot, m->temp_mem);
+    else fprintf(f, "      temp       edge %u C, hotspot %u C, mem %u C\n", m->temp_edge, m->temp_hotspot, m->temp_mem);
     fprintf(f, "      power      %u W (limit %u W)\n", m->power_w, m->power_limit_w);
     fprintf(f, "      clocks     gfx %u MHz, soc %u MHz, mem %u MHz, fabric %u MHz\n", m->gfxclk, m->socclk, m->uclk,
             m->fclk);
-    fprintf(f, "      activity   gfx %u%%, mem %u%%; fan %u rpm\n", m->gfx_activity, m->mem_activity, m->fan_rpm);
+    if (m->cdna) fprintf(f, "      activity   gfx %u%%, mem %u%%; fan n/a\n", m->gfx_activity, m->mem_activity);
+    else fprintf(f, "      activity   gfx %u%%, mem %u%%; fan %u rpm\n", m->gfx_activity, m->mem_activity, m->fan_rpm);
     return;
   case SMI_AM_IN_USE:
   case SMI_AM_BOUND: fprintf(f, "      metrics    not read: %s\n", m->msg); return;
@@ -176,7 +180,9 @@ void smi_am_json(struct jw *w, const smi_am_metrics *m) {
   jw_kstr(w, "message", m->msg[0] ? m->msg : NULL);
   jw_kstr(w, "arch", m->arch[0] ? m->arch : NULL);
   if (m->state == SMI_AM_OK) {
-    jw_kuint(w, "temp_edge_c", m->temp_edge);
+    jw_key(w, "temp_edge_c");
+    if (m->cdna) jw_null(w);
+    else jw_uint(w, m->temp_edge);
     jw_kuint(w, "temp_hotspot_c", m->temp_hotspot);
     jw_kuint(w, "temp_mem_c", m->temp_mem);
     jw_kuint(w, "power_w", m->power_w);
@@ -187,7 +193,9 @@ void smi_am_json(struct jw *w, const smi_am_metrics *m) {
     jw_kuint(w, "fclk_mhz", m->fclk);
     jw_kuint(w, "gfx_activity_pct", m->gfx_activity);
     jw_kuint(w, "mem_activity_pct", m->mem_activity);
-    jw_kuint(w, "fan_rpm", m->fan_rpm);
+    jw_key(w, "fan_rpm");
+    if (m->cdna) jw_null(w);
+    else jw_uint(w, m->fan_rpm);
   }
   jw_obj_end(w);
 }

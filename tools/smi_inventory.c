@@ -12,11 +12,13 @@ static bool kind_is(const smi_opts *o, const char *k) { return strcmp(o->target.
 static bool iface_is(const smi_opts *o, const char *i) { return strcmp(o->target.iface, i) == 0; }
 
 /* A DEV selector narrows PCI to GPUs of its kind reached through PCI (NVK drives the same PCI
- * GPUs); an address keeps that function, whatever its class. */
+ * GPUs); an address keeps that function, whatever its class. MOCKPCI: the scan is of the emulated
+ * tree by then (smi_mock_enter switched the sysfs root), whose GPUs are its devices. */
 static bool pci_wanted(const smi_opts *o, const bg_pci_info *p) {
   if (o->sel == SMI_SEL_NONE) return true;
   if (o->sel == SMI_SEL_BDF) return strcmp(p->bdf, o->name) == 0;
   if (o->sel != SMI_SEL_TARGET || !p->is_gpu) return false;
+  if (iface_is(o, "MOCKPCI")) return kind_is(o, "AMD") && smi_mock_is_device(p->bdf);
   if (!(o->target.iface[0] == '\0' || iface_is(o, "PCI") || iface_is(o, "NVK"))) return false;
   return (kind_is(o, "AMD") && p->vendor == BG_PCI_VENDOR_AMD) || (kind_is(o, "NV") && p->vendor == BG_PCI_VENDOR_NV);
 }
@@ -75,7 +77,9 @@ int smi_pci_select(const smi_opts *o, bg_pci_info *v, size_t *n) {
 
 static void collect_pci(const smi_opts *o, smi_inventory *inv) {
   const char *root = getenv("BG_SYSFS_ROOT");
-  if (root && *root) snprintf(inv->pci_source, sizeof(inv->pci_source), "sysfs tree %s", root);
+  if (root && *root && smi_sel_is_mockpci(o))
+    snprintf(inv->pci_source, sizeof(inv->pci_source), "MOCKPCI+AMD's sysfs tree %s", root);
+  else if (root && *root) snprintf(inv->pci_source, sizeof(inv->pci_source), "sysfs tree %s", root);
   else snprintf(inv->pci_source, sizeof(inv->pci_source), "libpciaccess");
   bg_pci_info *all = NULL;
   size_t n = 0;
@@ -190,6 +194,18 @@ void smi_inventory_summary(const smi_inventory *inv, const smi_opts *o, char *bu
       snprintf(buf, n, "no GPU found on PCI (%zu devices scanned) or USB", inv->pci_scanned);
     return;
   }
-  snprintf(buf, n, "%zu GPU%s on PCI (%zu devices scanned), %zu ASM24 bridge%s on USB", inv->pci_gpus,
-           inv->pci_gpus == 1 ? "" : "s", inv->pci_scanned, inv->nusb, inv->nusb == 1 ? "" : "s");
+  if (smi_sel_is_mockpci(o))
+    snprintf(buf, n, "%zu emulated GPU%s (MOCKPCI, %zu devices in its sysfs tree)", inv->pci_gpus,
+             inv->pci_gpus == 1 ? "" : "s", inv->pci_scanned);
+  else
+    snprintf(buf, n, "%zu GPU%s on PCI (%zu devices scanned), %zu ASM24 bridge%s on USB", inv->pci_gpus,
+             inv->pci_gpus == 1 ? "" : "s", inv->pci_scanned, inv->nusb, inv->nusb == 1 ? "" : "s");
+}
+
+void smi_inventory_summary_all(const smi_inventory *inv, const smi_opts *o, char *buf, size_t n) {
+  smi_inventory_summary(inv, o, buf, n);
+  size_t len = strlen(buf);
+  if (inv->emu && inv->emu->pci_err == 0)
+    snprintf(buf + len, n - len, "; %zu emulated GPU%s (MOCKPCI+AMD)", inv->emu->pci_gpus,
+             inv->emu->pci_gpus == 1 ? "" : "s");
 }

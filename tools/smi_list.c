@@ -64,8 +64,9 @@ void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
   if (inv->pci_err < 0) {
     fprintf(f, "PCI: unavailable: %s\n", inv->pci_msg);
   } else {
-    fprintf(f, "PCI (%s): %zu functions scanned, %zu GPU%s", inv->pci_source, inv->pci_scanned, inv->pci_gpus,
-            inv->pci_gpus == 1 ? "" : "s");
+    fprintf(f, "%s (%s%s): %zu functions scanned, %zu GPU%s", smi_sel_is_mockpci(o) ? "Emulated PCI" : "PCI",
+            inv->pci_source, smi_sel_is_mockpci(o) ? ", booted in this process" : "", inv->pci_scanned,
+            inv->pci_gpus, inv->pci_gpus == 1 ? "" : "s");
     if (o->all && o->sel == SMI_SEL_NONE) fprintf(f, ", listing all %zu functions", inv->npci);
     fputs(inv->npci ? ":\n" : "\n", f);
     for (size_t i = 0; i < inv->npci; i++) text_pci(&inv->pci[i], &inv->pci_owner[i], inv->am ? &inv->am[i] : NULL, f);
@@ -86,8 +87,16 @@ void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
     for (size_t i = 0; i < inv->ndevs; i++) fprintf(f, " %s", inv->devs[i]);
     fputs(inv->ndevs ? "\n" : " none\n", f);
   }
-  char sum[256];
-  smi_inventory_summary(inv, o, sum, sizeof(sum));
+  if (inv->emu && inv->emu->pci_err < 0) {
+    fprintf(f, "Emulated (MOCKPCI+AMD): unavailable: %s\n", inv->emu->pci_msg);
+  } else if (inv->emu) {
+    const smi_inventory *e = inv->emu;
+    fprintf(f, "Emulated PCI (%s, booted in this process): %zu GPU%s%s\n", e->pci_source, e->pci_gpus,
+            e->pci_gpus == 1 ? "" : "s", e->npci ? ":" : "");
+    for (size_t i = 0; i < e->npci; i++) text_pci(&e->pci[i], &e->pci_owner[i], e->am ? &e->am[i] : NULL, f);
+  }
+  char sum[320];
+  smi_inventory_summary_all(inv, o, sum, sizeof(sum));
   fprintf(f, "%s\n", sum);
 }
 
@@ -226,8 +235,26 @@ int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f) {
   jw_arr_end(&w);
   jw_obj_end(&w);
 
-  char sum[256];
-  smi_inventory_summary(inv, o, sum, sizeof(sum));
+  /* list --all: the emulated MOCKPCI+AMD devices (null when not gathered) */
+  jw_key(&w, "emulated");
+  if (inv->emu) {
+    const smi_inventory *e = inv->emu;
+    jw_obj_begin(&w);
+    jw_kstr(&w, "interface", "MOCKPCI+AMD");
+    jw_kstr(&w, "source", e->pci_source);
+    jw_kstr(&w, "error", e->pci_err < 0 ? e->pci_msg : NULL);
+    jw_kuint(&w, "gpus", e->pci_gpus);
+    jw_key(&w, "devices");
+    jw_arr_begin(&w);
+    for (size_t i = 0; i < e->npci; i++) json_pci(&w, &e->pci[i], &e->pci_owner[i], e->am ? &e->am[i] : NULL);
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+  } else {
+    jw_null(&w);
+  }
+
+  char sum[320];
+  smi_inventory_summary_all(inv, o, sum, sizeof(sum));
   jw_kuint(&w, "gpu_count", inv->pci_gpus);
   jw_kuint(&w, "bridge_count", inv->nusb);
   jw_kstr(&w, "summary", sum);
@@ -239,11 +266,14 @@ int smi_cmd_list(const smi_opts *o) {
   smi_inventory inv;
   int r = smi_inventory_collect(o, &inv);
   smi_am_collect(&inv);
+  /* --all shows the emulated devices too, when this build has them (tests/mockgpu's plugin) */
+  if (BG_HAVE_MOCK && o->all && o->sel == SMI_SEL_NONE) inv.emu = smi_mock_inventory();
   int jr = 0;
   if (o->json) jr = smi_list_json(&inv, o, stdout);
   else smi_list_text(&inv, o, stdout);
   if (r < 0) fprintf(stderr, "hcq_smi: list: %s\n", inv.pci_msg);
   free(inv.am);
+  smi_mock_inventory_free(inv.emu);
   smi_inventory_free(&inv);
   if (jr < 0) fprintf(stderr, "hcq_smi: list: internal error: unbalanced JSON output\n");
   return (r < 0 || jr < 0) ? SMI_EXIT_FAIL : SMI_EXIT_OK;

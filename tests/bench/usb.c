@@ -1,19 +1,29 @@
 /* tests/bench/usb.c: bench-usb [N]: USB transfers, bytes and round trips per kernel-launch-sized queue submit
  * (ring bytes + wptr + doorbell) and per MiB copied in and out, over the emulated ASM24 bridge, printed beside
- * the fewest the protocol allows (reference hcq_usb_sys.md 1.4, 1.9, 1.10) and tinygrad's figure. The counts
- * are what a real bridge would see (the transport counts them); the MB/s are the emulator's, host-bound, and
- * only show that the pipelines do not stall. Figures only, no timed assertions. */
+ * the fewest the protocol allows (reference hcq_usb_sys.md 1.4, 1.9, 1.10) and tinygrad's figure. Then the same
+ * through the real HCQ path on MOCKUSB+AMD (bg_dev_open; the plugin's GPU behind its bridge): a recorded kernel
+ * launch (wait, exec, signal; LLVM builds only, else wait + signal) re-submitted with bg_queue_submit, and
+ * bg_buf_write/read. The counts are what a real bridge would see (the transport counts them); the MB/s and us are
+ * the emulator's, host-bound (its engines' execution time is shown to be subtracted), and only show that the
+ * pipelines do not stall. Figures only, no timed assertions. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "am/am_hcq.h"
 #include "amd_gpu.h"
 #include "asm24.h"
 #include "baregpu/error.h"
+#include "baregpu/hcq.h"
+#include "bg_config.h"
+#include "hcq/mock_plugin.h"
 #include "mock_sysfs.h"
 #include "usb/usb_pci.h"
+#if BG_HAVE_LLVM
+#include "compile/llvm_amdgpu.h"
+#endif
 
 #define RING_BYTES 128u       /* a PM4 dispatch with its setup packets (launch-sized) */
 #define TINYGRAD_XFERS_PER_LAUNCH 178
@@ -87,6 +97,136 @@ static int copies(bg_pci_dev *d, size_t mib, bool in, double per[4]) {
   return r;
 }
 
+/* ---------------- through the HCQ path: MOCKUSB+AMD ---------------- */
+
+#if BG_HAVE_LLVM
+static const char *add1_ir =
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "define amdgpu_kernel void @add1(ptr addrspace(1) %out, ptr addrspace(1) %in) {\n"
+    "  %l = call i32 @llvm.amdgcn.workitem.id.x()\n"
+    "  %pi = getelementptr float, ptr addrspace(1) %in, i32 %l\n"
+    "  %v = load float, ptr addrspace(1) %pi\n"
+    "  %r = fadd float %v, 1.0\n"
+    "  %po = getelementptr float, ptr addrspace(1) %out, i32 %l\n"
+    "  store float %r, ptr addrspace(1) %po\n"
+    "  ret void\n"
+    "}\n";
+#endif
+
+static bg_usb_transport *dev_transport(bg_dev *d) {
+  const am_hcq *h = d->priv;
+  return bg_asm24_transport(bg_usb_pci_bridge(h->d->pci));
+}
+
+/* Record the launch into q (exec when LLVM is built in); *what names it. */
+static int record_launch(bg_dev *d, bg_queue *q, bg_buf *buf, bg_program **prg, const char **what) {
+  *prg = NULL;
+  *what = "wait + signal (no LLVM in this build)";
+  bg_queue_wait(q, bg_timeline_addr(q), bg_timeline_value(q, -1));
+#if BG_HAVE_LLVM
+  void *obj;
+  size_t n;
+  static const uint8_t sizes[2] = {8, 8};
+  bg_program_info info = {"add1", 2, sizes};
+  if (bg_llvm_amdgpu_compile(add1_ir, bg_dev_arch(d), &obj, &n) < 0) return -1;
+  int r = bg_program_load(d, obj, n, &info, prg);
+  free(obj);
+  if (r < 0) return r;
+  bg_val args[2] = {bg_addr(buf, 0), bg_addr(buf, 0)};
+  bg_val g[3] = {bg_const(1), bg_const(1), bg_const(1)}, l[3] = {bg_const(32), bg_const(1), bg_const(1)};
+  bg_queue_exec(q, *prg, args, 2, g, l);
+  *what = "wait + exec + signal";
+#else
+  (void)d, (void)buf;
+#endif
+  bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+  return 0;
+}
+
+/* per[]: transfers, bytes, round trips per submit; host us per launch (submit + sync); emulator engine us per
+ * launch; round trips per synchronize (signal polls). */
+static int hcq_launches(bg_dev *d, unsigned n, double per[6], const char **what) {
+  bg_usb_transport *t = dev_transport(d);
+  bg_buf *buf;
+  bg_queue *q;
+  bg_program *prg = NULL;
+  int r = bg_buf_alloc(d, 32 * 4, BG_BUF_ZERO, &buf);
+  if (r < 0) return r;
+  if ((r = bg_queue_new(d, BG_QUEUE_COMPUTE, &q)) < 0) return r;
+  if ((r = record_launch(d, q, buf, &prg, what)) == 0 && (r = bg_queue_submit(q, NULL, 0)) == 0)
+    r = bg_dev_synchronize(d, 0); /* lowering and the first patches are not steady state */
+  uint64_t xf = 0, by = 0, rt = 0, sync_rt = 0, e0 = bg_mock_plugin_exec_ns();
+  double t0 = now_s();
+  for (unsigned i = 0; i < n && r == 0; i++) {
+    bg_usb_stats s0 = t->stats;
+    r = bg_queue_submit(q, NULL, 0);
+    bg_usb_stats s1 = t->stats;
+    xf += xfers(&s1) - xfers(&s0), by += bytes(&s1) - bytes(&s0), rt += s1.round_trips - s0.round_trips;
+    if (r == 0) r = bg_dev_synchronize(d, 0);
+    sync_rt += t->stats.round_trips - s1.round_trips;
+  }
+  double secs = now_s() - t0;
+  per[0] = (double)xf / n, per[1] = (double)by / n, per[2] = (double)rt / n;
+  per[3] = secs * 1e6 / n, per[4] = (double)(bg_mock_plugin_exec_ns() - e0) / 1e3 / n, per[5] = (double)sync_rt / n;
+  float out[32];
+  if (r == 0 && prg && (r = bg_buf_read(buf, 0, out, sizeof(out))) == 0 && out[0] != (float)(n + 1))
+    r = bg_error(BG_EIO, "the kernel ran %.0f times, expected %u", (double)out[0], n + 1);
+  bg_queue_free(q);
+  bg_program_free(prg);
+  bg_buf_free(buf);
+  return r;
+}
+
+static int hcq_copies(bg_dev *d, size_t mib, bool in, double per[4]) {
+  bg_usb_transport *t = dev_transport(d);
+  size_t n = mib << 20;
+  bg_buf *b;
+  uint8_t *host = malloc(n);
+  if (!host) return bg_error(BG_ENOMEM, "bench buffer");
+  memset(host, 0x5A, n);
+  int r = bg_buf_alloc(d, n, 0, &b);
+  if (r < 0) {
+    free(host);
+    return r;
+  }
+  if (!in) r = bg_buf_write(b, 0, host, n);
+  bg_usb_stats s0 = t->stats;
+  double t0 = now_s();
+  if (r == 0) r = in ? bg_buf_write(b, 0, host, n) : bg_buf_read(b, 0, host, n);
+  double secs = now_s() - t0;
+  per[0] = (double)(xfers(&t->stats) - xfers(&s0)) / (double)mib;
+  per[1] = (double)(bytes(&t->stats) - bytes(&s0)) / (double)mib;
+  per[2] = (double)(t->stats.round_trips - s0.round_trips) / (double)mib;
+  per[3] = (double)n / 1e6 / secs;
+  bg_buf_free(b);
+  free(host);
+  return r;
+}
+
+static int hcq_section(unsigned n, size_t mib) {
+  bg_dev *d;
+  if (bg_dev_open("MOCKUSB+AMD", &d) < 0) return die("DEV=MOCKUSB+AMD");
+  double l[6], cin[4], cout[4];
+  const char *what = "";
+  if (hcq_launches(d, n, l, &what) < 0 || hcq_copies(d, mib, true, cin) < 0 || hcq_copies(d, mib, false, cout) < 0) {
+    bg_dev_close(d);
+    return die("MOCKUSB+AMD");
+  }
+  printf("\nthrough the HCQ path on MOCKUSB+AMD (bg_dev_open, cold boot, %s): %u launches\n", what, n);
+  printf("%-34s %12s %14s %12s\n", "per kernel launch (bg_queue_submit)", "transfers", "bytes on wire", "round trips");
+  printf("%-34s %12.1f %14.1f %12.2f\n", "baregpu (kargs+ring+wptr, doorbell)", l[0], l[1], l[2]);
+  printf("%-34s %12d %14s %12d\n", "fewest (kargs inline: 3 runs)", 6, "-", 1);
+  printf("%-34s %12d %14s %12s\n", "tinygrad (per launch)", TINYGRAD_XFERS_PER_LAUNCH, "-", "-");
+  printf("%-34s %12.2f round trips per synchronize (signal polls)\n", "", l[5]);
+  printf("%-34s %12.1f us host per launch + sync, of which %.1f us emulated engines*\n", "", l[3], l[4]);
+  printf("%-34s %12s %14s %12s %10s\n", "per MiB (bg_buf_write/read)", "transfers", "bytes on wire", "round trips",
+         "MB/s*");
+  printf("%-34s %12.2f %14.0f %12.2f %10.0f\n", "bg_buf_write", cin[0], cin[1], cin[2], cin[3]);
+  printf("%-34s %12.2f %14.0f %12.2f %10.0f\n", "bg_buf_read", cout[0], cout[1], cout[2], cout[3]);
+  bg_dev_close(d);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 0) : 1000;
   if (!n) n = 1;
@@ -124,6 +264,9 @@ int main(int argc, char **argv) {
   mock_asm24_free(br);
   mock_amd_free(g);
   mock_sysfs_free(tree);
-  if (nf) fprintf(stderr, "bench-usb: the emulated hardware recorded %u failures\n", nf);
-  return nf ? 1 : 0;
+  if (nf) {
+    fprintf(stderr, "bench-usb: the emulated hardware recorded %u failures\n", nf);
+    return 1;
+  }
+  return hcq_section(n, mib);
 }

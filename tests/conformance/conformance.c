@@ -17,8 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "baregpu/compile.h"
-
 /* ---------------- outcomes ---------------- */
 
 int cf_fail(cf_ctx *c, int line, const char *fmt, ...) {
@@ -118,61 +116,6 @@ bool cf_mentions(const char *msg, uint64_t v) {
 int cf_read_f32(const bg_buf *b, float *out, size_t n) { return bg_buf_read(b, 0, out, n * sizeof(float)); }
 int cf_write_f32(bg_buf *b, const float *v, size_t n) { return bg_buf_write(b, 0, v, n * sizeof(float)); }
 
-/* ---------------- kernels ---------------- */
-
-/* CPU kernels (baregpu/compile.h ABI): called once per work-group; each loops over its locals. */
-static const char cpu_kernels_src[] =
-  "#include <stdint.h>\n"
-  "void cf_add1(const void *ka, const uint32_t gid[3], const uint32_t gsz[3], const uint32_t lsz[3]);\n"
-  "void cf_count(const void *ka, const uint32_t gid[3], const uint32_t gsz[3], const uint32_t lsz[3]);\n"
-  "void cf_add1(const void *ka, const uint32_t gid[3], const uint32_t gsz[3], const uint32_t lsz[3]) {\n"
-  "  float *out; const float *in; int32_t n;\n"
-  "  const unsigned char *p = ka;\n"
-  "  __builtin_memcpy(&out, p, 8); __builtin_memcpy(&in, p + 8, 8); __builtin_memcpy(&n, p + 16, 4);\n"
-  "  (void)gsz;\n"
-  "  for (uint32_t l = 0; l < lsz[0]; l++) {\n"
-  "    int64_t i = (int64_t)gid[0] * lsz[0] + l;\n"
-  "    if (i < n) out[i] = in[i] + 1.0f;\n"
-  "  }\n"
-  "}\n"
-  "void cf_count(const void *ka, const uint32_t gid[3], const uint32_t gsz[3], const uint32_t lsz[3]) {\n"
-  "  int32_t *out;\n"
-  "  __builtin_memcpy(&out, ka, 8);\n"
-  "  for (uint32_t z = 0; z < lsz[2]; z++)\n"
-  "    for (uint32_t y = 0; y < lsz[1]; y++)\n"
-  "      for (uint32_t x = 0; x < lsz[0]; x++) __atomic_fetch_add(&out[0], 1, __ATOMIC_RELAXED);\n"
-  "  if (gid[0] == 0 && gid[1] == 0 && gid[2] == 0)\n"
-  "    for (int k = 0; k < 3; k++) { out[1 + k] = (int32_t)gsz[k]; out[4 + k] = (int32_t)lsz[k]; }\n"
-  "}\n";
-
-static void *cpu_so;
-static size_t cpu_so_size;
-static int cpu_so_err;
-static char cpu_so_msg[1024];
-
-static int load_kernels(cf_ctx *c) {
-  if (strcmp(bg_dev_arch(c->d), "host") != 0) {
-    snprintf(c->no_kernels, sizeof c->no_kernels, "the conformance suite has no kernels for arch %s yet",
-             bg_dev_arch(c->d));
-    return 0;
-  }
-  if (!cpu_so && !cpu_so_err) {
-    cpu_so_err = bg_compile_c(cpu_kernels_src, NULL, &cpu_so, &cpu_so_size);
-    if (cpu_so_err < 0) snprintf(cpu_so_msg, sizeof cpu_so_msg, "%s", bg_last_error());
-  }
-  if (cpu_so_err < 0) return bg_error(-cpu_so_err, "compiling the CPU kernels: %s", cpu_so_msg);
-  static const uint8_t add1_sizes[] = {8, 8, 4}, count_sizes[] = {8};
-  bg_program_info add1 = {"cf_add1", 3, add1_sizes}, count = {"cf_count", 1, count_sizes};
-  int r = bg_program_load(c->d, cpu_so, cpu_so_size, &add1, &c->add1);
-  if (r == 0) r = bg_program_load(c->d, cpu_so, cpu_so_size, &count, &c->count);
-  if (r < 0) return r;
-  if (bg_program_nargs(c->add1) != 3 || bg_program_kernargs_size(c->add1) < 20)
-    return bg_error(BG_EINVAL, "program cf_add1: nargs %u, kernargs size %u (expected 3 and >= 20)",
-                    bg_program_nargs(c->add1), bg_program_kernargs_size(c->add1));
-  c->kernels = true;
-  return 0;
-}
-
 /* ---------------- device fixture ---------------- */
 
 static void fixture_close(cf_ctx *c) {
@@ -194,7 +137,7 @@ static int fixture_open(cf_ctx *c, const char *name) {
   c->has_copy = bg_dev_has_copy_queue(c->d);
   c->no_kernels[0] = '\0';
   c->kernels_failed = false;
-  if ((r = load_kernels(c)) < 0) {
+  if ((r = cf_load_kernels(c)) < 0) {
     /* The other tests still run; the kernel tests fail with this message. */
     snprintf(c->no_kernels, sizeof c->no_kernels, "kernels: %s: %s", bg_strerror(r), bg_last_error());
     c->kernels_failed = true;
@@ -438,7 +381,7 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < n && i < 64; i++) run_device(names[i]);
   }
-  free(cpu_so);
+  cf_kernels_free();
   printf("conformance: %u passed, %u failed, %u skipped\n", npassed, nfailed, nskipped);
   return nfailed ? 1 : 0;
 }

@@ -98,4 +98,12 @@ bool cf_mentions(const char *msg, uint64_t v);
 int cf_read_f32(const bg_buf *b, float *out, size_t n);
 int cf_write_f32(bg_buf *b, const float *v, size_t n);
 
+/* ---- kernels (cf_kernels.c) ---- */
+/* Load add1 and count for c->d's arch into c (c->kernels = true); an arch without a compiler in this
+ * build leaves c->kernels false with the reason in c->no_kernels. 0, or -BG_E* when compiling or
+ * loading failed. */
+int cf_load_kernels(cf_ctx *c);
+/* Free the binaries compiled for every arch (process exit). */
+void cf_kernels_free(void);
+
 #endif

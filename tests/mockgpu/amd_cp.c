@@ -17,6 +17,7 @@ enum {
   S_CNTL, S_ENGINE,
   C_N
 };
+_Static_assert(S_DOORBELL_OFF - S_RB_CNTL == AMD_SDMA_DOORBELL_OFFSET, "S_RB_CNTL.. in amd_sdma_rb_cntl_write's order");
 static const char *const NAMES[C_N] = {
     "regGRBM_GFX_CNTL", "regCP_MEC_RS64_CNTL", "regCP_MQD_BASE_ADDR", "regCP_MQD_BASE_ADDR_HI", "regCP_HQD_PQ_BASE",
     "regCP_HQD_PQ_BASE_HI", "regCP_HQD_PQ_CONTROL", "regCP_HQD_PQ_RPTR_REPORT_ADDR", "regCP_HQD_PQ_RPTR_REPORT_ADDR_HI",
@@ -111,13 +112,7 @@ static uint64_t pair(const mock_amd *g, const amd_cp *c, int lo, int hi) {
 /* 0 when the HQD may be activated, else the failures are recorded. */
 static int hqd_check(mock_amd *g, amd_cp *c) {
   int bad = 0;
-#define NEED(cond, ...)          \
-  do {                           \
-    if (!(cond)) {               \
-      amd_fail(g, __VA_ARGS__);  \
-      bad = 1;                   \
-    }                            \
-  } while (0)
+#define NEED AMD_NEED
   uint32_t sel = amd_get(g, c->a[C_GRBM]), mec = amd_get(g, c->a[C_MEC_CNTL]);
   NEED(sel == 0x4, "CP_HQD_ACTIVE=1 with GRBM_GFX_CNTL 0x%x (only me1 pipe0 queue0 vmid0 = 0x4 is modelled)", sel);
   NEED(g->autoloaded, "CP_HQD_ACTIVE=1 before the RLC autoload (PSP AUTOLOAD_RLC)");
@@ -215,22 +210,31 @@ void amd_cp_write(mock_amd *g, int kind, uint32_t addr, uint32_t v) {
     }
     return;
   case AMD_H_SDMA_RB_CNTL:
-    if ((v & 1) && rb_check(g, c, v)) {
-      amd_set(g, addr, v & ~1u); /* refused: ring stays disabled */
-      c->rb.enabled = false;
-      return;
-    }
-    amd_set(g, addr, v);
-    c->rb.enabled = v & 1;
-    if (!(v & 1)) return;
-    c->rb.nenable++;
-    c->rb.rb_cntl = v;
-    c->rb.base = pair(g, c, S_BASE, S_BASE_HI) << 8;
-    c->rb.rptr_addr = pair(g, c, S_RPTR_LO, S_RPTR_HI);
-    c->rb.wptr_poll = pair(g, c, S_WPTR_LO, S_WPTR_HI);
-    c->rb.doorbell = amd_get(g, c->a[S_DOORBELL]);
-    c->rb.doorbell_offset = amd_get(g, c->a[S_DOORBELL_OFF]);
+    amd_sdma_rb_cntl_write(g, &c->rb, &c->a[S_RB_CNTL], addr, v, (v & 1) && rb_check(g, c, v));
     return;
   default: amd_set(g, addr, v); return;
   }
+}
+
+static uint64_t reg_pair(const mock_amd *g, uint32_t lo, uint32_t hi) {
+  return (uint64_t)amd_get(g, hi) << 32 | amd_get(g, lo);
+}
+
+void amd_sdma_rb_cntl_write(mock_amd *g, mock_amd_sdma_rb *rb, const uint32_t *regs, uint32_t addr, uint32_t v,
+                            bool refused) {
+  if (refused) {
+    amd_set(g, addr, v & ~1u); /* refused: ring stays disabled */
+    rb->enabled = false;
+    return;
+  }
+  amd_set(g, addr, v);
+  rb->enabled = v & 1;
+  if (!(v & 1)) return;
+  rb->nenable++;
+  rb->rb_cntl = v;
+  rb->base = reg_pair(g, regs[AMD_SDMA_RB_BASE], regs[AMD_SDMA_RB_BASE_HI]) << 8;
+  rb->rptr_addr = reg_pair(g, regs[AMD_SDMA_RB_RPTR_LO], regs[AMD_SDMA_RB_RPTR_HI]);
+  rb->wptr_poll = reg_pair(g, regs[AMD_SDMA_RB_WPTR_LO], regs[AMD_SDMA_RB_WPTR_HI]);
+  rb->doorbell = amd_get(g, regs[AMD_SDMA_DOORBELL]);
+  rb->doorbell_offset = amd_get(g, regs[AMD_SDMA_DOORBELL_OFFSET]);
 }

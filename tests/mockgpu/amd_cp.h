@@ -47,5 +47,21 @@ uint32_t amd_cp_read(mock_amd *g, int kind, uint32_t addr);
 void amd_cp_write(mock_amd *g, int kind, uint32_t addr, uint32_t v);
 void amd_cp_reset(mock_amd *g);
 void amd_cp_free(const mock_amd *g);
+/* The activation checks (amd_cp.c, amd_gfx9.c): unless cond, record the failure on the model g and set the caller's
+ * `bad`, so that every unmet condition is reported, not only the first. */
+#define AMD_NEED(cond, ...)     \
+  do {                          \
+    if (!(cond)) {              \
+      amd_fail(g, __VA_ARGS__); \
+      bad = 1;                  \
+    }                           \
+  } while (0)
+/* The SDMA ring registers, in this order (GC 11/12 SDMA0_QUEUE0_*, gfx942 SDMA_GFX_*). */
+enum { AMD_SDMA_RB_CNTL, AMD_SDMA_RB_BASE, AMD_SDMA_RB_BASE_HI, AMD_SDMA_RB_RPTR_LO, AMD_SDMA_RB_RPTR_HI,
+       AMD_SDMA_RB_WPTR_LO, AMD_SDMA_RB_WPTR_HI, AMD_SDMA_DOORBELL, AMD_SDMA_DOORBELL_OFFSET };
+/* The write v of RB_CNTL at addr (amd_cp.c, amd_gfx9.c): an enable the model refused is stored with rb_enable
+ * cleared; an accepted enable records the ring from regs (absolute addresses, in the order above). */
+void amd_sdma_rb_cntl_write(mock_amd *g, mock_amd_sdma_rb *rb, const uint32_t *regs, uint32_t addr, uint32_t v,
+                            bool refused);
 
 #endif

@@ -17,10 +17,13 @@
 #define BG_MOCKGPU_AMD_ENGINE_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "amd_gpu.h"
+#include "amd_vm.h"
 
 /* Nanoseconds the device's engines spent executing (sum over engines, since creation). */
 uint64_t mock_amd_exec_ns(const mock_amd *g);
@@ -36,8 +39,6 @@ typedef struct amd_engine_ops {
   int64_t (*doorbell)(amd_engine *e);
   /* Execute up to the doorbell's write pointer, or until the queue stops (lock held, count 1). */
   void (*run)(amd_engine *e);
-  /* ASIC reset: forget the queue (lock held). */
-  void (*reset)(amd_engine *e);
   void (*destroy)(amd_engine *e);
 } amd_engine_ops;
 
@@ -50,7 +51,23 @@ struct amd_engine {
   bool started, stop, kicked, running;
   uint64_t db;              /* last doorbell value */
   uint64_t exec_ns, slept_ns;
+  /* The queue the engine runs: the model's enable flag and activation count (amd_cp.h), set by the constructor. */
+  const bool *q_active;
+  const unsigned *q_nactivate;
+  unsigned seen;            /* *q_nactivate the read pointer belongs to */
+  bool fresh;               /* an ASIC reset happened: restart at the next activation */
 };
+
+/* What executing a packet did: done, the queue hung (failure recorded), the queue stopped (disabled, re-activated,
+ * reset, or the engine stopping). Executors add their own values above AMD_X_STOPPED. */
+enum { AMD_X_OK = 0, AMD_X_HUNG = -1, AMD_X_STOPPED = 1 };
+
+/* Where a packet was read from, for failure messages: the ring (va = its base) or an IB (va = its address), and the
+ * packet's offset in the executor's unit (CP dwords, SDMA bytes). */
+typedef struct amd_pk_src {
+  bool ib;
+  uint64_t va, off;
+} amd_pk_src;
 
 /* Lock set-up (mock_amd_new, first thing) and teardown (mock_amd_free, last thing). */
 void amd_lock_init(mock_amd *g);
@@ -59,8 +76,27 @@ void amd_lock_destroy(mock_amd *g);
 int amd_engines_start(mock_amd *g);
 /* Stop and join the threads (before the device is freed). */
 void amd_engines_stop(mock_amd *g);
-/* ASIC reset: every engine forgets its queue. */
+/* ASIC reset: every engine forgets its queue (restarts at the next activation). */
 void amd_engines_reset(mock_amd *g);
+/* Start of run(): true when the queue was activated again or reset since the engine last ran it (the executor then
+ * restarts at read pointer 0, not hung). */
+bool amd_engine_new_activation(amd_engine *e);
+/* The queue the engine started on is still enabled, not re-activated or reset, and the engine is not stopping. */
+bool amd_engine_alive(const amd_engine *e);
+/* Record "<engine>: <fmt...>; packet at ring|IB 0x<va> <unit> 0x<off>: <up to 8 dwords> (queue hung)". */
+void amd_engine_vbad(const amd_engine *e, const amd_pk_src *s, const char *unit, const uint32_t *pk, unsigned n,
+                     const char *fmt, va_list ap);
+/* n dwords from byte position at of a ring of size bytes at base (wrapping). 0, or -1 (VM fault recorded). */
+int amd_engine_ring_read(amd_engine *e, amd_vm *vm, uint64_t base, uint64_t size, uint64_t at, unsigned n,
+                         uint32_t *dst, unsigned cid);
+/* WAIT_REG_MEM / POLL_REGMEM: until amd_wait_compare(func, value & mask, ref) holds for the dword in memory at where
+ * (mem) or the register where, re-polled every 10 us .. 1 ms with the lock dropped. AMD_X_OK, AMD_X_STOPPED, or
+ * AMD_X_HUNG when the memory faulted (recorded by the VM as fault_what). */
+int amd_engine_poll(amd_engine *e, amd_vm *vm, bool mem, uint64_t where, unsigned func, uint32_t ref, uint32_t mask,
+                    const char *fault_what, unsigned cid);
+/* Copy n bytes at offset off of the private state of the device's engine with these ops (its stats), under the lock.
+ * false when the device has no such engine. */
+bool amd_engine_read_priv(mock_amd *g, const amd_engine_ops *ops, size_t off, void *out, size_t n);
 /* Inside run(): drop the lock for about us microseconds (a doorbell or stop wakes it earlier); the time is not
  * counted as execution. false when the engine must stop. */
 bool amd_engine_sleep(amd_engine *e, unsigned us);

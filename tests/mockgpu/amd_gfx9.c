@@ -22,6 +22,7 @@ static const char *const XNAMES[X_N] = {
     "regCP_HQD_PQ_WPTR_HI", "regCP_HQD_AQL_CONTROL"};
 
 enum { S_CNTL, S_RB_CNTL, S_BASE, S_BASE_HI, S_RPTR_LO, S_RPTR_HI, S_WPTR_LO, S_WPTR_HI, S_DB, S_DB_OFF, S_MINOR, S_N };
+_Static_assert(S_DB_OFF - S_RB_CNTL == AMD_SDMA_DOORBELL_OFFSET, "S_RB_CNTL.. in amd_sdma_rb_cntl_write's order");
 static const char *const SNAMES[S_N] = {
     "regSDMA_CNTL", "regSDMA_GFX_RB_CNTL", "regSDMA_GFX_RB_BASE", "regSDMA_GFX_RB_BASE_HI",
     "regSDMA_GFX_RB_RPTR_ADDR_LO", "regSDMA_GFX_RB_RPTR_ADDR_HI", "regSDMA_GFX_RB_WPTR_POLL_ADDR_LO",
@@ -223,13 +224,7 @@ static unsigned sel_queue(const mock_amd *g, const g9 *c, unsigned k, uint32_t *
 
 static bool sel_ok(uint32_t sel) { return (sel & 3u) == 0 && ((sel >> 2) & 3u) == 1 && ((sel >> 4) & 0xfu) == 0; }
 
-#define NEED(cond, ...)         \
-  do {                          \
-    if (!(cond)) {              \
-      amd_fail(g, __VA_ARGS__); \
-      bad = 1;                  \
-    }                           \
-  } while (0)
+#define NEED AMD_NEED
 
 /* 0 when XCC k's selected queue may be activated, else the failures are recorded. */
 static int hqd_check(mock_amd *g, g9 *c, unsigned k, uint32_t sel) {
@@ -426,21 +421,7 @@ void amd_gfx9_write(mock_amd *g, int kind, uint32_t addr, uint32_t v) {
     return;
   }
   case AMD_H_G9_SDMA_RB_CNTL:
-    if ((v & 1) && rb_check(g, c, v)) {
-      amd_set(g, addr, v & ~1u); /* refused: ring stays disabled */
-      c->rb.enabled = false;
-      return;
-    }
-    amd_set(g, addr, v);
-    c->rb.enabled = v & 1;
-    if (!(v & 1)) return;
-    c->rb.nenable++;
-    c->rb.rb_cntl = v;
-    c->rb.base = pair(g, c->s[S_BASE], c->s[S_BASE_HI]) << 8;
-    c->rb.rptr_addr = pair(g, c->s[S_RPTR_LO], c->s[S_RPTR_HI]);
-    c->rb.wptr_poll = pair(g, c->s[S_WPTR_LO], c->s[S_WPTR_HI]);
-    c->rb.doorbell = amd_get(g, c->s[S_DB]);
-    c->rb.doorbell_offset = amd_get(g, c->s[S_DB_OFF]);
+    amd_sdma_rb_cntl_write(g, &c->rb, &c->s[S_RB_CNTL], addr, v, (v & 1) && rb_check(g, c, v));
     return;
   default: amd_set(g, addr, v); return;
   }

@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +56,6 @@ static const char *const RNAMES[R_N] = {
 typedef struct pm4 {
   amd_engine e;
   const mock_amd_hqd *hqd;
-  unsigned seen;         /* hqd->nactivate the read pointer belongs to */
-  bool fresh;            /* an ASIC reset happened: restart at the next activation */
   amd_vm vm;
   uint32_t a[R_N];       /* absolute register addresses */
   uint8_t sh_known[PACKET3_SET_SH_REG_END - PACKET3_SET_SH_REG_START];
@@ -65,49 +64,25 @@ typedef struct pm4 {
   mock_amd_pm4_stats st;
 } pm4;
 
-enum { X_OK = 0, X_HUNG = -1, X_STOPPED = 1, X_CHAIN = 2 };
+enum { X_OK = AMD_X_OK, X_HUNG = AMD_X_HUNG, X_STOPPED = AMD_X_STOPPED, X_CHAIN = 2 };
 
-/* Where a packet was read from, for failure messages. */
-typedef struct pk_src {
-  bool ib;
-  uint64_t va;   /* ring base or IB address */
-  uint64_t off;  /* dword offset of the packet (ring: read pointer) */
-} pk_src;
+typedef amd_pk_src pk_src; /* off: dword offset of the packet (ring: read pointer) */
 
 static int bad(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int bad(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n, const char *fmt, ...) {
-  char msg[256], dws[128] = "";
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  amd_engine_vbad(&p->e, s, "dword", pk, n, fmt, ap);
   va_end(ap);
-  size_t used = 0;
-  for (unsigned i = 0; i < n && i < 8; i++)
-    used += (size_t)snprintf(dws + used, sizeof(dws) - used, " %08x", pk[i]);
-  amd_fail(p->e.g, "CP: %s; packet at %s 0x%" PRIx64 " dword 0x%" PRIx64 ":%s%s (queue hung)", msg,
-           s->ib ? "IB" : "ring", s->va, s->off, dws, n > 8 ? " ..." : "");
   p->st.hung = true;
   return X_HUNG;
-}
-
-static bool alive(const pm4 *p) {
-  return !p->e.stop && p->hqd->active && p->hqd->nactivate == p->seen && !p->fresh;
 }
 
 /* Poll until compare(value & mask, ref) holds: memory (va) or a register (reg, through the model's hooks). */
 static int wait_for(pm4 *p, bool mem, uint64_t where, unsigned func, uint32_t ref, uint32_t mask) {
   p->st.waits++;
-  for (unsigned us = 10;; us = us < 1000 ? us * 2 : 1000) {
-    uint32_t v;
-    if (mem) {
-      if (amd_vm_load32(&p->vm, where, &v, "CP WAIT_REG_MEM", AMD_VM_CID_CPC) < 0) return X_HUNG;
-    } else {
-      v = mock_amd_rreg(p->e.g, (uint32_t)where);
-    }
-    if (amd_wait_compare(func, v & mask, ref)) return X_OK;
-    if (!amd_engine_sleep(&p->e, us) || !alive(p)) return X_STOPPED;
-  }
+  return amd_engine_poll(&p->e, &p->vm, mem, where, func, ref, mask, "CP WAIT_REG_MEM", AMD_VM_CID_CPC);
 }
 
 static int exec_ib(pm4 *p, uint64_t va, uint32_t ndw);
@@ -308,20 +283,13 @@ static int exec_ib(pm4 *p, uint64_t va, uint32_t ndw) {
 /* n dwords of the ring from dword position at (wrapping). */
 static int ring_read(pm4 *p, uint64_t at, unsigned n, uint32_t *dst) {
   uint64_t ndw = 2ull << (p->hqd->pq_control & 0x3f);
-  while (n) {
-    uint64_t pos = at % ndw, k = ndw - pos < n ? ndw - pos : n;
-    if (amd_vm_read(&p->vm, p->hqd->pq_base + pos * 4, dst, k * 4, "CP ring fetch", AMD_VM_CID_CPC) < 0) return -1;
-    at += k, dst += k, n -= (unsigned)k;
-  }
-  return 0;
+  return amd_engine_ring_read(&p->e, &p->vm, p->hqd->pq_base, ndw * 4, at * 4, n, dst, AMD_VM_CID_CPC);
 }
 
 static void pm4_run(amd_engine *e) {
   pm4 *p = e->priv;
   if (!p->hqd->active) return;
-  if (p->hqd->nactivate != p->seen || p->fresh) {
-    p->seen = p->hqd->nactivate;
-    p->fresh = false;
+  if (amd_engine_new_activation(e)) {
     p->st.rptr = 0;
     p->st.hung = false;
   }
@@ -334,7 +302,7 @@ static void pm4_run(amd_engine *e) {
         e->db, p->st.rptr, ndw);
     return;
   }
-  while (p->st.rptr < e->db && alive(p)) {
+  while (p->st.rptr < e->db && amd_engine_alive(&p->e)) {
     s.off = p->st.rptr;
     if (ring_read(p, s.off, 1, p->pk) < 0) {
       bad(p, &s, NULL, 0, "ring not readable");
@@ -371,14 +339,9 @@ static int64_t pm4_doorbell(amd_engine *e) {
   return (int64_t)((p->hqd->doorbell_control >> 2) & 0x3ffffff) * 4;
 }
 
-static void pm4_reset(amd_engine *e) {
-  pm4 *p = e->priv;
-  p->fresh = true;
-}
-
 static void pm4_destroy(amd_engine *e) { free(e->priv); }
 
-static const amd_engine_ops PM4_OPS = {"CP", pm4_doorbell, pm4_run, pm4_reset, pm4_destroy};
+static const amd_engine_ops PM4_OPS = {"CP", pm4_doorbell, pm4_run, pm4_destroy};
 
 amd_engine *amd_pm4_engine(mock_amd *g) {
   const mock_amd_hqd *hqd = mock_amd_cp_hqd(g);
@@ -392,6 +355,8 @@ amd_engine *amd_pm4_engine(mock_amd *g) {
   p->e.ops = &PM4_OPS;
   p->e.priv = p;
   p->hqd = hqd;
+  p->e.q_active = &hqd->active;
+  p->e.q_nactivate = &hqd->nactivate;
   for (int i = 0; i < R_N; i++)
     if (bg_am_reg_abs_by_name(&g->disc, GC_HWIP, 0, t, RNAMES[i], &p->a[i]) < 0) {
       amd_fail(g, "CP: register %s not in %s", RNAMES[i], t->name);
@@ -420,9 +385,5 @@ amd_engine *amd_pm4_engine(mock_amd *g) {
 }
 
 bool mock_amd_pm4_stats_get(mock_amd *g, mock_amd_pm4_stats *out) {
-  pthread_mutex_lock(&g->lock);
-  amd_engine *e = amd_engine_find(g, &PM4_OPS);
-  if (e) *out = ((const pm4 *)e->priv)->st;
-  pthread_mutex_unlock(&g->lock);
-  return e != NULL;
+  return amd_engine_read_priv(g, &PM4_OPS, offsetof(pm4, st), out, sizeof(*out));
 }

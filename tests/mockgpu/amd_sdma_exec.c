@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,40 +29,25 @@ enum { SDMA_SUBOP_COPY_LINEAR = 0, SDMA_SUBOP_WRITE_LINEAR = 0, SDMA_SUBOP_TIMES
 typedef struct sdma {
   amd_engine e;
   const mock_amd_sdma_rb *rb;
-  unsigned seen;    /* rb->nenable the read pointer belongs to */
-  bool fresh;
   amd_vm vm;
   uint32_t *pk;     /* packet buffer (MAX_PKT_DW) */
   uint8_t *chunk;   /* copy bounce buffer */
   mock_amd_sdma_stats st;
 } sdma;
 
-enum { X_OK = 0, X_HUNG = -1, X_STOPPED = 1 };
+enum { X_OK = AMD_X_OK, X_HUNG = AMD_X_HUNG, X_STOPPED = AMD_X_STOPPED };
 
-typedef struct pk_src {
-  bool ib;
-  uint64_t va, off; /* ring base or IB address; byte offset of the packet */
-} pk_src;
+typedef amd_pk_src pk_src; /* off: byte offset of the packet */
 
 static int bad(sdma *q, const pk_src *s, const uint32_t *pk, unsigned n, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int bad(sdma *q, const pk_src *s, const uint32_t *pk, unsigned n, const char *fmt, ...) {
-  char msg[256], dws[128] = "";
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  amd_engine_vbad(&q->e, s, "byte", pk, n, fmt, ap);
   va_end(ap);
-  size_t used = 0;
-  for (unsigned i = 0; i < n && i < 8; i++)
-    used += (size_t)snprintf(dws + used, sizeof(dws) - used, " %08x", pk[i]);
-  amd_fail(q->e.g, "SDMA0: %s; packet at %s 0x%" PRIx64 " byte 0x%" PRIx64 ":%s%s (queue hung)", msg,
-           s->ib ? "IB" : "ring", s->va, s->off, dws, n > 8 ? " ..." : "");
   q->st.hung = true;
   return X_HUNG;
-}
-
-static bool alive(const sdma *q) {
-  return !q->e.stop && q->rb->enabled && q->rb->nenable == q->seen && !q->fresh;
 }
 
 /* Packet length in dwords from the header (and dword 3 for WRITE), 0 for an unknown packet. */
@@ -124,16 +110,9 @@ static int poll_regmem(sdma *q, const pk_src *s, const uint32_t *pk, unsigned n)
   if (!mem && (pk[1] & 3)) return bad(q, s, pk, n, "POLL_REGMEM register byte address 0x%x not dword aligned", pk[1]);
   if (hdp) mock_amd_wreg(q->e.g, pk[2] >> 2, pk[3]); /* HDP flush: request register, then poll done */
   q->st.waits++;
-  for (unsigned us = 10;; us = us < 1000 ? us * 2 : 1000) {
-    uint32_t v;
-    if (mem) {
-      if (amd_vm_load32(&q->vm, addr, &v, "SDMA0 POLL_REGMEM", AMD_VM_CID_SDMA0) < 0) return bad(q, s, pk, n, "poll address faulted");
-    } else {
-      v = mock_amd_rreg(q->e.g, pk[1] >> 2);
-    }
-    if (amd_wait_compare(func, v & pk[4], pk[3])) return X_OK;
-    if (!amd_engine_sleep(&q->e, us) || !alive(q)) return X_STOPPED;
-  }
+  int r = amd_engine_poll(&q->e, &q->vm, mem, mem ? addr : pk[1] >> 2, func, pk[3], pk[4], "SDMA0 POLL_REGMEM",
+                          AMD_VM_CID_SDMA0);
+  return r == X_HUNG ? bad(q, s, pk, n, "poll address faulted") : r;
 }
 
 static int exec_ib(sdma *q, const pk_src *s, const uint32_t *pk, unsigned n);
@@ -203,20 +182,13 @@ static int exec_ib(sdma *q, const pk_src *ring, const uint32_t *pk, unsigned n) 
 
 static int ring_read(sdma *q, uint64_t at, unsigned n, uint32_t *dst) {
   uint64_t size = 4ull << ((q->rb->rb_cntl >> 1) & 0x1f);
-  while (n) {
-    uint64_t pos = at % size, k = (size - pos) / 4 < n ? (size - pos) / 4 : n;
-    if (amd_vm_read(&q->vm, q->rb->base + pos, dst, k * 4, "SDMA0 ring fetch", AMD_VM_CID_SDMA0) < 0) return -1;
-    at += k * 4, dst += k, n -= (unsigned)k;
-  }
-  return 0;
+  return amd_engine_ring_read(&q->e, &q->vm, q->rb->base, size, at, n, dst, AMD_VM_CID_SDMA0);
 }
 
 static void sdma_run(amd_engine *e) {
   sdma *q = e->priv;
   if (!q->rb->enabled) return;
-  if (q->rb->nenable != q->seen || q->fresh) {
-    q->seen = q->rb->nenable;
-    q->fresh = false;
+  if (amd_engine_new_activation(e)) {
     q->st.rptr = 0;
     q->st.hung = false;
   }
@@ -229,7 +201,7 @@ static void sdma_run(amd_engine *e) {
         e->db, q->st.rptr, size);
     return;
   }
-  while (q->st.rptr < e->db && alive(q)) {
+  while (q->st.rptr < e->db && amd_engine_alive(&q->e)) {
     s.off = q->st.rptr;
     unsigned have = (unsigned)((e->db - s.off) / 4 < 4 ? (e->db - s.off) / 4 : 4);
     if (ring_read(q, s.off, have, q->pk) < 0) {
@@ -265,8 +237,6 @@ static int64_t sdma_doorbell(amd_engine *e) {
   return (int64_t)((q->rb->doorbell_offset >> 2) & 0x3ffffff) * 4;
 }
 
-static void sdma_reset(amd_engine *e) { ((sdma *)e->priv)->fresh = true; }
-
 static void sdma_destroy(amd_engine *e) {
   sdma *q = e->priv;
   free(q->pk);
@@ -274,7 +244,7 @@ static void sdma_destroy(amd_engine *e) {
   free(q);
 }
 
-static const amd_engine_ops SDMA_OPS = {"SDMA0", sdma_doorbell, sdma_run, sdma_reset, sdma_destroy};
+static const amd_engine_ops SDMA_OPS = {"SDMA0", sdma_doorbell, sdma_run, sdma_destroy};
 
 amd_engine *amd_sdma_engine(mock_amd *g) {
   const mock_amd_sdma_rb *rb = mock_amd_sdma_ring(g);
@@ -289,15 +259,13 @@ amd_engine *amd_sdma_engine(mock_amd *g) {
   q->e.ops = &SDMA_OPS;
   q->e.priv = q;
   q->rb = rb;
+  q->e.q_active = &rb->enabled;
+  q->e.q_nactivate = &rb->nenable;
   q->pk = pk;
   q->chunk = chunk;
   return &q->e;
 }
 
 bool mock_amd_sdma_stats_get(mock_amd *g, mock_amd_sdma_stats *out) {
-  pthread_mutex_lock(&g->lock);
-  amd_engine *e = amd_engine_find(g, &SDMA_OPS);
-  if (e) *out = ((const sdma *)e->priv)->st;
-  pthread_mutex_unlock(&g->lock);
-  return e != NULL;
+  return amd_engine_read_priv(g, &SDMA_OPS, offsetof(sdma, st), out, sizeof(*out));
 }

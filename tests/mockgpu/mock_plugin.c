@@ -4,8 +4,10 @@
  * into the devices; the tree's hooks go to the library's hcq/pci through host->pci_set_hooks, never through the
  * module's own copy of bg_pci_set_hooks. The tree sets BG_SYSFS_ROOT / BG_LOCK_DIR / BG_PROC_ROOT while it is
  * built; the module puts the process environment back afterwards: the library gets the paths in bg_mock_devices.
- * stop() (also at exit or unload) frees the devices and removes both temp dirs. Only bg_mock_plugin_entry is
- * exported (-fvisibility=hidden and a version script). */
+ * MOCKPCI and MOCKUSB get GPUs of their own in the one tree (MOCKPCI at 0000:03:00.0.., MOCKUSB at 0000:13:00.0..,
+ * like two machines' worth of hardware), each MOCKUSB GPU behind an emulated ASM24 bridge (asm24.h) that the
+ * library reaches through usb_transport(). stop() (also at exit or unload) frees bridges, then GPUs, then the tree
+ * and removes both temp dirs. Only bg_mock_plugin_entry is exported (-fvisibility=hidden and a version script). */
 #include <ftw.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -14,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "amd_engine.h"
 #include "amd_gpu.h"
+#include "asm24.h"
 #include "baregpu/error.h"
 #include "fw_gen.h"
 #include "hcq/mock_plugin.h"
@@ -23,11 +27,21 @@
 #define BG_EXPORT __attribute__((visibility("default")))
 
 static pthread_mutex_t plugin_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
+/* The GPUs of one interface. */
+typedef struct mock_set {
   bool started;
-  mock_sysfs *tree;
   mock_amd *gpu[BG_MOCK_MAX_DEVICES];
+  mock_asm24 *bridge[BG_MOCK_MAX_DEVICES];  /* MOCKUSB only */
   bg_mock_devices devs;
+} mock_set;
+
+static struct {
+  bool started;                /* tree and firmware exist */
+  mock_sysfs *tree;
+  char fw_dir[256];
+  mock_amd_chip chip;
+  int count, vram_mb;
+  mock_set set[2];             /* MOCKPCI, MOCKUSB */
 } S;
 
 static const char *const ENV_KEPT[] = {"BG_SYSFS_ROOT", "BG_LOCK_DIR", "BG_PROC_ROOT"};
@@ -40,9 +54,12 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 
 static void stop_locked(void) {
   if (!S.started) return;
-  for (int i = 0; i < S.devs.count; i++) mock_amd_free(S.gpu[i]);
+  for (int k = 0; k < 2; k++) /* a bridge forwards to its GPU: bridges go first */
+    for (int i = 0; i < S.set[k].devs.count; i++) mock_asm24_free(S.set[k].bridge[i]);
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < S.set[k].devs.count; i++) mock_amd_free(S.set[k].gpu[i]);
   mock_sysfs_free(S.tree);
-  if (S.devs.fw_dir[0]) nftw(S.devs.fw_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  if (S.fw_dir[0]) nftw(S.fw_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   memset(&S, 0, sizeof(S));
 }
 
@@ -69,7 +86,8 @@ static int env_int(const char *name, int def, int lo, int hi, bool *ok) {
   return (int)n;
 }
 
-static int start_locked(const bg_mock_host *host, char *err, size_t errlen) {
+/* Configuration, tree and firmware: once per process (or after stop). */
+static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
   const char *chip_s = getenv("MOCKGPU_CHIP");
   mock_amd_chip chip = MOCK_AMD_GFX11;
   fw_gen_chip_id gen = FW_GEN_GFX11;
@@ -97,25 +115,36 @@ static int start_locked(const bg_mock_host *host, char *err, size_t errlen) {
   }
   if (!S.tree) return fail(err, errlen, BG_EIO, "cannot build the fake sysfs tree", NULL);
   S.started = true; /* from here on stop_locked cleans up */
+  S.chip = chip, S.count = count, S.vram_mb = vram_mb;
   const char *tmp = getenv("TMPDIR");
-  snprintf(S.devs.fw_dir, sizeof(S.devs.fw_dir), "%s/bg_mock_fw_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(S.devs.fw_dir)) {
-    S.devs.fw_dir[0] = 0;
+  snprintf(S.fw_dir, sizeof(S.fw_dir), "%s/bg_mock_fw_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(S.fw_dir)) {
+    S.fw_dir[0] = 0;
     return fail(err, errlen, BG_EIO, "cannot create the firmware dir", NULL);
   }
-  if (fw_gen_chip(S.devs.fw_dir, gen) != 0) return fail(err, errlen, BG_EIO, "firmware generation failed in ", S.devs.fw_dir);
-  for (int i = 0; i < count; i++) {
-    char *bdf = S.devs.bdf[i];
-    snprintf(bdf, sizeof(S.devs.bdf[i]), "0000:%02x:00.0", (unsigned)(3 + i) & 0xffu);
-    mock_amd_cfg cfg = {.chip = chip, .bdf = bdf, .vram_size = (uint64_t)vram_mb << 20};
-    S.gpu[i] = mock_amd_new(S.tree, &cfg);
-    if (!S.gpu[i]) return fail(err, errlen, BG_EIO, "cannot create the emulated GPU ", bdf);
-    S.devs.count = i + 1;
-    if (mock_amd_install_fw_dir(S.gpu[i], S.devs.fw_dir) != 0)
-      return fail(err, errlen, BG_EIO, "firmware refused by the emulated GPU: ", mock_amd_failures(S.gpu[i]));
+  if (fw_gen_chip(S.fw_dir, gen) != 0) return fail(err, errlen, BG_EIO, "firmware generation failed in ", S.fw_dir);
+  return 0;
+}
+
+/* The GPUs of one interface (usb: each behind a bridge). */
+static int start_set(bool usb, char *err, size_t errlen) {
+  mock_set *m = &S.set[usb];
+  for (int i = 0; i < S.count; i++) {
+    char *bdf = m->devs.bdf[i];
+    snprintf(bdf, sizeof(m->devs.bdf[i]), "0000:%02x:00.0", (unsigned)((usb ? 0x13 : 3) + i) & 0xffu);
+    mock_amd_cfg cfg = {.chip = S.chip, .bdf = bdf, .vram_size = (uint64_t)S.vram_mb << 20};
+    m->gpu[i] = mock_amd_new(S.tree, &cfg);
+    if (!m->gpu[i]) return fail(err, errlen, BG_EIO, "cannot create the emulated GPU ", bdf);
+    m->devs.count = i + 1;
+    if (mock_amd_install_fw_dir(m->gpu[i], S.fw_dir) != 0)
+      return fail(err, errlen, BG_EIO, "firmware refused by the emulated GPU: ", mock_amd_failures(m->gpu[i]));
+    if (usb && !(m->bridge[i] = mock_asm24_new(mock_amd_pci(m->gpu[i]))))
+      return fail(err, errlen, BG_EIO, "cannot create the emulated ASM24 bridge in front of ", bdf);
   }
-  snprintf(S.devs.sysfs_root, sizeof(S.devs.sysfs_root), "%s", mock_sysfs_root(S.tree));
-  snprintf(S.devs.lock_dir, sizeof(S.devs.lock_dir), "%s/lock", mock_sysfs_root(S.tree));
+  snprintf(m->devs.fw_dir, sizeof(m->devs.fw_dir), "%s", S.fw_dir);
+  snprintf(m->devs.sysfs_root, sizeof(m->devs.sysfs_root), "%s", mock_sysfs_root(S.tree));
+  snprintf(m->devs.lock_dir, sizeof(m->devs.lock_dir), "%s/lock", mock_sysfs_root(S.tree));
+  m->started = true;
   return 0;
 }
 
@@ -123,19 +152,46 @@ static int plugin_start(const bg_mock_host *host, const char *iface, const char 
                         size_t errlen) {
   if (!host || host->abi != BG_MOCK_PLUGIN_ABI || !host->pci_set_hooks || !out)
     return fail(err, errlen, BG_EINVAL, "host ABI mismatch or missing pci_set_hooks", NULL);
-  if (!iface || strcmp(iface, "MOCKPCI") != 0)
-    return fail(err, errlen, BG_ENOTSUP, "only MOCKPCI is emulated by this module, not ", iface ? iface : "(null)");
+  bool usb = iface && strcmp(iface, "MOCKUSB") == 0;
+  if (!iface || (!usb && strcmp(iface, "MOCKPCI") != 0))
+    return fail(err, errlen, BG_ENOTSUP, "only MOCKPCI and MOCKUSB are emulated by this module, not ",
+                iface ? iface : "(null)");
   if (!kind || strcmp(kind, "AMD") != 0)
     return fail(err, errlen, BG_ENOTSUP, "only AMD GPUs are emulated by this module, not ", kind ? kind : "(null)");
   pthread_mutex_lock(&plugin_lock);
-  int r = S.started ? 0 : start_locked(host, err, errlen);
-  if (r < 0) stop_locked();
-  else *out = S.devs;
+  bool fresh = !S.started;
+  int r = S.started ? 0 : start_tree(host, err, errlen);
+  if (r == 0 && !S.set[usb].started) r = start_set(usb, err, errlen);
+  if (r < 0 && fresh) stop_locked(); /* a failure never takes down devices an earlier start handed out */
+  else if (r == 0) *out = S.set[usb].devs;
   pthread_mutex_unlock(&plugin_lock);
   return r;
 }
 
-static const bg_mock_plugin PLUGIN = {BG_MOCK_PLUGIN_ABI, plugin_start, plugin_stop};
+static int plugin_usb_transport(int index, bg_usb_transport **out, char *err, size_t errlen) {
+  *out = NULL;
+  pthread_mutex_lock(&plugin_lock);
+  const mock_set *m = &S.set[1];
+  int r = 0;
+  if (!m->started) r = fail(err, errlen, BG_ENODEV, "MOCKUSB was not started", NULL);
+  else if (index < 0 || index >= m->devs.count) r = fail(err, errlen, BG_ENODEV, "no such MOCKUSB device", NULL);
+  else if (!(*out = mock_asm24_transport(m->bridge[index])))
+    r = fail(err, errlen, BG_ENOMEM, "out of memory for a transport", NULL);
+  pthread_mutex_unlock(&plugin_lock);
+  return r;
+}
+
+static uint64_t plugin_exec_ns(void) {
+  uint64_t ns = 0;
+  pthread_mutex_lock(&plugin_lock);
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < S.set[k].devs.count; i++) ns += mock_amd_exec_ns(S.set[k].gpu[i]);
+  pthread_mutex_unlock(&plugin_lock);
+  return ns;
+}
+
+static const bg_mock_plugin PLUGIN = {BG_MOCK_PLUGIN_ABI, plugin_start, plugin_stop, plugin_usb_transport,
+                                      plugin_exec_ns};
 
 BG_EXPORT const bg_mock_plugin *bg_mock_plugin_entry(void);
 BG_EXPORT const bg_mock_plugin *bg_mock_plugin_entry(void) { return &PLUGIN; }

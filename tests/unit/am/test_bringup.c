@@ -7,7 +7,6 @@
  * (MI300X-like, 4 AIDs / 8 XCCs): cold and warm boots with every XCC's AQL HQD, SOC fences and SDMA routing per AID,
  * 13.0.6 metrics, mode1 reset, wrong-chip firmware, and the model refusing RDNA steps and out-of-order queues. */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,17 +24,18 @@
 #include "amd_gfx9.h"
 #include "amd_gmc.h"
 #include "amd_gpu.h"
+#include "amd_testbed.h"
 #include "baregpu/error.h"
 #include "fw_gen.h"
-#include "mock_sysfs.h"
 
 #define BDF "0000:03:00.0"
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 
-static mock_sysfs *T;
-static mock_amd *G;
+static amd_testbed TB;
+static mock_amd *G; /* TB.gpu */
 static const mock_amd_regmap *R;
-static char fwdir[64], fwdir2[64];
+static const char *fwdir; /* TB.fw_dir */
+static char fwdir2[64];
 static bg_am_dev *D;
 
 /* register access observer */
@@ -46,36 +46,13 @@ static void count(void *ctx, bool write, uint32_t addr, uint32_t val) {
   else n_rd++;
 }
 
-static void rm_dir(const char *dir) {
-  DIR *dd = opendir(dir);
-  if (!dd) return;
-  struct dirent *e;
-  char path[320];
-  while ((e = readdir(dd)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(dd);
-  rmdir(dir);
-}
-
-static fw_gen_chip_id gen_of(mock_amd_chip c) {
-  return c == MOCK_AMD_GFX11 ? FW_GEN_GFX11 : c == MOCK_AMD_GFX942 ? FW_GEN_GFX942 : FW_GEN_GFX12;
-}
-
 static void setup_chip(mock_amd_chip chip) {
-  T = mock_sysfs_new();
-  ck_assert_ptr_nonnull(T);
   mock_amd_cfg cfg = {.chip = chip, .bdf = BDF};
-  G = mock_amd_new(T, &cfg);
-  ck_assert_ptr_nonnull(G);
+  OK(amd_testbed_new(&TB, &cfg, "bg_bringup"));
+  G = TB.gpu;
   R = mock_amd_regs(G);
-  snprintf(fwdir, sizeof(fwdir), "/tmp/bg_bringup_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(fwdir));
+  fwdir = TB.fw_dir;
   fwdir2[0] = 0;
-  ck_assert_int_eq(fw_gen_chip(fwdir, gen_of(chip)), 0);
-  ck_assert_int_eq(mock_amd_install_fw_dir(G, fwdir), 0);
   D = NULL;
   n_rd = n_wr = 0;
 }
@@ -85,15 +62,12 @@ static void setup11(void) { setup_chip(MOCK_AMD_GFX11); }
 static void setup942(void) { setup_chip(MOCK_AMD_GFX942); }
 
 static void teardown(void) {
-  unsigned nf = mock_amd_nfail(G), nt = mock_sysfs_nfail(T);
   char msg[4096];
-  snprintf(msg, sizeof(msg), "%s%s", mock_amd_failures(G), mock_sysfs_failures(T));
+  unsigned nfail = amd_testbed_failures(&TB, msg, sizeof(msg));
   bg_am_dev_close(D);
-  rm_dir(fwdir);
-  if (fwdir2[0]) rm_dir(fwdir2);
-  mock_amd_free(G);
-  mock_sysfs_free(T);
-  ck_assert_msg(nf == 0 && nt == 0, "unexpected model failures:\n%s", msg);
+  if (fwdir2[0]) amd_testbed_rm_dir(fwdir2);
+  amd_testbed_free(&TB);
+  ck_assert_msg(nfail == 0, "unexpected model failures:\n%s", msg);
 }
 
 static bg_am_open_opts opts(int timeout_ms) {

@@ -12,10 +12,9 @@
 #include "am/discovery.h"
 #include "am/fw_load.h"
 #include "amd_gpu.h"
+#include "amd_testbed.h"
 #include "baregpu/error.h"
-#include "fw_gen.h"
 #include "hcq/pci.h"
-#include "mock_sysfs.h"
 
 #define BDF "0000:03:00.0"
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
@@ -28,12 +27,11 @@
 #define DRVTAB 0x97000u
 #define TMR 0x2000000u
 
-static mock_sysfs *T;
-static mock_amd *G;
+static amd_testbed TB;
+static mock_amd *G; /* TB.gpu */
 static bg_pci_dev *D;
 static bg_mmio VRAM, MMIO;
 static bg_am_fw *FW;
-static char fwdir[64];
 static const mock_amd_regmap *R;
 static uint32_t ring_w;
 
@@ -42,56 +40,31 @@ static void wreg(uint32_t a, uint32_t v) { ck_assert_int_eq(bg_mmio_wr32(&MMIO, 
 static uint32_t vrd32(uint64_t pa) { return bg_mmio_rd32(&VRAM, pa); }
 static uint16_t vrd16(uint64_t pa) { return bg_mmio_rd16(&VRAM, pa); }
 
-static void rm_fwdir(void) {
-  bg_am_fw_ips ip;
-  mock_amd_chip_ips(MOCK_AMD_MOCK, &ip);
-  for (mock_amd_chip c = 0; c < MOCK_AMD_NCHIPS; c++) {
-    mock_amd_chip_ips(c, &ip);
-    for (int f = 0; f < BG_AM_FW_NFILES; f++) {
-      char name[64], path[160];
-      if (!bg_am_fw_name(&ip, (bg_am_fw_file_id)f, name, sizeof(name))) continue;
-      snprintf(path, sizeof(path), "%s/%s", fwdir, name);
-      unlink(path);
-    }
-  }
-  rmdir(fwdir);
-}
-
 static void setup_chip(mock_amd_chip chip) {
-  T = mock_sysfs_new();
-  ck_assert_ptr_nonnull(T);
   mock_amd_cfg cfg = {.chip = chip, .bdf = BDF};
-  G = mock_amd_new(T, &cfg);
-  ck_assert_ptr_nonnull(G);
+  OK(amd_testbed_new(&TB, &cfg, "bg_mockamd"));
+  G = TB.gpu;
   R = mock_amd_regs(G);
   OK(bg_pci_open_sysfs(BDF, 0, &D));
   OK(bg_pci_map_bar(D, 0, 0, 0, BG_PCI_MAP_WC, &VRAM));
   OK(bg_pci_map_bar(D, 5, 0, 0, 0, &MMIO));
-  snprintf(fwdir, sizeof(fwdir), "/tmp/bg_mockamd_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(fwdir));
-  fw_gen_chip_id gen = chip == MOCK_AMD_GFX11 ? FW_GEN_GFX11 : chip == MOCK_AMD_GFX942 ? FW_GEN_GFX942 : FW_GEN_GFX12;
-  ck_assert_int_eq(fw_gen_chip(fwdir, gen), 0);
   bg_am_fw_ips ip;
   mock_amd_chip_ips(chip, &ip);
-  OK(bg_am_fw_load(&ip, fwdir, &FW));
-  ck_assert_int_eq(mock_amd_install_fw_dir(G, fwdir), 0);
+  OK(bg_am_fw_load(&ip, TB.fw_dir, &FW));
   ring_w = 0;
 }
 
 static void setup(void) { setup_chip(MOCK_AMD_MOCK); }
 
 static void teardown(void) {
-  unsigned nf = mock_amd_nfail(G), nt = mock_sysfs_nfail(T);
   char msg[4096];
-  snprintf(msg, sizeof(msg), "%s%s", mock_amd_failures(G), mock_sysfs_failures(T));
+  unsigned nfail = amd_testbed_failures(&TB, msg, sizeof(msg));
   bg_am_fw_free(FW);
-  rm_fwdir();
   bg_pci_unmap_bar(D, &VRAM);
   bg_pci_unmap_bar(D, &MMIO);
   bg_pci_close(D);
-  mock_amd_free(G);
-  mock_sysfs_free(T);
-  ck_assert_msg(nf == 0 && nt == 0, "unexpected model failures:\n%s", msg);
+  amd_testbed_free(&TB);
+  ck_assert_msg(nfail == 0, "unexpected model failures:\n%s", msg);
 }
 
 /* Exactly n GPU-model failures so far, mentioning needle; then clear them. */

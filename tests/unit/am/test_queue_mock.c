@@ -4,7 +4,6 @@
  * host memory (split COPY_LINEAR, ring wrap with NOP padding), timestamps, re-submits with patched operands, the
  * warm start of a second open, and zero model failures. */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,53 +14,31 @@
 #include "amd_gpu.h"
 #include "amd_pm4.h"
 #include "amd_sdma_exec.h"
+#include "amd_testbed.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
 #endif
-#include "fw_gen.h"
-#include "mock_sysfs.h"
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 
-static mock_sysfs *T;
-static mock_amd *G;
-static char fwdir[64];
+static amd_testbed TB;
+static mock_amd *G; /* TB.gpu */
 static bg_dev *D;
 
-static void rm_dir(const char *dir) {
-  DIR *dd = opendir(dir);
-  if (!dd) return;
-  struct dirent *e;
-  char path[320];
-  while ((e = readdir(dd)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(dd);
-  rmdir(dir);
-}
-
-static void setup_chip(mock_amd_chip chip, fw_gen_chip_id fw) {
-  T = mock_sysfs_new();
-  ck_assert_ptr_nonnull(T);
+static void setup_chip(mock_amd_chip chip) {
   mock_amd_cfg cfg = {.chip = chip};
-  G = mock_amd_new(T, &cfg);
-  ck_assert_ptr_nonnull(G);
-  snprintf(fwdir, sizeof(fwdir), "/tmp/bg_queue_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(fwdir));
-  ck_assert_int_eq(fw_gen_chip(fwdir, fw), 0);
-  ck_assert_int_eq(mock_amd_install_fw_dir(G, fwdir), 0);
-  setenv("BG_FIRMWARE_DIR", fwdir, 1);
+  OK(amd_testbed_new(&TB, &cfg, "bg_queue"));
+  G = TB.gpu;
+  amd_testbed_export_fw_dir(&TB);
   setenv("BG_WAIT_TIMEOUT_MS", "5000", 1);
   D = NULL;
   OK(bg_dev_open("PCI+AMD", &D));
 }
 
-static void setup11(void) { setup_chip(MOCK_AMD_GFX11, FW_GEN_GFX11); }
-static void setup12(void) { setup_chip(MOCK_AMD_MOCK, FW_GEN_GFX12); }
+static void setup11(void) { setup_chip(MOCK_AMD_GFX11); }
+static void setup12(void) { setup_chip(MOCK_AMD_MOCK); }
 
 static void teardown(void) {
   if (D) bg_dev_close(D);
@@ -69,14 +46,10 @@ static void teardown(void) {
   mock_amd_sdma_stats ss;
   ck_assert(mock_amd_pm4_stats_get(G, &ps) && !ps.hung);
   ck_assert(mock_amd_sdma_stats_get(G, &ss) && !ss.hung);
-  unsigned nf = mock_amd_nfail(G), nt = mock_sysfs_nfail(T);
   char msg[4096];
-  snprintf(msg, sizeof(msg), "%s%s", mock_amd_failures(G), mock_sysfs_failures(T));
-  rm_dir(fwdir);
-  mock_amd_free(G);
-  mock_sysfs_free(T);
-  unsetenv("BG_FIRMWARE_DIR");
-  ck_assert_msg(nf == 0 && nt == 0, "unexpected model failures:\n%s", msg);
+  unsigned nfail = amd_testbed_failures(&TB, msg, sizeof(msg));
+  amd_testbed_free(&TB);
+  ck_assert_msg(nfail == 0, "unexpected model failures:\n%s", msg);
 }
 
 START_TEST(test_open) {
@@ -307,16 +280,22 @@ static const char *priv_ir =
     "  ret void\n"
     "}\n";
 
-START_TEST(test_kernel_scratch) {
-  if (mock_amd_chip_id(G) != MOCK_AMD_GFX11) return;
+/* LLVM IR compiled for the device's arch and loaded as a program of nargs arguments of these sizes. */
+static bg_program *load_ir(const char *ir, const char *name, unsigned nargs, const uint8_t *sizes) {
   void *obj;
   size_t n;
-  OK(bg_llvm_amdgpu_compile(priv_ir, bg_dev_arch(D), &obj, &n));
-  static const uint8_t sizes[2] = {8, 4};
-  bg_program_info info = {"priv", 2, sizes};
+  OK(bg_llvm_amdgpu_compile(ir, bg_dev_arch(D), &obj, &n));
+  bg_program_info info = {name, nargs, sizes};
   bg_program *p;
   OK(bg_program_load(D, obj, n, &info, &p));
   free(obj);
+  return p;
+}
+
+START_TEST(test_kernel_scratch) {
+  if (mock_amd_chip_id(G) != MOCK_AMD_GFX11) return;
+  static const uint8_t sizes[2] = {8, 4};
+  bg_program *p = load_ir(priv_ir, "priv", 2, sizes);
   bg_buf *b;
   OK(bg_buf_alloc(D, 32 * 4, BG_BUF_ZERO, &b));
   const uint32_t g[3] = {1, 1, 1}, l[3] = {32, 1, 1};
@@ -333,14 +312,8 @@ END_TEST
 
 START_TEST(test_kernel) {
   if (mock_amd_chip_id(G) != MOCK_AMD_GFX11) return; /* the emulated shader core is RDNA3 */
-  void *obj;
-  size_t n;
-  OK(bg_llvm_amdgpu_compile(add1_ir, bg_dev_arch(D), &obj, &n));
   static const uint8_t sizes[2] = {8, 8};
-  bg_program_info info = {"add1", 2, sizes};
-  bg_program *p;
-  OK(bg_program_load(D, obj, n, &info, &p));
-  free(obj);
+  bg_program *p = load_ir(add1_ir, "add1", 2, sizes);
   bg_buf *b[2];
   OK(bg_buf_alloc(D, 128 * 4, 0, &b[0]));
   OK(bg_buf_alloc(D, 128 * 4, 0, &b[1]));

@@ -22,15 +22,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include "am/am_boot.h"
 #include "am/am_dev.h"
 #include "am/am_regs.h"
 #include "amd_gpu.h"
+#include "amd_testbed.h"
 #include "baregpu/error.h"
-#include "fw_gen.h"
-#include "mock_sysfs.h"
 
 #define BDF "0000:03:00.0"
 #define REF_REP_CAP 16
@@ -140,33 +138,16 @@ static void tracer(void *ctx, bool write, uint32_t addr, uint32_t val) {
   raws[nraw++] = (raw){write, addr, val};
 }
 
-static void rm_dir(const char *dir) {
-  DIR *dd = opendir(dir);
-  if (!dd) return;
-  struct dirent *e;
-  char path[320];
-  while ((e = readdir(dd)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(dd);
-  rmdir(dir);
-}
-
 static int boot_ours(void) {
-  mock_sysfs *t = mock_sysfs_new();
-  if (!t) return -1;
+  amd_testbed tb;
   mock_amd_cfg cfg = {.chip = MOCK_AMD_MOCK, .bdf = BDF};
-  mock_amd *g = mock_amd_new(t, &cfg);
-  if (!g) return -1;
-  char fwdir[64];
-  snprintf(fwdir, sizeof(fwdir), "/tmp/bg_trace_XXXXXX");
-  if (!mkdtemp(fwdir)) return -1;
+  if (amd_testbed_new(&tb, &cfg, "bg_trace") != 0) {
+    fprintf(stderr, "%s\n", bg_last_error());
+    return -1;
+  }
   int rc = -1;
   bg_am_dev *d = NULL;
-  if (fw_gen_chip(fwdir, FW_GEN_GFX12) != 0 || mock_amd_install_fw_dir(g, fwdir) != 0) goto out;
-  bg_am_open_opts o = {.fw_dir = fwdir, .timeout_ms = 2000, .settle_ms = -1, .reset_delay_ms = -1,
+  bg_am_open_opts o = {.fw_dir = tb.fw_dir, .timeout_ms = 2000, .settle_ms = -1, .reset_delay_ms = -1,
                        .trace = tracer, .trace_ctx = NULL};
   tracing = true;
   if (bg_am_dev_open(BDF, &o, &d) != 0) {
@@ -200,14 +181,13 @@ static int boot_ours(void) {
   }
   printf("ours: %s, VRAM %llu MiB, cold boot (open + bg_am_boot): %lu register reads, %lu writes\n", d->disc.arch,
          (unsigned long long)(d->vram_size >> 20), ours.nrd, ours.nwr);
-  rc = mock_amd_nfail(g) == 0 && mock_sysfs_nfail(t) == 0 ? 0 : -1;
-  if (rc) fprintf(stderr, "model failures:\n%s%s", mock_amd_failures(g), mock_sysfs_failures(t));
+  char msg[4096];
+  rc = amd_testbed_failures(&tb, msg, sizeof(msg)) == 0 ? 0 : -1;
+  if (rc) fprintf(stderr, "model failures:\n%s", msg);
 out:
   tracing = false;
   bg_am_dev_close(d);
-  rm_dir(fwdir);
-  mock_amd_free(g);
-  mock_sysfs_free(t);
+  amd_testbed_free(&tb);
   return rc;
 }
 

@@ -18,11 +18,11 @@
 #include "baregpu/error.h"
 #include "baregpu/hcq.h"
 #include "compile/kernel.h"
+#include "ast_build.h"
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 
 static bg_dev *dev;
-static ir_ctx *C;
 
 static void setup(void) {
   OK(bg_dev_open("CPU", &dev));
@@ -35,59 +35,6 @@ static void teardown(void) {
   bg_dev_close(dev);
   dev = NULL;
 }
-
-/* ---------------- AST builders ---------------- */
-
-typedef const ir_node *N;
-static const ir_dtype IDX = IR_DT_INDEX;
-
-static N ki(int64_t v) { return ir_const_int(C, IDX, v); }
-static N kf(double v) { return ir_const_float(C, IR_DT_FLOAT32, v); }
-static N buf(int slot, enum ir_scalar s) {
-  ir_arg a = {.i = slot};
-  return ir_intern(C, IR_DEFINE_GLOBAL, IR_DT_PTR(s, IR_AS_GLOBAL), a, 0, NULL);
-}
-static N rng(int axis, int kind, N extent) {
-  ir_arg a = {.i = (int64_t)axis << 8 | kind};
-  return ir_intern(C, IR_RANGE, IDX, a, 1, &extent);
-}
-static N out_r(int axis, int64_t n) { return rng(axis, 0, ki(n)); }
-static N red_r(int axis, int64_t n) { return rng(axis, 1, ki(n)); }
-static N index_of(N b, N i, N valid) {
-  N s[3] = {b, i, valid};
-  ir_arg a = {.i = 0};
-  return ir_intern(C, IR_INDEX, b->dt, a, valid ? 3 : 2, s);
-}
-static N ld(N b, N i) {
-  N x = index_of(b, i, NULL);
-  ir_arg a = {.i = 0};
-  return ir_intern(C, IR_LOAD, IR_DT_SCALAR(b->dt), a, 1, &x);
-}
-static N ldg(N b, N i, N valid) {
-  N x = index_of(b, i, valid);
-  ir_arg a = {.i = 0};
-  return ir_intern(C, IR_LOAD, IR_DT_SCALAR(b->dt), a, 1, &x);
-}
-static N st(N b, N i, N v) {
-  N s[2] = {index_of(b, i, NULL), v};
-  ir_arg a = {.i = 0};
-  return ir_intern(C, IR_STORE, IR_DT_VOID, a, 2, s);
-}
-static N reduce(enum ir_op op, N v, N r0, N r1) {
-  N s[3] = {v, r0, r1};
-  ir_arg a = {.i = op};
-  return ir_intern(C, IR_REDUCE, v->dt, a, r1 ? 3 : 2, s);
-}
-static N sinkv(unsigned n, const N *stores) {
-  ir_arg a = {.b = NULL};
-  return ir_intern(C, IR_SINK, IR_DT_VOID, a, n, stores);
-}
-static N sink1(N s) { return sinkv(1, &s); }
-static N add(N a, N b) { return ir_alu2(C, IR_ADD, a, b); }
-static N mul(N a, N b) { return ir_alu2(C, IR_MUL, a, b); }
-static N lt(N a, N b) { return ir_alu2(C, IR_CMPLT, a, b); }
-static N not_(N a) { return ir_alu2(C, IR_CMPNE, a, ir_const_bool(C, true)); }
-static N and_(N a, N b) { return ir_alu2(C, IR_AND, a, b); }
 
 /* ---------------- running ---------------- */
 

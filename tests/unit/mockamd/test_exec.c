@@ -8,7 +8,6 @@
  * failure list; unknown opcodes and bad lengths naming the packet; a kernel on the RDNA3 core ("dispatch" mode, run
  * as the mockamd-dispatch test: skipped (77) without the core or llvm-mc-22). */
 #include <check.h>
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,18 +25,16 @@
 #include "amd_gpu.h"
 #include "amd_pm4.h"
 #include "amd_sdma_exec.h"
+#include "amd_testbed.h"
 #include "baregpu/error.h"
-#include "fw_gen.h"
 #include "hcq/pci.h"
-#include "mock_sysfs.h"
 
 #define BDF "0000:03:00.0"
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 #define PACKET3(op, n) ((3u << 30) | (((op) & 0xffu) << 8) | (((n) & 0x3fffu) << 16))
 
-static mock_sysfs *T;
-static mock_amd *G;
-static char fwdir[64];
+static amd_testbed TB;
+static mock_amd *G; /* TB.gpu */
 static bg_am_dev *D;
 static bg_am_blocks B;
 static uint64_t cp_put, sdma_put; /* dwords / bytes */
@@ -49,31 +46,11 @@ static bg_sysmem hbuf;
 #define VA_UNMAPPED (VA_VRAM + 0x10000000ull)
 #define HOST_SIZE 0x10000u
 
-static void rm_dir(const char *dir) {
-  DIR *dd = opendir(dir);
-  if (!dd) return;
-  struct dirent *e;
-  char path[320];
-  while ((e = readdir(dd)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(dd);
-  rmdir(dir);
-}
-
 static void setup_chip(mock_amd_chip chip) {
-  T = mock_sysfs_new();
-  ck_assert_ptr_nonnull(T);
   mock_amd_cfg cfg = {.chip = chip, .bdf = BDF};
-  G = mock_amd_new(T, &cfg);
-  ck_assert_ptr_nonnull(G);
-  snprintf(fwdir, sizeof(fwdir), "/tmp/bg_exec_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(fwdir));
-  ck_assert_int_eq(fw_gen_chip(fwdir, chip == MOCK_AMD_GFX11 ? FW_GEN_GFX11 : FW_GEN_GFX12), 0);
-  ck_assert_int_eq(mock_amd_install_fw_dir(G, fwdir), 0);
-  bg_am_open_opts o = {.fw_dir = fwdir, .timeout_ms = 2000, .settle_ms = -1, .reset_delay_ms = -1};
+  OK(amd_testbed_new(&TB, &cfg, "bg_exec"));
+  G = TB.gpu;
+  bg_am_open_opts o = {.fw_dir = TB.fw_dir, .timeout_ms = 2000, .settle_ms = -1, .reset_delay_ms = -1};
   OK(bg_am_dev_open(BDF, &o, &D));
   memset(&B, 0, sizeof(B));
   OK(bg_am_boot_ex(D, NULL, NULL, &B));
@@ -99,13 +76,10 @@ static void teardown(void) {
   OK(bg_am_vram_free(D->mm, vbuf));
   bg_am_blocks_free(&B);
   bg_am_dev_close(D);
-  unsigned nf = mock_amd_nfail(G), nt = mock_sysfs_nfail(T);
   char msg[4096];
-  snprintf(msg, sizeof(msg), "%s%s", mock_amd_failures(G), mock_sysfs_failures(T));
-  rm_dir(fwdir);
-  mock_amd_free(G);
-  mock_sysfs_free(T);
-  ck_assert_msg(nf == 0 && nt == 0, "unexpected model failures:\n%s", msg);
+  unsigned nfail = amd_testbed_failures(&TB, msg, sizeof(msg));
+  amd_testbed_free(&TB);
+  ck_assert_msg(nfail == 0, "unexpected model failures:\n%s", msg);
 }
 
 /* ---------------- helpers ---------------- */

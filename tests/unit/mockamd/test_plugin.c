@@ -112,8 +112,8 @@ START_TEST(refusals) {
   const bg_mock_plugin *p = load(&h);
   bg_mock_devices d;
   char err[256] = "";
-  ck_assert_int_eq(p->start(&HOST, "MOCKUSB", "AMD", &d, err, sizeof(err)), -BG_ENOTSUP);
-  ck_assert_ptr_nonnull(strstr(err, "only MOCKPCI"));
+  ck_assert_int_eq(p->start(&HOST, "MOCKNVK", "AMD", &d, err, sizeof(err)), -BG_ENOTSUP);
+  ck_assert_ptr_nonnull(strstr(err, "only MOCKPCI and MOCKUSB"));
   ck_assert_int_eq(p->start(&HOST, "MOCKPCI", "NV", &d, err, sizeof(err)), -BG_ENOTSUP);
   bg_mock_host bad = {BG_MOCK_PLUGIN_ABI + 1, bg_pci_set_hooks};
   ck_assert_int_eq(p->start(&bad, "MOCKPCI", "AMD", &d, err, sizeof(err)), -BG_EINVAL);

@@ -11,22 +11,7 @@
 
 #include "baregpu/compile.h"
 #include "baregpu/tensor.h"
-
-static bg_tctx *c;
-
-static void setup(void) { ck_assert_msg(bg_tctx_open(NULL, &c) == 0, "open: %s", bg_last_error()); }
-static void teardown(void) {
-  bg_tctx_close(c);
-  c = NULL;
-}
-
-#define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
-
-static bg_tstats stats(void) {
-  bg_tstats st;
-  bg_tctx_stats(c, &st);
-  return st;
-}
+#include "tctx_fixture.h"
 
 static const int64_t A_SH[2] = {4, 8}, B_SH[2] = {8, 6};
 
@@ -53,6 +38,17 @@ static void inputs(unsigned seed, bg_tensor **in) {
   fill(b, 48, seed * 7 + 3);
   in[0] = bg_tn_from(c, BG_FLOAT32, 2, A_SH, a);
   in[1] = bg_tn_from(c, BG_FLOAT32, 2, B_SH, b);
+}
+
+/* A JIT of model past its capture: two calls (plain, then captured) on inputs of seeds 0 and 1. */
+static bg_jit *captured_jit(bg_tensor **in, bg_tensor **out) {
+  bg_jit *j;
+  OK(bg_jit_new(c, model, NULL, 2, &j));
+  for (unsigned call = 0; call < 2; call++) {
+    inputs(call, in);
+    OK(bg_jit_call(j, in, 2, out));
+  }
+  return j;
 }
 
 START_TEST(replay_bit_identical) {
@@ -130,13 +126,8 @@ START_TEST(capture_after_same_inputs) {
 END_TEST
 
 START_TEST(replay_records_and_compiles_nothing) {
-  bg_jit *j;
-  OK(bg_jit_new(c, model, NULL, 2, &j));
   bg_tensor *in[2], *out[2];
-  for (unsigned call = 0; call < 2; call++) {
-    inputs(call, in);
-    OK(bg_jit_call(j, in, 2, out));
-  }
+  bg_jit *j = captured_jit(in, out);
   bg_tstats t0 = stats();
   bg_compile_stats c0, c1;
   bg_compile_get_stats(&c0);
@@ -169,13 +160,8 @@ START_TEST(replay_records_and_compiles_nothing) {
 END_TEST
 
 START_TEST(wrong_inputs_are_errors) {
-  bg_jit *j;
-  OK(bg_jit_new(c, model, NULL, 2, &j));
   bg_tensor *in[2], *out[2];
-  for (unsigned call = 0; call < 2; call++) {
-    inputs(call, in);
-    OK(bg_jit_call(j, in, 2, out));
-  }
+  bg_jit *j = captured_jit(in, out);
   const int64_t bad_sh[2] = {4, 7};
   float z[28] = {0};
   bg_tensor *bad[2] = {in[0], bg_tn_from(c, BG_FLOAT32, 2, bad_sh, z)};

@@ -9,22 +9,7 @@
 #include <string.h>
 
 #include "baregpu/tensor.h"
-
-static bg_tctx *c;
-
-static void setup(void) { ck_assert_msg(bg_tctx_open(NULL, &c) == 0, "open: %s", bg_last_error()); }
-static void teardown(void) {
-  bg_tctx_close(c);
-  c = NULL;
-}
-
-#define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
-
-static bg_tstats stats(void) {
-  bg_tstats st;
-  bg_tctx_stats(c, &st);
-  return st;
-}
+#include "tctx_fixture.h"
 
 /* Kernels of the last realize, with their names in the failure message. */
 static void expect_kernels(unsigned want) {

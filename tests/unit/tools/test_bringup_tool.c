@@ -21,6 +21,7 @@
 #include "hcq/pci_lock.h"
 #include "json_check.h"
 #include "mock_sysfs.h"
+#include "tools/json.h"
 #include "tools/smi.h"
 
 int bg_bringup_main(int argc, char **argv);
@@ -166,6 +167,17 @@ static void boot_text(const char *gc) {
   /* gfx9 loads the RLC register list (REG_LIST) instead of the RLC autoload */
   ck_assert(mock_amd_chip_id(G) == MOCK_AMD_GFX942 ? mock_amd_fw_loaded(G, BG_GFX_FW_REG_LIST)
                                                    : mock_amd_rlc_autoloaded(G));
+  /* ... and the GFX step says which; CDNA's SMU has no edge sensor and no fan: n/a, never "0" */
+  if (mock_amd_chip_id(G) == MOCK_AMD_GFX942) {
+    HAS(r.out, "    gfx (rlc reg list, mec per xcc, pm4 + aql queues) ");
+    ck_assert_msg(!strstr(r.out, "autoload"), "gfx942 does not autoload the RLC:\n%s", r.out);
+    HAS(r.out, "smu metrics     edge n/a, hotspot ");
+    HAS(r.out, "; fan n/a\n");
+  } else {
+    HAS(r.out, "    gfx (rlc autoload, mec, compute hqd) ");
+    ck_assert_msg(!strstr(r.out, "reg list") && !strstr(r.out, "n/a"), "RDNA label or metrics wrong:\n%s", r.out);
+    HAS(r.out, " rpm\n");
+  }
   res_free(&r);
   /* PSP and SMU are running now and the partial boot writes no magic: the next run mode1-resets first */
   r = bringup("--reset", NULL, NULL, NULL); /* no --dev: the first AMD GPU of the tree */
@@ -194,6 +206,10 @@ START_TEST(json_valid) {
   HAS(r.out, "\"psp bootloader\"");
   HAS(r.out, "\"smu init\"");
   HAS(r.out, "\"temp_edge_c\"");
+  /* MI300: no edge temperature, no fan (null); RDNA: numbers */
+  bool cdna = mock_amd_chip_id(G) == MOCK_AMD_GFX942;
+  ck_assert_msg((strstr(r.out, "\"temp_edge_c\": null") != NULL) == cdna, "temp_edge_c:\n%s", r.out);
+  ck_assert_msg((strstr(r.out, "\"fan_rpm\": null") != NULL) == cdna, "fan_rpm:\n%s", r.out);
   res_free(&r);
 }
 END_TEST
@@ -286,6 +302,7 @@ START_TEST(smi_metrics) {
   unsigned resets = mock_amd_mode1_resets(G);
   ck_assert_int_eq(smi_am_metrics_read(BDF, NULL, NULL, &m), 0);
   ck_assert_int_eq(m.state, SMI_AM_OK);
+  ck_assert(!m.cdna); /* RDNA: edge sensor and fan exist */
   printf("%s: metrics: edge %u C hotspot %u C mem %u C, %u W (limit %u W), gfx %u soc %u mem %u fclk %u MHz, "
          "activity %u%%/%u%%, fan %u rpm\n",
          m.arch, m.temp_edge, m.temp_hotspot, m.temp_mem, m.power_w, m.power_limit_w, m.gfxclk, m.socclk, m.uclk,
@@ -448,6 +465,26 @@ START_TEST(smi_metrics942) {
   ck_assert_uint_eq(m.uclk, mock_amd_smu_dpm_freq(G, 3, 1));
   ck_assert_uint_eq(m.fclk, mock_amd_smu_dpm_freq(G, 4, 1));
   ck_assert(m.gfx_activity <= 100 && m.mem_activity <= 100);
+  /* hcq_smi list shows the missing sensors as n/a (JSON null), not as 0 C / 0 rpm */
+  ck_assert(m.cdna);
+  FILE *f = tmpfile();
+  ck_assert_ptr_nonnull(f);
+  smi_am_text(&m, f);
+  jw w;
+  jw_init(&w, f);
+  jw_obj_begin(&w);
+  smi_am_json(&w, &m);
+  jw_obj_end(&w);
+  ck_assert_int_eq(jw_finish(&w), 0);
+  fseek(f, 0, SEEK_END);
+  char *out = slurp(f);
+  printf("%s\n", out);
+  HAS(out, "      temp       edge n/a, hotspot ");
+  HAS(out, "; fan n/a\n");
+  HAS(out, "\"temp_edge_c\": null");
+  HAS(out, "\"fan_rpm\": null");
+  ck_assert_msg(!strstr(out, "edge 0 C") && !strstr(out, "fan 0 rpm"), "zeros shown:\n%s", out);
+  free(out);
 }
 END_TEST
 

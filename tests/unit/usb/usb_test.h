@@ -39,5 +39,6 @@ Suite *usb_bridge_suite(void);
 Suite *usb_copy_suite(void);
 Suite *usb_am_suite(void);
 Suite *usb_tool_suite(void);
+Suite *usb_hcq_suite(void);
 
 #endif
