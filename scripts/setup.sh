@@ -4,22 +4,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev python3 cppcheck)
-# LLVM-C for AMD GPU code generation: llvm-22-dev, else llvm-19-dev (the first installed or with an
-# apt candidate); without either baregpu builds, and AMD kernels report what to install.
-for v in 22 19; do
-  if dpkg-query -W -f='${Status}' "llvm-$v-dev" 2>/dev/null | grep -q "install ok installed" ||
-     apt-cache policy "llvm-$v-dev" 2>/dev/null | grep -q 'Candidate: [^(]'; then
-    pkgs+=("llvm-$v-dev")
-    break
-  fi
-done
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# LLVM-C for AMD GPU code generation (and llc/llvm-mc for the shader-core tests): llvm-22-dev, else
+# llvm-19-dev, whichever is installed or has an apt candidate. A fresh machine's package lists may be
+# empty, so they are updated before deciding; without either, baregpu builds and AMD kernels say what
+# to install.
+llvm=""
+for v in 22 19; do installed "llvm-$v-dev" && { llvm="llvm-$v-dev"; break; }; done
+if [ -z "$llvm" ]; then
+  $sudo apt-get update -qq
+  for v in 22 19; do
+    apt-cache policy "llvm-$v-dev" 2>/dev/null | grep -q 'Candidate: [^(]' && { llvm="llvm-$v-dev"; break; }
+  done
+fi
+[ -n "$llvm" ] && pkgs+=("$llvm") || echo "setup: no llvm-22-dev or llvm-19-dev in apt: building without LLVM"
 missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+for p in "${pkgs[@]}"; do installed "$p" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "setup: installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -38,24 +38,28 @@ int amd_testbed_new(amd_testbed *tb, const mock_amd_cfg *cfg, const char *tag) {
     amd_testbed_free(tb);
     return e;
   }
-  snprintf(tb->fw_dir, sizeof(tb->fw_dir), "/tmp/%s_XXXXXX", tag);
-  if (!mkdtemp(tb->fw_dir)) {
-    int e = bg_error(BG_EIO, "testbed: mkdtemp %s: %s", tb->fw_dir, strerror(errno));
-    tb->fw_dir[0] = 0;
-    amd_testbed_free(tb);
+  int e = amd_testbed_fw_new(tb->gpu, tag, tb->fw_dir, sizeof(tb->fw_dir));
+  if (e < 0) amd_testbed_free(tb);
+  return e;
+}
+
+int amd_testbed_fw_new(mock_amd *gpu, const char *tag, char *dir, size_t n) {
+  snprintf(dir, n, "/tmp/%s_XXXXXX", tag);
+  if (!mkdtemp(dir)) {
+    int e = bg_error(BG_EIO, "testbed: mkdtemp %s: %s", dir, strerror(errno));
+    dir[0] = 0;
     return e;
   }
-  if (fw_gen_chip(tb->fw_dir, amd_testbed_fw_chip(cfg->chip)) != 0) {
-    int e = bg_error(BG_EIO, "testbed: writing firmware into %s: %s", tb->fw_dir, strerror(errno));
-    amd_testbed_free(tb);
-    return e;
+  int e = 0;
+  if (fw_gen_chip(dir, amd_testbed_fw_chip(mock_amd_chip_id(gpu))) != 0)
+    e = bg_error(BG_EIO, "testbed: writing firmware into %s: %s", dir, strerror(errno));
+  else if (mock_amd_install_fw_dir(gpu, dir) != 0)
+    e = bg_error(BG_EIO, "testbed: the GPU refused the firmware of %s: %s", dir, mock_amd_failures(gpu));
+  if (e < 0) {
+    amd_testbed_rm_dir(dir);
+    dir[0] = 0;
   }
-  if (mock_amd_install_fw_dir(tb->gpu, tb->fw_dir) != 0) {
-    int e = bg_error(BG_EIO, "testbed: the GPU refused the firmware of %s: %s", tb->fw_dir, mock_amd_failures(tb->gpu));
-    amd_testbed_free(tb);
-    return e;
-  }
-  return 0;
+  return e;
 }
 
 void amd_testbed_export_fw_dir(amd_testbed *tb) {

@@ -28,6 +28,11 @@ fw_gen_chip_id amd_testbed_fw_chip(mock_amd_chip chip);
  * message in bg_last_error() and nothing left behind. */
 int amd_testbed_new(amd_testbed *tb, const mock_amd_cfg *cfg, const char *tag);
 
+/* The firmware part alone, for a GPU set up otherwise (e.g. behind an emulated USB bridge): the chip's files in a new
+ * /tmp/<tag>_XXXXXX (its path into dir, n >= 64), fused into gpu. 0, or a negative BG_E* code with nothing left
+ * behind (dir ""). Remove it with amd_testbed_rm_dir. */
+int amd_testbed_fw_new(mock_amd *gpu, const char *tag, char *dir, size_t n);
+
 /* Point BG_FIRMWARE_DIR at the firmware, for drivers opened without an explicit fw_dir. */
 void amd_testbed_export_fw_dir(amd_testbed *tb);
 

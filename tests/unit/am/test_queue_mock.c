@@ -14,6 +14,7 @@
 #include "amd_gpu.h"
 #include "amd_pm4.h"
 #include "amd_sdma_exec.h"
+#include "amd_test_kernels.h"
 #include "amd_testbed.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
@@ -246,24 +247,6 @@ START_TEST(test_fault_report) {
 END_TEST
 
 #if BG_HAVE_LLVM
-/* out[i] = in[i] + 1 over 4 work-groups of 32: code object from LLVM, loaded, dispatched through PM4, run by the
- * emulated RDNA3 core (gfx11 only). Kernel arguments, grid and local size reach the CP as recorded. */
-static const char *add1_ir =
-    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
-    "declare i32 @llvm.amdgcn.workgroup.id.x()\n"
-    "define amdgpu_kernel void @add1(ptr addrspace(1) %out, ptr addrspace(1) %in) {\n"
-    "  %l = call i32 @llvm.amdgcn.workitem.id.x()\n"
-    "  %g = call i32 @llvm.amdgcn.workgroup.id.x()\n"
-    "  %gs = mul i32 %g, 32\n"
-    "  %i = add i32 %gs, %l\n"
-    "  %pi = getelementptr float, ptr addrspace(1) %in, i32 %i\n"
-    "  %v = load float, ptr addrspace(1) %pi\n"
-    "  %r = fadd float %v, 1.0\n"
-    "  %po = getelementptr float, ptr addrspace(1) %out, i32 %i\n"
-    "  store float %r, ptr addrspace(1) %po\n"
-    "  ret void\n"
-    "}\n";
-
 /* Private memory: a volatile per-lane array forces scratch (flat scratch / buffer resource, TMPRING_SIZE). */
 static const char *priv_ir =
     "declare i32 @llvm.amdgcn.workitem.id.x()\n"
@@ -310,10 +293,12 @@ START_TEST(test_kernel_scratch) {
 }
 END_TEST
 
+/* out[i] = in[i] + 1 over 4 work-groups of 32 (AMD_TEST_ADD1_IR): code object from LLVM, loaded, dispatched through
+ * PM4, run by the emulated RDNA3 core (gfx11 only). Kernel arguments, grid and local size reach the CP as recorded. */
 START_TEST(test_kernel) {
   if (mock_amd_chip_id(G) != MOCK_AMD_GFX11) return; /* the emulated shader core is RDNA3 */
   static const uint8_t sizes[2] = {8, 8};
-  bg_program *p = load_ir(add1_ir, "add1", 2, sizes);
+  bg_program *p = load_ir(AMD_TEST_ADD1_IR, "add1", 2, sizes);
   bg_buf *b[2];
   OK(bg_buf_alloc(D, 128 * 4, 0, &b[0]));
   OK(bg_buf_alloc(D, 128 * 4, 0, &b[1]));

@@ -1,5 +1,6 @@
 /* tests/unit/tools/test_bringup_tool.c: bg-bringup (tools/bg_bringup.c) and hcq_smi list's SMU metrics
- * (tools/smi_am.c) against the emulated GPU of tests/mockgpu on a fake sysfs tree, with generated firmware.
+ * (tools/smi_am.c) against the emulated GPU of tests/mockgpu on a fake sysfs tree, with generated firmware (the
+ * shared test bed, tests/mockgpu/amd_testbed.h).
  *
  * The emulated GPU's register hooks live in this process, so the tool runs in-process: bg_bringup_main() (the
  * tool's main, compiled with -DBG_BRINGUP_NO_MAIN) with stdout/stderr redirected to temp files, and
@@ -9,18 +10,15 @@
  * plausible once booted, and list shows them (or why not); hcq_smi reset (smi_cmd_reset) of the booted GPU is an SMU
  * mode1 reset (sOS stops, the next bg-bringup boots cold), --function a PCI function reset. */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "amd_gpu.h"
+#include "amd_testbed.h"
 #include "baregpu/error.h"
-#include "fw_gen.h"
 #include "hcq/pci_lock.h"
 #include "json_check.h"
-#include "mock_sysfs.h"
 #include "tools/json.h"
 #include "tools/smi.h"
 
@@ -28,38 +26,16 @@ int bg_bringup_main(int argc, char **argv);
 
 #define BDF "0000:03:00.0"
 
-static mock_sysfs *T;
-static mock_amd *G;
-static char fwdir[64];
-
-static void rm_dir(const char *dir) {
-  DIR *dd = opendir(dir);
-  if (!dd) return;
-  struct dirent *e;
-  char path[320];
-  while ((e = readdir(dd)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(dd);
-  rmdir(dir);
-}
+static amd_testbed TB;
+static mock_amd *G;       /* TB.gpu */
+static const char *fwdir; /* TB.fw_dir, BG_FIRMWARE_DIR */
 
 static void setup_chip(mock_amd_chip chip) {
-  T = mock_sysfs_new();
-  ck_assert_ptr_nonnull(T);
   mock_amd_cfg cfg = {.chip = chip, .bdf = BDF};
-  G = mock_amd_new(T, &cfg);
-  ck_assert_ptr_nonnull(G);
-  snprintf(fwdir, sizeof(fwdir), "/tmp/bg_brtool_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(fwdir));
-  ck_assert_int_eq(fw_gen_chip(fwdir, chip == MOCK_AMD_GFX11    ? FW_GEN_GFX11
-                                      : chip == MOCK_AMD_GFX942 ? FW_GEN_GFX942
-                                                                : FW_GEN_GFX12),
-                   0);
-  ck_assert_int_eq(mock_amd_install_fw_dir(G, fwdir), 0);
-  setenv("BG_FIRMWARE_DIR", fwdir, 1);
+  ck_assert_msg(amd_testbed_new(&TB, &cfg, "bg_brtool") == 0, "%s", bg_last_error());
+  G = TB.gpu;
+  fwdir = TB.fw_dir;
+  amd_testbed_export_fw_dir(&TB);
   unsetenv("AM_RESET");
 }
 
@@ -68,13 +44,10 @@ static void setup11(void) { setup_chip(MOCK_AMD_GFX11); }
 static void setup942(void) { setup_chip(MOCK_AMD_GFX942); }
 
 static void teardown(void) {
-  unsigned nf = mock_amd_nfail(G), nt = mock_sysfs_nfail(T);
   char msg[4096];
-  snprintf(msg, sizeof(msg), "%s%s", mock_amd_failures(G), mock_sysfs_failures(T));
-  rm_dir(fwdir);
-  mock_amd_free(G);
-  mock_sysfs_free(T);
-  ck_assert_msg(nf == 0 && nt == 0, "unexpected model failures:\n%s", msg);
+  unsigned nfail = amd_testbed_failures(&TB, msg, sizeof(msg));
+  amd_testbed_free(&TB);
+  ck_assert_msg(nfail == 0, "unexpected model failures:\n%s", msg);
 }
 
 /* ---------------- running the tool in-process ---------------- */

@@ -1,37 +1,17 @@
 /* tests/unit/usb/test_am.c: cold bring-up of the emulated gfx11 GPU over the emulated bridge through am/,
  * unchanged: bg_am_dev_open_pci on the USB bg_pci_dev, then bg_am_boot (SOC, GMC, IH, PSP, SMU, GFX/MEC,
  * SDMA), with zero model failures, the PSP/SMU state the model recorded, and the USB traffic it cost. */
-#include <dirent.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include "am/am_boot.h"
 #include "am/am_dev.h"
 #include "am/am_psp.h"
-#include "fw_gen.h"
+#include "amd_testbed.h"
 #include "usb_test.h"
-
-static void rm_dir(const char *dir) {
-  DIR *dd = opendir(dir);
-  if (!dd) return;
-  struct dirent *e;
-  char path[320];
-  while ((e = readdir(dd)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(dd);
-  rmdir(dir);
-}
 
 START_TEST(cold_boot_over_usb) {
   char fwdir[64];
-  snprintf(fwdir, sizeof(fwdir), "/tmp/bg_usb_fw_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(fwdir));
-  ck_assert_int_eq(fw_gen_chip(fwdir, FW_GEN_GFX11), 0);
-  ck_assert_int_eq(mock_amd_install_fw_dir(UG, fwdir), 0);
+  OK(amd_testbed_fw_new(UG, "bg_usb_fw", fwdir, sizeof(fwdir))); /* gfx11's firmware, fused into UG */
   bg_usb_transport *t = bg_asm24_transport(ux_bridge());
   bg_usb_stats s0 = t->stats;
   bg_am_open_opts o = {.fw_dir = fwdir, .timeout_ms = 2000, .settle_ms = -1, .reset_delay_ms = -1};
@@ -57,7 +37,7 @@ START_TEST(cold_boot_over_usb) {
          (unsigned long long)d->nrreg, (unsigned long long)d->nwreg, (unsigned long long)xf, (double)by / (1 << 20),
          (unsigned long long)(t->stats.round_trips - s0.round_trips));
   bg_am_dev_close(d);
-  rm_dir(fwdir);
+  amd_testbed_rm_dir(fwdir);
 }
 END_TEST
 

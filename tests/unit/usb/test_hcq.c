@@ -10,6 +10,7 @@
 #include "baregpu/hcq.h"
 #include "bg_config.h"
 #if BG_HAVE_LLVM
+#include "amd_test_kernels.h"
 #include "compile/llvm_amdgpu.h"
 #endif
 #include "usb_test.h"
@@ -82,26 +83,10 @@ START_TEST(signals_over_usb) {
 END_TEST
 
 #if BG_HAVE_LLVM
-static const char *add1_ir =
-    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
-    "declare i32 @llvm.amdgcn.workgroup.id.x()\n"
-    "define amdgpu_kernel void @add1(ptr addrspace(1) %out, ptr addrspace(1) %in) {\n"
-    "  %l = call i32 @llvm.amdgcn.workitem.id.x()\n"
-    "  %g = call i32 @llvm.amdgcn.workgroup.id.x()\n"
-    "  %gs = mul i32 %g, 32\n"
-    "  %i = add i32 %gs, %l\n"
-    "  %pi = getelementptr float, ptr addrspace(1) %in, i32 %i\n"
-    "  %v = load float, ptr addrspace(1) %pi\n"
-    "  %r = fadd float %v, 1.0\n"
-    "  %po = getelementptr float, ptr addrspace(1) %out, i32 %i\n"
-    "  store float %r, ptr addrspace(1) %po\n"
-    "  ret void\n"
-    "}\n";
-
 START_TEST(kernel_launch_over_usb) {
   void *obj;
   size_t n;
-  OK(bg_llvm_amdgpu_compile(add1_ir, bg_dev_arch(HD), &obj, &n));
+  OK(bg_llvm_amdgpu_compile(AMD_TEST_ADD1_IR, bg_dev_arch(HD), &obj, &n));
   static const uint8_t sizes[2] = {8, 8};
   bg_program_info info = {"add1", 2, sizes};
   bg_program *p;
