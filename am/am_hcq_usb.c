@@ -53,7 +53,12 @@ int bg_am_hcq_usb_copyin(am_hcq *h, const bg_mem *dst, uint64_t off, const void 
   uint64_t addr;
   if (!a) return -BG_EINVAL;
   int e = bar_addr(h, a->pa + off, n, &addr);
-  if (e >= 0) e = bg_asm24_copy_in(bg_usb_pci_bridge(h->d->pci), addr, src, n, NULL, NULL);
+  if (e >= 0) {
+    bg_asm24 *b = bg_usb_pci_bridge(h->d->pci);
+    bg_asm24_lock(b);
+    e = bg_asm24_copy_in(b, addr, src, n, NULL, NULL);
+    bg_asm24_unlock(b);
+  }
   return e < 0 ? bg_error_context(e, "am: %s: copy of %" PRIu64 " bytes to VRAM over USB: ", h->d->bdf, n) : 0;
 }
 
@@ -62,6 +67,11 @@ int bg_am_hcq_usb_copyout(am_hcq *h, const bg_mem *src, uint64_t off, void *dst,
   uint64_t addr;
   if (!a) return -BG_EINVAL;
   int e = bar_addr(h, a->pa + off, n, &addr);
-  if (e >= 0) e = bg_asm24_copy_out(bg_usb_pci_bridge(h->d->pci), addr, dst, n, NULL, NULL);
+  if (e >= 0) {
+    bg_asm24 *b = bg_usb_pci_bridge(h->d->pci);
+    bg_asm24_lock(b);
+    e = bg_asm24_copy_out(b, addr, dst, n, NULL, NULL);
+    bg_asm24_unlock(b);
+  }
   return e < 0 ? bg_error_context(e, "am: %s: copy of %" PRIu64 " bytes from VRAM over USB: ", h->d->bdf, n) : 0;
 }

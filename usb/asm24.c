@@ -321,6 +321,11 @@ int bg_asm24_open(bg_usb_transport *t, bg_asm24 **out) {
     return bg_error(BG_ENOMEM, "%s: out of memory for the bridge state", t->name);
   }
   b->t = t;
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init(&ma);
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&b->lock, &ma);
+  pthread_mutexattr_destroy(&ma);
   uint8_t ltssm = 0;
   int r = bg_asm24_xdata_read(b, BG_ASM24_XDATA_LTSSM, &ltssm, 1);
   if (r == 0 && ltssm != BG_ASM24_LTSSM_L0) {
@@ -345,5 +350,9 @@ void bg_asm24_close(bg_asm24 *b) {
   free(b->arena);
   free(b->x);
   free(b->bounce);
+  pthread_mutex_destroy(&b->lock);
   free(b);
 }
+
+void bg_asm24_lock(bg_asm24 *b) { pthread_mutex_lock(&b->lock); }
+void bg_asm24_unlock(bg_asm24 *b) { pthread_mutex_unlock(&b->lock); }

@@ -36,6 +36,11 @@ int bg_asm24_open(bg_usb_transport *t, bg_asm24 **out);
 /* Flush queued writes and close the transport. */
 void bg_asm24_close(bg_asm24 *b);
 const char *bg_asm24_name(const bg_asm24 *b);
+/* The bridge serves one request sequence at a time (its write queue and transfer buffers are shared):
+ * callers that may run on several threads (a signal set on one thread while another polls) hold this
+ * recursive lock around each access. The bg_pci_ops of usb/usb_pci.c take it themselves. */
+void bg_asm24_lock(bg_asm24 *b);
+void bg_asm24_unlock(bg_asm24 *b);
 bg_usb_transport *bg_asm24_transport(bg_asm24 *b);
 
 /* XDATA: reads in 255-byte requests, writes one request per byte (reference 1.10). */

@@ -3,6 +3,8 @@
 #ifndef BG_USB_ASM24_INTERNAL_H
 #define BG_USB_ASM24_INTERNAL_H
 
+#include <pthread.h>
+
 #include "usb/asm24.h"
 
 /* One queued write: a mode-1 stream of len bytes (data in the arena at off), or a byte-enabled
@@ -21,6 +23,7 @@ typedef struct bg_asm24_op {
 
 struct bg_asm24 {
   bg_usb_transport *t;
+  pthread_mutex_t lock;           /* recursive: one request sequence at a time (bg_asm24_lock) */
   bg_asm24_op ops[BG_ASM24_QUEUE_OPS];
   size_t nops;
   uint8_t *arena;                 /* BG_ASM24_QUEUE_BYTES */

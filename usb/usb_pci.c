@@ -59,12 +59,16 @@ bg_asm24 *bg_usb_pci_bridge(bg_pci_dev *d) { return bg_usb_pci_is_usb(d) ? priv(
 
 int bg_usb_pci_flush(bg_pci_dev *d) {
   bg_asm24 *b = bg_usb_pci_bridge(d);
-  return b ? bg_asm24_flush(b) : 0;
+  if (!b) return 0;
+  bg_asm24_lock(b);
+  int r = bg_asm24_flush(b);
+  bg_asm24_unlock(b);
+  return r;
 }
 
 /* ---------------- views ---------------- */
 
-static int view_read(void *ctx, uint64_t off, void *dst, size_t n) {
+static int view_read_locked(void *ctx, uint64_t off, void *dst, size_t n) {
   usb_view *v = ctx;
   switch (v->kind) {
   case VIEW_BAR: return bg_asm24_mem_read(v->b, v->base + off, dst, n);
@@ -88,7 +92,7 @@ static int view_read(void *ctx, uint64_t off, void *dst, size_t n) {
   return -BG_EINVAL;
 }
 
-static int view_write(void *ctx, uint64_t off, const void *src, size_t n) {
+static int view_write_locked(void *ctx, uint64_t off, const void *src, size_t n) {
   usb_view *v = ctx;
   switch (v->kind) {
   case VIEW_BAR: return bg_asm24_mem_write(v->b, v->base + off, src, n, v->wc);
@@ -103,6 +107,23 @@ static int view_write(void *ctx, uint64_t off, const void *src, size_t n) {
   }
   }
   return -BG_EINVAL;
+}
+
+/* Views may be used from several threads (signals): one bridge request sequence at a time. */
+static int view_read(void *ctx, uint64_t off, void *dst, size_t n) {
+  bg_asm24 *b = ((usb_view *)ctx)->b;
+  bg_asm24_lock(b);
+  int r = view_read_locked(ctx, off, dst, n);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+static int view_write(void *ctx, uint64_t off, const void *src, size_t n) {
+  bg_asm24 *b = ((usb_view *)ctx)->b;
+  bg_asm24_lock(b);
+  int r = view_write_locked(ctx, off, src, n);
+  bg_asm24_unlock(b);
+  return r;
 }
 
 static const bg_mmio_ops usb_view_ops = {view_read, view_write};
@@ -123,7 +144,11 @@ static int new_view(bg_pci_dev *d, view_kind kind, uint64_t base, uint64_t size,
 static void free_view(bg_mmio *m) {
   usb_view *v = m->ctx;
   if (!v) return;
-  if (v->wc) bg_asm24_flush(v->b);
+  if (v->wc) {
+    bg_asm24_lock(v->b);
+    bg_asm24_flush(v->b);
+    bg_asm24_unlock(v->b);
+  }
   free(v->shadow);
   free(v);
 }
@@ -131,11 +156,17 @@ static void free_view(bg_mmio *m) {
 /* ---------------- bg_pci_ops ---------------- */
 
 static int cfg_read(bg_pci_dev *d, uint32_t off, unsigned size, uint32_t *v) {
-  return bg_asm24_cfg_read(priv(d)->b, BG_ASM24_GPU_BUS, 0, 0, off, size, v);
+  bg_asm24_lock(priv(d)->b);
+  int r = bg_asm24_cfg_read(priv(d)->b, BG_ASM24_GPU_BUS, 0, 0, off, size, v);
+  bg_asm24_unlock(priv(d)->b);
+  return r;
 }
 
 static int cfg_write(bg_pci_dev *d, uint32_t off, unsigned size, uint32_t v) {
-  return bg_asm24_cfg_write(priv(d)->b, BG_ASM24_GPU_BUS, 0, 0, off, size, v);
+  bg_asm24_lock(priv(d)->b);
+  int r = bg_asm24_cfg_write(priv(d)->b, BG_ASM24_GPU_BUS, 0, 0, off, size, v);
+  bg_asm24_unlock(priv(d)->b);
+  return r;
 }
 
 static int bar_info(bg_pci_dev *d, int bar, bg_pci_bar *out) {
