@@ -332,6 +332,23 @@ START_TEST(test_kernel) {
   bg_buf_free(b[1]);
 }
 END_TEST
+/* Code objects load on either chip (the shader core only executes gfx11, so gfx12 stops at the load): LLVM's object
+ * for the device's own arch is relocated and uploaded; one for another arch (gfx942) is refused naming both. */
+START_TEST(test_code_object_load) {
+  static const uint8_t sizes[2] = {8, 8};
+  bg_program *p = load_ir(AMD_TEST_ADD1_IR, "add1", 2, sizes);
+  ck_assert_str_eq(bg_program_name(p), "add1");
+  ck_assert_uint_eq(bg_program_kernargs_size(p), 16);
+  bg_program_free(p);
+  void *obj;
+  size_t n;
+  OK(bg_llvm_amdgpu_compile(AMD_TEST_ADD1_IR, "gfx942", &obj, &n));
+  bg_program_info info = {"add1", 2, sizes};
+  ck_assert_int_lt(bg_program_load(D, obj, n, &info, &p), 0);
+  ck_assert_msg(strstr(bg_last_error(), "gfx942") && strstr(bg_last_error(), bg_dev_arch(D)), "%s", bg_last_error());
+  free(obj);
+}
+END_TEST
 #endif
 
 /* A queue blocked in a wait: submits fill its ring up to (never over) what the engine has not read, then time out
@@ -441,6 +458,7 @@ static Suite *suite(void) {
 #if BG_HAVE_LLVM
     tcase_add_test(tc, test_kernel);
     tcase_add_test(tc, test_kernel_scratch);
+    tcase_add_test(tc, test_code_object_load);
 #endif
     tcase_add_test(tc, test_shared_open);
     tcase_add_test(tc, test_reopen_warm);
