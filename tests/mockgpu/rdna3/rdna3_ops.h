@@ -30,7 +30,8 @@ enum rdna3_sopk {
 
 enum rdna3_sop1 {
   S_MOV_B32 = 0, S_MOV_B64 = 1, S_CMOV_B32 = 2, S_CMOV_B64 = 3, S_BREV_B32 = 4,
-  S_CTZ_I32_B32 = 8, S_CTZ_I32_B64 = 9, S_CLZ_I32_U32 = 10, S_SEXT_I32_I8 = 14,
+  S_CTZ_I32_B32 = 8, S_CTZ_I32_B64 = 9, S_CLZ_I32_U32 = 10, S_CLZ_I32_U64 = 11,
+  S_CLS_I32 = 12, S_CLS_I32_I64 = 13, S_SEXT_I32_I8 = 14,
   S_SEXT_I32_I16 = 15, S_BITSET0_B32 = 16, S_BITSET1_B32 = 18, S_ABS_I32 = 21,
   S_BCNT0_I32_B32 = 22, S_BCNT1_I32_B32 = 24, S_BCNT1_I32_B64 = 25, S_NOT_B32 = 30,
   S_NOT_B64 = 31, S_AND_SAVEEXEC_B32 = 32, S_OR_SAVEEXEC_B32 = 34, S_XOR_SAVEEXEC_B32 = 36,
@@ -93,7 +94,8 @@ enum rdna3_vop {
   V_EXP_F32 = 0x1a5, V_LOG_F32 = 0x1a7, V_RCP_F32 = 0x1aa, V_RCP_IFLAG_F32 = 0x1ab,
   V_RSQ_F32 = 0x1ae, V_RCP_F64 = 0x1af, V_RSQ_F64 = 0x1b1, V_SQRT_F32 = 0x1b3,
   V_SQRT_F64 = 0x1b4, V_SIN_F32 = 0x1b5, V_COS_F32 = 0x1b6, V_NOT_B32 = 0x1b7,
-  V_BFREV_B32 = 0x1b8, V_CLZ_I32_U32 = 0x1b9, V_CTZ_I32_B32 = 0x1ba, V_FREXP_EXP_I32_F64 = 0x1bc,
+  V_BFREV_B32 = 0x1b8, V_CLZ_I32_U32 = 0x1b9, V_CTZ_I32_B32 = 0x1ba, V_CLS_I32 = 0x1bb,
+  V_FREXP_EXP_I32_F64 = 0x1bc,
   V_FREXP_MANT_F64 = 0x1bd, V_FRACT_F64 = 0x1be, V_FREXP_EXP_I32_F32 = 0x1bf,
   V_FREXP_MANT_F32 = 0x1c0, V_CVT_F16_U16 = 0x1d0, V_CVT_F16_I16 = 0x1d1, V_CVT_U16_F16 = 0x1d2,
   V_CVT_I16_F16 = 0x1d3, V_RCP_F16 = 0x1d4, V_SQRT_F16 = 0x1d5, V_RSQ_F16 = 0x1d6,
@@ -174,5 +176,17 @@ enum rdna3_flat {
   FLAT_ATOMIC_MAX_I32 = 58, FLAT_ATOMIC_MAX_U32 = 59, FLAT_ATOMIC_AND_B32 = 60,
   FLAT_ATOMIC_OR_B32 = 61, FLAT_ATOMIC_XOR_B32 = 62, FLAT_ATOMIC_ADD_F32 = 86,
 };
+
+/* V_CLS_I32 / S_CLS_I32[_I64] (the old ffbh_i32): the ISA guide scans from bit N-2 down for the
+ * first bit that differs from the sign bit and returns its distance from the top (bit N-1), or -1
+ * when every bit equals the sign bit (0 and -1). That distance is clz of the value xor its sign. */
+static inline unsigned rdna3_cls32(unsigned v) {
+  unsigned x = v ^ (0u - (v >> 31));
+  return x ? (unsigned)__builtin_clz(x) : ~0u;
+}
+static inline unsigned rdna3_cls64(unsigned long long v) {
+  unsigned long long x = v ^ (0ull - (v >> 63));
+  return x ? (unsigned)__builtin_clzll(x) : ~0u;
+}
 
 #endif

@@ -196,6 +196,13 @@ int rdna3_exec_sop1(rdna3_ctx *c, rdna3_wave *w) {
     break;
   }
   case S_CLZ_I32_U32: rdna3_swrite32(w, dst, a ? (uint32_t)__builtin_clz(a) : ~0u); break;
+  case S_CLZ_I32_U64: {
+    uint64_t v = rdna3_sreg64(c, w, s0);
+    rdna3_swrite32(w, dst, v ? (uint32_t)__builtin_clzll(v) : ~0u);
+    break;
+  }
+  case S_CLS_I32: rdna3_swrite32(w, dst, rdna3_cls32(a)); break;
+  case S_CLS_I32_I64: rdna3_swrite32(w, dst, rdna3_cls64(rdna3_sreg64(c, w, s0))); break;
   case S_SEXT_I32_I8: rdna3_swrite32(w, dst, (uint32_t)(int32_t)(int8_t)a); break;
   case S_SEXT_I32_I16: rdna3_swrite32(w, dst, (uint32_t)(int32_t)(int16_t)a); break;
   case S_BITSET0_B32: rdna3_swrite32(w, dst, w->s[dst] & ~(1u << (a & 31))); break;

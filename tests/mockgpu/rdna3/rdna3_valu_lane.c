@@ -111,6 +111,7 @@ int rdna3_lane_op(unsigned op, rdna3_lane *l) {
   case V_BFREV_B32: for (int i = 0; i < 32; i++) d |= (uint64_t)((a32 >> i) & 1) << (31 - i); break;
   case V_CLZ_I32_U32: d = a32 ? (uint32_t)__builtin_clz(a32) : ~0u; break;
   case V_CTZ_I32_B32: d = a32 ? (uint32_t)__builtin_ctz(a32) : ~0u; break;
+  case V_CLS_I32: d = rdna3_cls32(a32); break;
   case V_AND_B32: d = a32 & b32; break;
   case V_OR_B32: d = a32 | b32; break;
   case V_XOR_B32: d = a32 ^ b32; break;

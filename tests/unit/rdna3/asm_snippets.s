@@ -333,3 +333,11 @@ bad_sendmsg: s_sendmsg sendmsg(MSG_INTERRUPT)
   s_endpgm
 bad_dpp: v_mov_b32_dpp v0, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf
   s_endpgm
+
+// ---- sign-bit and leading-zero counts (test_bits.c): v0 per lane, s[0:1]
+sign_counts: v_cls_i32 v3, v0
+  v_cls_i32_e64 v4, s0
+  s_cls_i32 s4, s0
+  s_cls_i32_i64 s5, s[0:1]
+  s_clz_i32_u64 s6, s[0:1]
+  s_endpgm

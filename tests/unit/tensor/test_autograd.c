@@ -1,4 +1,4 @@
-/* tests/unit/tensor/test_autograd.c: autograd and the nn layers on the CPU device.
+/* tests/unit/tensor/test_autograd.c: autograd and the nn layers on the device DEV names (CPU by default).
  *
  * Every op's gradient is compared with central finite differences of the same float32 graph:
  * loss = sum(op(inputs) * R) for a fixed random R, so every output element has its own weight and a
@@ -647,7 +647,9 @@ END_TEST
 static void setup(void) {
   rng_state = 0x9e3779b97f4a7c15ull;
   ctx = NULL;
-  ck_assert_msg(bg_tctx_open("CPU", &ctx) == 0 && ctx, "bg_tctx_open(CPU): %s", bg_last_error());
+  /* DEV picks the device (the suite also runs on the emulated AMD GPU); CPU by default. */
+  const char *dev = getenv("DEV") ? getenv("DEV") : "CPU";
+  ck_assert_msg(bg_tctx_open(dev, &ctx) == 0 && ctx, "bg_tctx_open(%s): %s", dev, bg_last_error());
 }
 
 static void teardown(void) {

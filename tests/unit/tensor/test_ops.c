@@ -1,4 +1,5 @@
-/* tests/unit/tensor/test_ops.c: per-op numerical tests of the tensor layer on the CPU device.
+/* tests/unit/tensor/test_ops.c: per-op numerical tests of the tensor layer on the device DEV names
+ * (CPU by default).
  *
  * Every op is run on seeded random data and compared with a plain C reference loop over host arrays
  * (struct harr) holding the exact bytes that were uploaded; the reference reads the stored inputs
