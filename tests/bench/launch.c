@@ -63,9 +63,10 @@ static int build_kernel(bg_dev *d, void **bin, size_t *sz) {
 
 #define TRY(x) do { if ((x) < 0) { fprintf(stderr, "bench-launch: %s: %s\n", #x, bg_last_error()); exit(1); } } while (0)
 
-int main(int argc, char **argv) {
-  const char *devname = argc > 1 ? argv[1] : NULL;
-  int n = argc > 2 ? atoi(argv[2]) : 20000;
+typedef struct launch_ns { double fresh, replay; } launch_ns;
+
+/* Both measurements on one device, printed; *out gets the host ns per launch. */
+static void bench_dev(const char *devname, int n, launch_ns *out) {
   const int batch = 500; /* synchronize between batches, outside the timed region */
   bg_dev *d;
   TRY(bg_dev_open(devname, &d));
@@ -136,5 +137,21 @@ int main(int argc, char **argv) {
   bg_buf_free(buf);
   bg_program_free(p);
   bg_dev_close(d);
+  *out = (launch_ns){fresh, replay};
+}
+
+int main(int argc, char **argv) {
+  const char *devname = argc > 1 ? argv[1] : NULL;
+  int n = argc > 2 ? atoi(argv[2]) : 20000;
+  launch_ns dev, cpu;
+  bench_dev(devname, n, &dev);
+  if (devname && strcmp(devname, "CPU") != 0) { /* the CPU device beside it, in the same run */
+    bench_dev("CPU", n, &cpu);
+    printf("%s vs CPU (host ns per launch)\n", devname);
+    printf("  %-44s %10.0f vs %.0f  (CPU / %s = %.2fx)\n", "fresh record + lower + submit", dev.fresh, cpu.fresh, devname,
+           cpu.fresh / dev.fresh);
+    printf("  %-44s %10.0f vs %.0f  (CPU / %s = %.2fx)\n", "re-submit recorded program", dev.replay, cpu.replay, devname,
+           cpu.replay / dev.replay);
+  }
   return 0;
 }
