@@ -98,6 +98,9 @@ static int utcl2_fault(bg_am_ih *ih, bg_am_ih_entry *en) {
                             F("CLEAR_PROTECTION_FAULT_STATUS_ADDR", 1), END);
 }
 
+/* GFX_11_0_0__SRCID__SQ_INTERRUPT_ID / GFX_9_0__SRCID__SQ_INTERRUPT_ID (Linux ivsrcid/gfx/irqsrcs_gfx_*.h) */
+#define IH_SRC_SQ_INTERRUPT 239u
+
 int bg_am_ih_drain(bg_am_ih *ih, bg_am_ih_entry *out, size_t max, size_t *n) {
   bg_am_dev *d = ih->d;
   const uint32_t ndw = BG_AM_IH_RING_SIZE / 4;
@@ -122,7 +125,13 @@ int bg_am_ih_drain(bg_am_ih *ih, bg_am_ih_entry *out, size_t max, size_t *n) {
       if (en.src == 0 || (d->gc.maj == 9 && en.client == 27)) {
         if ((e = utcl2_fault(ih, &en)) < 0) return e;
       }
-      snprintf(ih->last, sizeof(ih->last),
+      if (en.src == IH_SRC_SQ_INTERRUPT)
+        snprintf(ih->last, sizeof(ih->last),
+                 "am: %s: ih: SQ interrupt (a shader wave halted on an error: illegal instruction or memory violation) "
+                 "client 0x%" PRIx32 " data 0x%" PRIx32 " 0x%" PRIx32 " 0x%" PRIx32 " 0x%" PRIx32, d->bdf, en.client,
+                 en.ctx[0], en.ctx[1], en.ctx[2], en.ctx[3]);
+      else
+        snprintf(ih->last, sizeof(ih->last),
                "am: %s: ih: fault client 0x%" PRIx32 " src 0x%" PRIx32 " ring %" PRIu32 " vmid %" PRIu32
                " pasid %" PRIu32 " addr 0x%" PRIx64 " status 0x%" PRIx32,
                d->bdf, en.client, en.src, en.ring_id, en.vmid, en.pasid, en.fault_addr, en.fault_status);

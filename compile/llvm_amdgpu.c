@@ -65,6 +65,7 @@ static void init_amdgpu(void) {
   LLVMInitializeAMDGPUTarget();
   LLVMInitializeAMDGPUTargetMC();
   LLVMInitializeAMDGPUAsmPrinter();
+  LLVMInitializeAMDGPUAsmParser(); /* inline asm in the IR is assembled by the object streamer; without it LLVM aborts */
 }
 
 /* LLVM reports codegen errors (unsupported libcalls, resource limits) through the context's

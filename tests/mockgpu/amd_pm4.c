@@ -13,6 +13,7 @@
 #include "am/am_regs.h"
 #include "amd_cp.h"
 #include "amd_engine.h"
+#include "amd_gmc.h"
 #include "amd_internal.h"
 #include "amd_vm.h"
 #ifdef BG_MOCK_RDNA3
@@ -105,6 +106,9 @@ static uint8_t *shader_xlate(void *ctx, uint64_t va, bool write, size_t *avail) 
 }
 #endif
 
+#define SQ_IH_CLIENT 0x14     /* SOC21_IH_CLIENTID_GRBM_CP */
+#define SQ_INTERRUPT_ID 239   /* GFX_11_0_0__SRCID__SQ_INTERRUPT_ID */
+
 static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   mock_amd *g = p->e.g;
   p->st.dispatches++;
@@ -129,6 +133,14 @@ static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   pthread_mutex_unlock(&g->lock); /* the shader core touches only memory */
   int rc = rdna3_dispatch(&d, &mem, &rep);
   pthread_mutex_lock(&g->lock);
+  if (rc < 0 && !m.faulted) {
+    /* The hardware halts the wave and raises an SQ interrupt (client GRBM_CP 0x14, src SQ_INTERRUPT_ID 239 in
+     * gfx_11_0_0 / gfx_9_0 irqsrcs): the driver's hang check finds it. Payload: the model's own (error type 1 =
+     * illegal instruction, the wave, the pc), where hardware carries wave/SIMD/SE ids. */
+    const uint32_t e[8] = {SQ_IH_CLIENT | SQ_INTERRUPT_ID << 8, 0, 0, 0, 1, rep.wave, (uint32_t)rep.pc,
+                           (uint32_t)(rep.pc >> 32)};
+    mock_amd_ih_inject(g, e);
+  }
   if (rc < 0)
     return bad(p, s, pk, n, "DISPATCH_DIRECT %ux%ux%u: %s (pc 0x%" PRIx64 " enc %08x %08x, workgroup %u,%u,%u wave %u)",
                pk[1], pk[2], pk[3], rep.msg, rep.pc, rep.enc[0], rep.enc[1], rep.wg[0], rep.wg[1], rep.wg[2], rep.wave);

@@ -332,6 +332,33 @@ START_TEST(test_kernel) {
   bg_buf_free(b[1]);
 }
 END_TEST
+/* A wave halting on an instruction the shader core rejects raises an SQ interrupt: the wait reports a hang naming it
+ * within the 200 ms progress check instead of running into the timeout. The device is then reopened (cold boot). */
+START_TEST(test_shader_error_report) {
+  if (mock_amd_chip_id(G) != MOCK_AMD_GFX11) return;
+  static const char *bad_ir = "define amdgpu_kernel void @bad(ptr addrspace(1) %out) {\n"
+                              "  call void asm sideeffect \".long 0xbfc70000\", \"\"()\n" /* SOPP 71: not gfx11 */
+                              "  ret void\n"
+                              "}\n";
+  static const uint8_t sizes[1] = {8};
+  bg_program *p = load_ir(bad_ir, "bad", 1, sizes);
+  bg_buf *b;
+  OK(bg_buf_alloc(D, 256, 0, &b));
+  const uint32_t g[3] = {1, 1, 1}, l[3] = {32, 1, 1};
+  int r = bg_program_run(p, &b, 1, NULL, 0, g, l, true, NULL);
+  ck_assert_int_eq(r, -BG_EHANG);
+  ck_assert_msg(strstr(bg_last_error(), "SQ interrupt"), "%s", bg_last_error());
+  ck_assert_msg(strstr(mock_amd_failures(G), "bfc70000"), "%s", mock_amd_failures(G));
+  mock_amd_clear_failures(G);
+  bg_program_free(p);
+  bg_buf_free(b);
+  bg_dev_close(D);
+  D = NULL;
+  OK(bg_dev_open("PCI+AMD", &D));
+  signal_wait(BG_QUEUE_COMPUTE);
+}
+END_TEST
+
 /* Code objects load on either chip (the shader core only executes gfx11, so gfx12 stops at the load): LLVM's object
  * for the device's own arch is relocated and uploaded; one for another arch (gfx942) is refused naming both. */
 START_TEST(test_code_object_load) {
@@ -459,6 +486,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_kernel);
     tcase_add_test(tc, test_kernel_scratch);
     tcase_add_test(tc, test_code_object_load);
+    tcase_add_test(tc, test_shader_error_report);
 #endif
     tcase_add_test(tc, test_shared_open);
     tcase_add_test(tc, test_reopen_warm);
