@@ -48,30 +48,26 @@ int bg_am_hcq_usb_mem_write(bg_dev *dev, const bg_mem *m, uint64_t off, const vo
   return a ? bg_mmio_write(&h->d->vram, a->pa + off, src, n) : -BG_EINVAL;
 }
 
-int bg_am_hcq_usb_copyin(am_hcq *h, const bg_mem *dst, uint64_t off, const void *src, uint64_t n) {
-  const am_alloc *a = usb_alloc(h->dev, dst, off, n);
-  uint64_t addr;
+/* A bridge copy between host memory and the VRAM range of m at off: from src when it is set, else into dst. */
+static int usb_copy(am_hcq *h, const bg_mem *m, uint64_t off, const void *src, void *dst, uint64_t n) {
+  bool to_vram = src != NULL;
+  const am_alloc *a = usb_alloc(h->dev, m, off, n);
+  uint64_t addr = 0;
   if (!a) return -BG_EINVAL;
   int e = bar_addr(h, a->pa + off, n, &addr);
   if (e >= 0) {
     bg_asm24 *b = bg_usb_pci_bridge(h->d->pci);
-    bg_asm24_lock(b);
-    e = bg_asm24_copy_in(b, addr, src, n, NULL, NULL);
-    bg_asm24_unlock(b);
+    e = to_vram ? bg_asm24_copy_in(b, addr, src, n, NULL, NULL) : bg_asm24_copy_out(b, addr, dst, n, NULL, NULL);
   }
-  return e < 0 ? bg_error_context(e, "am: %s: copy of %" PRIu64 " bytes to VRAM over USB: ", h->d->bdf, n) : 0;
+  return e < 0 ? bg_error_context(e, "am: %s: copy of %" PRIu64 " bytes %s VRAM over USB: ", h->d->bdf, n,
+                                  to_vram ? "to" : "from")
+               : 0;
+}
+
+int bg_am_hcq_usb_copyin(am_hcq *h, const bg_mem *dst, uint64_t off, const void *src, uint64_t n) {
+  return usb_copy(h, dst, off, src, NULL, n);
 }
 
 int bg_am_hcq_usb_copyout(am_hcq *h, const bg_mem *src, uint64_t off, void *dst, uint64_t n) {
-  const am_alloc *a = usb_alloc(h->dev, src, off, n);
-  uint64_t addr;
-  if (!a) return -BG_EINVAL;
-  int e = bar_addr(h, a->pa + off, n, &addr);
-  if (e >= 0) {
-    bg_asm24 *b = bg_usb_pci_bridge(h->d->pci);
-    bg_asm24_lock(b);
-    e = bg_asm24_copy_out(b, addr, dst, n, NULL, NULL);
-    bg_asm24_unlock(b);
-  }
-  return e < 0 ? bg_error_context(e, "am: %s: copy of %" PRIu64 " bytes from VRAM over USB: ", h->d->bdf, n) : 0;
+  return usb_copy(h, src, off, NULL, dst, n);
 }

@@ -139,7 +139,8 @@ int bg_asm24_copyin_stage(bg_asm24 *b, uint32_t seq, const void *src, size_t n, 
   return 0;
 }
 
-int bg_asm24_copy_in(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bg_asm24_progress_fn progress, void *ctx) {
+static int copy_in_locked(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bg_asm24_progress_fn progress,
+                          void *ctx) {
   int r = bg_asm24_flush(b);
   if (r < 0 || !n) return r;
   const uint8_t *s = src;
@@ -157,7 +158,7 @@ int bg_asm24_copy_in(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bg_a
   return 0;
 }
 
-int bg_asm24_copy_out(bg_asm24 *b, uint64_t addr, void *dst, size_t n, bg_asm24_progress_fn progress, void *ctx) {
+static int copy_out_locked(bg_asm24 *b, uint64_t addr, void *dst, size_t n, bg_asm24_progress_fn progress, void *ctx) {
   int r = bg_asm24_flush(b);
   if (r < 0 || !n) return r;
   uint8_t *d = dst;
@@ -172,4 +173,19 @@ int bg_asm24_copy_out(bg_asm24 *b, uint64_t addr, void *dst, size_t n, bg_asm24_
   }
   if (progress && !body) progress(ctx, n, n);
   return 0;
+}
+
+/* A copy is one request sequence: no other thread's request may interleave with its streams. */
+int bg_asm24_copy_in(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bg_asm24_progress_fn progress, void *ctx) {
+  bg_asm24_lock(b);
+  int r = copy_in_locked(b, addr, src, n, progress, ctx);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_copy_out(bg_asm24 *b, uint64_t addr, void *dst, size_t n, bg_asm24_progress_fn progress, void *ctx) {
+  bg_asm24_lock(b);
+  int r = copy_out_locked(b, addr, dst, n, progress, ctx);
+  bg_asm24_unlock(b);
+  return r;
 }
