@@ -1,7 +1,6 @@
 /* tests/mockgpu/amd_testbed.c: see amd_testbed.h. */
 #include "amd_testbed.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,19 +13,7 @@ fw_gen_chip_id amd_testbed_fw_chip(mock_amd_chip chip) {
   return chip == MOCK_AMD_GFX11 ? FW_GEN_GFX11 : chip == MOCK_AMD_GFX942 ? FW_GEN_GFX942 : FW_GEN_GFX12;
 }
 
-void amd_testbed_rm_dir(const char *dir) {
-  DIR *dd = opendir(dir);
-  if (!dd) return;
-  struct dirent *e;
-  char path[320];
-  while ((e = readdir(dd)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(dd);
-  rmdir(dir);
-}
+void amd_testbed_rm_dir(const char *dir) { mock_rm_tree(dir); }
 
 int amd_testbed_new(amd_testbed *tb, const mock_amd_cfg *cfg, const char *tag) {
   memset(tb, 0, sizeof(*tb));

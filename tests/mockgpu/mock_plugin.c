@@ -8,7 +8,6 @@
  * like two machines' worth of hardware), each MOCKUSB GPU behind an emulated ASM24 bridge (asm24.h) that the
  * library reaches through usb_transport(). stop() (also at exit or unload) frees bridges, then GPUs, then the tree
  * and removes both temp dirs. Only bg_mock_plugin_entry is exported (-fvisibility=hidden and a version script). */
-#include <ftw.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,11 +46,6 @@ static struct {
 static const char *const ENV_KEPT[] = {"BG_SYSFS_ROOT", "BG_LOCK_DIR", "BG_PROC_ROOT"};
 #define NENV (sizeof(ENV_KEPT) / sizeof(ENV_KEPT[0]))
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)sb, (void)flag, (void)ftw;
-  return remove(path);
-}
-
 static void stop_locked(void) {
   if (!S.started) return;
   for (int k = 0; k < 2; k++) /* a bridge forwards to its GPU: bridges go first */
@@ -59,7 +53,7 @@ static void stop_locked(void) {
   for (int k = 0; k < 2; k++)
     for (int i = 0; i < S.set[k].devs.count; i++) mock_amd_free(S.set[k].gpu[i]);
   mock_sysfs_free(S.tree);
-  if (S.fw_dir[0]) nftw(S.fw_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  if (S.fw_dir[0]) mock_rm_tree(S.fw_dir);
   memset(&S, 0, sizeof(S));
 }
 

@@ -60,7 +60,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
   return remove(path);
 }
 
-static void rm_tree(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+void mock_rm_tree(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 /* ---------------- failures ---------------- */
 
@@ -188,7 +188,7 @@ int mock_sysfs_vanish(mock_sysfs *t, const char *bdf) {
   snprintf(rel, sizeof(rel), "bus/pci/devices/%s", bdf);
   unlink_rel(t, rel);
   snprintf(rel, sizeof(rel), "devices/%s", bdf);
-  if (mock_path(t, rel, path) == 0) rm_tree(path);
+  if (mock_path(t, rel, path) == 0) mock_rm_tree(path);
   return 0;
 }
 
@@ -444,7 +444,7 @@ mock_sysfs *mock_sysfs_new(void) {
   if (r == 0) r = set_hooks(t->root, &tree_hooks, t);
   if (r != 0) {
     fprintf(stderr, "mockgpu: cannot build the tree under %s\n", t->root);
-    rm_tree(t->root);
+    mock_rm_tree(t->root);
     free(t);
     return NULL;
   }
@@ -468,7 +468,7 @@ void mock_sysfs_free(mock_sysfs *t) {
   if (!t) return;
   set_hooks(t->root, NULL, NULL);
   for (size_t i = 0; i < t->ndevs; i++) mock_pci_destroy(t->devs[i]);
-  rm_tree(t->root);
+  mock_rm_tree(t->root);
   for (int i = 0; i < 4; i++) {
     if (t->saved_env[i]) setenv(env_names[i], t->saved_env[i], 1);
     else unsetenv(env_names[i]);

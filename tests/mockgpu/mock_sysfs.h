@@ -24,6 +24,8 @@
 mock_sysfs *mock_sysfs_new(void);
 /* Detach, delete the tree, restore the environment. */
 void mock_sysfs_free(mock_sysfs *t);
+/* Remove path and everything below it (temp dirs of the models and tests). */
+void mock_rm_tree(const char *path);
 const char *mock_sysfs_root(const mock_sysfs *t);
 
 int mock_sysfs_add_driver(mock_sysfs *t, const char *name);
