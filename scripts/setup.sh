@@ -6,7 +6,10 @@ cd "$(dirname "$0")/.."
 pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev python3 cppcheck)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# No `cmd | grep -q` under pipefail: grep -q exits at the first match, the writer dies of SIGPIPE
+# (status 141) and the pipeline counts as failed. Capture the output, then match it.
+installed() { local s; s=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1; [[ $s == *"install ok installed"* ]]; }
+candidate() { local s; s=$(apt-cache policy "$1" 2>/dev/null) || return 1; [[ $s =~ Candidate:\ [^\(] ]]; }
 # LLVM-C for AMD GPU code generation (and llc/llvm-mc for the shader-core tests): llvm-22-dev, else
 # llvm-19-dev, whichever is installed or has an apt candidate. A fresh machine's package lists may be
 # empty, so they are updated before deciding; without either, baregpu builds and AMD kernels say what
@@ -16,7 +19,7 @@ for v in 22 19; do installed "llvm-$v-dev" && { llvm="llvm-$v-dev"; break; }; do
 if [ -z "$llvm" ]; then
   $sudo apt-get update -qq
   for v in 22 19; do
-    apt-cache policy "llvm-$v-dev" 2>/dev/null | grep -q 'Candidate: [^(]' && { llvm="llvm-$v-dev"; break; }
+    candidate "llvm-$v-dev" && { llvm="llvm-$v-dev"; break; }
   done
 fi
 [ -n "$llvm" ] && pkgs+=("$llvm") || echo "setup: no llvm-22-dev or llvm-19-dev in apt: building without LLVM"
