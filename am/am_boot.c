@@ -10,6 +10,7 @@
 #include "am/am_smu.h"
 #include "baregpu/error.h"
 #include "hcq/pci_regs.h"
+#include "hcq/env.h"
 
 bool bg_am_boot_check_warm(bg_am_dev *d) {
   if (bg_am_rr(d, BG_AM_R_SCRATCH7) != BG_AM_BOOT_MAGIC) return false;
@@ -158,11 +159,10 @@ static int gfx_clockgating(bg_am_dev *d) {
  * Then SOC and GFX clock gating. */
 static int post_boot(bg_am_dev *d) {
   int e;
-  const char *pl = getenv("AM_POWER_LIMIT");
-  double w = pl ? strtod(pl, NULL) : 0;
+  long w;
+  if ((e = bg_env_int("AM_POWER_LIMIT", &w)) < 0) return e;
   if (w > 0) {
-    unsigned wi = (unsigned)(w + 0.5);
-    if ((e = bg_am_smu_set_power_limit(d, wi ? wi : 1)) < 0 ||
+    if ((e = bg_am_smu_set_power_limit(d, (unsigned)w)) < 0 ||
         (e = bg_am_smu_set_clocks(d, BG_SMU_CLOCKS_UNLIMITED)) < 0)
       return e;
   } else if ((e = bg_am_smu_set_clocks(d, -1)) < 0) {
@@ -201,8 +201,9 @@ int bg_am_boot_ex(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *
   int e;
   bg_am_blocks_free(blk);
   if ((e = init_sw(d, blk)) < 0) return e;
-  const char *env = getenv("AM_RESET");
-  bool force = (opts && opts->force_reset) || (env && strcmp(env, "1") == 0);
+  long env_reset;
+  if ((e = bg_env_int("AM_RESET", &env_reset)) < 0) return e;
+  bool force = (opts && opts->force_reset) || env_reset == 1;
   if (!force && bg_am_boot_check_warm(d)) {
     r->warm = true;
     BG_LOG(1, "am: %s: warm start (SCRATCH_REG7 = 0x%x): PSP and SMU left as they are", d->bdf, BG_AM_BOOT_MAGIC);

@@ -14,6 +14,7 @@
 #include "am/am_hcq.h"
 #include "am/am_pm4.h"
 #include "am/am_sdma_pkt.h"
+#include "hcq/env.h"
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -82,11 +83,6 @@ void bg_am_hcq_queue_destroy(bg_dev *dev, bg_queue_hw *hq) {
   free(hq);
 }
 
-static int wait_timeout_ms(void) {
-  const char *s = getenv("BG_WAIT_TIMEOUT_MS");
-  int v = s ? atoi(s) : 0;
-  return v > 0 ? v : 30000;
-}
 
 /* How far the engine has read, as a monotonic count in the ring's units. SDMA writes back a 64-bit byte count; the
  * CP reports its dword position, which only its low bits (modulo the power-of-two ring) are relied upon for. */
@@ -103,7 +99,8 @@ static uint64_t read_consumed(const bg_queue_hw *q) {
 static int ring_room(bg_queue_hw *q, uint64_t need) {
   uint64_t size = q->sdma ? q->ring_bytes : q->ring_bytes / 4;
   if (q->put + need - q->consumed < size) return 0;
-  int tmo = wait_timeout_ms();
+  int tmo, r = bg_env_wait_timeout_ms(&tmo);
+  if (r < 0) return r;
   uint64_t last = now_ns(), seen = q->consumed;
   for (unsigned spin = 0;; spin++) {
     uint64_t cur = read_consumed(q);

@@ -8,6 +8,7 @@
 #include "compile/kcache.h"
 #include "compile/kernel_internal.h"
 #include "compile/sha256.h"
+#include "hcq/env.h"
 
 enum { BEAM_RUNS = 3, BEAM_ROUNDS = 4, BEAM_MAX_CANDIDATES = 48, BEAM_MAX_ACTIONS = 64 };
 
@@ -27,12 +28,9 @@ void bg_beam_get_stats(bg_beam_stats *st) {
 }
 
 int bg_beam_width(void) {
-  const char *s = getenv("BEAM");
-  if (!s || !*s) return 0;
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (*end || v < 0 || v > 64) return bg_error(BG_EINVAL, "BEAM=%s: expected a beam width 0..64", s);
-  return (int)v;
+  long v;
+  int r = bg_env_int("BEAM", &v);
+  return r < 0 ? r : (int)v;
 }
 
 static unsigned factor(uint8_t f) { return f > 1 ? f : 1; }
@@ -315,8 +313,9 @@ int bg_beam_opts(bg_dev *d, ir_ctx *ctx, const ir_node *sink, unsigned width, bg
   char path[4200];
   int rc = cache_path(d, ctx, sink, width, path, sizeof path);
   if (rc < 0) return rc;
-  const char *ign = getenv("IGNORE_BEAM_CACHE");
-  if (!ign || !*ign || !strcmp(ign, "0")) {
+  long ign;
+  if ((rc = bg_env_int("IGNORE_BEAM_CACHE", &ign)) < 0) return rc;
+  if (!ign) {
     void *data = NULL;
     size_t size = 0;
     int hit = bg_kcache_load(path, &data, &size);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "hcq/cpu.h"
+#include "hcq/env.h"
 
 static const char *kind_name(enum bg_queue_kind k) { return k == BG_QUEUE_COPY ? "copy" : "compute"; }
 
@@ -79,11 +80,6 @@ void bg_cpu_queue_destroy(bg_dev *d, bg_queue_hw *hq) {
   free(hq);
 }
 
-static int wait_timeout_ms(void) {
-  const char *s = getenv("BG_WAIT_TIMEOUT_MS");
-  int v = s ? atoi(s) : 0;
-  return v > 0 ? v : 30000;
-}
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -96,7 +92,8 @@ static uint64_t now_ns(void) {
 static int wait_room(bg_queue_hw *hq, uint64_t put, uint64_t n) {
   uint64_t done = atomic_load_explicit(&hq->done, memory_order_acquire);
   if (put + n - done <= hq->nslots) return 0;
-  int timeout_ms = wait_timeout_ms();
+  int timeout_ms, r = bg_env_wait_timeout_ms(&timeout_ms);
+  if (r < 0) return r;
   uint64_t last = now_ns();
   for (unsigned spin = 0;; spin++) {
     uint64_t cur = atomic_load_explicit(&hq->done, memory_order_acquire);

@@ -56,9 +56,11 @@ int bg_error_context(int err, const char *fmt, ...) {
 int bg_debug_level(void) {
   static int level = -1;
   if (level < 0) {
+    /* A bad BG_DEBUG is reported by bg_env_check (every device open); logging stays off. */
     const char *s = getenv("BG_DEBUG");
-    int v = s ? atoi(s) : 0;
-    level = v < 0 ? 0 : v > 4 ? 4 : v;
+    char *end = NULL;
+    long v = s ? strtol(s, &end, 10) : 0;
+    level = (s && (end == s || *end || v < 0 || v > 4)) ? 0 : (int)v;
   }
   return level;
 }

@@ -7,6 +7,7 @@
 
 #include "hcq/backend.h"
 #include "hcq/dev_internal.h"
+#include "hcq/env.h"
 #include "hcq/target.h"
 
 extern const bg_iface bg_cpu_iface;
@@ -45,8 +46,10 @@ static int open_with(const bg_iface *ifc, const bg_target *t, const char *dev_st
 int bg_dev_open(const char *dev, bg_dev **out) {
   *out = NULL;
   bg_target t;
+  int r = bg_env_check();
+  if (r < 0) return r;
   const char *s = dev ? dev : getenv("DEV");
-  if (!s || !*s) {
+  if (!s || !*s) { /* "" and an unset or empty DEV: the default device, as bg_target_parse("") says */
     /* Default: the first GPU a real interface opens, else CPU. */
     const bg_iface *const *ifs;
     size_t n = bg_ifaces(&ifs);
@@ -60,8 +63,10 @@ int bg_dev_open(const char *dev, bg_dev **out) {
     }
     s = "CPU";
   }
-  int r = bg_target_parse(s, &t);
-  if (r < 0) return r;
+  if ((r = bg_target_parse(s, &t)) < 0) return r;
+  if (!bg_target_built(t.kind, t.iface))
+    return bg_error(BG_EINVAL, "DEV=%s: this build of baregpu has no %s%s%s driver; valid forms: %s", s,
+                    t.iface[0] ? t.iface : "", t.iface[0] ? "+" : "", t.kind, bg_target_forms());
   const bg_iface *const *ifs;
   size_t n = bg_ifaces(&ifs);
   int first_err = 0;
@@ -80,9 +85,9 @@ int bg_dev_open(const char *dev, bg_dev **out) {
     }
   }
   if (first_err) return bg_error(-first_err, "%s", first_msg);
-  if (!any)
-    return bg_error(BG_ENODEV, "DEV=%s: this build of baregpu has no %s%s%s driver (built-in: %s)", s,
-                    t.iface[0] ? t.iface : "", t.iface[0] ? "+" : "", t.kind, "CPU, PCI+AMD, MOCKPCI+AMD, USB+AMD, MOCKUSB+AMD");
+  if (!any) /* the parser accepts only built kinds and interfaces, so this is a kind with only mock interfaces */
+    return bg_error(BG_ENODEV, "DEV=%s: %s has only emulated interfaces in this build; name one (%s)", s, t.kind,
+                    bg_target_forms());
   return bg_error(BG_ENODEV, "DEV=%s: no device", s);
 }
 

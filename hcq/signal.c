@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "hcq/dev_internal.h"
+#include "hcq/env.h"
 
 #define SIGPAGE_SIZE 4096u
 #define SIGS_PER_PAGE (SIGPAGE_SIZE / 16u)
@@ -135,14 +136,12 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int default_timeout_ms(void) {
-  const char *s = getenv("BG_WAIT_TIMEOUT_MS");
-  int v = s ? atoi(s) : 0;
-  return v > 0 ? v : 30000;
-}
 
 int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms) {
-  if (timeout_ms <= 0) timeout_ms = default_timeout_ms();
+  if (timeout_ms <= 0) {
+    int r = bg_env_wait_timeout_ms(&timeout_ms);
+    if (r < 0) return r;
+  }
   bg_dev *d = s->dev;
   uint64_t seen, cur;
   int r = sig_value(s, &seen);

@@ -1,24 +1,59 @@
 /* hcq/target.c: DEV=[IFACE[:INDICES]+]KIND[:INDEX] parsing (tinygrad's device strings, see
  * reference hcq_usb_sys.md 2.7) and the visibility filter. */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "baregpu/hcq.h"
+#include "hcq/backend.h"
 #include "hcq/target.h"
 
-/* Interfaces each kind may name. CPU has none. Order is the fallback order. */
+/* The kinds and interfaces a DEV string may name (tinygrad's device strings): the syntax, which tools such as
+ * hcq_smi also use to select PCI GPUs of a kind this build has no driver for. What a build can open comes from
+ * bg_ifaces(), and the valid forms in messages list only that. */
 static const char *const amd_ifaces[] = {"PCI", "USB", "MOCKPCI", "MOCKUSB", NULL};
 static const char *const nv_ifaces[] = {"NVK", "PCI", "MOCKPCI", "MOCKNVK", NULL};
 static const struct { const char *kind; const char *const *ifaces; } kinds[] = {
   {"CPU", NULL}, {"AMD", amd_ifaces}, {"NV", nv_ifaces},
 };
 
+static char forms[1024];
+static pthread_once_t forms_once = PTHREAD_ONCE_INIT;
+
+static void append(size_t *at, const char *fmt, const char *s) {
+  if (*at < sizeof(forms)) *at += (size_t)snprintf(forms + *at, sizeof(forms) - *at, fmt, s);
+}
+
+static void make_forms(void) {
+  const bg_iface *const *ifs;
+  size_t n = bg_ifaces(&ifs), at = 0;
+  append(&at, "%s", "DEV=[IFACE[:INDICES]+]KIND[:INDEX] with KIND one of ");
+  for (size_t i = 0; i < n; i++) {
+    bool first = true;
+    for (size_t j = 0; j < i; j++) first = first && strcmp(ifs[j]->kind, ifs[i]->kind) != 0;
+    if (first) append(&at, i ? ", %s" : "%s", ifs[i]->kind);
+  }
+  for (size_t i = 0; i < n; i++) {
+    bool first = true;
+    for (size_t j = 0; j < i; j++) first = first && strcmp(ifs[j]->kind, ifs[i]->kind) != 0;
+    if (!first) continue;
+    bool any = false;
+    for (size_t j = i; j < n; j++) {
+      if (strcmp(ifs[j]->kind, ifs[i]->kind) != 0 || !ifs[j]->name[0]) continue;
+      if (!any) append(&at, "; IFACE for %s: ", ifs[i]->kind);
+      append(&at, any ? ", %s" : "%s", ifs[j]->name);
+      any = true;
+    }
+  }
+  append(&at, "%s", "; INDICES a visibility filter like 0,2 or 1-3; INDEX a decimal number; empty for the default "
+                    "device (e.g. CPU, AMD, AMD:1, USB+AMD, PCI:0-3+AMD:2, MOCKPCI+AMD)");
+}
+
 const char *bg_target_forms(void) {
-  return "DEV=[IFACE[:INDICES]+]KIND[:INDEX] with KIND one of CPU, AMD, NV; IFACE for AMD: PCI, USB, "
-         "MOCKPCI, MOCKUSB; for NV: NVK, PCI, MOCKPCI, MOCKNVK; INDICES a visibility filter like 0,2 or "
-         "1-3; INDEX a decimal number (e.g. CPU, AMD, AMD:1, USB+AMD, PCI:0-3+AMD:2, MOCKPCI+AMD)";
+  pthread_once(&forms_once, make_forms);
+  return forms;
 }
 
 bool bg_target_known_iface(const char *kind, const char *iface) {
@@ -28,6 +63,14 @@ bool bg_target_known_iface(const char *kind, const char *iface) {
     for (const char *const *i = kinds[k].ifaces; i && *i; i++)
       if (strcmp(*i, iface) == 0) return true;
   }
+  return false;
+}
+
+bool bg_target_built(const char *kind, const char *iface) {
+  const bg_iface *const *ifs;
+  size_t n = bg_ifaces(&ifs);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(ifs[i]->kind, kind) == 0 && (!iface[0] || strcmp(ifs[i]->name, iface) == 0)) return true;
   return false;
 }
 
@@ -58,29 +101,35 @@ static bool parse_uint(const char *b, const char *e, int *out) {
   return true;
 }
 
-static bool valid_indices(const char *s) {
-  /* "0,2" or "1-3" or a mix "0,2-4" */
+/* One index of a visibility filter: 1 to 3 digits, at most BG_TARGET_MAX_INDEX. */
+static const char *take_index(const char *p, int *out) {
+  const char *q = p;
+  while (isdigit((unsigned char)*q)) q++;
+  if (q == p || !parse_uint(p, q, out) || *out > BG_TARGET_MAX_INDEX) return NULL;
+  return q;
+}
+
+/* "0,2" or "1-3" or a mix "0,2-4"; every index 0..BG_TARGET_MAX_INDEX, ranges ascending. Calls each(lo, hi). */
+static bool walk_indices(const char *s, void (*each)(int lo, int hi, void *arg), void *arg) {
   const char *p = s;
+  if (!*p) return false;
   while (*p) {
-    const char *q = p;
-    while (isdigit((unsigned char)*q)) q++;
-    if (q == p) return false;
-    if (*q == '-') {
-      const char *r = q + 1;
-      while (isdigit((unsigned char)*r)) r++;
-      if (r == q + 1 || atoi(q + 1) < atoi(p)) return false;
-      q = r;
-    }
-    if (*q == ',') q++;
-    else if (*q) return false;
-    p = q;
+    int lo, hi;
+    if (!(p = take_index(p, &lo))) return false;
+    hi = lo;
+    if (*p == '-' && (!(p = take_index(p + 1, &hi)) || hi < lo)) return false;
+    if (each) each(lo, hi, arg);
+    if (*p == ',' && p[1]) p++;
+    else if (*p) return false;
   }
   return true;
 }
 
+static bool valid_indices(const char *s) { return walk_indices(s, NULL, NULL); }
+
 int bg_target_parse(const char *s, bg_target *out) {
   memset(out, 0, sizeof(*out));
-  if (!s || !*s) return bg_error(BG_EINVAL, "DEV is empty; valid forms: %s", bg_target_forms());
+  if (!s || !*s) return 0; /* the default target (kind ""): bg_dev_open picks the first GPU, else CPU */
   const char *plus = strchr(s, '+');
   const char *dev = s;
   if (plus) {
@@ -93,7 +142,12 @@ int bg_target_parse(const char *s, bg_target *out) {
       if (n == 0 || n >= sizeof(out->indices)) return bad(s, "the interface's visibility filter is empty or too long");
       memcpy(out->indices, colon + 1, n);
       out->indices[n] = '\0';
-      if (!valid_indices(out->indices)) return bad(s, "the visibility filter must look like 0,2 or 1-3");
+      if (!valid_indices(out->indices)) {
+        char why[128];
+        snprintf(why, sizeof(why), "the visibility filter must look like 0,2 or 1-3 with indices 0..%d, ranges ascending",
+                 BG_TARGET_MAX_INDEX);
+        return bad(s, why);
+      }
     }
     dev = plus + 1;
   }
@@ -101,12 +155,12 @@ int bg_target_parse(const char *s, bg_target *out) {
   const char *kend = colon ? colon : dev + strlen(dev);
   if (!*dev) return bad(s, "no device kind after '+'");
   if (!take_name(dev, kend, out->kind, sizeof(out->kind))) return bad(s, "the device kind is not a name");
-  if (colon && !parse_uint(colon + 1, colon + strlen(colon), &out->index))
-    return bad(s, "the device index after ':' must be a decimal number");
-  size_t k;
-  for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-    if (strcmp(kinds[k].kind, out->kind) == 0) break;
-  if (k == sizeof(kinds) / sizeof(kinds[0])) {
+  if (colon && (!parse_uint(colon + 1, colon + strlen(colon), &out->index) || out->index > BG_TARGET_MAX_INDEX)) {
+    char why[96];
+    snprintf(why, sizeof(why), "the device index after ':' must be a decimal number from 0 to %d", BG_TARGET_MAX_INDEX);
+    return bad(s, why);
+  }
+  if (!bg_target_known_iface(out->kind, "")) {
     char why[96];
     snprintf(why, sizeof(why), "unknown device kind '%s'", out->kind);
     return bad(s, why);
@@ -121,11 +175,22 @@ int bg_target_parse(const char *s, bg_target *out) {
 
 void bg_target_format(const bg_target *t, char *buf, size_t n) {
   char idx[16] = "";
+  if (!t->kind[0]) {
+    snprintf(buf, n, "%s", "");
+    return;
+  }
   if (t->index) snprintf(idx, sizeof(idx), ":%d", t->index);
   if (t->iface[0])
     snprintf(buf, n, "%s%s%s+%s%s", t->iface, t->indices[0] ? ":" : "", t->indices, t->kind, idx);
   else
     snprintf(buf, n, "%s%s", t->kind, idx);
+}
+
+struct filter_acc { int ndevs; int *map; int max; int n; };
+
+static void add_range(int lo, int hi, void *arg) {
+  struct filter_acc *a = arg;
+  for (int i = lo; i <= hi && i < a->ndevs && a->n < a->max; i++) a->map[a->n++] = i;
 }
 
 int bg_visible_filter(const char *indices, int ndevs, int *map, int max) {
@@ -134,15 +199,9 @@ int bg_visible_filter(const char *indices, int ndevs, int *map, int max) {
     for (int i = 0; i < n; i++) map[i] = i;
     return n;
   }
-  int n = 0;
-  const char *p = indices;
-  while (*p) {
-    int lo = atoi(p), hi = lo;
-    while (isdigit((unsigned char)*p)) p++;
-    if (*p == '-') { hi = atoi(++p); while (isdigit((unsigned char)*p)) p++; }
-    for (int i = lo; i <= hi; i++)
-      if (i < ndevs && n < max) map[n++] = i;
-    if (*p == ',') p++;
-  }
-  return n;
+  struct filter_acc acc = {ndevs, map, max, 0};
+  if (!walk_indices(indices, add_range, &acc))
+    return bg_error(BG_EINVAL, "visibility filter '%s': expected indices 0..%d like 0,2 or 1-3", indices,
+                    BG_TARGET_MAX_INDEX);
+  return acc.n;
 }

@@ -8,12 +8,71 @@
 
 #include "baregpu/hcq.h"
 #include "hcq/backend.h"
+#include "hcq/env.h"
 #include "hcq/target.h"
 #include "hcq/tmpl.h"
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 
 /* ---------------- DEV= ---------------- */
+
+/* Indices are range-checked: a filter up to 2^31-1 used to loop that far (atoi and an int loop). */
+START_TEST(target_index_ranges) {
+  bg_target t;
+  int map[8];
+  ck_assert_int_eq(bg_target_parse("PCI:0-2147483647+AMD", &t), -BG_EINVAL);
+  ck_assert_ptr_nonnull(strstr(bg_last_error(), "0..255"));
+  ck_assert_int_eq(bg_target_parse("PCI:99999999999+AMD", &t), -BG_EINVAL);
+  ck_assert_int_eq(bg_target_parse("AMD:256", &t), -BG_EINVAL);
+  ck_assert_int_eq(bg_target_parse("PCI:0,+AMD", &t), -BG_EINVAL);
+  OK(bg_target_parse("PCI:0-255+AMD:255", &t));
+  ck_assert_int_eq(bg_visible_filter("0-255", 3, map, 8), 3);
+  ck_assert_int_eq(bg_visible_filter("0-2147483647", 3, map, 8), -BG_EINVAL);
+  ck_assert_int_eq(bg_visible_filter("x", 3, map, 8), -BG_EINVAL);
+}
+END_TEST
+
+/* DEV="" and bg_dev_open("") agree: both are the default device (CPU here, no GPU is scanned in tests). */
+START_TEST(empty_dev_is_default) {
+  bg_dev *a = NULL, *b = NULL;
+  setenv("DEV", "", 1);
+  OK(bg_dev_open(NULL, &a));
+  OK(bg_dev_open("", &b));
+  ck_assert_str_eq(bg_dev_name(a), bg_dev_name(b));
+  bg_dev_close(a);
+  bg_dev_close(b);
+  unsetenv("DEV");
+}
+END_TEST
+
+/* A variable with a bad value is an error naming it, on every open; the messages offer only built drivers. */
+START_TEST(bad_environment_is_an_error) {
+  bg_dev *d = NULL;
+  setenv("BG_WAIT_TIMEOUT_MS", "abc", 1);
+  ck_assert_int_eq(bg_dev_open("CPU", &d), -BG_EINVAL);
+  ck_assert_ptr_null(d);
+  ck_assert_msg(strstr(bg_last_error(), "BG_WAIT_TIMEOUT_MS=abc") != NULL, "%s", bg_last_error());
+  int ms = 0;
+  ck_assert_int_eq(bg_env_wait_timeout_ms(&ms), -BG_EINVAL);
+  setenv("BG_WAIT_TIMEOUT_MS", "0", 1);
+  ck_assert_int_eq(bg_env_wait_timeout_ms(&ms), -BG_EINVAL);
+  unsetenv("BG_WAIT_TIMEOUT_MS");
+  OK(bg_env_wait_timeout_ms(&ms));
+  ck_assert_int_eq(ms, 30000);
+  setenv("BG_DEBUG", "9", 1);
+  ck_assert_int_eq(bg_dev_open("CPU", &d), -BG_EINVAL);
+  ck_assert_msg(strstr(bg_last_error(), "BG_DEBUG=9") != NULL, "%s", bg_last_error());
+  unsetenv("BG_DEBUG");
+  setenv("DEV", "BOGUS", 1);
+  ck_assert_int_eq(bg_dev_open("CPU", &d), -BG_EINVAL); /* a bad DEV is reported even when a device is named */
+  unsetenv("DEV");
+  ck_assert_int_eq(bg_dev_open("MOCKNVK+NV", &d), -BG_EINVAL);
+  ck_assert_msg(strstr(bg_last_error(), "no MOCKNVK+NV driver") != NULL, "%s", bg_last_error());
+  ck_assert_msg(strstr(bg_last_error(), "NVK") == strstr(bg_last_error(), "MOCKNVK") + 4, "NV interfaces offered: %s",
+                bg_last_error());
+  ck_assert_msg(strstr(strstr(bg_last_error(), "valid forms"), "NV") == NULL, "forms offer NV: %s", bg_last_error());
+}
+END_TEST
 
 START_TEST(target_valid_forms) {
   bg_target t;
@@ -51,7 +110,9 @@ START_TEST(target_invalid_forms) {
   expect_bad("BOGUS", "unknown device kind 'BOGUS'");
   expect_bad("PCI+", "no device kind");
   expect_bad("AMD:x", "must be a decimal number");
-  expect_bad("", "empty");
+  bg_target def;
+  ck_assert_int_eq(bg_target_parse("", &def), 0); /* the default device, as bg_dev_open("") */
+  ck_assert_str_eq(def.kind, "");
   expect_bad("+AMD", "interface");
   expect_bad("NVK+AMD", "interface 'NVK' does not exist for AMD");
   expect_bad("PCI+USB+AMD", "more than one");
@@ -246,6 +307,9 @@ static Suite *core_suite(void) {
   tcase_add_test(t, target_valid_forms);
   tcase_add_test(t, target_invalid_forms);
   tcase_add_test(t, visible_filter);
+  tcase_add_test(t, target_index_ranges);
+  tcase_add_test(t, empty_dev_is_default);
+  tcase_add_test(t, bad_environment_is_an_error);
   tcase_add_test(t, open_errors);
   tcase_add_test(t, tmpl_constants_and_patches);
   suite_add_tcase(s, t);
