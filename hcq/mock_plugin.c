@@ -2,7 +2,9 @@
 #include "hcq/mock_plugin.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,8 @@
 
 static pthread_mutex_t plugin_lock = PTHREAD_MUTEX_INITIALIZER;
 static const bg_mock_plugin *plugin;
+
+static int load(void);
 
 static const bg_mock_host host = {.abi = BG_MOCK_PLUGIN_ABI, .pci_set_hooks = bg_pci_set_hooks};
 
@@ -43,22 +47,52 @@ static int try_path(const char *path, char *tried, size_t n) {
   return 1;
 }
 
+/* The file this code was loaded from (libbaregpu.so, or the program that linked libbaregpu.a). */
+static bool own_object(char *out, size_t n) {
+  Dl_info info;
+  void *self;
+  int (*fn)(void) = load;
+  memcpy(&self, &fn, sizeof(self)); /* function pointer to object pointer: POSIX dladdr */
+  if (!dladdr(self, &info) || !info.dli_fname || !info.dli_fname[0]) return false;
+  if (!realpath(info.dli_fname, out)) snprintf(out, n, "%s", info.dli_fname);
+  return true;
+}
+
+/* Where the module is looked for, in order: BG_MOCK_PLUGIN alone when set; else the build tree's module only when
+ * this code runs from the build tree; else baregpu/libbaregpu-mock.so beside the library itself (the installed
+ * layout, wherever the prefix was moved), then the configured install path. An installed library never loads a
+ * build tree's module. */
+static size_t plugin_paths(const char *paths[3], char *beside, size_t n) {
+  size_t np = 0;
+  const char *env = getenv("BG_MOCK_PLUGIN");
+  if (env && *env) {
+    paths[np++] = env;
+    return np;
+  }
+  char obj[4096];
+  bool have_obj = own_object(obj, sizeof(obj));
+#ifdef BG_MOCK_PLUGIN_PATH
+  size_t root = strlen(BG_BUILD_ROOT);
+  if (have_obj && strncmp(obj, BG_BUILD_ROOT, root) == 0 && obj[root] == '/') {
+    paths[np++] = BG_MOCK_PLUGIN_PATH;
+    return np;
+  }
+#endif
+  char *slash = have_obj ? strrchr(obj, '/') : NULL;
+  if (slash) {
+    *slash = '\0';
+    snprintf(beside, n, "%s/baregpu/libbaregpu-mock.so", obj);
+    paths[np++] = beside;
+  }
+  if (!slash || strcmp(beside, BG_MOCK_PLUGIN_INSTALL_PATH) != 0) paths[np++] = BG_MOCK_PLUGIN_INSTALL_PATH;
+  return np;
+}
+
 static int load(void) {
   if (plugin) return 0;
-  char tried[2048] = "";
-  const char *env = getenv("BG_MOCK_PLUGIN");
+  char tried[2048] = "", beside[4200];
   const char *paths[3];
-  size_t np = 0;
-  if (env && *env) {
-    paths[np++] = env; /* named explicitly: the only one tried */
-  } else {
-#ifdef BG_MOCK_PLUGIN_PATH
-    paths[np++] = BG_MOCK_PLUGIN_PATH;
-#endif
-#ifdef BG_MOCK_PLUGIN_INSTALL_PATH
-    paths[np++] = BG_MOCK_PLUGIN_INSTALL_PATH;
-#endif
-  }
+  size_t np = plugin_paths(paths, beside, sizeof(beside));
   for (size_t i = 0; i < np; i++) {
     int r = try_path(paths[i], tried, sizeof(tried));
     if (r != 0) return r < 0 ? r : 0;

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Install the built library into a temporary prefix, build examples/hello_queue.c with only the
-# installed headers and `pkg-config --cflags --libs baregpu`, and run it on the CPU device.
+# Install the built library into a temporary prefix (a moved prefix: staged with --destdir), build
+# examples/hello_queue.c with only the installed headers and `pkg-config --define-prefix --cflags --libs
+# baregpu`, and run it on the CPU device. Also: the .pc works from the moved prefix without --define-prefix
+# (its prefix is relative to the file), and the installed library loads the emulated-GPU module from its
+# installed place, never from the build tree.
 set -euo pipefail
 build=$1
 src=$(realpath "$2")
@@ -11,14 +14,41 @@ meson install -C "$build" --no-rebuild --destdir "$tmp/root" >/dev/null
 pc=$(find "$tmp/root" -name baregpu.pc | head -n 1)
 [ -n "$pc" ] || { echo "install: baregpu.pc was not installed"; exit 1; }
 export PKG_CONFIG_PATH=$(dirname "$pc")
-# The .pc names the final prefix; point it at where it was staged now.
-prefix=$(pkg-config --variable=prefix baregpu)
-reloc="--define-variable=prefix=$tmp/root$prefix"
-flags=$(pkg-config "$reloc" --cflags --libs baregpu)
-libdir=$(pkg-config "$reloc" --variable=libdir baregpu)
+flags=$(pkg-config --define-prefix --cflags --libs baregpu)
+libdir=$(pkg-config --define-prefix --variable=libdir baregpu)
+for f in $flags; do
+  case $f in
+    -I*|-L*) [ -d "${f:2}" ] || { echo "install: $f (pkg-config --define-prefix) is not a directory"; exit 1; }
+             case $(realpath "${f:2}") in "$tmp"/root/*) ;; *) echo "install: $f is outside the moved prefix"; exit 1;; esac;;
+  esac
+done
+plain=$(pkg-config --cflags --libs baregpu)
+[ "$(realpath "$(pkg-config --variable=libdir baregpu)")" = "$(realpath "$libdir")" ] ||
+  { echo "install: libdir differs without --define-prefix: $plain"; exit 1; }
 san=""
 [ "$sanitize" = none ] || san="-fsanitize=$sanitize"
 cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/hello_queue.c" $flags -o "$tmp/hello_queue"
 # Make sure nothing came from the source tree.
 if echo "$flags" | grep -qF -- "-I$src"; then echo "install: flags point into the source tree"; exit 1; fi
 DEV=CPU LD_LIBRARY_PATH="$libdir" "$tmp/hello_queue"
+# The emulated GPU's module: with the build tree still present, the installed library must load the installed one.
+if [ -f "$libdir/baregpu/libbaregpu-mock.so" ]; then
+  cat >"$tmp/mock_open.c" <<'C'
+#include <baregpu/hcq.h>
+#include <stdio.h>
+int main(void) {
+  bg_dev *d;
+  if (bg_dev_open("MOCKPCI+AMD", &d) < 0) { fprintf(stderr, "mock_open: %s\n", bg_last_error()); return 1; }
+  bg_dev_close(d);
+  return 0;
+}
+C
+  cc -std=c11 -Wall -Wextra -Werror $san "$tmp/mock_open.c" $flags -o "$tmp/mock_open"
+  log=$(env -u BG_MOCK_PLUGIN BG_DEBUG=1 LD_LIBRARY_PATH="$libdir" "$tmp/mock_open" 2>&1) ||
+    { echo "install: MOCKPCI+AMD did not open with the installed library:"; echo "$log"; exit 1; }
+  loaded=$(echo "$log" | sed -n 's/^bg\[1\] mock plugin: loaded //p')
+  [ "$(realpath "$loaded")" = "$(realpath "$libdir/baregpu/libbaregpu-mock.so")" ] ||
+    { echo "install: the installed library loaded the emulated-GPU module '$loaded', expected $libdir/baregpu/libbaregpu-mock.so"; exit 1; }
+  echo "install: installed library loaded its own emulated-GPU module ($loaded)"
+fi
+echo "install: 1 passed, 0 failed"
