@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # scripts/test.sh: set up, build and run every test twice: a normal build (build/) and an
-# AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/). Ends with Check's totals and
-# one line "N passed, N failed, N skipped".
+# AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/). Ends with Check's totals, the device
+# runs that happened with the LLVM used, and one line "N passed, N failed, N skipped".
+# A build without LLVM or without the emulated-GPU module cannot run the AMD device suites: that fails here
+# unless BG_TEST_PARTIAL=1 is set (then only what the build has runs, and the summary says so).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build || exit 1
 scripts/setup.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false || exit 1
+
+# What each build has: LLVM (AMD code generation) and the emulated-GPU module (MOCKPCI/MOCKUSB).
+scripts/build_features.sh build build-asan || exit 1
+
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1
 status=0
