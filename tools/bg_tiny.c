@@ -341,10 +341,11 @@ static int cmp_double(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
-/* Distribution checks on n = 4096 samples of U[0,1): every bound is 5 or more standard deviations wide, so a working
- * generator fails with probability well under 1e-5, while constant, all-zero, half-range, repeating or correlated
- * output fails them. sd of the mean sqrt(1/12/n) = 0.0045; of the variance sqrt((1/80 - 1/144)/n) = 0.0012; of a
- * 16-bin count sqrt(n/16 * 15/16) = 15.5; of the mean lag-1 product sqrt((1/9 - 1/16)/n) = 0.0034. */
+/* Distribution checks on n = 4096 samples of U[0,1): every bound is more than 5 standard deviations wide, so a
+ * correct generator passes (the seeds are fixed, so the outcome is also deterministic), while constant, all-zero,
+ * half-range, repeating or correlated output fails. sd of the mean sqrt(1/12/n) = 0.0045; of the variance
+ * sqrt((1/80 - 1/144)/n) = 0.0012; of a 16-bin count sqrt(n/16 * 15/16) = 15.5; of the mean lag-1 product
+ * sqrt((1/9 - 1/16 + 2 (1/12 - 1/16))/n) = 0.0047 (neighbouring products share a factor). */
 static int rand_distribution(tiny_run *r, const double *v, int64_t n) {
   double mean = 0, var = 0, lag = 0;
   int64_t bins[16] = {0};
@@ -365,7 +366,8 @@ static int rand_distribution(tiny_run *r, const double *v, int64_t n) {
     if (llabs(bins[k] - n / 16) > 90)
       return fail(r, "%lld of %lld values in [%g, %g), expected %lld +- 90", (long long)bins[k], (long long)n, k / 16.0,
                   (k + 1) / 16.0, (long long)(n / 16));
-  if (fabs(lag - 0.25) > 0.02) return fail(r, "mean of v[i] * v[i+1] %.5f, expected 0.25 +- 0.02 (independent values)", lag);
+  if (fabs(lag - 0.25) > 0.025)
+    return fail(r, "mean of v[i] * v[i+1] %.5f, expected 0.25 +- 0.025 (independent values)", lag);
   double *s = malloc((size_t)n * sizeof(double));
   if (!s) return fail(r, "out of host memory");
   memcpy(s, v, (size_t)n * sizeof(double));
