@@ -232,50 +232,180 @@ static int t_eye(tiny_run *r) {
   return expect_vals(r, bg_tn_eye(r->c, BG_FLOAT32, 3), BG_FLOAT32, 2, sh, want);
 }
 
-/* ones(rows, n).contiguous() @ eye(n).contiguous() in dtype dt: every element 1. */
-static int matmul_ones_eye(tiny_run *r, enum bg_dtype dt, int64_t rows, int64_t n) {
-  const int64_t ash[] = {rows, n}, osh[] = {rows, n};
-  bg_tensor *a = bg_tn_contiguous(bg_tn_ones(r->c, dt, 2, ash));
-  bg_tensor *b = bg_tn_contiguous(bg_tn_eye(r->c, dt, n));
-  double *want = malloc((size_t)(rows * n) * sizeof(double));
-  if (!want) return fail(r, "out of host memory");
-  for (int64_t i = 0; i < rows * n; i++) want[i] = 1.0;
-  int rc = expect_vals(r, bg_tn_matmul(a, b), dt, 2, osh, want);
+/* A deterministic non-symmetric matrix of small integers in [-4, 4] (exact in float16 and float32). */
+static void fill_ints(float *v, int64_t n, uint32_t seed) {
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    v[i] = (float)((int)((seed >> 16) % 9u) - 4);
+  }
+}
+
+/* float32 -> float16 bits for the values fill_ints makes (integers of magnitude < 2048: exact). */
+static uint16_t half_of_int(float f) {
+  if (f == 0.0f) return 0;
+  uint16_t sign = f < 0 ? 0x8000 : 0;
+  double a = fabs((double)f);
+  int e;
+  double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+  return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)(lround((m * 2.0 - 1.0) * 1024.0) & 0x3ff));
+}
+
+/* a(rows, n) @ b(n, m) in dtype dt with non-symmetric integer inputs, against a C reference with double accumulation
+ * (tinygrad multiplies ones by eye, which a transposed or swapped operand index also passes). Integer products and
+ * their sums are exact at the default sizes, so the result must be too; only a GEMM_N large enough for partial sums
+ * to round gets the usual (n+1) u sum|a||b| bound. */
+static int matmul_check(tiny_run *r, enum bg_dtype dt, int64_t rows, int64_t n, int64_t m) {
+  const int64_t ash[] = {rows, n}, bsh[] = {n, m}, osh[] = {rows, m};
+  float *a = malloc((size_t)(rows * n) * sizeof(float)), *b = malloc((size_t)(n * m) * sizeof(float));
+  uint16_t *ah = malloc((size_t)(rows * n) * 2), *bh = malloc((size_t)(n * m) * 2);
+  double *want = malloc((size_t)(rows * m) * sizeof(double)), *bound = malloc((size_t)(rows * m) * sizeof(double));
+  double *got = NULL;
+  int rc = -1;
+  if (!a || !b || !ah || !bh || !want || !bound) {
+    fail(r, "out of host memory");
+    goto out;
+  }
+  fill_ints(a, rows * n, 0x1234u);
+  fill_ints(b, n * m, 0xBEEFu);
+  double u = dt == BG_FLOAT16 ? ldexp(1, -11) : ldexp(1, -24); /* unit roundoff */
+  double exact = dt == BG_FLOAT16 ? 2048.0 : 16777216.0;        /* integers up to here are exact */
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < m; j++) {
+      double s = 0, sa = 0;
+      for (int64_t k = 0; k < n; k++) {
+        s += (double)a[i * n + k] * b[k * m + j];
+        sa += fabs((double)a[i * n + k] * b[k * m + j]);
+      }
+      want[i * m + j] = s;
+      /* every partial sum is an integer of magnitude <= sa: exact while sa fits the significand */
+      bound[i * m + j] = sa <= exact ? 0.0 : (double)(n + 1) * u * sa;
+    }
+  const void *ad = a, *bd = b;
+  if (dt == BG_FLOAT16) {
+    for (int64_t i = 0; i < rows * n; i++) ah[i] = half_of_int(a[i]);
+    for (int64_t i = 0; i < n * m; i++) bh[i] = half_of_int(b[i]);
+    ad = ah, bd = bh;
+  }
+  bg_tensor *ta = bg_tn_from(r->c, dt, 2, ash, ad), *tb = bg_tn_from(r->c, dt, 2, bsh, bd);
+  if (read_vals(r, bg_tn_matmul(ta, tb), dt, 2, osh, &got) < 0) goto out;
+  rc = 0;
+  for (int64_t i = 0; i < rows * m && rc == 0; i++)
+    if (!(fabs(got[i] - want[i]) <= bound[i]))
+      rc = fail(r, "mismatch at (%lld,%lld): %.9g != %.9g (reference with double accumulation, bound %.3g)",
+                (long long)(i / m), (long long)(i % m), got[i], want[i], bound[i]);
+out:
+  free(a);
+  free(b);
+  free(ah);
+  free(bh);
   free(want);
+  free(bound);
+  free(got);
   return rc;
 }
 
 static int t_gemm(tiny_run *r) {
   long n;
   env_size("GEMM_N", 64, &n);
-  return matmul_ones_eye(r, BG_FLOAT32, n, n);
+  return matmul_check(r, BG_FLOAT32, n, n, n);
 }
 
 static int t_hgemm(tiny_run *r) {
   long n;
   env_size("GEMM_N", 64, &n);
-  return matmul_ones_eye(r, BG_FLOAT16, n, n);
+  return matmul_check(r, BG_FLOAT16, n, n, n);
 }
 
 static int t_gemv(tiny_run *r) {
   long n;
   env_size("GEMV_N", 64, &n);
-  return matmul_ones_eye(r, BG_FLOAT32, 1, n);
+  return matmul_check(r, BG_FLOAT32, 1, n, n);
 }
 
-static int t_random(tiny_run *r) {
-  const int64_t sh[] = {10};
-  double *v;
-  if (read_vals(r, bg_tn_rand(r->c, 1, sh), BG_FLOAT32, 1, sh, &v) < 0) return -1;
-  for (int i = 0; i < 10; i++) {
-    if (!(v[i] >= 0.0 && v[i] < 1.0)) {
-      fail(r, "value %d is %.9g, not in [0, 1)", i, v[i]);
-      free(v);
-      return -1;
-    }
+/* n uniform floats from a fresh bg_tn_rand of the context (seeded when seed != 0). */
+static int rand_vals(tiny_run *r, uint64_t seed, int64_t n, double **v) {
+  if (seed) bg_tctx_seed(r->c, seed);
+  const int64_t sh[] = {n};
+  return read_vals(r, bg_tn_rand(r->c, 1, sh), BG_FLOAT32, 1, sh, v);
+}
+
+/* How many of a[0..n) equal b at the same index. */
+static int64_t same_at(const double *a, const double *b, int64_t n) {
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; i++) k += a[i] == b[i];
+  return k;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* Distribution checks on n = 4096 samples of U[0,1): every bound is more than 5 standard deviations wide, so a
+ * correct generator passes (the seeds are fixed, so the outcome is also deterministic), while constant, all-zero,
+ * half-range, repeating or correlated output fails. sd of the mean sqrt(1/12/n) = 0.0045; of the variance
+ * sqrt((1/80 - 1/144)/n) = 0.0012; of a 16-bin count sqrt(n/16 * 15/16) = 15.5; of the mean lag-1 product
+ * sqrt((1/9 - 1/16 + 2 (1/12 - 1/16))/n) = 0.0047 (neighbouring products share a factor). */
+static int rand_distribution(tiny_run *r, const double *v, int64_t n) {
+  double mean = 0, var = 0, lag = 0;
+  int64_t bins[16] = {0};
+  for (int64_t i = 0; i < n; i++) {
+    if (!(v[i] >= 0.0 && v[i] < 1.0)) return fail(r, "value %lld is %.9g, not in [0, 1)", (long long)i, v[i]);
+    mean += v[i];
+    bins[(int)(v[i] * 16)]++;
+    if (i + 1 < n) lag += v[i] * v[i + 1];
   }
-  free(v);
+  mean /= (double)n;
+  lag /= (double)(n - 1);
+  for (int64_t i = 0; i < n; i++) var += (v[i] - mean) * (v[i] - mean);
+  var /= (double)(n - 1);
+  if (fabs(mean - 0.5) > 0.025) return fail(r, "mean of %lld values %.5f, expected 0.5 +- 0.025", (long long)n, mean);
+  if (fabs(var - 1.0 / 12) > 0.008)
+    return fail(r, "variance of %lld values %.5f, expected 1/12 = 0.08333 +- 0.008", (long long)n, var);
+  for (int k = 0; k < 16; k++)
+    if (llabs(bins[k] - n / 16) > 90)
+      return fail(r, "%lld of %lld values in [%g, %g), expected %lld +- 90", (long long)bins[k], (long long)n, k / 16.0,
+                  (k + 1) / 16.0, (long long)(n / 16));
+  if (fabs(lag - 0.25) > 0.025)
+    return fail(r, "mean of v[i] * v[i+1] %.5f, expected 0.25 +- 0.025 (independent values)", lag);
+  double *s = malloc((size_t)n * sizeof(double));
+  if (!s) return fail(r, "out of host memory");
+  memcpy(s, v, (size_t)n * sizeof(double));
+  qsort(s, (size_t)n, sizeof(double), cmp_double);
+  int64_t dup = 0;
+  for (int64_t i = 1; i < n; i++) dup += s[i] == s[i - 1];
+  free(s);
+  /* float32 in [0,1) from 23+ random bits: about n^2 / 2^24 = 1 repeat expected */
+  if (dup > 16) return fail(r, "%lld of %lld values repeat an earlier one, expected about 1", (long long)dup, (long long)n);
   return 0;
+}
+
+/* tinygrad's test: rand(10) in [0, 1). Then the generator itself: the distribution of 4096 values, a second draw that
+ * differs, a different seed that differs, and the same seed that repeats the values exactly. */
+static int t_random(tiny_run *r) {
+  enum { N = 4096 };
+  double *v = NULL, *w = NULL, *x = NULL, *y = NULL;
+  int rc = rand_vals(r, 0, 10, &v);
+  for (int i = 0; rc == 0 && i < 10; i++)
+    if (!(v[i] >= 0.0 && v[i] < 1.0)) rc = fail(r, "value %d is %.9g, not in [0, 1)", i, v[i]);
+  free(v);
+  v = NULL;
+  if (rc == 0) rc = rand_vals(r, 1234, N, &v);
+  if (rc == 0) rc = rand_distribution(r, v, N);
+  if (rc == 0) rc = rand_vals(r, 0, N, &w); /* the next draw continues the counter */
+  if (rc == 0 && same_at(v, w, N) > 16)
+    rc = fail(r, "two draws after one seed agree at %lld of %d indices", (long long)same_at(v, w, N), N);
+  if (rc == 0) rc = rand_vals(r, 4321, N, &x);
+  if (rc == 0 && same_at(v, x, N) > 16)
+    rc = fail(r, "seeds 1234 and 4321 agree at %lld of %d indices", (long long)same_at(v, x, N), N);
+  if (rc == 0) rc = rand_vals(r, 1234, N, &y);
+  if (rc == 0 && same_at(v, y, N) != N)
+    rc = fail(r, "seed 1234 twice: the draws differ at %lld of %d indices", (long long)(N - same_at(v, y, N)), N);
+  free(v);
+  free(w);
+  free(x);
+  free(y);
+  return rc;
 }
 
 /* tinygrad's TinyJit test: fxn(a, b) = a + b on fresh random int lists, three calls; the function
@@ -501,7 +631,8 @@ static void usage(FILE *f) {
           "\n\nenvironment:\n"
           "  SUM_N (256), GEMM_N (64), GEMV_N (64)  sizes of the sum, gemm/hgemm and gemv tests\n"
           "  BG_CACHE_DIR  kernel cache directory; BG_DEBUG 0..4 logs to stderr\n"
-          "\nexit status: 0 all ran tests passed, 1 a test failed, 2 usage error\n");
+          "\nexit status: 0 all ran tests passed, 1 a test failed or the device did not open, 2 usage error\n"
+          "(including a --dev or DEV that does not parse or names a driver this build lacks)\n");
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -513,6 +644,26 @@ static int usage_error(const char *fmt, ...) {
   va_end(ap);
   fputs("; see bg-tiny --help\n", stderr);
   return EXIT_USAGE;
+}
+
+/* Open the device once before any test: a DEV that does not parse or names a kind or interface this build lacks
+ * (bg_dev_open: -BG_EINVAL) is a usage error, any other failure to open it one failure; either way one message
+ * instead of a FAIL per test. -1 when the device opened. */
+static int check_device(const char *dev) {
+  const char *d = dev ? dev : getenv("DEV");
+  bg_dev *probe;
+  int r = bg_dev_open(dev, &probe);
+  if (r == 0) {
+    bg_dev_close(probe);
+    return -1;
+  }
+  if (r == -BG_EINVAL) {
+    fprintf(stderr, "bg-tiny: %s%s\n", dev ? "--dev: " : "", bg_last_error()); /* the message names DEV=value */
+    return EXIT_USAGE;
+  }
+  fprintf(stderr, "bg-tiny: cannot open %s: %s: %s\n", d && *d ? d : "the default device", bg_strerror(r),
+          bg_last_error());
+  return EXIT_FAIL;
 }
 
 int main(int argc, char **argv) {
@@ -549,15 +700,6 @@ int main(int argc, char **argv) {
     }
   }
   if (rc < 0) {
-    /* Validate the device string up front: a bad one is a usage error, not 21 failures. */
-    const char *d = dev ? dev : getenv("DEV");
-    bg_target tg;
-    if (d && *d && bg_target_parse(d, &tg) < 0) {
-      fprintf(stderr, "bg-tiny: %s: %s\n", dev ? "--dev" : "DEV", bg_last_error());
-      rc = EXIT_USAGE;
-    }
-  }
-  if (rc < 0) {
     static const char *const sizes[] = {"SUM_N", "GEMM_N", "GEMV_N"};
     for (size_t i = 0; i < 3 && rc < 0; i++) {
       long v;
@@ -565,6 +707,7 @@ int main(int argc, char **argv) {
         rc = usage_error("%s='%s' is not a size (an integer from 1 to %ld)", sizes[i], getenv(sizes[i]), 1L << 20);
     }
   }
+  if (rc < 0) rc = check_device(dev);
   if (rc >= 0) {
     free(sel);
     return rc;

@@ -5,7 +5,8 @@
  * launch (wait, exec, signal; LLVM builds only, else wait + signal) re-submitted with bg_queue_submit, and
  * bg_buf_write/read. The counts are what a real bridge would see (the transport counts them); the MB/s and us are
  * the emulator's, host-bound (its engines' execution time is shown to be subtracted), and only show that the
- * pipelines do not stall. Figures only, no timed assertions. */
+ * pipelines do not stall. Figures only, no timed assertions. The "fewest" rows are computed from the protocol and
+ * the tinygrad rows are quoted (source beside each), not measured in this run; the output says so. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@
 #endif
 
 #define RING_BYTES 128u       /* a PM4 dispatch with its setup packets (launch-sized) */
+/* Quoted, not measured: baregpu issue 7 (tinygrad writes the ring a dword at a time: 178 transfers, 89 round trips
+ * per kernel launch). */
 #define TINYGRAD_XFERS_PER_LAUNCH 178
 
 static double now_s(void) {
@@ -215,10 +218,10 @@ static int hcq_section(unsigned n, size_t mib) {
   printf("\nthrough the HCQ path on MOCKUSB+AMD (bg_dev_open, cold boot, %s): %u launches\n", what, n);
   printf("%-34s %12s %14s %12s\n", "per kernel launch (bg_queue_submit)", "transfers", "bytes on wire", "round trips");
   printf("%-34s %12.1f %14.1f %12.2f\n", "baregpu (kargs+ring+wptr, doorbell)", l[0], l[1], l[2]);
-  printf("%-34s %12d %14s %12d\n", "fewest (kargs inline: 3 runs)", 6, "-", 1);
-  printf("%-34s %12d %14s %12s\n", "tinygrad (per launch)", TINYGRAD_XFERS_PER_LAUNCH, "-", "-");
+  printf("%-34s %12d %14s %12d\n", "fewest (computed; kargs inline)", 6, "-", 1);
+  printf("%-34s %12d %14s %12s\n", "tinygrad (quoted***)", TINYGRAD_XFERS_PER_LAUNCH, "-", "-");
   printf("%-34s %12.2f round trips per synchronize (signal polls)\n", "", l[5]);
-  printf("%-34s %12.1f us host per launch + sync, of which %.1f us emulated engines*\n", "", l[3], l[4]);
+  printf("%-34s %12.1f us host per launch + sync, of which %.1f us emulated engines* (measured)\n", "", l[3], l[4]);
   printf("%-34s %12s %14s %12s %10s\n", "per MiB (bg_buf_write/read)", "transfers", "bytes on wire", "round trips",
          "MB/s*");
   printf("%-34s %12.2f %14.0f %12.2f %10.0f\n", "bg_buf_write", cin[0], cin[1], cin[2], cin[3]);
@@ -250,15 +253,16 @@ int main(int argc, char **argv) {
   printf("%-34s %12s %14s %12s\n", "per queue submit", "transfers", "bytes on wire", "round trips");
   printf("%-34s %12.1f %14.1f %12.2f\n", "batched (VRAM mapped WC)", wc[0], wc[1], wc[2]);
   printf("%-34s %12.1f %14.1f %12.2f\n", "unbatched (every write flushed)", uc[0], uc[1], uc[2]);
-  printf("%-34s %12d %14u %12d\n", "fewest (3 runs x F0 + bulk)", 6, 3 * 12 + RING_BYTES + 8 + 4, 1);
-  printf("%-34s %12d %14s %12s\n", "tinygrad (per launch)", TINYGRAD_XFERS_PER_LAUNCH, "-", "-");
+  printf("%-34s %12d %14u %12d\n", "fewest (computed; 3 x F0 + bulk)", 6, 3 * 12 + RING_BYTES + 8 + 4, 1);
+  printf("%-34s %12d %14s %12s\n", "tinygrad (quoted***)", TINYGRAD_XFERS_PER_LAUNCH, "-", "-");
   printf("%-34s %12s %14s %12s %10s\n", "per MiB copied", "transfers", "bytes on wire", "round trips", "MB/s*");
   printf("%-34s %12.2f %14.0f %12.2f %10.0f\n", "copy in (1 MiB streams, 4 in flight)", cin[0], cin[1], cin[2], cin[3]);
   printf("%-34s %12.2f %14.0f %12.2f %10.0f\n", "copy out", cout[0], cout[1], cout[2], cout[3]);
-  printf("%-34s %12.2f %14.0f %12s %10s\n", "fewest (one stream per copy)", 2.0 / (double)mib,
+  printf("%-34s %12.2f %14.0f %12s %10s\n", "fewest (computed; 1 stream/copy)", 2.0 / (double)mib,
          1048576.0 + 12.0 / (double)mib, "<1", "-");
   printf("%-34s %12.2f %14.0f %12s %10s\n", "SRAM path (512 KiB per 0xF2 arm)", 4.0, 1048576.0, "-", "323**");
-  printf("*emulator, host-bound; **tinygrad's measured copy-in on hardware (reference 1.10)\n");
+  printf("*emulator, host-bound, measured in this run; **quoted, not measured here: tinygrad's copy-in on hardware,\n"
+         " from the project's USB reference notes (hcq_usb_sys.md 1.10); ***quoted, not measured here: baregpu issue 7\n");
   bg_pci_close(d);
   unsigned nf = mock_asm24_nfail(br) + mock_amd_nfail(g);
   mock_asm24_free(br);

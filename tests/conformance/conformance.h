@@ -98,6 +98,16 @@ bool cf_mentions(const char *msg, uint64_t v);
 int cf_read_f32(const bg_buf *b, float *out, size_t n);
 int cf_write_f32(bg_buf *b, const float *v, size_t n);
 
+/* ---- command streams (cf_stream.c) ---- */
+/* cf_submit_wait(q) with the device's backend submit wrapped: *bytes (malloc'd, the caller frees) gets every command
+ * byte that submit pushed to the ring, after lowering and patching. */
+int cf_capture_submit(cf_ctx *c, bg_queue *q, uint8_t **bytes, size_t *len);
+/* Whether a captured compute stream has the device's memory barrier before its first exec: 1 yes, 0 no, -1 no reader
+ * for this device kind; why says what was found. */
+int cf_stream_has_barrier(const bg_dev *d, const uint8_t *cmd, size_t len, char *why, size_t n);
+/* Its AMD half (cf_stream_amd.c: am/ and the CPU backend both define struct bg_queue_hw). */
+int cf_stream_amd_barrier(const bg_dev *d, const uint8_t *cmd, size_t len, char *why, size_t n);
+
 /* ---- kernels (cf_kernels.c) ---- */
 /* Load add1 and count for c->d's arch into c (c->kernels = true); an arch without a compiler in this
  * build leaves c->kernels false with the reason in c->no_kernels. 0, or -BG_E* when compiling or

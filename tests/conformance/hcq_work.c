@@ -3,6 +3,7 @@
  * test_speed_exec_time). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conformance.h"
@@ -283,22 +284,44 @@ static int test_small_copies_intercopy(cf_ctx *c) {
 
 /* ---------------- timestamps, cross-queue, barriers ---------------- */
 
+/* A byte pattern that depends on the offset and the salt: never zero, never a constant run. */
+static uint8_t pattern_byte(uint64_t off, unsigned salt) { return (uint8_t)((off * 131u + salt) | 1u); }
+
+static int put_pattern(bg_buf *b, uint64_t off, size_t n, unsigned salt, uint8_t *tmp) {
+  for (size_t i = 0; i < n; i++) tmp[i] = pattern_byte(off + i, salt);
+  return bg_buf_write(b, off, tmp, n);
+}
+
+/* The timed copy's three checked windows (start, middle, end of TS_COPY bytes). */
+#define TS_COPY (16u << 20)
+#define TS_WIN 65536u
+static const uint64_t ts_win[3] = {0, TS_COPY / 2, TS_COPY - TS_WIN};
+
 /* Two timestamps around work: the second is not before the first, and the device-measured time is
- * within the host-measured time of the whole submit. */
+ * within the host-measured time of the whole submit. The timed work must have happened: on the copy
+ * queue the source windows hold a pattern and the destination a sentinel, so a copy that did nothing
+ * (or only part of the range) leaves the sentinel behind. */
 static int test_timestamp(cf_ctx *c) {
   bg_signal *st, *en;
   bg_queue *q;
   bg_buf *src = NULL, *dst = NULL;
+  uint8_t *want = cf_malloc(c, TS_WIN), *got = cf_malloc(c, TS_WIN);
+  CF_EXPECT(want && got, "out of host memory");
   CF_OK(cf_signal(c, 0, &st));
   CF_OK(cf_signal(c, 0, &en));
   CF_OK(cf_queue(c, c->qk, &q));
   if (c->qk == BG_QUEUE_COPY) {
-    CF_OK(cf_buf(c, 16u << 20, BG_BUF_ZERO, &src));
-    CF_OK(cf_buf(c, 16u << 20, 0, &dst));
+    CF_OK(cf_buf(c, TS_COPY, BG_BUF_ZERO, &src));
+    CF_OK(cf_buf(c, TS_COPY, 0, &dst));
+    memset(got, 0xee, TS_WIN);
+    for (int k = 0; k < 3; k++) {
+      CF_OK(put_pattern(src, ts_win[k], TS_WIN, (unsigned)k, want));
+      CF_OK(bg_buf_write(dst, ts_win[k], got, TS_WIN)); /* the sentinel */
+    }
   }
   cf_tl_wait(q);
   bg_queue_timestamp(q, bg_sig(st));
-  if (c->qk == BG_QUEUE_COPY) bg_queue_copy(q, bg_addr(dst, 0), bg_addr(src, 0), 16u << 20);
+  if (c->qk == BG_QUEUE_COPY) bg_queue_copy(q, bg_addr(dst, 0), bg_addr(src, 0), TS_COPY);
   else if (c->kernels) exec_add1(c, q, bg_addr(c->b, 0), bg_addr(c->a, 0), 2, bg_const(2), bg_const(1));
   bg_queue_timestamp(q, bg_sig(en));
   cf_tl_signal(q);
@@ -314,9 +337,14 @@ static int test_timestamp(cf_ctx *c) {
                 et * bg_dev_ticks_per_us(c->d) - 0.5 <= (double)(e - s) + 1.0,
             "bg_signal_timestamp_us disagrees with raw ticks / ticks_per_us");
   if (c->qk == BG_QUEUE_COPY) {
-    uint8_t z = 0xee;
-    CF_OK(bg_buf_read(dst, (16u << 20) - 1, &z, 1));
-    CF_EXPECT(z == 0, "the timed copy did not happen");
+    for (int k = 0; k < 3; k++) {
+      for (size_t i = 0; i < TS_WIN; i++) want[i] = pattern_byte(ts_win[k] + i, (unsigned)k);
+      CF_OK(bg_buf_read(dst, ts_win[k], got, TS_WIN));
+      size_t i = 0;
+      while (i < TS_WIN && got[i] == want[i]) i++;
+      CF_EXPECT(i == TS_WIN, "the timed copy: destination byte 0x%" PRIx64 " is 0x%02x, expected 0x%02x from the source",
+                ts_win[k] + i, got[i], want[i]);
+    }
   } else if (c->kernels) {
     EXPECT_F32("b", c->b, 1.0f, 2.0f);
   }
@@ -372,10 +400,27 @@ static int test_cross_queue(cf_ctx *c) {
   return CF_PASS;
 }
 
-/* 255 times: the host writes a CPU-visible device buffer, then memory_barrier + exec must see it. */
+/* Whether q's lowered stream has the barrier before its exec (1/0), or no reader for this kind (-1). */
+static int barrier_in(cf_ctx *c, bg_queue *q, char *why, size_t n) {
+  uint8_t *cmd;
+  size_t len;
+  int r = cf_capture_submit(c, q, &cmd, &len);
+  if (r < 0) {
+    cf_fail(c, __LINE__, "capturing a submit: %s: %s", bg_strerror(r), bg_last_error());
+    return -2;
+  }
+  r = cf_stream_has_barrier(c->d, cmd, len, why, n);
+  free(cmd);
+  return r;
+}
+
+/* 255 times: the host writes a CPU-visible device buffer, then memory_barrier + exec must see it (tinygrad's test).
+ * Neither the CPU device nor the emulated GPU has a cache that could hold a stale value, so that loop also passes
+ * with the barrier dropped; the lowered stream is checked too (cf_stream.c): it must hold the barrier before the
+ * dispatch, and the same program without memory_barrier must not (else the check could not tell them apart). */
 static int test_memory_barrier(cf_ctx *c) {
   bg_buf *b1, *b2;
-  bg_queue *q;
+  bg_queue *q, *nob;
   CF_OK(cf_buf(c, sizeof(float), BG_BUF_CPU_ACCESS, &b1));
   CF_OK(cf_buf(c, sizeof(float), BG_BUF_CPU_ACCESS | BG_BUF_ZERO, &b2));
   CF_OK(cf_queue(c, BG_QUEUE_COMPUTE, &q));
@@ -392,6 +437,18 @@ static int test_memory_barrier(cf_ctx *c) {
     CF_OK(bg_buf_read(b2, 0, &got, sizeof got));
     CF_EXPECT(got == v + 1.0f, "iteration %d: the kernel saw %g, expected %g", i, (double)(got - 1.0f), (double)v);
   }
+  char why[256];
+  int r = barrier_in(c, q, why, sizeof why);
+  if (r == -2) return CF_FAIL;
+  if (r < 0) return cf_skip(c, "the kernels saw the host's writes; %s", why);
+  CF_EXPECT(r == 1, "memory_barrier is not in the lowered program: %s", why);
+  CF_OK(cf_queue(c, BG_QUEUE_COMPUTE, &nob));
+  cf_tl_wait(nob);
+  exec_add1(c, nob, bg_addr(b2, 0), bg_addr(b1, 0), 1, bg_const(1), bg_const(1));
+  cf_tl_signal(nob);
+  r = barrier_in(c, nob, why, sizeof why);
+  if (r == -2) return CF_FAIL;
+  CF_EXPECT(r == 0, "a program without memory_barrier also looks as if it had one, so the check proves nothing: %s", why);
   return CF_PASS;
 }
 
