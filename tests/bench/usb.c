@@ -262,7 +262,7 @@ int main(int argc, char **argv) {
          1048576.0 + 12.0 / (double)mib, "<1", "-");
   printf("%-34s %12.2f %14.0f %12s %10s\n", "SRAM path (512 KiB per 0xF2 arm)", 4.0, 1048576.0, "-", "323**");
   printf("*emulator, host-bound, measured in this run; **quoted, not measured here: tinygrad's copy-in on hardware,\n"
-         " from the project's USB reference notes (hcq_usb_sys.md 1.10); ***quoted, not measured here: baregpu issue 7\n");
+         " tinygrad commit 3082956a17 (AMDAllocator._copyin with async arm/drain, comma hardware); ***quoted, not measured here: baregpu issue 7\n");
   bg_pci_close(d);
   unsigned nf = mock_asm24_nfail(br) + mock_amd_nfail(g);
   mock_asm24_free(br);
