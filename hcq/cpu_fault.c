@@ -146,8 +146,7 @@ void bg_cpu_fault_thread_fini(cpu_fault_ctx *f) {
 static const char *code_name(int sig, int code) {
   switch (sig) {
   case SIGSEGV:
-    return code == SEGV_MAPERR ? "address not mapped" : code == SEGV_ACCERR ? "access not permitted"
-                                                      : "general protection";
+    return code == SEGV_MAPERR ? "address not mapped" : code == SEGV_ACCERR ? "access not permitted" : "segfault";
   case SIGBUS:
     return code == BUS_ADRALN ? "misaligned access" : code == BUS_ADRERR ? "nonexistent physical address"
                                                     : "bus error";
@@ -178,7 +177,9 @@ void bg_cpu_fault_describe(const cpu_fault_ctx *f, char *buf, size_t n) {
   const char *sname = f->sig == SIGSEGV ? "SIGSEGV" : f->sig == SIGBUS ? "SIGBUS" : f->sig == SIGFPE ? "SIGFPE" : "SIGILL";
   char where[160];
   name_pc(f->pc ? f->pc : f->addr, where, sizeof(where));
-  if (f->sig == SIGSEGV || f->sig == SIGBUS)
+  if (f->sig == SIGSEGV && f->code == SI_KERNEL)   /* x86 general protection: si_addr is not the address */
+    snprintf(buf, n, "SIGSEGV (general protection: a non-canonical or kernel address), at instruction %s", where);
+  else if (f->sig == SIGSEGV || f->sig == SIGBUS)
     snprintf(buf, n, "%s (%s) accessing address 0x%llx, at instruction %s", sname, code_name(f->sig, f->code),
              (unsigned long long)f->addr, where);
   else

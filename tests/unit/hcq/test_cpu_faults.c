@@ -46,6 +46,20 @@ static const char *div_src =
   "  o[gid[0]] = 100 / d;\n"
   "}\n";
 
+/* Recurses without end, 4 KiB a frame: the worker's stack overflows. */
+static const char *deep_src =
+  "#include <stdint.h>\n"
+  "static int deep(volatile int *p, int n) {\n"
+  "  volatile char frame[4096];\n"
+  "  frame[n % 4096] = (char)n;\n"
+  "  return deep(p, n + 1) + frame[0] + *p;\n"
+  "}\n"
+  "void deep_k(const void *ka, const uint32_t gid[3], const uint32_t gsz[3], const uint32_t lsz[3]) {\n"
+  "  (void)gid; (void)gsz; (void)lsz;\n"
+  "  int *o = ((int *const *)ka)[0];\n"
+  "  o[0] = deep(o, 0);\n"
+  "}\n";
+
 /* Never returns; counts in device memory so the test sees it running. */
 static const char *spin_src =
   "#include <stdint.h>\n"
@@ -129,6 +143,24 @@ START_TEST(cpu_kernel_divide_by_zero_is_a_queue_fault) {
   bg_program_free(p);
   bg_dev_close(d);
 #endif
+}
+END_TEST
+
+START_TEST(cpu_kernel_stack_overflow_is_a_queue_fault) {
+  /* The handler runs on the worker's own signal stack: the overflowed one has no room left. */
+  bg_dev *d;
+  OK(bg_dev_open("CPU", &d));
+  static const uint8_t sizes[1] = {8};
+  bg_program *p = load(d, deep_src, "deep_k", 1, sizes);
+  bg_buf *o;
+  OK(bg_buf_alloc(d, 64, BG_BUF_ZERO, &o));
+  const uint32_t one[3] = {1, 1, 1};
+  ck_assert_int_eq(bg_program_run(p, &o, 1, NULL, 0, one, one, true, NULL), -BG_EHANG);
+  HAS(bg_last_error(), "kernel 'deep_k' faulted");
+  HAS(bg_last_error(), "SIGSEGV");
+  bg_buf_free(o);
+  bg_program_free(p);
+  bg_dev_close(d);
 }
 END_TEST
 
@@ -236,6 +268,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, cpu_kernel_wild_write_is_a_queue_fault);
   tcase_add_test(tc, cpu_kernel_divide_by_zero_is_a_queue_fault);
+  tcase_add_test(tc, cpu_kernel_stack_overflow_is_a_queue_fault);
   tcase_add_test(tc, cpu_fault_outside_kernel_reaches_app_handler);
   tcase_add_test(tc, cpu_fault_outside_kernel_still_crashes);
   tcase_add_test(tc, cpu_close_returns_when_a_kernel_never_finishes);
