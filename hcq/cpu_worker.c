@@ -1,4 +1,5 @@
-/* hcq/cpu_worker.c: the consumer side of a CPU queue: one thread executing ring slots in order. */
+/* hcq/cpu_worker.c: the consumer side of a CPU queue: one thread executing ring slots in order.
+ * Kernels run with faults contained (cpu_fault.c) and the thread cancellable (cpu_queue.c destroy). */
 #include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
