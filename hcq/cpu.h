@@ -8,6 +8,8 @@
 #define BG_HCQ_CPU_H
 
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -51,7 +53,21 @@ typedef struct cpu_prog {
   void *dl;
   int fd;              /* the memfd stays open while loaded: its /proc path names the library uniquely */
   char name[64];
+  struct cpu_prog *next_deferred;   /* freed while a queue still had work: unloaded at device close */
 } cpu_prog;
+
+/* Fault containment for one worker (cpu_fault.c): while `armed`, a SIGSEGV/SIGBUS/SIGFPE/SIGILL
+ * raised by the kernel on this thread jumps back to `jmp` with what happened. */
+typedef struct cpu_fault_ctx {
+  sigjmp_buf jmp;
+  volatile sig_atomic_t armed;
+  int sig, code;
+  uintptr_t addr;      /* si_addr: the data address (SEGV/BUS) or the instruction (FPE/ILL) */
+  uintptr_t pc;        /* the faulting instruction, 0 where the architecture is not known */
+  uint32_t gid[3];     /* the work-group being run (outside the jumping frame, so it survives the jump) */
+  void *altstack;      /* signal stack of the worker: a kernel's stack overflow is reported too */
+  size_t altstack_size;
+} cpu_fault_ctx;
 
 typedef struct cpu_dev cpu_dev;
 
@@ -70,6 +86,9 @@ struct bg_queue_hw {
   enum bg_queue_kind kind;
   char name[24];                            /* "compute queue 0" */
   pthread_t thread;
+  _Atomic uint64_t exec_since_ns;           /* CLOCK_MONOTONIC start of the running kernel, 0: none */
+  _Atomic(const cpu_prog *) exec_prg;       /* the running kernel, for reports */
+  cpu_fault_ctx fault;
   struct bg_queue_hw *next;                 /* cpu_dev's list of live queues */
 };
 
@@ -83,6 +102,8 @@ struct cpu_dev {
   unsigned nqueues[2];
   atomic_bool faulted;
   char fault_msg[512];
+  cpu_prog *deferred;                       /* programs freed while a queue was busy */
+  unsigned abandoned;                       /* workers that could not be stopped: leak what they use */
 };
 
 /* cpu_dev.c */
@@ -97,6 +118,14 @@ int bg_cpu_submit(bg_dev *d, bg_queue_hw *hq, const void *cmd, size_t len);
 /* cpu_worker.c */
 void *bg_cpu_worker(void *arg);
 void bg_cpu_wake(bg_queue_hw *hq);
+/* cpu_fault.c: the process-wide handlers (installed once; the application's are chained to), and
+ * per worker: its signal stack, the synchronous signals unblocked, the context the handler uses. */
+int bg_cpu_fault_install(void);
+int bg_cpu_fault_thread_init(cpu_fault_ctx *f);
+void bg_cpu_fault_thread_fini(cpu_fault_ctx *f);
+/* After the jump: unblock the signal again and describe the fault ("SIGSEGV (address not mapped)
+ * accessing 0x1230, at add_k+0x14"). */
+void bg_cpu_fault_describe(const cpu_fault_ctx *f, char *buf, size_t n);
 /* cpu_lower.c */
 int bg_cpu_lower(bg_dev *d, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t);
 /* cpu_program.c */

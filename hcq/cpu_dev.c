@@ -1,5 +1,5 @@
 /* hcq/cpu_dev.c: the CPU device: interface entry, memory (one reservation + TLSF), fault
- * reporting, close. Queues live in cpu_queue.c/cpu_worker.c, lowering in cpu_lower.c, programs
+ * reporting, program release, close. Queues live in cpu_queue.c/cpu_worker.c, lowering in cpu_lower.c, programs
  * in cpu_program.c. */
 #include <errno.h>
 #include <stdarg.h>
@@ -105,9 +105,41 @@ static int cpu_sleep(bg_dev *d, int ms) {
   return 0;
 }
 
+/* A program freed while a queue still has work (the device is in an error state, so the core
+ * did not synchronize) may be running or about to run: unload it only at close, once the workers
+ * are stopped. */
+static void cpu_program_free(bg_dev *d, void *handle) {
+  cpu_dev *cd = d->priv;
+  cpu_prog *p = handle;
+  if (!p) return;
+  pthread_mutex_lock(&cd->lock);
+  bool busy = false;
+  for (bg_queue_hw *hq = cd->queues; hq && !busy; hq = hq->next)
+    busy = atomic_load_explicit(&hq->done, memory_order_acquire) != atomic_load(&hq->put);
+  if (busy) {
+    p->next_deferred = cd->deferred;
+    cd->deferred = p;
+  }
+  pthread_mutex_unlock(&cd->lock);
+  if (busy) BG_LOG(1, "cpu: program '%s' freed while a queue is busy: unloaded at close", p->name);
+  else bg_cpu_program_free(d, p);
+}
+
 static void cpu_dev_free(cpu_dev *cd) {
   /* Queues the caller did not free: stop their workers before the memory goes away. */
   while (cd->queues) bg_cpu_queue_destroy(NULL, cd->queues);
+  if (cd->abandoned) {
+    /* A worker that could not be stopped may still run a kernel: its code, the device memory
+     * and this structure (through its queue) stay. */
+    bg_log(0, "cpu: %u worker thread(s) still running a kernel: leaving %llu MiB of device memory and their "
+           "programs allocated", cd->abandoned, (unsigned long long)(cd->size >> 20));
+    return;
+  }
+  while (cd->deferred) {
+    cpu_prog *p = cd->deferred;
+    cd->deferred = p->next_deferred;
+    bg_cpu_program_free(NULL, p);
+  }
   if (cd->tlsf) bg_tlsf_destroy(cd->tlsf);
   if (cd->base) munmap(cd->base, cd->size);
   pthread_mutex_destroy(&cd->mem_lock);
@@ -133,7 +165,7 @@ static const bg_backend_ops cpu_ops = {
   .lower = bg_cpu_lower,
   .submit = bg_cpu_submit,
   .program_load = bg_cpu_program_load,
-  .program_free = bg_cpu_program_free,
+  .program_free = cpu_program_free,
   .sleep = cpu_sleep,
   .close = cpu_close,
 };
@@ -160,11 +192,13 @@ static int cpu_count(void) { return 1; }
 
 static int cpu_open(bg_dev *d, int index) {
   if (index != 0) return bg_error(BG_ENODEV, "cpu: there is one CPU device, index %d does not exist", index);
+  int r = bg_cpu_fault_install();
+  if (r < 0) return r;
   cpu_dev *cd = calloc(1, sizeof(*cd));
   if (!cd) return bg_error(BG_ENOMEM, "cpu: out of host memory opening the device");
   pthread_mutex_init(&cd->mem_lock, NULL);
   pthread_mutex_init(&cd->lock, NULL);
-  int r = reserve(cd);
+  r = reserve(cd);
   if (r == 0) {
     r = bg_tlsf_create((uint64_t)(uintptr_t)cd->base, cd->size, CPU_MIN_ALIGN, &cd->tlsf);
     if (r < 0) r = bg_error_context(r, "cpu: device memory allocator: ");

@@ -11,7 +11,23 @@
 #include "hcq/cpu.h"
 #include "hcq/env.h"
 
+/* The worker's signal stack: the fault handler runs there (with room for a chained application
+ * handler), also when the kernel overflowed its stack. */
+#define CPU_ALTSTACK_SIZE (64u << 10)
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static const char *kind_name(enum bg_queue_kind k) { return k == BG_QUEUE_COPY ? "copy" : "compute"; }
+
+static void free_queue_memory(bg_queue_hw *hq) {
+  if (hq->fault.altstack) munmap(hq->fault.altstack, hq->fault.altstack_size);
+  if (hq->ring) munmap(hq->ring, (size_t)hq->nslots * CPU_SLOT_SIZE);
+  free(hq);
+}
 
 int bg_cpu_queue_create(bg_dev *d, enum bg_queue_kind kind, bg_queue_hw **out) {
   cpu_dev *cd = d->priv;
@@ -27,23 +43,27 @@ int bg_cpu_queue_create(bg_dev *d, enum bg_queue_kind kind, bg_queue_hw **out) {
   snprintf(hq->name, sizeof(hq->name), "%s queue %u", kind_name(kind), idx);
   size_t ring_bytes = (size_t)hq->nslots * CPU_SLOT_SIZE;
   void *ring = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (ring == MAP_FAILED) {
-    int r = bg_error(BG_ENOMEM, "cpu: %s: cannot map its %zu-byte ring: %s", hq->name, ring_bytes, strerror(errno));
-    free(hq);
+  void *alt = mmap(NULL, CPU_ALTSTACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  hq->ring = ring == MAP_FAILED ? NULL : ring;
+  hq->fault.altstack = alt == MAP_FAILED ? NULL : alt;
+  hq->fault.altstack_size = CPU_ALTSTACK_SIZE;
+  if (!hq->ring || !hq->fault.altstack) {
+    int r = bg_error(BG_ENOMEM, "cpu: %s: cannot map its %zu-byte ring and %u-byte signal stack: %s", hq->name,
+                     ring_bytes, CPU_ALTSTACK_SIZE, strerror(errno));
+    free_queue_memory(hq);
     return r;
   }
-  hq->ring = ring;
 
-  /* The worker takes no signals: the application's handlers run on its own threads. */
+  /* The worker takes no signals: the application's handlers run on its own threads. (The worker
+   * unblocks only the faults its kernels raise, cpu_fault.c.) */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   int e = pthread_create(&hq->thread, NULL, bg_cpu_worker, hq);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (e != 0) {
-    munmap(ring, ring_bytes);
     int r = bg_error(BG_ENOMEM, "cpu: %s: cannot start its worker thread: %s", hq->name, strerror(e));
-    free(hq);
+    free_queue_memory(hq);
     return r;
   }
   char tname[16];
@@ -59,15 +79,60 @@ int bg_cpu_queue_create(bg_dev *d, enum bg_queue_kind kind, bg_queue_hw **out) {
   return 0;
 }
 
+/* Join the worker. A kernel that has run for the wait timeout (BG_WAIT_TIMEOUT_MS) without
+ * returning is cancelled: the worker is asynchronously cancellable only inside kernels
+ * (cpu_worker.c exec), so the thread unwinds out of the kernel and exits. Returns false when
+ * even that did not stop it: the thread is detached and keeps what it may still touch. */
+static bool stop_worker(bg_queue_hw *hq) {
+  int timeout_ms;
+  if (bg_env_wait_timeout_ms(&timeout_ms) < 0) timeout_ms = 30000;   /* checked at open; keep closing */
+  for (;;) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_nsec += 10 * 1000000L;   /* how often a stuck kernel is looked for; the join returns at once */
+    if (dl.tv_nsec >= 1000000000L) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000L;
+    }
+    int e = pthread_timedjoin_np(hq->thread, NULL, &dl);
+    if (e == 0) return true;
+    if (e != ETIMEDOUT) break;
+    uint64_t since = atomic_load_explicit(&hq->exec_since_ns, memory_order_acquire);
+    if (since && now_ns() - since >= (uint64_t)timeout_ms * 1000000u) break;
+  }
+  const cpu_prog *prg = atomic_load(&hq->exec_prg);
+  char name[sizeof(prg->name)];
+  snprintf(name, sizeof(name), "%s", prg ? prg->name : "?");
+  if (pthread_cancel(hq->thread) == 0) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 1;   /* unwinding takes microseconds */
+    if (pthread_timedjoin_np(hq->thread, NULL, &dl) == 0) {
+      bg_error(BG_EHANG, "cpu: %s: kernel '%s' still running %d ms (BG_WAIT_TIMEOUT_MS) after the queue was stopped: "
+               "its worker thread was cancelled", hq->name, name, timeout_ms);
+      bg_log(0, "%s", bg_last_error());
+      return true;
+    }
+  }
+  pthread_detach(hq->thread);
+  bg_error(BG_EHANG, "cpu: %s: kernel '%s' still running %d ms (BG_WAIT_TIMEOUT_MS) after the queue was stopped and "
+           "its worker thread cannot be cancelled: it is left running with its queue and the device memory",
+           hq->name, name, timeout_ms);
+  bg_log(0, "%s", bg_last_error());
+  return false;
+}
+
 /* Stops the worker after it ran what was submitted; a WAIT that is not satisfied is abandoned with
- * everything after it (the core synchronizes before destroying, so normally nothing is pending). */
+ * everything after it (the core synchronizes before destroying, so normally nothing is pending).
+ * A kernel that never returns is cancelled after the wait timeout, with an error recorded
+ * (bg_last_error) and printed. */
 void bg_cpu_queue_destroy(bg_dev *d, bg_queue_hw *hq) {
   (void)d;
   if (!hq) return;
   cpu_dev *cd = hq->cd;
   atomic_store(&hq->stop, true);
   bg_cpu_wake(hq);
-  pthread_join(hq->thread, NULL);
+  bool stopped = stop_worker(hq);
   pthread_mutex_lock(&cd->lock);
   for (bg_queue_hw **pp = &cd->queues; *pp; pp = &(*pp)->next) {
     if (*pp == hq) {
@@ -75,16 +140,9 @@ void bg_cpu_queue_destroy(bg_dev *d, bg_queue_hw *hq) {
       break;
     }
   }
+  if (!stopped) cd->abandoned++;
   pthread_mutex_unlock(&cd->lock);
-  munmap(hq->ring, (size_t)hq->nslots * CPU_SLOT_SIZE);
-  free(hq);
-}
-
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  if (stopped) free_queue_memory(hq);   /* else the running thread still reads its ring and context */
 }
 
 /* Wait until the ring has room for n slots. The timeout restarts whenever the worker makes

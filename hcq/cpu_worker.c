@@ -1,4 +1,5 @@
-/* hcq/cpu_worker.c: the consumer side of a CPU queue: one thread executing ring slots in order. */
+/* hcq/cpu_worker.c: the consumer side of a CPU queue: one thread executing ring slots in order.
+ * Kernels run with faults contained (cpu_fault.c) and the thread cancellable (cpu_queue.c destroy). */
 #include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -68,7 +69,24 @@ static bool wait_ge(bg_queue_hw *hq, uint64_t addr, uint64_t value) {
   return ok;
 }
 
-static void exec(bg_queue_hw *hq, const cpu_slot *s) {
+/* The grid loop; gid lives in the fault context so a fault report can name the work-group. */
+static void run_grid(cpu_entry_fn fn, const void *kargs, const uint32_t gsz[3], const uint32_t lsz[3], uint32_t gid[3]) {
+  for (gid[2] = 0; gid[2] < gsz[2]; gid[2]++)
+    for (gid[1] = 0; gid[1] < gsz[1]; gid[1]++)
+      for (gid[0] = 0; gid[0] < gsz[0]; gid[0]++) fn(kargs, gid, gsz, lsz);
+}
+
+static void leave_kernel(bg_queue_hw *hq) {
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+  pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, NULL);
+  atomic_store_explicit(&hq->exec_since_ns, 0, memory_order_release);
+}
+
+/* Run one kernel launch. Inside the kernel the thread is armed for faults (cpu_fault.c jumps back
+ * here) and cancellable at any instruction: a kernel that never returns is cancelled by
+ * bg_cpu_queue_destroy. Generated kernels hold no locks and allocate nothing, so stopping one
+ * anywhere is safe; everywhere else the worker is not cancellable. */
+static bool exec(bg_queue_hw *hq, const cpu_slot *s, uint64_t idx) {
   cpu_entry_fn fn;
   memcpy(&fn, &s->a, sizeof(fn));
   const void *kargs = (const void *)(uintptr_t)s->b;
@@ -76,10 +94,25 @@ static void exec(bg_queue_hw *hq, const cpu_slot *s) {
   const cpu_prog *prg = (const cpu_prog *)(uintptr_t)s->prg;
   BG_LOG(2, "cpu: %s: exec %s grid [%u,%u,%u] local [%u,%u,%u]", hq->name, prg ? prg->name : "?", gsz[0], gsz[1],
          gsz[2], lsz[0], lsz[1], lsz[2]);
-  uint32_t gid[3];
-  for (gid[2] = 0; gid[2] < gsz[2]; gid[2]++)
-    for (gid[1] = 0; gid[1] < gsz[1]; gid[1]++)
-      for (gid[0] = 0; gid[0] < gsz[0]; gid[0]++) fn(kargs, gid, gsz, lsz);
+  cpu_fault_ctx *f = &hq->fault;
+  atomic_store_explicit(&hq->exec_prg, prg, memory_order_relaxed);
+  atomic_store_explicit(&hq->exec_since_ns, now_ns(), memory_order_release);
+  if (sigsetjmp(f->jmp, 0) == 0) {   /* no mask saved: no syscall per launch */
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+    f->armed = 1;
+    run_grid(fn, kargs, gsz, lsz, f->gid);
+    f->armed = 0;
+    leave_kernel(hq);
+    return true;
+  }
+  leave_kernel(hq);
+  char what[320];
+  bg_cpu_fault_describe(f, what, sizeof(what));
+  bg_cpu_fault(hq->cd, "%s: command %llu: kernel '%s' faulted in work-group [%u,%u,%u] of [%u,%u,%u]: %s", hq->name,
+               (unsigned long long)idx, prg ? prg->name : "?", f->gid[0], f->gid[1], f->gid[2], gsz[0], gsz[1], gsz[2],
+               what);
+  return false;
 }
 
 /* Address checks turn a bad operand into a reported fault instead of a crash of the process. */
@@ -115,8 +148,7 @@ static enum run_result run(bg_queue_hw *hq, const cpu_slot *s, uint64_t idx) {
     memmove((void *)(uintptr_t)s->a, (const void *)(uintptr_t)s->b, s->c.size);
     return RUN_OK;
   case CPU_OP_EXEC:
-    exec(hq, s);
-    return RUN_OK;
+    return exec(hq, s, idx) ? RUN_OK : RUN_FAULT;
   default:
     bg_cpu_fault(hq->cd, "%s: command %llu: unknown opcode 0x%08x (ring slot %llu)", hq->name, (unsigned long long)idx,
                  s->op, (unsigned long long)(idx % hq->nslots));
@@ -140,8 +172,7 @@ static bool idle(bg_queue_hw *hq, uint64_t done) {
   return false;   /* re-check put and stop at the top of the loop */
 }
 
-void *bg_cpu_worker(void *arg) {
-  bg_queue_hw *hq = arg;
+static void *work(bg_queue_hw *hq) {
   uint64_t done = 0;
   bool dead = false;   /* after a fault the queue discards what it is given (the device reports the hang) */
   for (;;) {
@@ -163,5 +194,14 @@ void *bg_cpu_worker(void *arg) {
       atomic_store_explicit(&hq->done, done + 1, memory_order_release);
     }
   }
+  return NULL;
+}
+
+void *bg_cpu_worker(void *arg) {
+  bg_queue_hw *hq = arg;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);   /* cancellable only inside kernels (exec) */
+  if (bg_cpu_fault_thread_init(&hq->fault) < 0) BG_LOG(1, "cpu: %s: %s", hq->name, bg_last_error());
+  work(hq);
+  bg_cpu_fault_thread_fini(&hq->fault);
   return NULL;
 }

@@ -46,7 +46,12 @@ const char *bg_target_forms(void);
 /* Open a device. `dev` is a DEV= string; NULL uses the DEV environment variable, and without it the
  * first GPU found by a non-mock interface, else CPU. */
 int bg_dev_open(const char *dev, bg_dev **out);
-void bg_dev_close(bg_dev *d);                    /* synchronizes, frees everything the device owns */
+/* Synchronizes (a wait gives up after BG_WAIT_TIMEOUT_MS without progress), then frees everything the
+ * device owns, and always returns. Close has no result: a failure is left in bg_last_error() and
+ * logged. On the CPU device a kernel still running after the wait timeout (it never returns) gets its
+ * worker thread cancelled, and the message names the kernel; generated kernels take no locks and
+ * allocate nothing, so stopping one anywhere is safe. */
+void bg_dev_close(bg_dev *d);
 const char *bg_dev_name(const bg_dev *d);        /* canonical, e.g. "CPU", "MOCKPCI+AMD:0" */
 const char *bg_dev_arch(const bg_dev *d);        /* "host", "gfx1100", ... */
 bool bg_dev_has_copy_queue(const bg_dev *d);
