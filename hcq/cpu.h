@@ -97,6 +97,8 @@ int bg_cpu_submit(bg_dev *d, bg_queue_hw *hq, const void *cmd, size_t len);
 /* cpu_worker.c */
 void *bg_cpu_worker(void *arg);
 void bg_cpu_wake(bg_queue_hw *hq);
+/* cpu_recover.c: bg_backend_ops.recover */
+int bg_cpu_recover(bg_dev *d);
 /* cpu_lower.c */
 int bg_cpu_lower(bg_dev *d, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t);
 /* cpu_program.c */
