@@ -194,8 +194,11 @@ START_TEST(test_cp_refuses_oversized_workgroup) {
   ck_assert_msg(mock_amd_engines_wait_idle(G, 10000) == 0, "the CP still runs the dispatch");
   mock_amd_pm4_stats ps;
   ck_assert(mock_amd_pm4_stats_get(G, &ps) && ps.hung);
-  ck_assert_msg(strstr(mock_amd_failures(G), "COMPUTE_NUM_THREAD_X"), "%s", mock_amd_failures(G));
+  ck_assert_msg(strstr(mock_amd_failures(G), "COMPUTE_NUM_THREAD_X 0x186a0"), "%s", mock_amd_failures(G));
   mock_amd_clear_failures(G);
+  /* the driver hears of it at once (the submit bypassed the core, so ask the backend's check directly) */
+  ck_assert_int_eq(D->ops->fault_check(D), -BG_EHANG);
+  ck_assert_msg(strstr(bg_last_error(), "SQ interrupt"), "%s", bg_last_error());
   bg_tmpl_free(&t);
   ir_free(ir);
   /* The HQD is reset and runs a correct kernel on the same device. */
