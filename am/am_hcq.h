@@ -126,8 +126,9 @@ int bg_am_hcq_usb_copyout(am_hcq *h, const bg_mem *src, uint64_t off, void *dst,
 int bg_am_hcq_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **out);
 void bg_am_hcq_queue_destroy(bg_dev *dev, bg_queue_hw *hq);
 int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *hq, const void *cmd, size_t len);
-/* bg_backend_ops.fault_check: one register read (IH_RB_WPTR); when the interrupt ring moved, the full check of the
- * backend's sleep (drain it, GCVM_L2_PROTECTION_FAULT_STATUS) reports a page fault or shader error of any queue. */
+/* bg_backend_ops.fault_check: the read pointer of each queue that still had work, then one register read
+ * (IH_RB_WPTR); when the interrupt ring moved, the full check of the backend's sleep (drain it,
+ * GCVM_L2_PROTECTION_FAULT_STATUS) reports a page fault or shader error of any queue. 1 while a queue has work. */
 int bg_am_hcq_fault_check(bg_dev *dev);
 /* bg_backend_ops.recover: drain the IH ring and clear the latched VM fault; deactivate the compute HQD and the SDMA
  * ring, zero their read/write-pointer words and set them up again (am_gfx/am_sdma setup_queue), so the next submit

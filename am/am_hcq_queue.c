@@ -231,14 +231,25 @@ static int ih_wptr(am_hcq *h, uint32_t *w) {
 
 int bg_am_hcq_fault_check(bg_dev *dev) {
   am_hcq *h = dev->priv;
+  /* Idle first (a read-pointer word per queue with work, only while it has some), then the interrupt ring: a fault
+   * of the last packet is in the ring before the engine is seen idle. */
+  bool busy = false;
+  for (int k = 0; k < 2; k++) {
+    bg_queue_hw *q = h->q[k];
+    if (!q || q->consumed == q->put) continue;
+    uint64_t cur = read_consumed(q);
+    if (cur > q->consumed && cur <= q->put) q->consumed = cur;
+    busy |= q->consumed != q->put;
+  }
   uint32_t w = 0;
-  if (!h->blk.ih) return 0;
+  if (!h->blk.ih) return busy;
   int e = ih_wptr(h, &w);
   if (e < 0) return bg_error_context(e, "am: %s: fault check: ", h->d->bdf);
-  if (w == h->ih_seen) return 0; /* no interrupt since the last check: no fault */
-  if ((e = dev->ops->sleep(dev, 0)) < 0) return e;
-  h->ih_seen = w;
-  return 0;
+  if (w != h->ih_seen) { /* interrupts since the last check: drain them, a fault among them is reported */
+    if ((e = dev->ops->sleep(dev, 0)) < 0) return e;
+    h->ih_seen = w;
+  }
+  return busy;
 }
 
 /* Zero a ring's read-pointer report and write-pointer poll words: the engine restarts at 0 when it is enabled. */

@@ -126,7 +126,9 @@ typedef struct bg_backend_ops {
   /* Called by waits after 200 ms without progress; may return -BG_EHANG with a fault report. */
   int (*sleep)(bg_dev *d, int ms);
   /* Optional: a cheap check for faults latched by any queue of the device (bg_dev_synchronize calls it after the
-   * timeline wait when work was submitted since the last check); -BG_EHANG with a report. NULL: sleep(d, 0). */
+   * timeline wait while work submitted since the last conclusive check may be pending): -BG_EHANG with a report,
+   * 0 when every queue is idle and nothing faulted, 1 when nothing faulted yet but a queue still has work.
+   * NULL: bg_dev_synchronize calls sleep(d, 0) every time. */
   int (*fault_check)(bg_dev *d);
   /* Optional: reset every hardware queue of the device after a fault or timeout (stop it, reset its ring pointers,
    * clear latched fault state) so the same device runs work again (bg_dev_recover). NULL: not supported. */

@@ -73,11 +73,18 @@ int bg_dev_synchronize(bg_dev *d, int timeout_ms) {
   if (r < 0) return r;
   r = bg_signal_wait(d->timeline, d->timeline_value - 1, timeout_ms);
   /* The timeline only covers queues that signal it: a fault on any other queue of the device (an SDMA page fault
-   * of a copy that signals its own signal) is latched by the backend and reported here. Only after new submits,
-   * so a synchronize with nothing submitted costs no register read (over USB: a bridge round trip). */
-  if (r == 0 && d->submits != d->fault_checked) {
-    r = d->ops->fault_check ? d->ops->fault_check(d) : d->ops->sleep ? d->ops->sleep(d, 0) : 0;
-    if (r == 0) d->fault_checked = d->submits;
+   * of a copy that signals its own signal) is latched by the backend and reported here. A backend's fault_check
+   * runs until it has seen every queue idle without a fault after the last submit, so a synchronize with nothing
+   * new costs no register read (over USB: a bridge round trip); without one, sleep(d, 0) runs every time. */
+  if (r == 0 && d->ops->fault_check) {
+    if (d->submits != d->fault_checked) {
+      uint64_t at = d->submits;
+      r = d->ops->fault_check(d);
+      if (r == 0) d->fault_checked = at;
+      if (r > 0) r = 0; /* no fault yet, work still queued: check again next time */
+    }
+  } else if (r == 0 && d->ops->sleep) {
+    r = d->ops->sleep(d, 0);
   }
   if (r < 0) {
     d->error = r;

@@ -1,7 +1,8 @@
 /* tests/unit/am/test_queue_faults.c: faults on the AMD HCQ device (emulated GPU of tests/mockgpu, in process, as
  * test_queue_mock.c) are reported and recovered from without closing the device:
  *   - an SDMA page fault on a copy queue that signals only its own signal (not the device timeline) is returned by
- *     bg_dev_synchronize, and keeps being returned (latched);
+ *     bg_dev_synchronize, and keeps being returned (latched); also when an earlier synchronize ran while the copy
+ *     still waited;
  *   - bg_dev_recover resets the SDMA ring and the compute HQD: a correct copy and a kernel then run on the same
  *     open device, and a second fault is reported again (the latched VM fault status was cleared);
  *   - the emulated command processor refuses a dispatch whose COMPUTE_NUM_THREAD_X exceeds a work-group (it used to
@@ -150,6 +151,28 @@ START_TEST(test_sdma_fault_reported_and_recovered) {
   OK(bg_dev_recover(D));
   copy_and_check(a, b);
   bg_queue_free(q);
+  /* A synchronize while the faulting copy still waits for a host signal finds nothing yet, and does not use up the
+   * check: the next synchronize reports the fault. */
+  bg_signal *gate;
+  bg_buf *victim;
+  OK(bg_signal_new(D, 0, &gate));
+  OK(bg_buf_alloc(D, 1u << 16, 0, &victim));
+  OK(bg_queue_new(D, BG_QUEUE_COPY, &q));
+  bg_queue_wait(q, bg_sig(gate), bg_const(1));
+  bg_queue_copy(q, bg_addr(a, 0), bg_addr(victim, 0), 1u << 16);
+  bg_queue_signal(q, bg_sig(s), bg_const(9));
+  bg_buf_free(victim); /* after recording: the constant operands were checked against a live buffer */
+  OK(bg_queue_submit(q, NULL, 0));
+  OK(bg_dev_synchronize(D, 0));
+  bg_signal_set(gate, 1);
+  ck_assert_int_eq(mock_amd_engines_wait_idle(G, 10000), 0);
+  ck_assert_int_eq(bg_dev_synchronize(D, 0), -BG_EHANG);
+  ck_assert_msg(strstr(bg_last_error(), "page fault"), "%s", bg_last_error());
+  mock_amd_clear_failures(G);
+  OK(bg_dev_recover(D));
+  copy_and_check(a, b);
+  bg_queue_free(q);
+  bg_signal_free(gate);
   bg_signal_free(s);
   bg_buf_free(a);
   bg_buf_free(b);
