@@ -5,6 +5,7 @@
  *     still waited;
  *   - bg_dev_recover resets the SDMA ring and the compute HQD: a correct copy and a kernel then run on the same
  *     open device, and a second fault is reported again (the latched VM fault status was cleared);
+ *   - after a timeout (a wait never satisfied) on either queue, bg_dev_recover makes the device run work again;
  *   - the emulated command processor refuses a dispatch whose COMPUTE_NUM_THREAD_X exceeds a work-group (it used to
  *     run a work-group of 100000 threads for ever), and the HQD recovers from it. */
 #include <check.h>
@@ -179,6 +180,37 @@ START_TEST(test_sdma_fault_reported_and_recovered) {
 }
 END_TEST
 
+/* After a timeout (a wait that is never satisfied, on each queue kind), bg_dev_recover drops the stuck work and the
+ * same device copies and runs a kernel. */
+START_TEST(test_timeout_recovered) {
+  bg_signal *never;
+  OK(bg_signal_new(D, 0, &never));
+  for (int kind = 0; kind < 2; kind++) {
+    bg_queue *q;
+    OK(bg_queue_new(D, (enum bg_queue_kind)kind, &q));
+    bg_queue_wait(q, bg_sig(never), bg_const(1));
+    bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+    OK(bg_queue_submit(q, NULL, 0));
+    ck_assert_int_eq(bg_dev_synchronize(D, 300), -BG_ETIMEDOUT);
+    ck_assert_int_eq(bg_dev_synchronize(D, 300), -BG_ETIMEDOUT); /* latched */
+    OK(bg_dev_recover(D));
+    OK(bg_dev_synchronize(D, 0));
+    bg_queue_free(q);
+  }
+  bg_buf *a, *b;
+  OK(bg_buf_alloc(D, 1u << 16, 0, &a));
+  OK(bg_buf_alloc(D, 1u << 16, 0, &b));
+  copy_and_check(a, b);
+#if BG_HAVE_LLVM
+  if (mock_amd_chip_id(G) == MOCK_AMD_GFX11) kernel_and_check();
+#endif
+  ck_assert_uint_eq(bg_signal_value(never), 0);
+  bg_buf_free(a);
+  bg_buf_free(b);
+  bg_signal_free(never);
+}
+END_TEST
+
 #if BG_HAVE_LLVM
 /* A dispatch of 100000 x 1 x 1 threads reaches the emulated CP only past the core's checks: lower one exec through the
  * backend and submit its bytes to the compute ring directly. The CP refuses it naming COMPUTE_NUM_THREAD_X. */
@@ -243,6 +275,7 @@ static Suite *suite(void) {
     tcase_add_checked_fixture(tc, chip ? setup12 : setup11, teardown);
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, test_sdma_fault_reported_and_recovered);
+    tcase_add_test(tc, test_timeout_recovered);
 #if BG_HAVE_LLVM
     tcase_add_test(tc, test_cp_refuses_oversized_workgroup);
 #endif
