@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -44,13 +45,22 @@ int bg_cpu_recover(bg_dev *d) {
   cpu_dev *cd = d->priv;
   int timeout_ms, r = bg_env_wait_timeout_ms(&timeout_ms);
   if (r < 0) return r;
+  /* The workers take cd->lock to latch a fault: list the queues under it, stop them without it. */
   pthread_mutex_lock(&cd->lock);
-  for (bg_queue_hw *hq = cd->queues; hq && r == 0; hq = hq->next)
-    if ((r = stop_worker(hq, timeout_ms)) == 0) r = start_worker(hq);
-  if (r == 0) {
-    cd->fault_msg[0] = '\0';
-    atomic_store(&cd->faulted, false);
-  }
+  size_t n = 0;
+  for (bg_queue_hw *hq = cd->queues; hq; hq = hq->next) n++;
+  bg_queue_hw **qs = calloc(n ? n : 1, sizeof(*qs));
+  n = 0;
+  for (bg_queue_hw *hq = cd->queues; qs && hq; hq = hq->next) qs[n++] = hq;
   pthread_mutex_unlock(&cd->lock);
-  return r;
+  if (!qs) return bg_error(BG_ENOMEM, "cpu: out of host memory");
+  for (size_t i = 0; i < n && r == 0; i++)
+    if ((r = stop_worker(qs[i], timeout_ms)) == 0) r = start_worker(qs[i]);
+  free(qs);
+  if (r < 0) return r;
+  pthread_mutex_lock(&cd->lock);
+  cd->fault_msg[0] = '\0';
+  atomic_store(&cd->faulted, false);
+  pthread_mutex_unlock(&cd->lock);
+  return 0;
 }
