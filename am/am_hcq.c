@@ -206,7 +206,8 @@ static void am_close(bg_dev *dev) {
   .free = bg_am_hcq_free, .copyin = bg_am_hcq_copyin, .copyout = bg_am_hcq_copyout,                                  \
   .queue_create = bg_am_hcq_queue_create, .queue_destroy = bg_am_hcq_queue_destroy, .lower = bg_am_hcq_lower,        \
   .submit = bg_am_hcq_submit, .program_load = bg_am_hcq_program_load, .program_free = bg_am_hcq_program_free,        \
-  .sleep = am_sleep, .close = am_close
+  .sleep = am_sleep, .close = am_close, .fault_check = bg_am_hcq_fault_check, .recover = bg_am_hcq_recover,          \
+  .program_max_workgroup = bg_am_hcq_program_max_workgroup
 
 static const bg_backend_ops am_ops = {AM_OPS_COMMON};
 /* Over USB no buffer has a CPU pointer: signals and kernel arguments go through the bridge. */

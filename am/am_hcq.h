@@ -64,6 +64,7 @@ typedef struct am_prog {
   bool wave32;
   uint32_t kernarg_size;     /* from the kernel descriptor */
   uint32_t private_size, group_size;
+  uint32_t max_workgroup;    /* .max_flat_workgroup_size of the code object's metadata, 0 when absent */
 } am_prog;
 
 #define BG_AM_MAX_OPENS 8
@@ -97,6 +98,8 @@ struct am_hcq {
   bg_queue *stage_q;  /* smaller scratch buffers earlier templates may still use, freed at close */
   pthread_mutex_t lock;
   unsigned long nfaults;
+  uint32_t ih_wptr_reg;      /* absolute dword of IH_RB_WPTR (0: not looked up yet) */
+  uint32_t ih_seen;          /* IH_RB_WPTR at the last fault check that found nothing */
 };
 
 /* Fill d->ops / d->priv / d->arch from a booted AM device and its blocks; on failure nothing is kept (the caller
@@ -123,6 +126,14 @@ int bg_am_hcq_usb_copyout(am_hcq *h, const bg_mem *src, uint64_t off, void *dst,
 int bg_am_hcq_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **out);
 void bg_am_hcq_queue_destroy(bg_dev *dev, bg_queue_hw *hq);
 int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *hq, const void *cmd, size_t len);
+/* bg_backend_ops.fault_check: the read pointer of each queue that still had work, then one register read
+ * (IH_RB_WPTR); when the interrupt ring moved, the full check of the backend's sleep (drain it,
+ * GCVM_L2_PROTECTION_FAULT_STATUS) reports a page fault or shader error of any queue. 1 while a queue has work. */
+int bg_am_hcq_fault_check(bg_dev *dev);
+/* bg_backend_ops.recover: drain the IH ring and clear the latched VM fault; deactivate the compute HQD and the SDMA
+ * ring, zero their read/write-pointer words and set them up again (am_gfx/am_sdma setup_queue), so the next submit
+ * starts at ring offset 0. Work pending on either ring is dropped. */
+int bg_am_hcq_recover(bg_dev *dev);
 /* Describe where a queue stands ("compute queue (...): rptr dword 0x40 of 0x80 written, at PACKET3_WAIT_REG_MEM"). */
 void bg_am_hcq_queue_state(const bg_queue_hw *hq, char *buf, size_t n);
 /* am_hcq_lower.c */
@@ -130,6 +141,8 @@ int bg_am_hcq_lower(bg_dev *dev, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncm
 /* am_hcq_prog.c */
 int bg_am_hcq_program_load(bg_dev *dev, const void *bin, size_t size, const bg_program_info *info, void **handle);
 void bg_am_hcq_program_free(bg_dev *dev, void *handle);
+/* bg_backend_ops.program_max_workgroup: the code object's .max_flat_workgroup_size (0: none). */
+uint32_t bg_am_hcq_program_max_workgroup(bg_dev *dev, void *handle);
 void bg_am_hcq_scratch_free(am_hcq *h);
 /* The loaded program whose first instruction is at code_va, or NULL. */
 const am_prog *bg_am_hcq_prog_at(const am_hcq *h, uint64_t code_va);

@@ -8,6 +8,7 @@
 
 #include "am/am_hcq.h"
 #include "compile/amdgpu_elf.h"
+#include "hcq/memmap.h"
 
 #define KCP_WAVE32 (1u << 10) /* ENABLE_WAVEFRONT_SIZE32 */
 #define RSRC1_PRIV (1u << 20) /* gfx11: CWSR workaround, as tinygrad */
@@ -102,11 +103,16 @@ int bg_am_hcq_program_load(bg_dev *dev, const void *bin, size_t size, const bg_p
     bg_amdgpu_image_free(&img);
     return bg_error(BG_ENOMEM, "am: out of host memory");
   }
+  bool mapped = false;
   if ((e = check_image(h, &img, info)) >= 0 && (e = bg_am_hcq_alloc(dev, img.size, 0, &p->mem)) >= 0) {
-    if ((e = bg_amdgpu_image_relocate(&img, p->mem.va)) >= 0) e = dev->ops->copyin(dev, &p->mem, 0, img.data, img.size);
+    /* The code is device memory a queue copy may target (copyin through SDMA when VRAM is beyond the BAR). */
+    mapped = (e = bg_memmap_add(dev, p->mem.va, p->mem.size)) >= 0;
+    if (e >= 0 && (e = bg_amdgpu_image_relocate(&img, p->mem.va)) >= 0)
+      e = dev->ops->copyin(dev, &p->mem, 0, img.data, img.size);
     if (e >= 0 && img.kd.private_segment_fixed_size) e = ensure_scratch(h, img.kd.private_segment_fixed_size);
   }
   if (e < 0) {
+    if (mapped) bg_memmap_remove(dev, p->mem.va);
     if (p->mem.meta) bg_am_hcq_free(dev, &p->mem);
     free(p);
     bg_amdgpu_image_free(&img);
@@ -124,6 +130,7 @@ int bg_am_hcq_program_load(bg_dev *dev, const void *bin, size_t size, const bg_p
   p->kernarg_size = kd->kernarg_size;
   p->private_size = kd->private_segment_fixed_size;
   p->group_size = kd->group_segment_fixed_size;
+  p->max_workgroup = img.max_flat_workgroup_size;
   BG_LOG(2, "am: %s: program %s: %" PRIu64 " bytes at 0x%" PRIx64 ", code 0x%" PRIx64 ", rsrc1 0x%x rsrc2 0x%x rsrc3 "
          "0x%x, kernarg %u, lds %u, scratch %u, wave%u", h->d->bdf, p->name, img.size, p->mem.va, p->code_va, p->rsrc1,
          p->rsrc2, p->rsrc3, p->kernarg_size, p->group_size, p->private_size, p->wave32 ? 32 : 64);
@@ -153,6 +160,12 @@ void bg_am_hcq_program_free(bg_dev *dev, void *handle) {
       break;
     }
   pthread_mutex_unlock(&h->lock);
+  bg_memmap_remove(dev, p->mem.va);
   bg_am_hcq_free(dev, &p->mem);
   free(p);
+}
+
+uint32_t bg_am_hcq_program_max_workgroup(bg_dev *dev, void *handle) {
+  (void)dev;
+  return handle ? ((const am_prog *)handle)->max_workgroup : 0;
 }

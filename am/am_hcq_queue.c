@@ -11,9 +11,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "am/am_gfx.h"
 #include "am/am_hcq.h"
+#include "am/am_ih.h"
 #include "am/am_pm4.h"
+#include "am/am_sdma.h"
 #include "am/am_sdma_pkt.h"
+#include "am/am_soc.h"
 #include "hcq/env.h"
 
 static uint64_t now_ns(void) {
@@ -212,4 +216,75 @@ void bg_am_hcq_queue_state(const bg_queue_hw *q, char *buf, size_t n) {
     snprintf(buf, n, "%s: rptr dword %u of %" PRIu64 " written, at %s (header 0x%08x)", q->name, rptr, q->put,
              nm ? nm : "an unknown packet", hdr);
   }
+}
+
+/* ---------------- faults and recovery ---------------- */
+
+static int ih_wptr(am_hcq *h, uint32_t *w) {
+  if (!h->ih_wptr_reg) {
+    int e = bg_am_nreg_addr(h->d, OSSSYS_HWIP, 0, "regIH_RB_WPTR", &h->ih_wptr_reg);
+    if (e < 0) return e;
+  }
+  *w = bg_am_rreg(h->d, h->ih_wptr_reg);
+  return 0;
+}
+
+int bg_am_hcq_fault_check(bg_dev *dev) {
+  am_hcq *h = dev->priv;
+  /* Idle first (a read-pointer word per queue with work, only while it has some), then the interrupt ring: a fault
+   * of the last packet is in the ring before the engine is seen idle. */
+  bool busy = false;
+  for (int k = 0; k < 2; k++) {
+    bg_queue_hw *q = h->q[k];
+    if (!q || q->consumed == q->put) continue;
+    uint64_t cur = read_consumed(q);
+    if (cur > q->consumed && cur <= q->put) q->consumed = cur;
+    busy |= q->consumed != q->put;
+  }
+  uint32_t w = 0;
+  if (!h->blk.ih) return busy;
+  int e = ih_wptr(h, &w);
+  if (e < 0) return bg_error_context(e, "am: %s: fault check: ", h->d->bdf);
+  if (w != h->ih_seen) { /* interrupts since the last check: drain them, a fault among them is reported */
+    if ((e = dev->ops->sleep(dev, 0)) < 0) return e;
+    h->ih_seen = w;
+  }
+  return busy;
+}
+
+/* Zero a ring's read-pointer report and write-pointer poll words: the engine restarts at 0 when it is enabled. */
+static int zero_ptrs(am_hcq *h, const bg_queue_hw *q) {
+  int e = bg_mmio_wr64(&h->d->vram, q->rptr, 0);
+  return e < 0 ? e : bg_mmio_wr64(&h->d->vram, q->wptr, 0);
+}
+
+int bg_am_hcq_recover(bg_dev *dev) {
+  am_hcq *h = dev->priv;
+  bg_am_dev *d = h->d;
+  int e = 0;
+  size_t n = 0;
+  /* The interrupt handler's part first (Linux gmc_v11_0_process_interrupt): drain, and clear the latched fault
+   * status so the next fault raises an interrupt again. The drained errors were reported already or are the fault
+   * being recovered from. */
+  if (h->blk.ih && (e = bg_am_ih_drain(h->blk.ih, NULL, 0, &n)) < 0) return e;
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regGCVM_L2_PROTECTION_FAULT_CNTL", 1, NULL,
+                              "CLEAR_PROTECTION_FAULT_STATUS_ADDR", 1u, (const char *)NULL)) < 0)
+    return e;
+  for (int k = 0; k < 2; k++) {
+    bg_queue_hw *q = h->q[k];
+    if (!q) continue;
+    if (q->sdma) {
+      if ((e = bg_am_sdma_fini(h->blk.sdma)) < 0 || (e = zero_ptrs(h, q)) < 0 ||
+          (e = bg_am_sdma_setup_queue(h->blk.sdma)) < 0)
+        return bg_error_context(e, "am: %s: resetting the %s: ", d->bdf, q->name);
+    } else {
+      if ((e = bg_am_gfx_dequeue(h->blk.gfx)) < 0 || (e = zero_ptrs(h, q)) < 0 ||
+          (e = bg_am_gfx_setup_queue(h->blk.gfx)) < 0)
+        return bg_error_context(e, "am: %s: resetting the %s: ", d->bdf, q->name);
+    }
+    q->put = q->consumed = 0;
+    BG_LOG(1, "am: %s: %s reset (ring pointers 0)", d->bdf, q->name);
+  }
+  if (h->blk.ih && (e = ih_wptr(h, &h->ih_seen)) < 0) return e;
+  return 0;
 }

@@ -95,6 +95,10 @@ const ir_node *bg_tmpl_kargs_addr(bg_tmpl *t, size_t kargs_offset);
 
 typedef struct bg_queue_hw bg_queue_hw;   /* backend's per-queue state */
 
+/* AMD's limit on threads per work-group (LLVM AMDGPUUsage: amdgpu-flat-work-group-size at most 1024); the CPU device
+ * uses it too, so a program that runs on one runs on the other. */
+#define BG_DEFAULT_MAX_WORKGROUP 1024u
+
 typedef struct bg_backend_ops {
   const char *kind;                 /* "CPU", "AMD", "NV" */
   double ticks_per_us;
@@ -121,6 +125,18 @@ typedef struct bg_backend_ops {
   int (*mem_write)(bg_dev *d, const bg_mem *m, uint64_t off, const void *src, uint64_t n);
   /* Called by waits after 200 ms without progress; may return -BG_EHANG with a fault report. */
   int (*sleep)(bg_dev *d, int ms);
+  /* Optional: a cheap check for faults latched by any queue of the device (bg_dev_synchronize calls it after the
+   * timeline wait while work submitted since the last conclusive check may be pending): -BG_EHANG with a report,
+   * 0 when every queue is idle and nothing faulted, 1 when nothing faulted yet but a queue still has work.
+   * NULL: bg_dev_synchronize calls sleep(d, 0) every time. */
+  int (*fault_check)(bg_dev *d);
+  /* Optional: reset every hardware queue of the device after a fault or timeout (stop it, reset its ring pointers,
+   * clear latched fault state) so the same device runs work again (bg_dev_recover). NULL: not supported. */
+  int (*recover)(bg_dev *d);
+  /* Optional: the largest work-group (threads) a loaded program supports, from its code object; 0: no own limit. */
+  uint32_t (*program_max_workgroup)(bg_dev *d, void *handle);
+  /* Largest work-group size (threads) of the device; 0: BG_DEFAULT_MAX_WORKGROUP. */
+  uint32_t max_workgroup;
   void (*close)(bg_dev *d);
 } bg_backend_ops;
 
@@ -142,6 +158,7 @@ struct bg_program {
   uint8_t *arg_sizes;
   uint32_t *arg_offsets;
   unsigned kargs_size;
+  uint32_t max_workgroup;     /* threads per work-group: min(device, code object) */
   bg_queue *run_q;            /* recorded once by bg_program_run */
   bg_signal *run_ts[2];
 };
@@ -160,6 +177,8 @@ struct bg_dev {
   bg_queue_hw *hwq[2];          /* hardware queue per enum bg_queue_kind */
   int error;                    /* latched error state (negative code) or 0 */
   bool closing;                 /* bg_dev_close has synchronized: frees skip their sync */
+  uint64_t submits;             /* submits so far; fault_checked: the count at the last fault check */
+  uint64_t fault_checked;
   char error_msg[512];
 };
 

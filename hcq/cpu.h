@@ -126,6 +126,8 @@ void bg_cpu_fault_thread_fini(cpu_fault_ctx *f);
 /* After the jump: unblock the signal again and describe the fault ("SIGSEGV (address not mapped)
  * accessing 0x1230, at add_k+0x14"). */
 void bg_cpu_fault_describe(const cpu_fault_ctx *f, char *buf, size_t n);
+/* cpu_recover.c: bg_backend_ops.recover */
+int bg_cpu_recover(bg_dev *d);
 /* cpu_lower.c */
 int bg_cpu_lower(bg_dev *d, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t);
 /* cpu_program.c */

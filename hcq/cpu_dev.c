@@ -167,6 +167,7 @@ static const bg_backend_ops cpu_ops = {
   .program_load = bg_cpu_program_load,
   .program_free = cpu_program_free,
   .sleep = cpu_sleep,
+  .recover = bg_cpu_recover,
   .close = cpu_close,
 };
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hcq/dev_internal.h"
+#include "hcq/memmap.h"
 
 #define KARGS_ARENA_SIZE (16u << 20) /* reused without fences: relies on its size (as tinygrad) */
 #define TIMELINE_WRAP (1ull << 31)   /* AMD waits compare 32 bits: wrap well before */
@@ -45,6 +46,7 @@ void bg_dev_close(bg_dev *d) {
   bg_sigpool_free(d);
   if (d->ops && d->ops->close) d->ops->close(d);
   BG_LOG(1, "closed %s", d->name);
+  bg_memmap_drop_dev(d);
   free(d);
 }
 
@@ -70,6 +72,20 @@ int bg_dev_synchronize(bg_dev *d, int timeout_ms) {
   int r = bg_dev_check(d);
   if (r < 0) return r;
   r = bg_signal_wait(d->timeline, d->timeline_value - 1, timeout_ms);
+  /* The timeline only covers queues that signal it: a fault on any other queue of the device (an SDMA page fault
+   * of a copy that signals its own signal) is latched by the backend and reported here. A backend's fault_check
+   * runs until it has seen every queue idle without a fault after the last submit, so a synchronize with nothing
+   * new costs no register read (over USB: a bridge round trip); without one, sleep(d, 0) runs every time. */
+  if (r == 0 && d->ops->fault_check) {
+    if (d->submits != d->fault_checked) {
+      uint64_t at = d->submits;
+      r = d->ops->fault_check(d);
+      if (r == 0) d->fault_checked = at;
+      if (r > 0) r = 0; /* no fault yet, work still queued: check again next time */
+    }
+  } else if (r == 0 && d->ops->sleep) {
+    r = d->ops->sleep(d, 0);
+  }
   if (r < 0) {
     d->error = r;
     snprintf(d->error_msg, sizeof(d->error_msg), "%s", bg_last_error());
@@ -109,6 +125,7 @@ int bg_kargs_write(bg_dev *d, uint64_t va, const void *src, uint64_t n) {
 int bg_buf_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_buf **out) {
   *out = NULL;
   if (size == 0) return bg_error(BG_EINVAL, "%s: buffer of size 0", d->name);
+  if (bg_buf_flags_check(d, flags) < 0) return -BG_EINVAL;
   bg_buf *b = calloc(1, sizeof(*b));
   if (!b) return bg_error(BG_ENOMEM, "out of host memory");
   int r = d->ops->alloc(d, size, flags, &b->mem);
@@ -118,6 +135,11 @@ int bg_buf_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_buf **out) {
   }
   b->dev = d;
   b->flags = flags;
+  if ((r = bg_memmap_add(d, b->mem.va, b->mem.size)) < 0) {
+    d->ops->free(d, &b->mem);
+    free(b);
+    return r;
+  }
   *out = b;
   return 0;
 }
@@ -127,6 +149,7 @@ void bg_buf_free(bg_buf *b) {
   bg_dev *d = b->dev;
   if (!d->error && !d->closing && bg_dev_synchronize(d, 0) < 0)
     BG_LOG(1, "%s: freeing a buffer after a failed sync: %s", d->name, bg_last_error());
+  bg_memmap_remove(d, b->mem.va);
   d->ops->free(d, &b->mem);
   free(b);
 }
@@ -161,5 +184,23 @@ int bg_buf_read(const bg_buf *b, uint64_t off, void *dst, uint64_t n) {
   if (!b->mem.cpu) return bg_error(BG_ENOTSUP, "%s: buffer has no CPU view and no copy path", b->dev->name);
   if ((r = bg_dev_synchronize(b->dev, 0)) < 0) return r;
   memcpy(dst, (const uint8_t *)b->mem.cpu + off, n);
+  return 0;
+}
+
+/* ---------------- recovery ---------------- */
+
+/* After a fault or timeout: the backend resets every hardware queue of the device (what was pending on them is
+ * dropped), the latched error is cleared and the timeline is declared reached, so recorded queues, buffers and
+ * programs of the open device run again. */
+int bg_dev_recover(bg_dev *d) {
+  if (!d) return bg_error(BG_EINVAL, "bg_dev_recover: no device");
+  if (!d->ops->recover) return bg_error(BG_ENOTSUP, "%s: this device cannot reset its queues: close and reopen it", d->name);
+  int r = d->ops->recover(d);
+  if (r < 0) return bg_error_context(r, "%s: recover: ", d->name);
+  if (d->error) BG_LOG(1, "%s: recovered from: %s", d->name, d->error_msg);
+  d->error = 0;
+  d->error_msg[0] = '\0';
+  bg_signal_set(d->timeline, d->timeline_value - 1);
+  d->fault_checked = d->submits;
   return 0;
 }

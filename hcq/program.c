@@ -40,6 +40,10 @@ int bg_program_load(bg_dev *d, const void *bin, size_t size, const bg_program_in
     bg_program_free(p);
     return bg_error_context(r, "%s: loading program %s: ", d->name, info->name);
   }
+  /* Launches are checked against the smaller of the device's and the code object's work-group limit. */
+  uint32_t dev_max = d->ops->max_workgroup ? d->ops->max_workgroup : BG_DEFAULT_MAX_WORKGROUP;
+  uint32_t own = d->ops->program_max_workgroup ? d->ops->program_max_workgroup(d, p->handle) : 0;
+  p->max_workgroup = own && own < dev_max ? own : dev_max;
   BG_LOG(2, "%s: loaded program %s (%u args, %u kernarg bytes)", d->name, p->name, p->nargs, p->kargs_size);
   *out = p;
   return 0;

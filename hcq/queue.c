@@ -6,7 +6,15 @@
 #include <string.h>
 
 #include "hcq/dev_internal.h"
+#include "hcq/memmap.h"
 #include "hcq/tmpl.h"
+
+/* An operand check run at submit: a copy (dst, src) or an exec (work-group x, y, z) whose operands are symbolic. */
+typedef struct qcheck {
+  size_t cmd;
+  bg_texpr e[3];
+  uint64_t deps[2];
+} qcheck;
 
 struct bg_queue {
   bg_dev *dev;
@@ -22,12 +30,18 @@ struct bg_queue {
   uint64_t slots[BG_NSLOTS];
   uint64_t user_needed;       /* user slots the template reads */
   size_t submits, last_applied;
+  qcheck *checks;             /* symbolic operands to check at submit (constants are checked when recorded) */
+  size_t nchecks;
+  bool recheck;               /* a submit failed after binding: the next one re-checks and re-patches everything */
 };
 
 static const char *kind_name(enum bg_queue_kind k) { return k == BG_QUEUE_COPY ? "copy" : "compute"; }
 
 int bg_queue_new(bg_dev *d, enum bg_queue_kind kind, bg_queue **out) {
   *out = NULL;
+  if (kind != BG_QUEUE_COMPUTE && kind != BG_QUEUE_COPY)
+    return bg_error(BG_EINVAL, "%s: bg_queue_new: unknown queue kind %d (BG_QUEUE_COMPUTE 0 or BG_QUEUE_COPY 1)",
+                    d->name, (int)kind);
   int r = bg_dev_check(d);
   if (r < 0) return r;
   if (kind == BG_QUEUE_COPY && !d->ops->has_copy_queue)
@@ -55,6 +69,10 @@ static void drop_recording(bg_queue *q) {
   for (size_t i = 0; i < q->ncmds; i++) free(q->cmds[i].args);
   q->ncmds = 0;
   bg_tmpl_free(&q->tmpl);
+  free(q->checks);
+  q->checks = NULL;
+  q->nchecks = 0;
+  q->recheck = false;
   q->lowered = false;
   q->err = 0;
 }
@@ -182,6 +200,45 @@ bg_queue *bg_queue_memory_barrier(bg_queue *q) {
   return q;
 }
 
+/* ---------------- operand checks ---------------- */
+
+/* A copy's operands: both ranges inside one live allocation each (hcq/memmap.h). */
+static int check_copy(const bg_queue *q, size_t i, uint64_t dst, uint64_t src, uint64_t n) {
+  if (n == 0) return 0;
+  char what[64];
+  snprintf(what, sizeof(what), "command %zu (copy): destination", i);
+  int r = bg_memmap_check(q->dev, dst, n, what);
+  if (r < 0) return r;
+  snprintf(what, sizeof(what), "command %zu (copy): source", i);
+  return bg_memmap_check(q->dev, src, n, what);
+}
+
+/* A launch's work-group: every dimension at least 1 and at most the program's limit of threads in all. */
+static int check_workgroup(const bg_queue *q, size_t i, const bg_program *p, const uint64_t l[3]) {
+  const bg_dev *d = q->dev;
+  uint64_t threads = 1;
+  bool over = false;
+  for (int k = 0; k < 3; k++) {
+    if (l[k] == 0)
+      return bg_error(BG_EINVAL, "command %zu (exec '%s'): work-group size %c is 0 (at least 1)", i, p->name, "xyz"[k]);
+    if (l[k] > p->max_workgroup || threads * l[k] > p->max_workgroup) over = true;
+    else threads *= l[k];
+  }
+  if (!over) return 0;
+  uint32_t dev_max = d->ops->max_workgroup ? d->ops->max_workgroup : BG_DEFAULT_MAX_WORKGROUP;
+  uint32_t own = d->ops->program_max_workgroup ? d->ops->program_max_workgroup(q->dev, p->handle) : 0;
+  char kl[48] = "none of its own";
+  if (own) snprintf(kl, sizeof(kl), "%u", own);
+  return bg_error(BG_EINVAL, "command %zu (exec '%s'): work-group size %llux%llux%llu exceeds the %u threads a "
+                  "work-group may have (device %s: %u, kernel: %s)", i, p->name, (unsigned long long)l[0],
+                  (unsigned long long)l[1], (unsigned long long)l[2], p->max_workgroup, d->name, dev_max, kl);
+}
+
+/* Record-time check failed: keep bg_last_error() as the queue's sticky error. */
+static void fail_last(bg_queue *q, int r) {
+  if (r < 0) fail(q, -r, "%s", bg_last_error());
+}
+
 bg_queue *bg_queue_exec(bg_queue *q, bg_program *p, const bg_val *args, size_t nargs, const bg_val gsz[3],
                         const bg_val lsz[3]) {
   if (!compute_only(q, "exec")) return q;
@@ -208,6 +265,10 @@ bg_queue *bg_queue_exec(bg_queue *q, bg_program *p, const bg_val *args, size_t n
     c->gsz[k] = operand(q, gsz[k]);
     c->lsz[k] = operand(q, lsz[k]);
   }
+  if (!lsz[0].sym && !lsz[1].sym && !lsz[2].sym) {
+    const uint64_t l[3] = {lsz[0].c, lsz[1].c, lsz[2].c};
+    fail_last(q, check_workgroup(q, q->ncmds - 1, p, l));
+  }
   return q;
 }
 
@@ -217,18 +278,71 @@ bg_queue *bg_queue_copy(bg_queue *q, bg_val dst, bg_val src, uint64_t n) {
     c->addr = operand(q, dst);
     c->value = operand(q, src);
     c->size = n;
+    if (!dst.sym && !src.sym) fail_last(q, check_copy(q, q->ncmds - 1, dst.c, src.c, n));
   }
   return q;
 }
 
 /* ---------------- submit ---------------- */
 
+static bool is_const(const ir_node *u) { return u->op == IR_CONST; }
+
+/* Symbolic copy and work-group operands get a check compiled against the template's slots. */
+static int build_checks(bg_queue *q) {
+  size_t n = 0;
+  for (size_t i = 0; i < q->ncmds; i++) {
+    const bg_cmd *c = &q->cmds[i];
+    if ((c->op == BG_CMD_COPY && (!is_const(c->addr) || !is_const(c->value))) ||
+        (c->op == BG_CMD_EXEC && (!is_const(c->lsz[0]) || !is_const(c->lsz[1]) || !is_const(c->lsz[2]))))
+      n++;
+  }
+  if (!n) return 0;
+  if (!(q->checks = calloc(n, sizeof(*q->checks)))) return bg_error(BG_ENOMEM, "out of host memory");
+  for (size_t i = 0; i < q->ncmds; i++) {
+    const bg_cmd *c = &q->cmds[i];
+    const ir_node *ops[3];
+    int nops;
+    if (c->op == BG_CMD_COPY && (!is_const(c->addr) || !is_const(c->value))) {
+      ops[0] = c->addr, ops[1] = c->value, nops = 2;
+    } else if (c->op == BG_CMD_EXEC && (!is_const(c->lsz[0]) || !is_const(c->lsz[1]) || !is_const(c->lsz[2]))) {
+      ops[0] = c->lsz[0], ops[1] = c->lsz[1], ops[2] = c->lsz[2], nops = 3;
+    } else {
+      continue;
+    }
+    qcheck *k = &q->checks[q->nchecks++];
+    k->cmd = i;
+    for (int j = 0; j < nops; j++) {
+      int r = bg_tmpl_expr(&q->tmpl, ops[j], &k->e[j]);
+      if (r < 0) return r;
+      k->deps[0] |= k->e[j].deps[0];
+      k->deps[1] |= k->e[j].deps[1];
+    }
+  }
+  return 0;
+}
+
+/* The checks whose operands changed (all of them when `all`), with the slots of this submit. */
+static int run_checks(const bg_queue *q, const uint64_t changed[2], bool all) {
+  for (size_t i = 0; i < q->nchecks; i++) {
+    const qcheck *k = &q->checks[i];
+    if (!all && !(k->deps[0] & changed[0]) && !(k->deps[1] & changed[1])) continue;
+    const bg_cmd *c = &q->cmds[k->cmd];
+    uint64_t v[3];
+    for (int j = 0; j < (c->op == BG_CMD_COPY ? 2 : 3); j++) v[j] = bg_tmpl_eval(&q->tmpl, &k->e[j], q->slots);
+    int r = c->op == BG_CMD_COPY ? check_copy(q, k->cmd, v[0], v[1], c->size) : check_workgroup(q, k->cmd, c->prg, v);
+    if (r < 0) return r;
+  }
+  return 0;
+}
+
 static int lower(bg_queue *q) {
   bg_dev *d = q->dev;
   int r = d->ops->lower(d, q->hw, q->cmds, q->ncmds, &q->tmpl);
   if (r < 0) return bg_error_context(r, "%s: lowering a %s queue of %zu commands: ", d->name, kind_name(q->kind), q->ncmds);
+  if ((r = build_checks(q)) < 0) return bg_error_context(r, "%s: operand checks: ", d->name);
   q->user_needed = 0;
   for (size_t i = 0; i < q->tmpl.npatches; i++) q->user_needed |= q->tmpl.patches[i].deps[0];
+  for (size_t i = 0; i < q->nchecks; i++) q->user_needed |= q->checks[i].deps[0];
   q->lowered = true;
   q->submits = 0;
   BG_LOG(2, "%s: lowered %s queue: %zu commands, %zu template bytes, %zu kernarg bytes, %zu patches", d->name,
@@ -256,6 +370,11 @@ int bg_queue_submit(bg_queue *q, const uint64_t *vars, size_t nvars) {
   uint64_t tl_addr = d->timeline->va, tl_val = d->timeline_value;
   if (q->slots[BG_SLOT_TIMELINE_ADDR] != tl_addr) { q->slots[BG_SLOT_TIMELINE_ADDR] = tl_addr; changed[1] |= 1ull << (BG_SLOT_TIMELINE_ADDR - 64); }
   if (q->slots[BG_SLOT_TIMELINE_VALUE] != tl_val) { q->slots[BG_SLOT_TIMELINE_VALUE] = tl_val; changed[1] |= 1ull << (BG_SLOT_TIMELINE_VALUE - 64); }
+  bool all = q->submits == 0 || q->recheck;
+  if (q->nchecks && (r = run_checks(q, changed, all)) < 0) {
+    q->recheck = true; /* the slots hold this submit's values now: the next submit must not trust them */
+    return bg_error_context(r, "%s: %s queue: nothing submitted: ", d->name, kind_name(q->kind));
+  }
   void *kcpu = NULL;
   uint64_t kva = 0;
   if (q->tmpl.kargs_len) {
@@ -263,7 +382,7 @@ int bg_queue_submit(bg_queue *q, const uint64_t *vars, size_t nvars) {
     q->slots[BG_SLOT_KARGS_BASE] = kva;
     changed[1] |= 1ull << (BG_SLOT_KARGS_BASE - 64);
   }
-  q->last_applied = bg_tmpl_apply(&q->tmpl, q->slots, changed, q->submits == 0);
+  q->last_applied = bg_tmpl_apply(&q->tmpl, q->slots, changed, all);
   if (kcpu) memcpy(kcpu, q->tmpl.kargs, q->tmpl.kargs_len);
   else if (q->tmpl.kargs_len && (r = bg_kargs_write(d, kva, q->tmpl.kargs, q->tmpl.kargs_len)) < 0)
     return bg_error_context(r, "%s: kernel arguments: ", d->name);
@@ -271,6 +390,8 @@ int bg_queue_submit(bg_queue *q, const uint64_t *vars, size_t nvars) {
   if (r < 0) return bg_error_context(r, "%s: submit: ", d->name);
   if (q->tmpl.claims_timeline) d->timeline_value++;
   q->submits++;
+  q->recheck = false;
+  d->submits++;
   return 0;
 }
 

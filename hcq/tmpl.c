@@ -178,6 +178,19 @@ size_t bg_tmpl_apply(bg_tmpl *t, const uint64_t *slots, const uint64_t changed[2
   return applied;
 }
 
+int bg_tmpl_expr(bg_tmpl *t, const ir_node *v, bg_texpr *out) {
+  memset(out, 0, sizeof(*out));
+  out->code_start = (uint32_t)t->ncode;
+  int depth = 0, maxdepth = 0, r = compile(t, v, out->deps, &depth, &maxdepth);
+  if (r < 0) return r;
+  out->code_len = (uint32_t)(t->ncode - out->code_start);
+  return 0;
+}
+
+uint64_t bg_tmpl_eval(const bg_tmpl *t, const bg_texpr *e, const uint64_t *slots) {
+  return eval(&t->code[e->code_start], e->code_len, slots);
+}
+
 void bg_tmpl_free(bg_tmpl *t) {
   free(t->cmd);
   free(t->kargs);

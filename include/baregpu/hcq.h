@@ -128,9 +128,21 @@ uint64_t bg_dev_timeline_value(const bg_dev *d);  /* the next value to signal */
 uint64_t bg_dev_next_timeline(bg_dev *d);         /* returns the next value and advances it */
 /* Testing hook: set the next timeline value and the signal to value-1 (used by wrap-around tests). */
 void bg_dev_set_timeline(bg_dev *d, uint64_t next_value);
-/* Wait for all submitted work; wraps the timeline to 1 after it passes 2^31. A failed sync latches
- * the device's error state: every later sync fails with the same message. */
+/* Wait for all submitted work; wraps the timeline to 1 after it passes 2^31. After new submits it also checks
+ * for faults latched by ANY queue of the device, including queues that never signal the timeline (an SDMA page
+ * fault of a copy queue signalling its own signal): such a fault is returned as -BG_EHANG naming the address. A
+ * failed sync latches the device's error state: every later sync (and bg_queue_new/submit) fails with the same
+ * message until bg_dev_recover. */
 int bg_dev_synchronize(bg_dev *d, int timeout_ms);
+/* Recovery after a timeout or fault, without closing the device: THE one call that does it. Resets every hardware
+ * queue of the device (AMD: the compute HQD is dequeued and set up again, the SDMA ring disabled and re-enabled,
+ * their ring pointers zeroed, the latched VM fault cleared; CPU: each queue's worker is stopped and restarted with an
+ * empty ring), drops whatever was pending on them, clears the latched error and declares the timeline reached.
+ * Buffers, signals, programs and recorded queues stay valid and can be submitted again; signals the dropped work
+ * would have written keep their old values. AMD devices opened twice in one process share the queues: recovery
+ * resets them for both. -BG_ENOTSUP when the backend cannot reset its queues (close and reopen instead); on the
+ * CPU device -BG_ETIMEDOUT when a kernel does not return within BG_WAIT_TIMEOUT_MS. */
+int bg_dev_recover(bg_dev *d);
 
 /* ---------------- programs ---------------- */
 
@@ -157,10 +169,16 @@ int bg_program_run(bg_program *p, bg_buf *const *bufs, size_t nbufs, const uint6
 enum bg_queue_kind { BG_QUEUE_COMPUTE = 0, BG_QUEUE_COPY = 1 };
 
 /* A new empty recorded queue program for device d. A device without a copy engine gives
- * -BG_ENOTSUP for BG_QUEUE_COPY. */
+ * -BG_ENOTSUP for BG_QUEUE_COPY; a kind that is neither gives -BG_EINVAL. */
 int bg_queue_new(bg_dev *d, enum bg_queue_kind kind, bg_queue **out);
 void bg_queue_free(bg_queue *q);
-/* Recording. Errors are sticky: the first one is kept and returned by bg_queue_submit. Each returns q. */
+/* Recording. Errors are sticky: the first one is kept and returned by bg_queue_submit. Each returns q.
+ * Operands are checked before anything runs: a copy's destination and source ranges must each lie inside one live
+ * allocation of the device (bg_buf_alloc; a second open of the same GPU shares them), and an exec's work-group
+ * size must be 1..N in each dimension with at most N threads in all, N the smaller of the device's limit (1024)
+ * and the kernel's (AMD: the code object's .max_flat_workgroup_size). Constant operands are checked when recorded
+ * (the error is sticky), symbolic ones at each submit whose variables changed them; a failed check submits
+ * nothing and names the command, the operand and the buffer or limit. */
 bg_queue *bg_queue_wait(bg_queue *q, bg_val signal_addr, bg_val value);
 bg_queue *bg_queue_signal(bg_queue *q, bg_val signal_addr, bg_val value);
 bg_queue *bg_queue_timestamp(bg_queue *q, bg_val signal_addr);

@@ -80,7 +80,10 @@ int amd_cp_hooks(mock_amd *g, amd_hook_fn hook) {
     }
   }
   CPS[slot] = c;
-  int e = hook(g, c->a[C_ACTIVE], AMD_H_CP_HQD_ACTIVE, 0);
+  uint32_t fault_cntl = 0;
+  int e = bg_am_reg_abs_by_name(&g->disc, GC_HWIP, 0, t, "regGCVM_L2_PROTECTION_FAULT_CNTL", &fault_cntl);
+  e |= hook(g, fault_cntl, AMD_H_VM_FAULT_CNTL, 0);
+  e |= hook(g, c->a[C_ACTIVE], AMD_H_CP_HQD_ACTIVE, 0);
   e |= hook(g, c->a[C_DEQUEUE], AMD_H_CP_HQD_DEQUEUE, 0);
   e |= hook(g, c->a[S_RB_CNTL], AMD_H_SDMA_RB_CNTL, 0);
   return e;
@@ -208,6 +211,12 @@ void amd_cp_write(mock_amd *g, int kind, uint32_t addr, uint32_t v) {
       c->hqd.active = false;
       c->hqd.ndequeue++;
     }
+    return;
+  case AMD_H_VM_FAULT_CNTL:
+    /* CLEAR_PROTECTION_FAULT_STATUS_ADDR (bit 0; Linux gmc_v11_0_process_interrupt writes it after reading the
+     * status): the latched status clears, so the next VM fault raises an interrupt again. */
+    amd_set(g, addr, v & ~1u);
+    if (v & 1) amd_set(g, g->r.gc_fault_status, 0);
     return;
   case AMD_H_SDMA_RB_CNTL:
     amd_sdma_rb_cntl_write(g, &c->rb, &c->a[S_RB_CNTL], addr, v, (v & 1) && rb_check(g, c, v));

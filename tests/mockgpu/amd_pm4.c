@@ -109,9 +109,37 @@ static uint8_t *shader_xlate(void *ctx, uint64_t va, bool write, size_t *avail) 
 #define SQ_IH_CLIENT 0x14     /* SOC21_IH_CLIENTID_GRBM_CP */
 #define SQ_INTERRUPT_ID 239   /* GFX_11_0_0__SRCID__SQ_INTERRUPT_ID */
 
+/* COMPUTE_NUM_THREAD_X/Y/Z hold NUM_THREAD_FULL in [15:0] and NUM_THREAD_PARTIAL in [31:16] (Linux
+ * gc_11_0_0_sh_mask.h / gc_12_0_0_sh_mask.h); a work-group has at most 1024 threads (LLVM AMDGPUUsage
+ * amdgpu-flat-work-group-size). A dispatch outside that is refused before any wave starts: the failure names the
+ * registers, the queue hangs, and (the model's choice, as for a wave that halts on an error) an SQ interrupt
+ * tells the driver at once instead of leaving it to its wait timeout. */
+#define NUM_THREAD_FULL_MASK 0xffffu
+#define MAX_WORKGROUP_THREADS 1024u
+
+static int check_workgroup(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
+  mock_amd *g = p->e.g;
+  uint32_t v[3] = {amd_get(g, p->a[R_NUM_X]), amd_get(g, p->a[R_NUM_Y]), amd_get(g, p->a[R_NUM_Z])};
+  uint64_t threads = 1;
+  int bad_dim = -1;
+  for (int k = 0; k < 3; k++) {
+    if ((v[k] & ~NUM_THREAD_FULL_MASK) && bad_dim < 0) bad_dim = k;
+    threads *= v[k] & NUM_THREAD_FULL_MASK;
+  }
+  if (bad_dim < 0 && threads >= 1 && threads <= MAX_WORKGROUP_THREADS) return X_OK;
+  const uint32_t e[8] = {SQ_IH_CLIENT | SQ_INTERRUPT_ID << 8, 0, 0, 0, 2, v[0], v[1], v[2]}; /* 2: work-group size */
+  mock_amd_ih_inject(g, e);
+  if (bad_dim >= 0)
+    return bad(p, s, pk, n, "DISPATCH_DIRECT with COMPUTE_NUM_THREAD_%c 0x%x: NUM_THREAD_PARTIAL set (partial "
+               "work-groups are not modelled) or a size beyond the 16-bit NUM_THREAD_FULL", "XYZ"[bad_dim], v[bad_dim]);
+  return bad(p, s, pk, n, "DISPATCH_DIRECT with COMPUTE_NUM_THREAD_X/Y/Z %u x %u x %u = %" PRIu64 " threads "
+             "(1..%u per work-group)", v[0], v[1], v[2], threads, MAX_WORKGROUP_THREADS);
+}
+
 static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   mock_amd *g = p->e.g;
   p->st.dispatches++;
+  if (check_workgroup(p, s, pk, n) != X_OK) return X_HUNG;
 #ifdef BG_MOCK_RDNA3
   rdna3_dispatch d;
   memset(&d, 0, sizeof(d));
