@@ -8,6 +8,7 @@
 #include "hcq/pci_lock.h"
 #include "tools/json.h"
 #include "tools/smi.h"
+#include "tools/tool_err.h"
 
 static void print_json(const smi_opts *o, const smi_holder *h, size_t n, const char *err) {
   jw w;
@@ -35,7 +36,7 @@ static void print_json(const smi_opts *o, const smi_holder *h, size_t n, const c
   jw_arr_end(&w);
   jw_kuint(&w, "count", n);
   jw_obj_end(&w);
-  if (jw_finish(&w) < 0) fprintf(stderr, "hcq_smi: pids: internal error: unbalanced JSON output\n");
+  if (jw_finish(&w) < 0) tool_err("pids: internal error: unbalanced JSON output");
 }
 
 static void print_text(const smi_opts *o, const smi_holder *h, size_t n) {

@@ -83,7 +83,13 @@ START_TEST(list_all) {
   HAS(emu, "      clocks     gfx ");
   HAS(emu, "      activity   gfx ");
   HAS(r.out, "MOCKPCI+AMD:0");
-  HAS(r.out, "1 emulated GPU (MOCKPCI+AMD)\n");
+  HAS(r.out, "1 emulated GPU (MOCKPCI+AMD); 1 emulated GPU behind emulated ASM24 bridges (MOCKUSB+AMD)\n");
+  /* the GPU behind the emulated ASM24 bridge is a GPU of the list too, with its metrics, not only an openable name */
+  const char *usb = strstr(r.out, "Emulated USB (MOCKUSB+AMD: emulated ASM24 bridges, booted in this process): 1 GPU:\n");
+  ck_assert_msg(usb != NULL, "no emulated USB section:\n%s", r.out);
+  HAS(usb, "  mockusb:0  AMD 1002:744c  Navi31 (gfx1100, RDNA3)\n");
+  ck_assert(num_after(usb, "      temp       edge ") >= 20);
+  HAS(usb, "      vram       0 B used of 512 MiB\n");
   run_free(&r);
   r = run_tool(hcq_smi_path, (const char *const[]){"list", "--all", "--json", NULL});
   ck_assert_int_eq(r.status, 0);
