@@ -404,6 +404,22 @@ START_TEST(watch_text_and_sigint) {
 }
 END_TEST
 
+/* MOCKGPU_CHIP=gfx12 is Navi44, GC 12.0.0: gfx1200 in both tools, as README.md and tools/README.md say */
+START_TEST(gfx12_names) {
+  setenv("MOCKGPU_CHIP", "gfx12", 1);
+  run_result r = run_tool(bringup_path, (const char *const[]){"--dev", "MOCKPCI+AMD", NULL});
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  HAS(r.out, "AMD 1002:7590  navi44 (Radeon RX 9060 XT), arch gfx1200\n");
+  HAS(r.out, "GC 12.0.0  MP0 14.0.2  MP1 14.0.2  SDMA 7.0.0");
+  run_free(&r);
+  r = run_tool(hcq_smi_path, (const char *const[]){"list", "--dev", "MOCKPCI+AMD", NULL});
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  HAS(r.out, "  0000:03:00.0  AMD 1002:7590  Navi44 (gfx1200, RDNA4)\n");
+  run_free(&r);
+  unsetenv("MOCKGPU_CHIP");
+}
+END_TEST
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_tools_mock HCQ_SMI BG_BRINGUP\n");
@@ -426,6 +442,7 @@ int main(int argc, char **argv) {
   tcase_add_test(t, list_mockusb);
   tcase_add_test(t, vram_published);
   tcase_add_test(t, watch_text_and_sigint);
+  tcase_add_test(t, gfx12_names);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
