@@ -330,7 +330,20 @@ START_TEST(vram_published) {
   /* bg_dev_open pointed BG_SYSFS_ROOT and BG_LOCK_DIR at the plugin's tree: hcq_smi inherits them */
   char pidkey[48];
   snprintf(pidkey, sizeof(pidkey), "\"pid\": %d,", (int)getpid());
-  run_result r = run_tool(hcq_smi_path, (const char *const[]){"list", "--json", NULL});
+  run_result r = run_tool(hcq_smi_path, (const char *const[]){"pids", "--json", NULL});
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  assert_valid_json(&r);
+  ck_assert(num_after(r.out, "\"device_memory\": {\n        \"bytes\": ") >= (long)mib64);
+  run_free(&r);
+  r = run_tool(hcq_smi_path, (const char *const[]){"pids", NULL});
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  char holder[64];
+  snprintf(holder, sizeof(holder), "%-14s %-8d ", "0000:03:00.0", (int)getpid());
+  const char *row = strstr(r.out, holder);
+  ck_assert_msg(row && strstr(row, ", device memory ") && strchr(row, '\n') > strstr(row, ", device memory "),
+                "%s", r.out);
+  run_free(&r);
+  r = run_tool(hcq_smi_path, (const char *const[]){"list", "--json", NULL});
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   assert_valid_json(&r);
   ck_assert(published_bytes(r.out, pidkey) >= (long)mib64);
