@@ -95,7 +95,7 @@ void bg_usage_note(bg_dev *d, int64_t delta) {
   pthread_mutex_unlock(&mu);
 }
 
-void bg_usage_close(bg_dev *d) {
+void bg_usage_close(const bg_dev *d) {
   pthread_mutex_lock(&mu);
   for (int i = 0; i < ntab; i++) {
     if (tab[i].dev != d) continue;

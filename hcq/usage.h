@@ -29,7 +29,7 @@ typedef struct bg_usage {
 /* bg_buf_alloc (+size) and bg_buf_free (-size): update d's published use. Never fails the caller. */
 void bg_usage_note(bg_dev *d, int64_t delta);
 /* bg_dev_close: remove d's file. */
-void bg_usage_close(bg_dev *d);
+void bg_usage_close(const bg_dev *d);
 /* The use published for the device whose lock is name ("0000:03:00.0", "usb:3-2"): 0 with *u filled; -BG_ENODEV
  * when nothing is published or the publisher no longer holds the lock; -BG_EFORMAT for a malformed file. */
 int bg_usage_read(const char *name, bg_usage *u);

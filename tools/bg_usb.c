@@ -264,11 +264,11 @@ static int cmd_cfg(const opts *o, bg_pci_dev *d, bool write) {
   int r = write ? bg_asm24_cfg_write(b, bus, dev, fn, (unsigned)off, (unsigned)size, val)
                 : bg_asm24_cfg_read(b, bus, dev, fn, (unsigned)off, (unsigned)size, &val);
   if (r < 0) return fail(o->argv[0]);
-  if (o->json) tool_err_doc_started(stdout);
-  if (o->json)
+  if (o->json) {
+    tool_err_doc_started(stdout);
     printf("{\"bdf\": \"%02x:%02x.%x\", \"offset\": %" PRIu64 ", \"size\": %" PRIu64 ", \"value\": %u}\n", bus, dev, fn,
            off, size, val);
-  else if (!write)
+  } else if (!write)
     printf("%02x:%02x.%x+0x%03" PRIx64 ": 0x%0*x\n", bus, dev, fn, off, (int)size * 2, val);
   return U_OK;
 }
@@ -317,14 +317,15 @@ static int cmd_copy_test(const opts *o, bg_pci_dev *d) {
     xout += t->stats.xfers[k] - s1.xfers[k];
   }
   double mb = (double)n / 1e6;
-  if (o->json) tool_err_doc_started(stdout);
-  if (o->json)
+  if (o->json) {
+    tool_err_doc_started(stdout);
     printf("{\"bytes\": %zu, \"in_mb_s\": %.1f, \"out_mb_s\": %.1f, \"in_transfers\": %" PRIu64
            ", \"out_transfers\": %" PRIu64 ", \"match\": %s}\n", n, mb / (t1 - t0), mb / (t2 - t1), xin, xout,
            same ? "true" : "false");
-  else
+  } else {
     printf("copy in  %zu bytes: %8.1f MB/s, %" PRIu64 " transfers\ncopy out %zu bytes: %8.1f MB/s, %" PRIu64
            " transfers\n%s\n", n, mb / (t1 - t0), xin, n, mb / (t2 - t1), xout, same ? "bytes match" : "MISMATCH");
+  }
   return same ? U_OK : U_FAIL;
 }
 

@@ -23,12 +23,14 @@ void smi_mem_get(const char *name, const smi_owner *ow, smi_mem *m) {
 }
 
 void smi_mem_text(const smi_mem *m, const smi_am_metrics *am, FILE *f) {
-  char used[32], total[32];
+  char used[32];
   fprintf(f, "      vram       ");
   if (m->used_known) fprintf(f, "%s used", smi_fmt_size(m->published ? m->u.bytes : 0, used, sizeof(used)));
   else fprintf(f, "used unknown (the holder publishes none)");
-  if (am && am->vram_size) fprintf(f, " of %s", smi_fmt_size(am->vram_size, total, sizeof(total)));
-  else fprintf(f, ", total unknown%s", am && am->state == SMI_AM_IN_USE ? " (in use)" : "");
+  if (am && am->vram_size) {
+    char total[32];
+    fprintf(f, " of %s", smi_fmt_size(am->vram_size, total, sizeof(total)));
+  } else fprintf(f, ", total unknown%s", am && am->state == SMI_AM_IN_USE ? " (in use)" : "");
   if (m->published)
     fprintf(f, "; pid %d (%s) %s in %llu buffer%s", (int)m->u.pid, m->comm[0] ? m->comm : "?",
             smi_fmt_size(m->u.bytes, used, sizeof(used)), (unsigned long long)m->u.buffers,

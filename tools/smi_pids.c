@@ -67,10 +67,11 @@ static void print_text(const smi_opts *o, const smi_holder *h, size_t n) {
     printf("%-14s %-8s %s", h[i].name, pid,
            h[i].pid > 0 ? (h[i].comm[0] ? h[i].comm : "?") : "(lock held, pid not written yet)");
     bg_usage u;
-    char mem[32];
-    if (usage_of(&h[i], &u))
+    if (usage_of(&h[i], &u)) {
+      char mem[32];
       printf(", device memory %s in %llu buffer%s", smi_fmt_size(u.bytes, mem, sizeof(mem)),
              (unsigned long long)u.buffers, u.buffers == 1 ? "" : "s");
+    }
     putchar('\n');
   }
   printf("%zu device%s held (lock dir %s)\n", n, n == 1 ? "" : "s", bg_pci_lock_dir());

@@ -52,7 +52,7 @@ void tool_err_more(const char *fmt, ...) {
 
 const char *tool_err_text(void) { return E.text; }
 
-void tool_err_doc_started(FILE *f) {
+void tool_err_doc_started(const FILE *f) {
   if (f == stdout) E.doc = true;
 }
 

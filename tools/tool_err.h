@@ -21,7 +21,7 @@ void tool_err_more(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The message text kept so far ("" when none). */
 const char *tool_err_text(void);
 /* Called by the JSON writer when a document starts on stdout. */
-void tool_err_doc_started(FILE *f);
+void tool_err_doc_started(const FILE *f);
 /* The status to exit with: with --json, a failure (rc != 0) that wrote no document prints {"error": ...}. */
 int tool_exit(int rc);
 
