@@ -33,7 +33,9 @@ static bool claimed(const char *name) {
   return false;
 }
 
-/* d's entry, created on first use: the first lock this process holds that no other device claimed. */
+/* d's entry, created on first use: a device opened again in this process (the backend shares its state: same
+ * priv, e.g. am/am_hcq.c's bg_am_hcq_share) shares the other open's lock; else the first lock this process holds
+ * that no other device claimed. */
 static tracked *entry(const bg_dev *d) {
   for (int i = 0; i < ntab; i++)
     if (tab[i].dev == d) return &tab[i];
@@ -41,6 +43,13 @@ static tracked *entry(const bg_dev *d) {
   tracked *t = &tab[ntab];
   memset(t, 0, sizeof(*t));
   t->dev = d;
+  for (int i = 0; i < ntab; i++) {
+    if (!d->priv || tab[i].dev->priv != d->priv) continue;
+    memcpy(t->lock, tab[i].lock, sizeof(t->lock));
+    memcpy(t->path, tab[i].path, sizeof(t->path));
+    ntab++;
+    return t;
+  }
   bg_pci_lock_entry *v = NULL;
   size_t n = 0;
   /* The CPU device takes no lock: nothing to look for. */
@@ -57,9 +66,13 @@ static tracked *entry(const bg_dev *d) {
   return t;
 }
 
-/* Write t's file: a temp file in the same directory renamed over it, so a reader sees the old or the new. */
+/* Write the file of t's lock with the use of every open of it: a temp file in the same directory renamed over it,
+ * so a reader sees the old or the new. */
 static void publish(const tracked *t) {
   if (!t->lock[0]) return;
+  uint64_t bytes = 0, buffers = 0;
+  for (int i = 0; i < ntab; i++)
+    if (strcmp(tab[i].lock, t->lock) == 0) bytes += tab[i].bytes, buffers += tab[i].buffers;
   char tmp[PATH_MAX + 32];
   snprintf(tmp, sizeof(tmp), "%s.%d.tmp", t->path, (int)getpid());
   int f = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -69,7 +82,7 @@ static void publish(const tracked *t) {
   }
   char buf[256];
   int len = snprintf(buf, sizeof(buf), "pid %d\ndev %s\nbytes %" PRIu64 "\nbuffers %" PRIu64 "\n", (int)getpid(),
-                     t->dev->name, t->bytes, t->buffers);
+                     t->dev->name, bytes, buffers);
   bool ok = len > 0 && write(f, buf, (size_t)len) == len;
   if (close(f) != 0) ok = false;
   if (!ok || rename(tmp, t->path) != 0) {
@@ -99,8 +112,15 @@ void bg_usage_close(const bg_dev *d) {
   pthread_mutex_lock(&mu);
   for (int i = 0; i < ntab; i++) {
     if (tab[i].dev != d) continue;
-    if (tab[i].lock[0]) unlink(tab[i].path);
+    tracked gone = tab[i];
     tab[i] = tab[--ntab];
+    if (!gone.lock[0]) break;
+    /* the last open of the device removes the file, another one's use stays published */
+    int other = -1;
+    for (int k = 0; k < ntab && other < 0; k++)
+      if (strcmp(tab[k].lock, gone.lock) == 0) other = k;
+    if (other < 0) unlink(gone.path);
+    else publish(&tab[other]);
     break;
   }
   pthread_mutex_unlock(&mu);

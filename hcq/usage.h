@@ -8,9 +8,10 @@
  * hcq_smi (list, watch, pids) reads it.
  *
  * Which lock a bg_dev holds is not recorded by the interfaces: on its first allocation (the kernel-argument arena
- * that bg_dev_create allocates right after the open) the device claims the locks this process holds that no other
- * open device of the process claimed. Two devices opened at the same moment by two threads may swap their files;
- * devices without a lock file (CPU, the emulated USB bridge) publish nothing. */
+ * that bg_dev_create allocates right after the open) the device claims a lock this process holds that no other
+ * open device of the process claimed; a second open of the same device (the backend shares its state, same priv)
+ * shares the first's lock, and the file holds the sum of both. Two different devices opened at the same moment by
+ * two threads may swap their files; devices without a lock file (CPU, the emulated USB bridge) publish nothing. */
 #ifndef BG_HCQ_USAGE_H
 #define BG_HCQ_USAGE_H
 

@@ -364,6 +364,21 @@ START_TEST(vram_published) {
   ck_assert_msg(second != NULL, "%s", r.out);
   ck_assert(published_bytes(r.out, pidkey) >= (long)mib64 && published_bytes(second, pidkey) >= (long)mib64);
   run_free(&r);
+  /* a second open of the same device shares it: one file with the sum; closing it keeps the first's use */
+  bg_dev *d2 = NULL;
+  bg_buf *b2 = NULL;
+  ck_assert_msg(bg_dev_open("MOCKPCI+AMD", &d2) == 0, "%s", bg_last_error());
+  ck_assert_msg(bg_buf_alloc(d2, 32ull << 20, 0, &b2) == 0, "%s", bg_last_error());
+  snprintf(pidkey, sizeof(pidkey), "\"pid\": %d,", (int)getpid());
+  r = run_tool(hcq_smi_path, (const char *const[]){"list", "--json", NULL});
+  ck_assert(published_bytes(r.out, pidkey) >= (long)(mib64 + (32ull << 20)));
+  run_free(&r);
+  bg_buf_free(b2);
+  bg_dev_close(d2);
+  r = run_tool(hcq_smi_path, (const char *const[]){"list", "--json", NULL});
+  long after = published_bytes(r.out, pidkey);
+  ck_assert_msg(after >= (long)mib64 && after < (long)(mib64 + (32ull << 20)), "%ld", after);
+  run_free(&r);
   /* freed: the use drops (the 16 MiB kernel-argument arena stays); closed: nothing published */
   bg_buf_free(b);
   r = run_tool(hcq_smi_path, (const char *const[]){"list", "--json", NULL});
