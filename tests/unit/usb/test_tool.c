@@ -54,6 +54,7 @@ static void expect_json(void) {
 
 START_TEST(tool_against_mock) {
   bg_usb_tool_mock_open = open_mock;
+  unsetenv("DEV"); /* bg-usb reads it without --dev/--index/--mock */
   ck_assert_int_eq(run((const char *[]){"--mock", "info", NULL}), 0);
   ck_assert_msg(strstr(out, "GPU 04:00.0: 1002:744c") && strstr(out, "L0, up") && strstr(out, "BAR5: 0x010000000"),
                 "%s", out);
