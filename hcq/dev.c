@@ -5,6 +5,7 @@
 
 #include "hcq/dev_internal.h"
 #include "hcq/memmap.h"
+#include "hcq/usage.h"
 
 #define KARGS_ARENA_SIZE (16u << 20) /* reused without fences: relies on its size (as tinygrad) */
 #define TIMELINE_WRAP (1ull << 31)   /* AMD waits compare 32 bits: wrap well before */
@@ -44,6 +45,7 @@ void bg_dev_close(bg_dev *d) {
   bg_signal_free(d->timeline);
   bg_signal_free(d->timeline_shadow);
   bg_sigpool_free(d);
+  bg_usage_close(d);
   if (d->ops && d->ops->close) d->ops->close(d);
   BG_LOG(1, "closed %s", d->name);
   bg_memmap_drop_dev(d);
@@ -140,6 +142,7 @@ int bg_buf_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_buf **out) {
     free(b);
     return r;
   }
+  bg_usage_note(d, (int64_t)b->mem.size); /* hcq/usage.h: published for hcq_smi */
   *out = b;
   return 0;
 }
@@ -150,6 +153,7 @@ void bg_buf_free(bg_buf *b) {
   if (!d->error && !d->closing && bg_dev_synchronize(d, 0) < 0)
     BG_LOG(1, "%s: freeing a buffer after a failed sync: %s", d->name, bg_last_error());
   bg_memmap_remove(d, b->mem.va);
+  bg_usage_note(d, -(int64_t)b->mem.size);
   d->ops->free(d, &b->mem);
   free(b);
 }

@@ -25,6 +25,7 @@
 #include "tools/json.h"
 #include "tools/smi.h"
 #include "tools/smi_fmt.h"
+#include "tools/tool_err.h"
 
 int bg_bringup_main(int argc, char **argv);
 
@@ -41,6 +42,7 @@ typedef struct br_step {
 typedef struct br_state {
   bool json, reset;
   const char *dev, *fw_dir;
+  bool dev_from_env;   /* dev is the DEV variable's */
   char bdf[64];
   br_step steps[BR_MAX_STEPS];
   int nsteps;
@@ -61,18 +63,19 @@ static void usage(FILE *f) {
           "\n"
           "  --dev BDF|DEV  a PCI address (0000:03:00.0 or 03:00.0) or a DEV string (AMD, AMD:1, PCI+AMD:0);\n"
           "                 MOCKPCI+AMD boots the emulated GPU of tests/mockgpu's plugin in this process;\n"
-          "                 default: the first AMD GPU\n"
-          "  --json         print one JSON document on stdout (errors also on stderr)\n"
+          "                 default: $DEV as --dev, else the first AMD GPU\n"
+          "  --json         print one JSON document on stdout, also on failure (a usage error or a bad\n"
+          "                 --dev/DEV: {\"error\": \"...\"}); messages also go to stderr\n"
           "  --reset        AM_RESET=1: ignore the warm-start magic and boot again (mode1 reset first when the\n"
           "                 PSP and SMU are running)\n"
           "  --fw-dir DIR   firmware folder (default $BG_FIRMWARE_DIR, else /lib/firmware/amdgpu)\n"
           "  -h, --help     this help\n"
           "\n"
-          "environment: BG_SYSFS_ROOT (emulated sysfs tree), BG_LOCK_DIR, BG_FIRMWARE_DIR, AM_RESET=1 (as\n"
+          "environment: DEV (the device when --dev is not given), BG_SYSFS_ROOT (emulated sysfs tree), BG_LOCK_DIR, BG_FIRMWARE_DIR, AM_RESET=1 (as\n"
           "--reset), BG_DEBUG=1 (library step log), BG_DEBUG=3 (every register write), BG_MOCK_PLUGIN and\n"
           "MOCKGPU_CHIP (MOCKPCI+AMD's module and chip)\n"
           "exit status: 0 booted; 1 open or boot failed (firmware file, device in use by pid N, driver\n"
-          "bound, timeout); 2 usage error or no such AMD GPU\n");
+          "bound, timeout); 2 usage error, a bad --dev/DEV, or no such AMD GPU\n");
 }
 
 static br_step *add_step(br_state *s, const char *name, double ms) {
@@ -84,13 +87,17 @@ static br_step *add_step(br_state *s, const char *name, double ms) {
   return st;
 }
 
-/* The device: a BDF as given, else the AMD GPU a DEV string (default "AMD:0") selects. */
+/* The device: a BDF as given, else the AMD GPU a DEV string (--dev, else $DEV, default "AMD:0") selects. */
 static int resolve_dev(br_state *s) {
   smi_opts o = {0};
-  char err[512];
+  char err[512], src[160];
   const char *sel = s->dev ? s->dev : "AMD:0";
+  o.dev_from_env = s->dev_from_env;
+  if (s->dev_from_env) snprintf(src, sizeof(src), "DEV=%s", sel);
+  else snprintf(src, sizeof(src), "--dev %s", sel);
   if (smi_sel_parse(sel, &o, err, sizeof(err)) < 0) {
-    fprintf(stderr, "bg-bringup: --dev %s: %s\n", sel, err);
+    if (s->dev_from_env && strncmp(err, "DEV=", 4) == 0) tool_err("%s", err); /* the parser names DEV=... itself */
+    else tool_err("%s: %s", src, err);
     return BR_USAGE;
   }
   if (o.sel == SMI_SEL_BDF) {
@@ -98,28 +105,31 @@ static int resolve_dev(br_state *s) {
     snprintf(s->bdf, sizeof(s->bdf), "%s", o.name);
     return BR_OK;
   }
-  if (o.sel != SMI_SEL_TARGET) {
-    fprintf(stderr, "bg-bringup: --dev %s: not a PCI device; bg-bringup boots PCI AMD GPUs\n", sel);
+  const char *iface = o.target.iface, *kind = o.target.kind;
+  bool pci_iface = !iface[0] || strcmp(iface, "PCI") == 0 || strcmp(iface, "MOCKPCI") == 0;
+  if (o.sel != SMI_SEL_TARGET || !pci_iface || (kind[0] && strcmp(kind, "AMD") != 0)) {
+    tool_err("%s: not an AMD GPU on PCI; bg-bringup boots AMD GPUs through PCI (a PCI address, AMD[:N], "
+             "PCI+AMD[:N], MOCKPCI+AMD)", src);
     return BR_USAGE;
   }
+  if (!kind[0]) snprintf(o.target.kind, sizeof(o.target.kind), "AMD"); /* DEV's default kind: the first AMD GPU */
   if (smi_sel_is_mockpci(&o)) {
     /* The emulated GPU of tests/mockgpu's plugin, created (powered on, not booted) in this process: its sysfs
      * tree, lock and firmware directories become the process's, so the boot below is the real one on it. */
     smi_mock_env env;
     char merr[768];
     if (smi_mock_enter(false, &env, merr, sizeof(merr)) < 0) {
-      fprintf(stderr, "bg-bringup: --dev %s: %s\n", sel, merr);
+      tool_err("%s: %s", src, merr);
       return BR_FAIL;
     }
   }
   bg_pci_info *v = NULL;
   size_t n = 0;
-  int r = smi_select_gpus(&o, "bg-bringup", true, &v, &n);
+  int r = smi_select_gpus(&o, NULL, true, &v, &n);
   if (r != SMI_EXIT_OK) return r == SMI_EXIT_USAGE ? BR_USAGE : BR_FAIL;
   int ret = BR_OK;
   if (n != 1 || v[0].vendor != 0x1002) {
-    fprintf(stderr, "bg-bringup: --dev %s: %s\n", sel,
-            n == 0 ? "no such GPU" : "not an AMD GPU (bg-bringup runs the AM driver, vendor 0x1002)");
+    tool_err("%s: %s", src, n == 0 ? "no such GPU" : "not an AMD GPU (bg-bringup runs the AM driver, vendor 0x1002)");
     ret = BR_USAGE;
   } else {
     snprintf(s->bdf, sizeof(s->bdf), "%s", v[0].bdf);
@@ -365,21 +375,23 @@ static int print_json(const br_state *s, const bg_am_dev *d, FILE *f) {
   return jw_finish(&w);
 }
 
-int bg_bringup_main(int argc, char **argv) {
+static int bringup(int argc, char **argv) {
   br_state *s = calloc(1, sizeof(*s));
   if (!s) {
-    fprintf(stderr, "bg-bringup: out of memory\n");
+    tool_err("out of memory");
     return BR_FAIL;
   }
   const char *am_reset = getenv("AM_RESET");
   s->reset = am_reset && strcmp(am_reset, "1") == 0;
   int ret = BR_OK;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--json") == 0) tool_err_json(true); /* also for a usage error before it */
   for (int i = 1; i < argc && ret == BR_OK; i++) {
     const char *a = argv[i];
     const char **slot = strcmp(a, "--dev") == 0 ? &s->dev : strcmp(a, "--fw-dir") == 0 ? &s->fw_dir : NULL;
     if (slot) {
       if (i + 1 >= argc) {
-        fprintf(stderr, "bg-bringup: %s needs a value; see bg-bringup --help\n", a);
+        tool_err("%s needs a value; see bg-bringup --help", a);
         ret = BR_USAGE;
       } else {
         *slot = argv[++i];
@@ -397,9 +409,15 @@ int bg_bringup_main(int argc, char **argv) {
       free(s);
       return BR_OK;
     } else {
-      fprintf(stderr, "bg-bringup: unexpected argument '%s'; see bg-bringup --help\n", a);
+      tool_err("unexpected argument '%s'; see bg-bringup --help", a);
       ret = BR_USAGE;
     }
+  }
+  /* DEV as every baregpu program reads it, when --dev is not given; DEV="" is the default device */
+  const char *env = getenv("DEV");
+  if (ret == BR_OK && !s->dev && env && *env) {
+    s->dev = env;
+    s->dev_from_env = true;
   }
   if (ret == BR_OK) ret = resolve_dev(s);
   if (ret != BR_OK) {
@@ -409,18 +427,23 @@ int bg_bringup_main(int argc, char **argv) {
   bg_am_dev *d = NULL;
   int e = run_boot(s, &d);
   if (s->json) {
-    if (print_json(s, d, stdout) < 0) fprintf(stderr, "bg-bringup: internal error: unbalanced JSON output\n");
+    if (print_json(s, d, stdout) < 0) tool_err("internal error: unbalanced JSON output");
   } else {
     print_text(s, d, stdout);
   }
   fflush(stdout);
   if (e < 0) {
-    fprintf(stderr, "bg-bringup: %s: %s\n", s->bdf, s->err);
+    tool_err("%s: %s", s->bdf, s->err);
     ret = BR_FAIL;
   }
   bg_am_dev_close(d);
   free(s);
   return ret;
+}
+
+int bg_bringup_main(int argc, char **argv) {
+  tool_err_setup("bg-bringup", false);
+  return tool_exit(bringup(argc, argv));
 }
 
 #ifndef BG_BRINGUP_NO_MAIN

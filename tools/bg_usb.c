@@ -1,6 +1,6 @@
 /* tools/bg_usb.c: bg-usb, the ASM24 USB bridge tool (see tools/README.md).
  *
- *   bg-usb [--json] [--index N] [--mock] scan | info | read ADDR [N] | write ADDR VAL | xread ADDR [N] |
+ *   bg-usb [--json] [--index N | --dev DEV] [--mock] scan | info | read ADDR [N] | write ADDR VAL | xread ADDR [N] |
  *          xwrite ADDR BYTE | cfg-read BUS:DEV.FN OFF [SIZE] | cfg-write BUS:DEV.FN OFF VAL [SIZE] | copy-test MIB
  *
  * Every command but scan opens the bridge like the driver does (link up, hierarchy and BARs set up:
@@ -9,15 +9,22 @@
  * copy-test copies MiB to VRAM and back through BAR0, checks the bytes, and prints MB/s and transfers.
  *
  * --mock (or BG_MOCK_USB=1) opens the emulated bridge instead, when the program links one
- * (bg_usb_tool_mock_open: tests/unit/usb runs bg_usb_main in-process, built with -DBG_USB_NO_MAIN). */
+ * (bg_usb_tool_mock_open: tests/unit/usb runs bg_usb_main in-process, built with -DBG_USB_NO_MAIN).
+ * --dev DEV (else the DEV variable, when neither --index nor --mock is given) names the bridge as every baregpu
+ * program does: USB[:INDICES]+AMD[:N], AMD[:N], MOCKUSB+AMD[:N] (the emulated one). Options may come anywhere;
+ * errors are "bg-usb: ..." on stderr and, with --json, {"error": "..."} on stdout (tools/tool_err.h). */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "baregpu/error.h"
+#include "baregpu/hcq.h"
+#include "hcq/target.h"
 #include "tools/json.h"
+#include "tools/tool_err.h"
 #include "usb/asm24.h"
 #include "usb/usb_pci.h"
 #include "usb/usb_progress.h"
@@ -38,7 +45,11 @@ typedef struct opts {
 } opts;
 
 static const char usage[] =
-    "usage: bg-usb [--json] [--index N] [--mock] COMMAND\n"
+    "usage: bg-usb [--json] [--index N | --dev DEV] [--mock] COMMAND\n"
+    "  --json                            one JSON document on stdout, also for errors ({\"error\": ...})\n"
+    "  --index N, --dev DEV              the bridge: its index, or USB[:INDICES]+AMD[:N], AMD[:N],\n"
+    "                                    MOCKUSB+AMD[:N] (default: $DEV when no --index/--mock, else 0)\n"
+    "  --mock                            the emulated bridge (BG_MOCK_USB=1), when the program links it\n"
     "  scan                              list ASM24 bridges (custom and stock firmware)\n"
     "  info                              link state, PCIe hierarchy, the GPU and its BARs\n"
     "  read ADDR [N]                     PCIe memory read of N bytes (default 4) at a GPU bus address\n"
@@ -49,8 +60,21 @@ static const char usage[] =
     "  copy-test MIB                     copy MIB to VRAM and back through BAR0, check, print MB/s\n";
 
 static int fail(const char *what) {
-  fprintf(stderr, "bg-usb: %s: %s\n", what, bg_last_error());
+  tool_err("%s: %s", what, bg_last_error());
   return U_FAIL;
+}
+
+/* A usage error: the message (also the --json error), then the usage on stderr. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  tool_err("%s", msg);
+  fputs(usage, stderr);
+  return U_USAGE;
 }
 
 static bool parse_u64(const char *s, uint64_t *v) {
@@ -195,9 +219,7 @@ static int cmd_read(const opts *o, bg_pci_dev *d, bool xdata) {
   uint64_t addr, n = 4;
   if (o->argc < 2 || !parse_u64(o->argv[1], &addr) || (o->argc > 2 && !parse_u64(o->argv[2], &n)) || !n ||
       n > (1u << 20) || (xdata && addr + n > 0x10000)) {
-    fprintf(stderr, "bg-usb: %s ADDR [N]: an address and 1..1048576 bytes (XDATA: below 0x10000)\n%s",
-            o->argv[0], usage);
-    return U_USAGE;
+    return usage_error("%s ADDR [N]: an address and 1..1048576 bytes (XDATA: below 0x10000)", o->argv[0]);
   }
   uint8_t *buf = malloc(n);
   if (!buf) return U_FAIL;
@@ -212,16 +234,18 @@ static int cmd_write(const opts *o, bg_pci_dev *d, bool xdata) {
   uint64_t addr, v;
   if (o->argc != 3 || !parse_u64(o->argv[1], &addr) || !parse_u64(o->argv[2], &v) ||
       (xdata ? addr > 0xFFFF || v > 0xFF : v > 0xFFFFFFFFu)) {
-    fprintf(stderr, "bg-usb: %s ADDR VAL: %s\n%s", o->argv[0], xdata ? "XDATA address < 0x10000 and a byte" :
-            "an address and a 32-bit value", usage);
-    return U_USAGE;
+    return usage_error("%s ADDR VAL: %s", o->argv[0],
+                       xdata ? "XDATA address < 0x10000 and a byte" : "an address and a 32-bit value");
   }
   bg_asm24 *b = bg_usb_pci_bridge(d);
   uint32_t v32 = (uint32_t)v;
   uint8_t v8 = (uint8_t)v;
   int r = xdata ? bg_asm24_xdata_write(b, (uint16_t)addr, &v8, 1) : bg_asm24_mem_write(b, addr, &v32, 4, false);
   if (r < 0) return fail(o->argv[0]);
-  if (o->json) printf("{\"written\": true}\n");
+  if (o->json) {
+    tool_err_doc_started(stdout);
+    printf("{\"written\": true}\n");
+  }
   return U_OK;
 }
 
@@ -232,19 +256,19 @@ static int cmd_cfg(const opts *o, bg_pci_dev *d, bool write) {
   if (o->argc < need || o->argc > need + 1 || !parse_bdf(o->argv[1], &bus, &dev, &fn) || !parse_u64(o->argv[2], &off) ||
       (write && !parse_u64(o->argv[3], &v)) || (o->argc == need + 1 && !parse_u64(o->argv[need], &size)) ||
       (size != 1 && size != 2 && size != 4) || off > 0xFFF || off % size) {
-    fprintf(stderr, "bg-usb: %s BUS:DEV.FN OFF%s [SIZE]: size 1, 2 or 4, naturally aligned, offset < 0x1000\n%s",
-            o->argv[0], write ? " VAL" : "", usage);
-    return U_USAGE;
+    return usage_error("%s BUS:DEV.FN OFF%s [SIZE]: size 1, 2 or 4, naturally aligned, offset < 0x1000", o->argv[0],
+                       write ? " VAL" : "");
   }
   bg_asm24 *b = bg_usb_pci_bridge(d);
   uint32_t val = (uint32_t)v;
   int r = write ? bg_asm24_cfg_write(b, bus, dev, fn, (unsigned)off, (unsigned)size, val)
                 : bg_asm24_cfg_read(b, bus, dev, fn, (unsigned)off, (unsigned)size, &val);
   if (r < 0) return fail(o->argv[0]);
-  if (o->json)
+  if (o->json) {
+    tool_err_doc_started(stdout);
     printf("{\"bdf\": \"%02x:%02x.%x\", \"offset\": %" PRIu64 ", \"size\": %" PRIu64 ", \"value\": %u}\n", bus, dev, fn,
            off, size, val);
-  else if (!write)
+  } else if (!write)
     printf("%02x:%02x.%x+0x%03" PRIx64 ": 0x%0*x\n", bus, dev, fn, off, (int)size * 2, val);
   return U_OK;
 }
@@ -259,8 +283,7 @@ static int cmd_copy_test(const opts *o, bg_pci_dev *d) {
   uint64_t mib;
   bg_pci_bar bar0;
   if (o->argc != 2 || !parse_u64(o->argv[1], &mib) || !mib || mib > 4096) {
-    fprintf(stderr, "bg-usb: copy-test MIB: 1..4096\n%s", usage);
-    return U_USAGE;
+    return usage_error("copy-test MIB: 1..4096");
   }
   if (bg_pci_bar_info(d, 0, &bar0) < 0) return fail("copy-test");
   size_t n = (size_t)mib << 20;
@@ -294,68 +317,123 @@ static int cmd_copy_test(const opts *o, bg_pci_dev *d) {
     xout += t->stats.xfers[k] - s1.xfers[k];
   }
   double mb = (double)n / 1e6;
-  if (o->json)
+  if (o->json) {
+    tool_err_doc_started(stdout);
     printf("{\"bytes\": %zu, \"in_mb_s\": %.1f, \"out_mb_s\": %.1f, \"in_transfers\": %" PRIu64
            ", \"out_transfers\": %" PRIu64 ", \"match\": %s}\n", n, mb / (t1 - t0), mb / (t2 - t1), xin, xout,
            same ? "true" : "false");
-  else
+  } else {
     printf("copy in  %zu bytes: %8.1f MB/s, %" PRIu64 " transfers\ncopy out %zu bytes: %8.1f MB/s, %" PRIu64
            " transfers\n%s\n", n, mb / (t1 - t0), xin, n, mb / (t2 - t1), xout, same ? "bytes match" : "MISMATCH");
+  }
   return same ? U_OK : U_FAIL;
 }
 
-int bg_usb_main(int argc, char **argv) {
+/* The bridge a DEV string names (--dev, or the DEV variable): its index, and whether it is the emulated one. */
+static int select_dev(opts *o, const char *dev, bool from_env) {
+  char src[160];
+  snprintf(src, sizeof(src), "%s%s", from_env ? "DEV=" : "--dev ", dev);
+  bg_target t;
+  if (bg_target_parse(dev, &t) < 0) /* the parser's message names DEV=... itself */
+    return from_env ? usage_error("%s", bg_last_error()) : usage_error("%s: %s", src, bg_last_error());
+  bool mock = strcmp(t.iface, "MOCKUSB") == 0;
+  if ((t.kind[0] && strcmp(t.kind, "AMD") != 0) || !(mock || !t.iface[0] || strcmp(t.iface, "USB") == 0))
+    return usage_error("%s: not an ASM24 USB bridge; bg-usb takes USB[:INDICES]+AMD[:N], AMD[:N] or MOCKUSB+AMD[:N]",
+                       src);
+  int map[64];
+  int nvis = bg_visible_filter(t.indices, 64, map, 64);
+  if (t.index < 0 || t.index >= nvis)
+    return usage_error("%s: index %d: the filter '%s' leaves %d bridge%s (0..63)", src, t.index, t.indices, nvis,
+                       nvis == 1 ? "" : "s");
+  o->index = map[t.index];
+  o->mock = o->mock || mock;
+  return U_OK;
+}
+
+static int usb_main(int argc, char **argv) {
   opts o = {.mock = getenv("BG_MOCK_USB") && strcmp(getenv("BG_MOCK_USB"), "1") == 0};
-  int i = 1;
-  for (; i < argc && argv[i][0] == '-'; i++) {
-    if (strcmp(argv[i], "--json") == 0) {
-      o.json = true;
-    } else if (strcmp(argv[i], "--mock") == 0) {
+  bool index_given = false;
+  const char *dev = NULL;
+  char **rest = calloc((size_t)argc + 1, sizeof(*rest));
+  if (!rest) return fail("arguments");
+  int nrest = 0;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--json") == 0) tool_err_json(o.json = true); /* usage errors before it are JSON too */
+  /* Options anywhere (bg-usb scan --json); the rest is the command and its arguments, none of which starts with '-'. */
+  int rc = U_OK;
+  for (int i = 1; i < argc && rc == U_OK; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--json") == 0) {
+      continue;
+    } else if (strcmp(a, "--mock") == 0) {
       o.mock = true;
-    } else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc) {
-      uint64_t v;
-      if (!parse_u64(argv[++i], &v) || v > 63) {
-        fprintf(stderr, "bg-usb: --index takes 0..63\n%s", usage);
-        return U_USAGE;
+    } else if (strcmp(a, "--index") == 0 || strcmp(a, "--dev") == 0) {
+      if (i + 1 >= argc) {
+        rc = usage_error("%s needs a value", a);
+      } else if (a[2] == 'i') {
+        uint64_t v = 0;
+        if (!parse_u64(argv[++i], &v) || v > 63) rc = usage_error("--index takes 0..63, not '%s'", argv[i]);
+        o.index = (int)v;
+        index_given = true;
+      } else {
+        dev = argv[++i];
       }
-      o.index = (int)v;
-    } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(usage, stdout);
+      free(rest);
       return U_OK;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      rc = usage_error("unknown option '%s'", a);
     } else {
-      fprintf(stderr, "bg-usb: unknown option '%s'\n%s", argv[i], usage);
-      return U_USAGE;
+      rest[nrest++] = argv[i];
     }
   }
-  if (i >= argc) {
-    fputs(usage, stderr);
-    return U_USAGE;
+  if (rc == U_OK && dev && index_given) rc = usage_error("give the bridge once: --index %d or --dev %s", o.index, dev);
+  const char *env = getenv("DEV");
+  if (rc == U_OK && dev) rc = select_dev(&o, dev, false);
+  else if (rc == U_OK && !index_given && !o.mock && env && *env) rc = select_dev(&o, env, true);
+  if (rc == U_OK && nrest == 0) rc = usage_error("no command given");
+  if (rc != U_OK) {
+    free(rest);
+    return rc;
   }
-  o.argc = argc - i;
-  o.argv = argv + i;
+  o.argc = nrest;
+  o.argv = rest;
   const char *cmd = o.argv[0];
   static const char *const known[] = {"scan", "info", "read", "write", "xread", "xwrite", "cfg-read", "cfg-write",
                                       "copy-test"};
   bool ok = false;
   for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) ok = ok || strcmp(cmd, known[k]) == 0;
-  if (!ok) {
-    fprintf(stderr, "bg-usb: unknown command '%s'\n%s", cmd, usage);
-    return U_USAGE;
-  }
-  if (strcmp(cmd, "scan") == 0 && !o.mock) return cmd_scan(&o);
-  bg_pci_dev *d;
-  if (open_dev(&o, &d) < 0) return fail("open");
   int r;
-  if (strcmp(cmd, "scan") == 0 || strcmp(cmd, "info") == 0) r = cmd_info(&o, d);
-  else if (strcmp(cmd, "read") == 0) r = cmd_read(&o, d, false);
-  else if (strcmp(cmd, "xread") == 0) r = cmd_read(&o, d, true);
-  else if (strcmp(cmd, "write") == 0) r = cmd_write(&o, d, false);
-  else if (strcmp(cmd, "xwrite") == 0) r = cmd_write(&o, d, true);
-  else if (strcmp(cmd, "cfg-read") == 0) r = cmd_cfg(&o, d, false);
-  else if (strcmp(cmd, "cfg-write") == 0) r = cmd_cfg(&o, d, true);
-  else r = cmd_copy_test(&o, d);
-  bg_pci_close(d);
+  if (!ok) {
+    r = usage_error("unknown command '%s'", cmd);
+  } else if ((strcmp(cmd, "scan") == 0 || strcmp(cmd, "info") == 0) && o.argc > 1) {
+    r = usage_error("%s takes no arguments, got '%s'", cmd, o.argv[1]);
+  } else if (strcmp(cmd, "scan") == 0 && !o.mock) {
+    r = cmd_scan(&o);
+  } else {
+    bg_pci_dev *d;
+    if (open_dev(&o, &d) < 0) {
+      r = fail("open");
+    } else {
+      if (strcmp(cmd, "scan") == 0 || strcmp(cmd, "info") == 0) r = cmd_info(&o, d);
+      else if (strcmp(cmd, "read") == 0) r = cmd_read(&o, d, false);
+      else if (strcmp(cmd, "xread") == 0) r = cmd_read(&o, d, true);
+      else if (strcmp(cmd, "write") == 0) r = cmd_write(&o, d, false);
+      else if (strcmp(cmd, "xwrite") == 0) r = cmd_write(&o, d, true);
+      else if (strcmp(cmd, "cfg-read") == 0) r = cmd_cfg(&o, d, false);
+      else if (strcmp(cmd, "cfg-write") == 0) r = cmd_cfg(&o, d, true);
+      else r = cmd_copy_test(&o, d);
+      bg_pci_close(d);
+    }
+  }
+  free(rest);
   return r;
+}
+
+int bg_usb_main(int argc, char **argv) {
+  tool_err_setup("bg-usb", false);
+  return tool_exit(usb_main(argc, argv));
 }
 
 #ifndef BG_USB_NO_MAIN

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 
 #include "tools/json.h"
+#include "tools/tool_err.h"
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid (overlong, surrogate, > U+10FFFF). */
 static int utf8_len(const unsigned char *s) {
@@ -56,9 +57,16 @@ void jw_write_string(FILE *f, const char *s) {
 void jw_init(jw *w, FILE *f) {
   *w = (jw){0};
   w->f = f;
+  tool_err_doc_started(f); /* a --json run that failed has written its document: no {"error"} after it */
+}
+
+void jw_init_line(jw *w, FILE *f) {
+  jw_init(w, f);
+  w->one_line = true;
 }
 
 static void indent(jw *w) {
+  if (w->one_line) return;
   fputc('\n', w->f);
   for (int i = 0; i < w->depth; i++) fputs("  ", w->f);
 }
@@ -71,7 +79,7 @@ static void before_value(jw *w) {
   }
   if (w->depth > 0) {
     if (w->is_obj[w->depth - 1]) w->bad = true; /* a value in an object needs a key */
-    if (w->has_items[w->depth - 1]) fputc(',', w->f);
+    if (w->has_items[w->depth - 1]) fputs(w->one_line ? ", " : ",", w->f);
     w->has_items[w->depth - 1] = true;
     indent(w);
   }
@@ -109,7 +117,7 @@ void jw_key(jw *w, const char *k) {
     w->bad = true;
     return;
   }
-  if (w->has_items[w->depth - 1]) fputc(',', w->f);
+  if (w->has_items[w->depth - 1]) fputs(w->one_line ? ", " : ",", w->f);
   w->has_items[w->depth - 1] = true;
   indent(w);
   jw_write_string(w->f, k);

@@ -19,9 +19,12 @@ typedef struct jw {
   bool is_obj[JW_MAX_DEPTH];
   bool after_key;
   bool bad;                     /* misuse (value without key in an object, depth overflow) */
+  bool one_line;                /* the whole document on one line (JSON Lines: hcq_smi watch --json) */
 } jw;
 
 void jw_init(jw *w, FILE *f);
+/* The same, writing the document on one line; jw_finish ends the line. */
+void jw_init_line(jw *w, FILE *f);
 void jw_obj_begin(jw *w);
 void jw_obj_end(jw *w);
 void jw_arr_begin(jw *w);

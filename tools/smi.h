@@ -15,6 +15,7 @@
 
 #include "baregpu/hcq.h"
 #include "hcq/pci_scan.h"
+#include "hcq/usage.h"
 #include "usb/usb_scan.h"
 
 enum { SMI_EXIT_OK = 0, SMI_EXIT_FAIL = 1, SMI_EXIT_USAGE = 2 };
@@ -28,6 +29,9 @@ enum smi_opt_bits {
   SMI_OPT_DRIVER = 1u << 5, /* --driver NAME */
   SMI_OPT_GRACE = 1u << 6,  /* --grace SECONDS */
   SMI_OPT_FUNCTION = 1u << 7, /* --function (reset: a PCI function reset even where a mode1 reset is possible) */
+  SMI_OPT_INTERVAL = 1u << 8, /* -n SECONDS (watch) */
+  SMI_OPT_COUNT = 1u << 9,    /* --count N (watch) */
+  SMI_OPT_ENVDEV = 1u << 10,  /* reads DEV when no --dev, positional device or --all is given */
 };
 
 /* What a device selector names. */
@@ -40,7 +44,8 @@ typedef enum smi_sel_kind {
 
 typedef struct smi_opts {
   bool json, all;
-  const char *dev;     /* the selector as given (--dev or positional), NULL when absent */
+  const char *dev;     /* the selector as given (--dev, positional or DEV), NULL when absent */
+  bool dev_from_env;   /* dev came from the DEV variable (messages say DEV=...) */
   smi_sel_kind sel;
   bg_target target;    /* SMI_SEL_TARGET: the parsed DEV string */
   bool dev_has_index;  /* SMI_SEL_TARGET: an explicit :INDEX was given */
@@ -49,6 +54,8 @@ typedef struct smi_opts {
   const char *driver;  /* bind --driver, NULL for the vendor's default */
   double grace_s;      /* kill_pids --grace: seconds between SIGTERM and SIGKILL */
   bool function;       /* reset --function: PCI function reset through sysfs, never a mode1 reset */
+  double interval_s;   /* watch -n: seconds between refreshes */
+  long count;          /* watch --count: refreshes, 0 for no limit */
 } smi_opts;
 
 /* Lock owner of a device (hcq/pci_lock.h) with its process name. */
@@ -58,6 +65,14 @@ typedef struct smi_owner {
   bool known;          /* false: the lock file could not be read (err holds why) */
   char err[160];
 } smi_owner;
+
+/* VRAM use of a device (smi_mem.c): the holder's published use (hcq/usage.h). */
+typedef struct smi_mem {
+  bool used_known;     /* free (0 used) or the holder published its use */
+  bool published;      /* u holds the holder's use */
+  bg_usage u;
+  char comm[64];       /* the holder's process name */
+} smi_mem;
 
 typedef struct smi_cmd {
   const char *name;
@@ -87,6 +102,8 @@ typedef struct smi_inventory {
   char devs_msg[512];
   struct smi_am_metrics *am;   /* [npci] SMU metrics of the AMD GPUs (smi_am_collect), NULL: not read */
   struct smi_inventory *emu;   /* list --all: the emulated MOCKPCI devices (smi_mock_inventory), NULL: none */
+  struct smi_inventory *emu_usb; /* list --all, --dev MOCKUSB+AMD: the GPUs behind emulated bridges, NULL: none */
+  smi_mem *pci_mem;            /* [npci] VRAM use (smi_mem_get) */
 } smi_inventory;
 
 int smi_inventory_collect(const smi_opts *o, smi_inventory *inv);
@@ -97,6 +114,9 @@ void smi_inventory_free(smi_inventory *inv);
 void smi_inventory_summary(const smi_inventory *inv, const smi_opts *o, char *buf, size_t n);
 /* The same, plus "; N emulated GPUs (MOCKPCI+AMD)" when inv->emu was gathered. */
 void smi_inventory_summary_all(const smi_inventory *inv, const smi_opts *o, char *buf, size_t n);
+
+/* Keep[i] stays true only for the entries o's visibility filter and :INDEX select (among those kept). */
+int smi_select_visible(const smi_opts *o, bool *keep, size_t n);
 
 void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f);
 int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f);
@@ -157,6 +177,7 @@ typedef struct smi_am_metrics {
   char driver[64];             /* SMI_AM_BOUND */
   char msg[512];               /* SMI_AM_DOWN / SMI_AM_ERROR: why */
   char arch[16];               /* "gfx1100" from discovery, when opened */
+  uint64_t vram_size;          /* VRAM bytes from discovery (am/), when opened; 0 unknown */
   unsigned temp_edge, temp_hotspot, temp_mem; /* C */
   unsigned power_w, power_limit_w;
   unsigned gfxclk, socclk, uclk, fclk;        /* MHz (gfxclk: average pre-DS, others: current) */
@@ -170,6 +191,9 @@ typedef struct smi_am_metrics {
  * discovery, firmware), and when its SMU answers the driver table is pointed at the boot region and the
  * metrics table read. Never boots, never resets. Returns 0 when m->state == SMI_AM_OK, else -1. */
 int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *driver, smi_am_metrics *m);
+/* The same on a device already opened through am/ (over USB: the emulated bridge's GPU). */
+struct bg_am_dev;
+int smi_am_metrics_dev(struct bg_am_dev *d, smi_am_metrics *m);
 /* smi_am_mode1_reset: opening failed for a reason other than a lock or a bound driver (err says why). */
 #define SMI_AM_RESET_NOT_OPENED 1
 /* SMU mode1 reset of the AMD GPU bdf, which the caller checked is neither bound nor locked: opened through am/
@@ -185,6 +209,15 @@ void smi_am_text(const smi_am_metrics *m, FILE *f);
 /* "metrics": {...} or null, as a key of the current object (w is a tools/json.h writer). */
 struct jw;
 void smi_am_json(struct jw *w, const smi_am_metrics *m);
+
+/* ---------------- VRAM (smi_mem.c) ---------------- */
+
+/* name's (a lock name) use: free (owner pid 0), or what its holder published. */
+void smi_mem_get(const char *name, const smi_owner *ow, smi_mem *m);
+/* "      vram       64.0 MiB used of 512 MiB; pid 4242 (python3) 64.0 MiB in 3 buffers" */
+void smi_mem_text(const smi_mem *m, const smi_am_metrics *am, FILE *f);
+/* "vram": {"total", "used", "processes": [{"pid", "process", "dev", "bytes", "buffers"}]} */
+void smi_mem_json(struct jw *w, const smi_mem *m, const smi_am_metrics *am);
 
 /* ---------------- emulated devices (smi_mock.c) ---------------- */
 
@@ -212,6 +245,12 @@ void smi_mock_leave(smi_mock_env *saved);
  * saying why not; NULL when out of memory. The environment is left as it was. */
 smi_inventory *smi_mock_inventory(void);
 void smi_mock_inventory_free(smi_inventory *emu);
+/* The selector names the emulated USB interface (MOCKUSB+AMD...). */
+bool smi_sel_is_mockusb(const smi_opts *o);
+/* The MOCKUSB+AMD GPUs: each reached through its emulated ASM24 bridge (the plugin's USB transport), its ids and BARs
+ * read over the bridge, booted (as MOCKUSB+AMD's open does) and its SMU metrics read; entries named "mockusb:N".
+ * o (may be NULL) selects by index. pci_err/pci_msg say why not; NULL when out of memory. */
+smi_inventory *smi_mockusb_inventory(const smi_opts *o);
 
 /* ---------------- commands ---------------- */
 
@@ -221,5 +260,6 @@ int smi_cmd_kill_pids(const smi_opts *o);
 int smi_cmd_unbind(const smi_opts *o);
 int smi_cmd_bind(const smi_opts *o);
 int smi_cmd_reset(const smi_opts *o);
+int smi_cmd_watch(const smi_opts *o);
 
 #endif

@@ -14,6 +14,7 @@
 #include "hcq/pci_admin.h"
 #include "tools/json.h"
 #include "tools/smi.h"
+#include "tools/tool_err.h"
 
 typedef struct result {
   const bg_pci_info *dev;
@@ -190,7 +191,7 @@ static void print_json(const smi_opts *o, const char *cmd, const result *res, si
   jw_arr_end(&w);
   jw_kuint(&w, "failed", nfail);
   jw_obj_end(&w);
-  if (jw_finish(&w) < 0) fprintf(stderr, "hcq_smi: %s: internal error: unbalanced JSON output\n", cmd);
+  if (jw_finish(&w) < 0) tool_err("%s: internal error: unbalanced JSON output", cmd);
 }
 
 static int run(const smi_opts *o, const char *cmd, action_fn act) {
@@ -201,7 +202,7 @@ static int run(const smi_opts *o, const char *cmd, action_fn act) {
   result *res = calloc(n ? n : 1, sizeof(*res));
   if (!res) {
     free(v);
-    fprintf(stderr, "hcq_smi: %s: out of memory\n", cmd);
+    tool_err("%s: out of memory", cmd);
     return SMI_EXIT_FAIL;
   }
   for (size_t i = 0; i < n; i++) {

@@ -54,39 +54,38 @@ int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *dri
     if (e == -BG_EBUSY && strstr(bg_last_error(), "in use by pid")) st = SMI_AM_IN_USE;
     return fail(m, st, bg_last_error());
   }
-  snprintf(m->arch, sizeof(m->arch), "%s", d->disc.arch);
-  int ret = -1;
-  /* The SMU answers from power-on, but its tables only once booted: sOS running (PSP booted by AM or amdgpu)
-   * is the sign the SMU firmware was loaded and its features enabled. */
-  if (!bg_am_psp_sos_alive(d) || !bg_am_smu_alive(d)) {
-    fail(m, SMI_AM_DOWN, "SMU not running (device not booted; bg-bringup --dev BDF boots it)");
-  } else {
-    uint64_t mc = bg_am_mc(d, d->bm.smu_table);
-    bg_am_smu_metrics sm;
-    if (bg_am_smu_send(d, BG_SMU_SetDriverDramAddrHigh, (uint32_t)(mc >> 32), NULL, 0) < 0 ||
-        bg_am_smu_send(d, BG_SMU_SetDriverDramAddrLow, (uint32_t)mc, NULL, 0) < 0 ||
-        bg_am_smu_read_metrics(d, &sm) < 0) {
-      fail(m, SMI_AM_ERROR, bg_last_error());
-    } else {
-      m->state = SMI_AM_OK;
-      m->temp_edge = sm.temp_edge;
-      m->temp_hotspot = sm.temp_hotspot;
-      m->temp_mem = sm.temp_mem;
-      m->power_w = sm.socket_power;
-      m->power_limit_w = sm.power_limit;
-      m->gfxclk = sm.gfxclk;
-      m->socclk = sm.curr_clock[BG_SMU_PPCLK_SOCCLK];
-      m->uclk = sm.curr_clock[BG_SMU_PPCLK_UCLK];
-      m->fclk = sm.curr_clock[BG_SMU_PPCLK_FCLK];
-      m->gfx_activity = sm.gfx_activity;
-      m->mem_activity = sm.uclk_activity;
-      m->fan_rpm = sm.fan_rpm;
-      m->cdna = sm.cdna;
-      ret = 0;
-    }
-  }
+  int ret = smi_am_metrics_dev(d, m);
   bg_am_dev_close(d);
   return ret;
+}
+
+int smi_am_metrics_dev(bg_am_dev *d, smi_am_metrics *m) {
+  snprintf(m->arch, sizeof(m->arch), "%s", d->disc.arch);
+  m->vram_size = d->vram_size;
+  /* The SMU answers from power-on, but its tables only once booted: sOS running (PSP booted by AM or amdgpu)
+   * is the sign the SMU firmware was loaded and its features enabled. */
+  if (!bg_am_psp_sos_alive(d) || !bg_am_smu_alive(d))
+    return fail(m, SMI_AM_DOWN, "SMU not running (device not booted; bg-bringup --dev BDF boots it)");
+  uint64_t mc = bg_am_mc(d, d->bm.smu_table);
+  bg_am_smu_metrics sm;
+  if (bg_am_smu_send(d, BG_SMU_SetDriverDramAddrHigh, (uint32_t)(mc >> 32), NULL, 0) < 0 ||
+      bg_am_smu_send(d, BG_SMU_SetDriverDramAddrLow, (uint32_t)mc, NULL, 0) < 0 || bg_am_smu_read_metrics(d, &sm) < 0)
+    return fail(m, SMI_AM_ERROR, bg_last_error());
+  m->state = SMI_AM_OK;
+  m->temp_edge = sm.temp_edge;
+  m->temp_hotspot = sm.temp_hotspot;
+  m->temp_mem = sm.temp_mem;
+  m->power_w = sm.socket_power;
+  m->power_limit_w = sm.power_limit;
+  m->gfxclk = sm.gfxclk;
+  m->socclk = sm.curr_clock[BG_SMU_PPCLK_SOCCLK];
+  m->uclk = sm.curr_clock[BG_SMU_PPCLK_UCLK];
+  m->fclk = sm.curr_clock[BG_SMU_PPCLK_FCLK];
+  m->gfx_activity = sm.gfx_activity;
+  m->mem_activity = sm.uclk_activity;
+  m->fan_rpm = sm.fan_rpm;
+  m->cdna = sm.cdna;
+  return 0;
 }
 
 int smi_am_mode1_reset(const char *bdf, char *smu_ver, size_t nver, char *err, size_t nerr) {

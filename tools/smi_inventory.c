@@ -39,8 +39,9 @@ static bool dev_wanted(const smi_opts *o, const char *name) {
 }
 
 /* Apply the --dev visibility filter and index to keep[0..n) (entries already matching kind and
- * interface), in place: keep[i] stays true only for the selected entries. */
-static int select_visible(const smi_opts *o, bool *keep, size_t n) {
+ * interface), in place: keep[i] stays true only for the selected entries. A selector without
+ * indices keeps them all. */
+int smi_select_visible(const smi_opts *o, bool *keep, size_t n) {
   if (o->sel != SMI_SEL_TARGET || (!o->target.indices[0] && !o->dev_has_index) || n == 0) return 0;
   int *idx = malloc(n * sizeof(*idx)), *map = malloc(n * sizeof(*map));
   if (!idx || !map) {
@@ -64,7 +65,7 @@ int smi_pci_select(const smi_opts *o, bg_pci_info *v, size_t *n) {
   bool *keep = calloc(*n ? *n : 1, sizeof(*keep));
   if (!keep) return bg_error(BG_ENOMEM, "hcq_smi: out of memory filtering %zu PCI devices", *n);
   for (size_t i = 0; i < *n; i++) keep[i] = pci_wanted(o, &v[i]);
-  int r = select_visible(o, keep, *n);
+  int r = smi_select_visible(o, keep, *n);
   if (r == 0) {
     size_t k = 0;
     for (size_t i = 0; i < *n; i++)
@@ -86,7 +87,8 @@ static void collect_pci(const smi_opts *o, smi_inventory *inv) {
   bool every = (o->all && o->sel == SMI_SEL_NONE) || o->sel == SMI_SEL_BDF;
   inv->pci_err = bg_pci_scan(every ? BG_PCI_SCAN_ALL : 0, &all, &n, &inv->pci_scanned);
   if (inv->pci_err == 0) inv->pci_err = smi_pci_select(o, all, &n);
-  if (inv->pci_err == 0 && n && !(inv->pci_owner = calloc(n, sizeof(*inv->pci_owner))))
+  if (inv->pci_err == 0 && n &&
+      (!(inv->pci_owner = calloc(n, sizeof(*inv->pci_owner))) || !(inv->pci_mem = calloc(n, sizeof(*inv->pci_mem)))))
     inv->pci_err = bg_error(BG_ENOMEM, "hcq_smi: out of memory for %zu lock owners", n);
   if (inv->pci_err < 0) {
     snprintf(inv->pci_msg, sizeof(inv->pci_msg), "%s", bg_last_error());
@@ -98,6 +100,7 @@ static void collect_pci(const smi_opts *o, smi_inventory *inv) {
   for (size_t i = 0; i < n; i++) {
     inv->pci_gpus += all[i].is_gpu;
     smi_owner_get(all[i].bdf, &inv->pci_owner[i]);
+    smi_mem_get(all[i].bdf, &inv->pci_owner[i], &inv->pci_mem[i]);
   }
 }
 
@@ -114,7 +117,7 @@ static void collect_usb(const smi_opts *o, smi_inventory *inv) {
   bool keep[MAX_DEVS] = {false};
   if (n > MAX_DEVS) n = MAX_DEVS; /* more bridges than ports on any host */
   for (size_t i = 0; i < n; i++) keep[i] = o->sel != SMI_SEL_NAME || strcmp(v[i].name, o->name) == 0;
-  if (select_visible(o, keep, n) < 0) {
+  if (smi_select_visible(o, keep, n) < 0) {
     inv->usb_err = -BG_ENOMEM;
     snprintf(inv->usb_msg, sizeof(inv->usb_msg), "%s", bg_last_error());
     n = 0;
@@ -150,7 +153,7 @@ static void collect_devs(const smi_opts *o, smi_inventory *inv) {
   if (n > MAX_DEVS) n = MAX_DEVS;
   bool keep[MAX_DEVS] = {false};
   for (int i = 0; i < n; i++) keep[i] = dev_wanted(o, inv->devs[i]);
-  if (select_visible(o, keep, (size_t)n) < 0) {
+  if (smi_select_visible(o, keep, (size_t)n) < 0) {
     inv->devs_err = -BG_ENOMEM;
     snprintf(inv->devs_msg, sizeof(inv->devs_msg), "%s", bg_last_error());
     n = 0;
@@ -174,6 +177,7 @@ int smi_inventory_collect(const smi_opts *o, smi_inventory *inv) {
 void smi_inventory_free(smi_inventory *inv) {
   bg_pci_free(inv->pci);
   free(inv->pci_owner);
+  free(inv->pci_mem);
   bg_usb_free(inv->usb);
   free(inv->usb_owner);
   free(inv->devs);
@@ -181,7 +185,7 @@ void smi_inventory_free(smi_inventory *inv) {
 }
 
 void smi_inventory_summary(const smi_inventory *inv, const smi_opts *o, char *buf, size_t n) {
-  if (inv->pci_gpus == 0 && inv->nusb == 0) {
+  if (inv->pci_gpus == 0 && inv->nusb == 0 && !smi_sel_is_mockusb(o)) {
     if (inv->pci_err < 0)
       snprintf(buf, n, "no GPU found: PCI could not be scanned%s", inv->usb_err < 0 ? ", nor USB" : ", none on USB");
     else if (o->sel == SMI_SEL_BDF && inv->npci)
@@ -192,6 +196,10 @@ void smi_inventory_summary(const smi_inventory *inv, const smi_opts *o, char *bu
       snprintf(buf, n, "no GPU matching --dev %s found on PCI (%zu devices scanned) or USB", o->dev, inv->pci_scanned);
     else
       snprintf(buf, n, "no GPU found on PCI (%zu devices scanned) or USB", inv->pci_scanned);
+    return;
+  }
+  if (smi_sel_is_mockusb(o)) {
+    buf[0] = '\0'; /* the emulated USB section's own count follows (smi_inventory_summary_all) */
     return;
   }
   if (smi_sel_is_mockpci(o))
@@ -208,4 +216,10 @@ void smi_inventory_summary_all(const smi_inventory *inv, const smi_opts *o, char
   if (inv->emu && inv->emu->pci_err == 0)
     snprintf(buf + len, n - len, "; %zu emulated GPU%s (MOCKPCI+AMD)", inv->emu->pci_gpus,
              inv->emu->pci_gpus == 1 ? "" : "s");
+  len = strlen(buf);
+  if (inv->emu_usb && inv->emu_usb->pci_err == 0)
+    snprintf(buf + len, n - len, "%s%zu emulated GPU%s behind emulated ASM24 bridges (MOCKUSB+AMD)", len ? "; " : "",
+             inv->emu_usb->pci_gpus, inv->emu_usb->pci_gpus == 1 ? "" : "s");
+  else if (inv->emu_usb && !len)
+    snprintf(buf, n, "no emulated GPU behind an ASM24 bridge: %s", inv->emu_usb->pci_msg);
 }

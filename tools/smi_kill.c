@@ -14,6 +14,7 @@
 #include "hcq/pci_lock.h"
 #include "tools/json.h"
 #include "tools/smi.h"
+#include "tools/tool_err.h"
 
 #define KILL_WAIT_S 5.0 /* after SIGKILL: a process in uninterruptible sleep may take a moment */
 
@@ -202,7 +203,7 @@ static void print_json(const smi_opts *o, const victim *v, size_t nv, const smi_
   jw_kuint(&w, "stopped", stopped);
   jw_kuint(&w, "failed", failed);
   jw_obj_end(&w);
-  if (jw_finish(&w) < 0) fprintf(stderr, "hcq_smi: kill_pids: internal error: unbalanced JSON output\n");
+  if (jw_finish(&w) < 0) tool_err("kill_pids: internal error: unbalanced JSON output");
 }
 
 int smi_cmd_kill_pids(const smi_opts *o) {
@@ -224,7 +225,7 @@ int smi_cmd_kill_pids(const smi_opts *o) {
   victim *v = calloc(n ? n : 1, sizeof(*v));
   if (!v) {
     free(h);
-    fprintf(stderr, "hcq_smi: kill_pids: out of memory\n");
+    tool_err("kill_pids: out of memory");
     return SMI_EXIT_FAIL;
   }
   size_t nv = group(h, n, v);
@@ -254,10 +255,10 @@ int smi_cmd_kill_pids(const smi_opts *o) {
            failed ? ", some still hold GPUs" : "");
   }
   for (size_t i = 0; i < nv; i++)
-    if (v[i].failed) fprintf(stderr, "hcq_smi: kill_pids: %s\n", v[i].err);
+    if (v[i].failed) tool_err("kill_pids: %s", v[i].err);
   for (size_t i = 0; i < nv; i++)
     if (v[i].failed && strstr(v[i].err, "as root")) {
-      fprintf(stderr, "hcq_smi: kill_pids needs root to signal other users' processes: sudo hcq_smi kill_pids\n");
+      tool_err("kill_pids needs root to signal other users' processes: sudo hcq_smi kill_pids");
       break;
     }
   free(v);

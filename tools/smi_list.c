@@ -9,6 +9,7 @@
 #include "hcq/pci_lock.h"
 #include "tools/json.h"
 #include "tools/smi.h"
+#include "tools/tool_err.h"
 #include "tools/smi_fmt.h"
 
 /* ---------------- text ---------------- */
@@ -21,7 +22,7 @@ static void text_owner(const smi_owner *ow, FILE *f) {
   else fprintf(f, "pid %d (%s)\n", (int)ow->pid, ow->comm[0] ? ow->comm : "?");
 }
 
-static void text_pci(const bg_pci_info *p, const smi_owner *ow, const smi_am_metrics *am, FILE *f) {
+static void text_pci(const bg_pci_info *p, const smi_owner *ow, const smi_mem *mem, const smi_am_metrics *am, FILE *f) {
   const char *vname = bg_pci_vendor_name(p->vendor);
   fprintf(f, "  %s  %s %04x:%04x", p->bdf, vname ? vname : "vendor", p->vendor, p->device);
   if (p->chip) fprintf(f, "  %s (%s, %s)", p->chip->name, p->chip->arch, p->chip->family);
@@ -45,6 +46,7 @@ static void text_pci(const bg_pci_info *p, const smi_owner *ow, const smi_am_met
             b->prefetch ? " prefetchable" : "", b->base);
   }
   text_owner(ow, f);
+  if (p->is_gpu && mem) smi_mem_text(mem, am, f);
   if (am) smi_am_text(am, f);
   if (p->note[0]) fprintf(f, "      note       %s\n", p->note);
 }
@@ -61,7 +63,9 @@ static void text_usb(const bg_usb_info *u, const smi_owner *ow, FILE *f) {
 }
 
 void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
-  if (inv->pci_err < 0) {
+  if (smi_sel_is_mockusb(o)) {
+    /* only the emulated USB section below */
+  } else if (inv->pci_err < 0) {
     fprintf(f, "PCI: unavailable: %s\n", inv->pci_msg);
   } else {
     fprintf(f, "%s (%s%s): %zu functions scanned, %zu GPU%s", smi_sel_is_mockpci(o) ? "Emulated PCI" : "PCI",
@@ -69,9 +73,11 @@ void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
             inv->pci_gpus, inv->pci_gpus == 1 ? "" : "s");
     if (o->all && o->sel == SMI_SEL_NONE) fprintf(f, ", listing all %zu functions", inv->npci);
     fputs(inv->npci ? ":\n" : "\n", f);
-    for (size_t i = 0; i < inv->npci; i++) text_pci(&inv->pci[i], &inv->pci_owner[i], inv->am ? &inv->am[i] : NULL, f);
+    for (size_t i = 0; i < inv->npci; i++) text_pci(&inv->pci[i], &inv->pci_owner[i], &inv->pci_mem[i], inv->am ? &inv->am[i] : NULL, f);
   }
-  if (!inv->usb_searched && o->sel == SMI_SEL_BDF)
+  if (smi_sel_is_mockusb(o))
+    ; /* the emulated bridges are listed with their GPUs below */
+  else if (!inv->usb_searched && o->sel == SMI_SEL_BDF)
     fprintf(f, "USB: not searched (--dev %s is a PCI address)\n", o->dev);
   else if (!inv->usb_searched)
     fprintf(f, "USB: not searched (--dev %s; ASM24 bridges carry AMD GPUs, interface USB)\n", o->dev);
@@ -93,7 +99,16 @@ void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
     const smi_inventory *e = inv->emu;
     fprintf(f, "Emulated PCI (%s, booted in this process): %zu GPU%s%s\n", e->pci_source, e->pci_gpus,
             e->pci_gpus == 1 ? "" : "s", e->npci ? ":" : "");
-    for (size_t i = 0; i < e->npci; i++) text_pci(&e->pci[i], &e->pci_owner[i], e->am ? &e->am[i] : NULL, f);
+    for (size_t i = 0; i < e->npci; i++) text_pci(&e->pci[i], &e->pci_owner[i], &e->pci_mem[i], e->am ? &e->am[i] : NULL, f);
+  }
+  if (inv->emu_usb && inv->emu_usb->pci_err < 0) {
+    fprintf(f, "Emulated USB (MOCKUSB+AMD): unavailable: %s\n", inv->emu_usb->pci_msg);
+  } else if (inv->emu_usb) {
+    const smi_inventory *e = inv->emu_usb;
+    fprintf(f, "Emulated USB (%s, booted in this process): %zu GPU%s%s\n", e->pci_source, e->pci_gpus,
+            e->pci_gpus == 1 ? "" : "s", e->npci ? ":" : "");
+    for (size_t i = 0; i < e->npci; i++)
+      text_pci(&e->pci[i], &e->pci_owner[i], &e->pci_mem[i], e->am ? &e->am[i] : NULL, f);
   }
   char sum[320];
   smi_inventory_summary_all(inv, o, sum, sizeof(sum));
@@ -112,7 +127,7 @@ static void json_owner(jw *w, const smi_owner *ow) {
   jw_kstr(w, "owner_error", ow->known ? NULL : ow->err);
 }
 
-static void json_pci(jw *w, const bg_pci_info *p, const smi_owner *ow, const smi_am_metrics *am) {
+static void json_pci(jw *w, const bg_pci_info *p, const smi_owner *ow, const smi_mem *mem, const smi_am_metrics *am) {
   jw_obj_begin(w);
   jw_kstr(w, "bdf", p->bdf);
   jw_khex(w, "vendor", p->vendor, 4);
@@ -166,6 +181,11 @@ static void json_pci(jw *w, const bg_pci_info *p, const smi_owner *ow, const smi
     jw_arr_end(w);
   }
   json_owner(w, ow);
+  if (p->is_gpu && mem) smi_mem_json(w, mem, am);
+  else {
+    jw_key(w, "vram");
+    jw_null(w);
+  }
   if (am) smi_am_json(w, am);
   jw_kstr(w, "note", p->note[0] ? p->note : NULL);
   jw_obj_end(w);
@@ -212,7 +232,7 @@ int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f) {
   jw_kuint(&w, "gpus", inv->pci_gpus);
   jw_key(&w, "devices");
   jw_arr_begin(&w);
-  for (size_t i = 0; i < inv->npci; i++) json_pci(&w, &inv->pci[i], &inv->pci_owner[i], inv->am ? &inv->am[i] : NULL);
+  for (size_t i = 0; i < inv->npci; i++) json_pci(&w, &inv->pci[i], &inv->pci_owner[i], &inv->pci_mem[i], inv->am ? &inv->am[i] : NULL);
   jw_arr_end(&w);
   jw_obj_end(&w);
 
@@ -246,7 +266,24 @@ int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f) {
     jw_kuint(&w, "gpus", e->pci_gpus);
     jw_key(&w, "devices");
     jw_arr_begin(&w);
-    for (size_t i = 0; i < e->npci; i++) json_pci(&w, &e->pci[i], &e->pci_owner[i], e->am ? &e->am[i] : NULL);
+    for (size_t i = 0; i < e->npci; i++) json_pci(&w, &e->pci[i], &e->pci_owner[i], &e->pci_mem[i], e->am ? &e->am[i] : NULL);
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+  } else {
+    jw_null(&w);
+  }
+  /* list --all, --dev MOCKUSB+AMD: the GPUs behind the emulated ASM24 bridges (null when not gathered) */
+  jw_key(&w, "emulated_usb");
+  if (inv->emu_usb) {
+    const smi_inventory *e = inv->emu_usb;
+    jw_obj_begin(&w);
+    jw_kstr(&w, "interface", "MOCKUSB+AMD");
+    jw_kstr(&w, "source", e->pci_source);
+    jw_kstr(&w, "error", e->pci_err < 0 ? e->pci_msg : NULL);
+    jw_kuint(&w, "gpus", e->pci_gpus);
+    jw_key(&w, "devices");
+    jw_arr_begin(&w);
+    for (size_t i = 0; i < e->npci; i++) json_pci(&w, &e->pci[i], &e->pci_owner[i], &e->pci_mem[i], e->am ? &e->am[i] : NULL);
     jw_arr_end(&w);
     jw_obj_end(&w);
   } else {
@@ -268,13 +305,15 @@ int smi_cmd_list(const smi_opts *o) {
   smi_am_collect(&inv);
   /* --all shows the emulated devices too, when this build has them (tests/mockgpu's plugin) */
   if (BG_HAVE_MOCK && o->all && o->sel == SMI_SEL_NONE) inv.emu = smi_mock_inventory();
+  if (BG_HAVE_MOCK && ((o->all && o->sel == SMI_SEL_NONE) || smi_sel_is_mockusb(o))) inv.emu_usb = smi_mockusb_inventory(o);
   int jr = 0;
   if (o->json) jr = smi_list_json(&inv, o, stdout);
   else smi_list_text(&inv, o, stdout);
-  if (r < 0) fprintf(stderr, "hcq_smi: list: %s\n", inv.pci_msg);
+  if (r < 0) tool_err("list: %s", inv.pci_msg);
   free(inv.am);
   smi_mock_inventory_free(inv.emu);
+  smi_mock_inventory_free(inv.emu_usb);
   smi_inventory_free(&inv);
-  if (jr < 0) fprintf(stderr, "hcq_smi: list: internal error: unbalanced JSON output\n");
+  if (jr < 0) tool_err("list: internal error: unbalanced JSON output");
   return (r < 0 || jr < 0) ? SMI_EXIT_FAIL : SMI_EXIT_OK;
 }

@@ -1,5 +1,5 @@
 /* tools/smi_pids.c: `hcq_smi pids`: the processes holding GPUs, from the lock files
- * (hcq/pci_lock.h), with their names from /proc/<pid>/comm. tinygrad runs lsof on its lock
+ * (hcq/pci_lock.h), with their names from /proc/<pid>/comm and the device memory each published (hcq/usage.h). tinygrad runs lsof on its lock
  * files; here the lock file holds the owner's pid and the flock tells whether it is still held. */
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,12 @@
 #include "bg_config.h"
 #include "hcq/pci_lock.h"
 #include "tools/json.h"
+#include "tools/smi_fmt.h"
 #include "tools/smi.h"
+#include "tools/tool_err.h"
+
+/* The use h's holder published, or false. */
+static bool usage_of(const smi_holder *h, bg_usage *u) { return h->pid > 0 && bg_usage_read(h->name, u) == 0; }
 
 static void print_json(const smi_opts *o, const smi_holder *h, size_t n, const char *err) {
   jw w;
@@ -30,12 +35,23 @@ static void print_json(const smi_opts *o, const smi_holder *h, size_t n, const c
     else jw_null(&w);
     jw_kstr(&w, "process", h[i].comm[0] ? h[i].comm : NULL);
     jw_kstr(&w, "lock", h[i].lock);
+    bg_usage u;
+    jw_key(&w, "device_memory");
+    if (usage_of(&h[i], &u)) {
+      jw_obj_begin(&w);
+      jw_kuint(&w, "bytes", u.bytes);
+      jw_kuint(&w, "buffers", u.buffers);
+      jw_kstr(&w, "dev", u.dev);
+      jw_obj_end(&w);
+    } else {
+      jw_null(&w);
+    }
     jw_obj_end(&w);
   }
   jw_arr_end(&w);
   jw_kuint(&w, "count", n);
   jw_obj_end(&w);
-  if (jw_finish(&w) < 0) fprintf(stderr, "hcq_smi: pids: internal error: unbalanced JSON output\n");
+  if (jw_finish(&w) < 0) tool_err("pids: internal error: unbalanced JSON output");
 }
 
 static void print_text(const smi_opts *o, const smi_holder *h, size_t n) {
@@ -48,8 +64,15 @@ static void print_text(const smi_opts *o, const smi_holder *h, size_t n) {
     char pid[16];
     if (h[i].pid > 0) snprintf(pid, sizeof(pid), "%d", (int)h[i].pid);
     else snprintf(pid, sizeof(pid), "?");
-    printf("%-14s %-8s %s\n", h[i].name, pid,
+    printf("%-14s %-8s %s", h[i].name, pid,
            h[i].pid > 0 ? (h[i].comm[0] ? h[i].comm : "?") : "(lock held, pid not written yet)");
+    bg_usage u;
+    if (usage_of(&h[i], &u)) {
+      char mem[32];
+      printf(", device memory %s in %llu buffer%s", smi_fmt_size(u.bytes, mem, sizeof(mem)),
+             (unsigned long long)u.buffers, u.buffers == 1 ? "" : "s");
+    }
+    putchar('\n');
   }
   printf("%zu device%s held (lock dir %s)\n", n, n == 1 ? "" : "s", bg_pci_lock_dir());
 }

@@ -7,6 +7,7 @@
 
 #include "baregpu/error.h"
 #include "tools/smi.h"
+#include "tools/tool_err.h"
 
 /* "DDDD:BB:DD.F" or "BB:DD.F" (hex digits, any case) into the kernel's form "0000:03:00.0". */
 static bool parse_bdf(const char *s, char *out, size_t n) {
@@ -70,72 +71,95 @@ void smi_print_gpus(FILE *f, const bg_pci_info *v, size_t n) {
   }
 }
 
+/* The same lines as the rest of an error message (stderr, and the --json error text). */
+static void err_gpus(const bg_pci_info *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const char *vname = bg_pci_vendor_name(v[i].vendor);
+    tool_err_more("  %s  %s %04x:%04x %s, driver %s\n", v[i].bdf, vname ? vname : "vendor", v[i].vendor,
+                  v[i].device, v[i].chip ? v[i].chip->name : "unknown chip", v[i].driver[0] ? v[i].driver : "none");
+  }
+}
+
 void smi_report_error(const char *cmd, int code, const char *msg) {
-  fprintf(stderr, "hcq_smi: %s: %s\n", cmd, msg);
-  if (code == -BG_EPERM)
-    fprintf(stderr, "hcq_smi: %s needs root: run it as root, e.g. sudo hcq_smi %s ...\n", cmd, cmd);
+  tool_err("%s%s%s", cmd ? cmd : "", cmd ? ": " : "", msg);
+  if (code == -BG_EPERM) tool_err("%s needs root: run it as root, e.g. sudo hcq_smi %s ...", cmd, cmd);
+}
+
+/* "cmd: " before a message, nothing for a tool without commands (cmd NULL: bg-bringup). */
+#define CMD_ARGS(cmd) (cmd) ? (cmd) : "", (cmd) ? ": " : ""
+
+/* How the user gave the selector: "--dev X", "DEV=X" or "'X'". */
+static void sel_source(const smi_opts *o, char *buf, size_t n) {
+  if (o->dev_from_env) snprintf(buf, n, "DEV=%s", o->dev);
+  else snprintf(buf, n, "'%s'", o->dev);
 }
 
 /* Why nothing matched, with what there is. */
 static void report_no_match(const smi_opts *o, const char *cmd, const bg_pci_info *gpus, size_t ngpus,
                             size_t scanned) {
-  fprintf(stderr, "hcq_smi: %s: unknown device '%s': ", cmd, o->dev);
-  if (o->sel == SMI_SEL_BDF) fprintf(stderr, "no GPU at %s", o->name);
-  else fprintf(stderr, "no PCI GPU matches it");
+  char src[160];
+  sel_source(o, src, sizeof(src));
+  char what[96];
+  if (o->sel == SMI_SEL_BDF) snprintf(what, sizeof(what), "no GPU at %s", o->name);
+  else snprintf(what, sizeof(what), "no PCI GPU matches it");
   if (ngpus == 0) {
-    fprintf(stderr, "; no GPU on PCI (%zu devices scanned)\n", scanned);
+    tool_err("%s%sunknown device %s: %s; no GPU on PCI (%zu devices scanned)", CMD_ARGS(cmd), src, what, scanned);
     return;
   }
-  fprintf(stderr, "; GPUs on PCI:\n");
-  smi_print_gpus(stderr, gpus, ngpus);
+  tool_err("%s%sunknown device %s: %s; GPUs on PCI:", CMD_ARGS(cmd), src, what);
+  err_gpus(gpus, ngpus);
 }
 
 int smi_select_gpus(const smi_opts *o, const char *cmd, bool one, bg_pci_info **out, size_t *n) {
   *out = NULL;
   *n = 0;
   if (o->sel == SMI_SEL_NAME) {
-    fprintf(stderr, "hcq_smi: %s: %s is a USB bridge; %s acts on PCI GPUs (name one by address or DEV, see "
-            "hcq_smi list)\n", cmd, o->name, cmd);
+    tool_err("%s%s%s is a USB bridge; %s acts on PCI GPUs (name one by address or DEV, see hcq_smi list)",
+             CMD_ARGS(cmd), o->name, cmd ? cmd : "this tool");
     return SMI_EXIT_USAGE;
   }
   if (o->sel == SMI_SEL_TARGET && strcmp(o->target.iface, "USB") == 0) {
-    fprintf(stderr, "hcq_smi: %s: --dev %s names ASM24 USB bridges; %s acts on PCI GPUs\n", cmd, o->dev, cmd);
+    char src[160];
+    sel_source(o, src, sizeof(src));
+    tool_err("%s%s%s names ASM24 USB bridges; %s acts on PCI GPUs", CMD_ARGS(cmd), src, cmd ? cmd : "this tool");
     return SMI_EXIT_USAGE;
   }
   bg_pci_info *gpus = NULL;
   size_t ngpus = 0, scanned = 0;
   if (bg_pci_scan(0, &gpus, &ngpus, &scanned) < 0) {
-    fprintf(stderr, "hcq_smi: %s: cannot scan PCI: %s\n", cmd, bg_last_error());
+    tool_err("%s%scannot scan PCI: %s", CMD_ARGS(cmd), bg_last_error());
     return SMI_EXIT_FAIL;
   }
   bg_pci_info *sel = malloc((ngpus ? ngpus : 1) * sizeof(*sel));
   if (!sel) {
     bg_pci_free(gpus);
-    fprintf(stderr, "hcq_smi: %s: out of memory\n", cmd);
+    tool_err("%s%sout of memory", CMD_ARGS(cmd));
     return SMI_EXIT_FAIL;
   }
   if (ngpus) memcpy(sel, gpus, ngpus * sizeof(*sel));
   size_t nsel = ngpus;
   int rc = SMI_EXIT_OK;
   if (smi_pci_select(o, sel, &nsel) < 0) {
-    fprintf(stderr, "hcq_smi: %s: %s\n", cmd, bg_last_error());
+    tool_err("%s%s%s", CMD_ARGS(cmd), bg_last_error());
     rc = SMI_EXIT_FAIL;
   } else if (one && o->sel == SMI_SEL_NONE && !o->all) {
-    fprintf(stderr, "hcq_smi: %s: name a device (--dev DEV, or a PCI address) or give --all for every GPU; ", cmd);
     if (ngpus) {
-      fprintf(stderr, "GPUs on PCI:\n");
-      smi_print_gpus(stderr, gpus, ngpus);
+      tool_err("%s%sname a device (--dev DEV, or a PCI address) or give --all for every GPU; GPUs on PCI:", CMD_ARGS(cmd));
+      err_gpus(gpus, ngpus);
     } else {
-      fprintf(stderr, "no GPU on PCI (%zu devices scanned)\n", scanned);
+      tool_err("%s%sname a device (--dev DEV, or a PCI address) or give --all for every GPU; no GPU on PCI (%zu devices "
+               "scanned)", CMD_ARGS(cmd), scanned);
     }
     rc = SMI_EXIT_USAGE;
   } else if (nsel == 0 && o->sel != SMI_SEL_NONE) {
     report_no_match(o, cmd, gpus, ngpus, scanned);
     rc = SMI_EXIT_USAGE;
   } else if (one && nsel > 1 && !o->all) {
-    fprintf(stderr, "hcq_smi: %s: '%s' matches %zu GPUs; name one (a PCI address, or DEV with :INDEX such as %s:0) "
-            "or give --all:\n", cmd, o->dev, nsel, o->target.kind);
-    smi_print_gpus(stderr, sel, nsel);
+    char src[160];
+    sel_source(o, src, sizeof(src));
+    tool_err("%s%s%s matches %zu GPUs; name one (a PCI address, or DEV with :INDEX such as %s:0) or give --all:",
+             CMD_ARGS(cmd), src, nsel, o->target.kind);
+    err_gpus(sel, nsel);
     rc = SMI_EXIT_USAGE;
   }
   bg_pci_free(gpus);

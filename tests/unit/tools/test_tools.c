@@ -5,9 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bg_config.h"
+#include "baregpu/error.h"
 #include "fake_sysfs.h"
+#include "hcq/pci_lock.h"
+#include "hcq/usage.h"
 #include "json_check.h"
 #include "tools/json.h"
 #include "tools/smi.h"
@@ -501,6 +506,78 @@ START_TEST(list_no_gpu_message) {
 }
 END_TEST
 
+/* ---------------- one-line JSON (watch --json) and published device memory (hcq/usage.h) ---------------- */
+
+START_TEST(json_one_line) {
+  membuf m;
+  mb_open(&m);
+  jw w;
+  jw_init_line(&w, m.f);
+  jw_obj_begin(&w);
+  jw_kstr(&w, "a", "x\ny");
+  jw_key(&w, "b");
+  jw_arr_begin(&w);
+  jw_int(&w, 1);
+  jw_obj_begin(&w);
+  jw_kbool(&w, "c", true);
+  jw_obj_end(&w);
+  jw_arr_end(&w);
+  jw_obj_end(&w);
+  ck_assert_int_eq(jw_finish(&w), 0);
+  char *out = mb_close(&m);
+  ck_assert_str_eq(out, "{\"a\": \"x\\ny\", \"b\": [1, {\"c\": true}]}\n");
+  char err[128];
+  ck_assert_msg(json_check(out, strlen(out), err, sizeof(err)) == 0, "%s", err);
+  free(out);
+}
+END_TEST
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Only the lock holder's own file counts; a stale, malformed or special file is no use and never blocks. */
+START_TEST(usage_read_checks) {
+  char dir[] = "/tmp/bg_usage_test_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  setenv("BG_LOCK_DIR", dir, 1);
+  const char *name = "0000:77:00.0";
+  char path[256], text[128];
+  snprintf(path, sizeof(path), "%s/baregpu-%s.lock.mem", dir, name);
+  bg_usage u;
+  snprintf(text, sizeof(text), "pid %d\ndev PCI+AMD\nbytes 4096\nbuffers 2\n", (int)getpid());
+  write_file(path, text);
+  ck_assert_int_eq(bg_usage_read(name, &u), -BG_ENODEV); /* nobody holds the lock: stale */
+  int fd = -1;
+  ck_assert_int_eq(bg_pci_lock_acquire(name, &fd), 0);
+  ck_assert_int_eq(bg_usage_read(name, &u), 0);
+  ck_assert_int_eq(u.pid, getpid());
+  ck_assert_str_eq(u.dev, "PCI+AMD");
+  ck_assert_uint_eq(u.bytes, 4096);
+  ck_assert_uint_eq(u.buffers, 2);
+  write_file(path, "pid 1\ndev PCI+AMD\nbytes 4096\nbuffers 2\n"); /* written by an earlier holder */
+  ck_assert_int_eq(bg_usage_read(name, &u), -BG_ENODEV);
+  write_file(path, "pid 12 bytes lots\n");
+  ck_assert_int_eq(bg_usage_read(name, &u), -BG_EFORMAT);
+  ck_assert_ptr_nonnull(strstr(bg_last_error(), path));
+  unlink(path);
+  ck_assert_int_eq(mkfifo(path, 0600), 0); /* a FIFO planted there: no writer, must not block */
+  ck_assert_int_eq(bg_usage_read(name, &u), -BG_ENODEV);
+  unlink(path);
+  ck_assert_int_eq(bg_usage_read(name, &u), -BG_ENODEV); /* nothing published */
+  bg_pci_lock_release(fd);
+  char lock[256];
+  snprintf(lock, sizeof(lock), "%s/baregpu-%s.lock", dir, name);
+  unlink(lock);
+  rmdir(dir);
+  unsetenv("BG_LOCK_DIR");
+}
+END_TEST
+
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("json");
@@ -509,6 +586,8 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, json_document);
   tcase_add_test(tc, json_misuse_detected);
   tcase_add_test(tc, json_checker_rejects);
+  tcase_add_test(tc, json_one_line);
+  tcase_add_test(tc, usage_read_checks);
   suite_add_tcase(s, tc);
   tc = tcase_create("tables");
   tcase_add_test(tc, chip_lookup);

@@ -1,7 +1,8 @@
 /* tests/unit/usb/test_tool.c: bg-usb (tools/bg_usb.c, built with -DBG_USB_NO_MAIN) in-process against the
  * emulated bridge: --mock selects it through bg_usb_tool_mock_open. Output goes to a temp file and is checked
  * (text and --json, the latter with the strict validator of tests/unit/tools); usage errors exit 2, device
- * errors exit 1 with a message. */
+ * errors exit 1 with a message. --json is JSON on every path ({"error": ...} for errors, options after the
+ * command too); --dev and DEV name the bridge like every baregpu program, a bad one exits 2. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ static void expect_json(void) {
 
 START_TEST(tool_against_mock) {
   bg_usb_tool_mock_open = open_mock;
+  unsetenv("DEV"); /* bg-usb reads it without --dev/--index/--mock */
   ck_assert_int_eq(run((const char *[]){"--mock", "info", NULL}), 0);
   ck_assert_msg(strstr(out, "GPU 04:00.0: 1002:744c") && strstr(out, "L0, up") && strstr(out, "BAR5: 0x010000000"),
                 "%s", out);
@@ -93,10 +95,62 @@ START_TEST(tool_against_mock) {
 }
 END_TEST
 
+
+/* out is one JSON document {"error": ...} containing text */
+static void expect_json_error(const char *text) {
+  expect_json();
+  ck_assert_msg(strncmp(out, "{\n  \"error\": \"", 13) == 0 && strstr(out, text), "no error '%s' in:\n%s", text, out);
+}
+
+START_TEST(tool_json_and_dev) {
+  bg_usb_tool_mock_open = open_mock;
+  unsetenv("DEV");
+  /* options after the command count (bg-usb scan --json printed text) */
+  ck_assert_int_eq(run((const char *[]){"info", "--mock", "--json", NULL}), 0);
+  expect_json();
+  ck_assert_msg(strstr(out, "\"gpu_device\": \"0x744c\""), "%s", out);
+  int r = run((const char *[]){"scan", "--json", NULL});
+  ck_assert_msg(r == 0 || r == 1, "scan: %d", r);
+  expect_json(); /* the bridges, or {"error"} where this machine has no usbfs */
+  ck_assert_msg(strstr(out, r == 0 ? "\"bridges\": [" : "\"error\": \"scan: "), "%s", out);
+  /* errors under --json: one document with the message, the status unchanged */
+  ck_assert_int_eq(run((const char *[]){"--json", "frobnicate", NULL}), 2);
+  expect_json_error("unknown command 'frobnicate'");
+  ck_assert_int_eq(run((const char *[]){"--json", NULL}), 2);
+  expect_json_error("no command given");
+  ck_assert_int_eq(run((const char *[]){"--mock", "cfg-read", "04:00.0", "3", "2", "--json", NULL}), 2);
+  expect_json_error("cfg-read BUS:DEV.FN OFF [SIZE]: size 1, 2 or 4");
+  ck_assert_int_eq(run((const char *[]){"--json", "--mock", "read", "0x30000000", NULL}), 1);
+  expect_json_error("read: ");
+  mock_asm24_clear_failures(UB);
+  ck_assert_int_eq(run((const char *[]){"--json", "--mock", "--index", "1", "info", NULL}), 1);
+  expect_json_error("open: mockusb: no emulated bridge 1");
+  /* --dev and DEV: MOCKUSB+AMD[:N] is the emulated bridge N, other kinds and interfaces are usage errors */
+  ck_assert_int_eq(run((const char *[]){"--dev", "MOCKUSB+AMD", "info", NULL}), 0);
+  ck_assert_msg(strstr(out, "GPU 04:00.0: 1002:744c"), "%s", out);
+  ck_assert_int_eq(run((const char *[]){"--dev", "MOCKUSB+AMD:1", "info", NULL}), 1);
+  ck_assert_int_eq(run((const char *[]){"--json", "--dev", "PCI+AMD", "info", NULL}), 2);
+  expect_json_error("--dev PCI+AMD: not an ASM24 USB bridge");
+  ck_assert_int_eq(run((const char *[]){"--dev", "FOO", "info", NULL}), 2);
+  ck_assert_int_eq(run((const char *[]){"--dev", "MOCKUSB+AMD", "--index", "0", "info", NULL}), 2);
+  setenv("DEV", "MOCKUSB+AMD", 1);
+  ck_assert_int_eq(run((const char *[]){"info", NULL}), 0);
+  ck_assert_msg(strstr(out, "GPU 04:00.0: 1002:744c"), "%s", out);
+  setenv("DEV", "CPU", 1);
+  ck_assert_int_eq(run((const char *[]){"--json", "info", NULL}), 2);
+  expect_json_error("DEV=CPU: not an ASM24 USB bridge");
+  ck_assert_int_eq(run((const char *[]){"--dev", "MOCKUSB+AMD", "info", NULL}), 0); /* --dev wins */
+  ck_assert_int_eq(run((const char *[]){"--mock", "info", NULL}), 0);               /* --mock: DEV not read */
+  unsetenv("DEV");
+  bg_usb_tool_mock_open = NULL;
+}
+END_TEST
+
 Suite *usb_tool_suite(void) {
   Suite *s = suite_create("usb-tool");
   TCase *tc = ux_tcase("bg-usb", false);
   tcase_add_test(tc, tool_against_mock);
+  tcase_add_test(tc, tool_json_and_dev);
   suite_add_tcase(s, tc);
   return s;
 }
