@@ -42,13 +42,19 @@ int bg_open_file(const char *path, int flags, unsigned types, int *fd) {
   *fd = -1;
   /* O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer (fifo(7)). */
   int f = open(path, flags | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  /* Opening a FIFO for writing without a reader fails with ENXIO: say what is there instead. */
+  if (f < 0 && errno == ENXIO && stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+    int r = bg_error(BG_EIO, "%s is not %s: it is %s", path, expected(types), bg_file_type_name(st.st_mode));
+    errno = 0;
+    return r;
+  }
   if (f < 0) {
     int e = errno;
     int r = bg_error(open_errcode(e), "cannot open %s: %s", path, strerror(e));
     errno = e;
     return r;
   }
-  struct stat st;
   if (fstat(f, &st) != 0) {
     int e = errno;
     close(f);
