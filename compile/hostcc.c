@@ -225,15 +225,17 @@ int bg_compile_c(const char *src, const char *extra_flags, void **so, size_t *so
     return 0;
   }
   atomic_fetch_add(&g_misses, 1);
-  if (!cached) {
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s", t && *t ? t : "/tmp");
-  }
 
+  /* Scratch files go to the cache directory, else (none, or read-only) to TMPDIR. */
   char tmpdir[4096];
-  int len = snprintf(tmpdir, sizeof tmpdir, "%s/tmp.%.12s.XXXXXX", dir, key);
-  if (len < 0 || (size_t)len >= sizeof tmpdir) return bg_error(BG_EINVAL, "hostcc: cache directory path %s is too long", dir);
-  if (!mkdtemp(tmpdir)) return bg_error(BG_EIO, "hostcc: cannot create temporary directory %s: %s", tmpdir, strerror(errno));
+  int len = cached ? snprintf(tmpdir, sizeof tmpdir, "%s/tmp.%.12s.XXXXXX", dir, key) : -1;
+  if (len < 0 || (size_t)len >= sizeof tmpdir || !mkdtemp(tmpdir)) {
+    const char *t = getenv("TMPDIR");
+    t = t && *t ? t : "/tmp";
+    len = snprintf(tmpdir, sizeof tmpdir, "%s/bg-cc.%.12s.XXXXXX", t, key);
+    if (len < 0 || (size_t)len >= sizeof tmpdir) return bg_error(BG_EINVAL, "hostcc: TMPDIR path %s is too long", t);
+    if (!mkdtemp(tmpdir)) return bg_error(BG_EIO, "hostcc: cannot create temporary directory %s: %s", tmpdir, strerror(errno));
+  }
   int err = compile_in(tmpdir, src, extra_flags, key, so, so_size);
   rmdir(tmpdir);
   if (err < 0) return err;

@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 /* The cache directory (BG_CACHE_DIR, else $XDG_CACHE_HOME/baregpu, else $HOME/.cache/baregpu),
- * created with its parents if missing; it must be a writable directory. On failure a negative code, the
+ * created with its parents if missing (a read-only one still serves hits). On failure a negative code, the
  * message, and the process's one cache warning (bg_kcache_warn): callers compile without the cache. */
 int bg_kcache_dir(char *out, size_t n);
 /* Path of the entry for a key (64 hex chars) and extension ("so"). */

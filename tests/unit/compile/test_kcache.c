@@ -35,8 +35,8 @@ static bg_dev *dev;
 static char root[256], errfile[300];
 static int saved_stderr = -1;
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
   return remove(path);
 }
 
@@ -69,14 +69,14 @@ static void teardown(void) {
 
 /* What this process printed on stderr so far (static buffer). */
 static const char *captured(void) {
-  static char buf[16384];
+  static char text[16384];
   fflush(stderr);
   FILE *f = fopen(errfile, "r");
   ck_assert_ptr_nonnull(f);
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  size_t n = fread(text, 1, sizeof text - 1, f);
   fclose(f);
-  buf[n] = '\0';
-  return buf;
+  text[n] = '\0';
+  return text;
 }
 
 static int count_warnings(void) {
@@ -134,8 +134,8 @@ static int replace_entries(const char *dir, const char *ext, bool fifo, char *fi
 }
 
 static bool is_fifo(const char *path) {
-  struct stat st;
-  return lstat(path, &st) == 0 && S_ISFIFO(st.st_mode);
+  struct stat sb;
+  return lstat(path, &sb) == 0 && S_ISFIFO(sb.st_mode);
 }
 
 /* out[i] = a[i] * 3 + 1 over 64 floats. */
