@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "baregpu/error.h"
+#include "hcq/fd_io.h"
 
 static bool ge(bg_am_ipver v, unsigned maj, unsigned min, unsigned rev) {
   if (v.maj != maj) return v.maj > maj;
@@ -54,9 +55,12 @@ const char *bg_am_fw_dir(const char *dir) {
 int bg_am_fw_read_file(const char *path, uint8_t **buf, size_t *len) {
   *buf = NULL;
   *len = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  /* Non-blocking and type-checked: a FIFO or device in the firmware folder is refused at once (hcq/fd_io.h).
+   * No O_NOFOLLOW: linux-firmware installs some names as symbolic links (its WHENCE "Link:" lines). */
+  int fd, rc = bg_open_regular(path, O_RDONLY, &fd);
+  if (rc < 0) {
     int e = errno;
+    if (e == 0) return bg_error_context(rc, "firmware ");   /* "firmware PATH is not a regular file: it is a FIFO" */
     if (e == ENOENT) {
       static const char *const ext[] = {".zst", ".xz"};
       for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
@@ -77,9 +81,10 @@ int bg_am_fw_read_file(const char *path, uint8_t **buf, size_t *len) {
     return bg_error(e == EACCES || e == EPERM ? BG_EPERM : BG_EIO, "firmware %s: cannot open: %s", path, strerror(e));
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
     close(fd);
-    return bg_error(BG_EIO, "firmware %s: not a regular file", path);
+    return bg_error(BG_EIO, "firmware %s: cannot stat: %s", path, strerror(e));
   }
   if ((uint64_t)st.st_size > BG_AM_FW_MAX_FILE) {
     close(fd);

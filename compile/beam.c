@@ -303,8 +303,10 @@ static int cache_path(bg_dev *d, ir_ctx *ctx, const ir_node *sink, unsigned widt
   bg_sha256(ast, len, h);
   free(ast);
   bg_sha256_hex(h, hex);
-  int rc = bg_kcache_dir(dir, sizeof dir);
-  return rc < 0 ? rc : bg_kcache_path(dir, hex, "beam", path, n);
+  /* No usable cache directory (bg_kcache_dir warned): "" and the search runs uncached. */
+  path[0] = '\0';
+  if (bg_kcache_dir(dir, sizeof dir) < 0 || bg_kcache_path(dir, hex, "beam", path, n) < 0) path[0] = '\0';
+  return 0;
 }
 
 int bg_beam_opts(bg_dev *d, ir_ctx *ctx, const ir_node *sink, unsigned width, bg_kopts *out) {
@@ -315,7 +317,7 @@ int bg_beam_opts(bg_dev *d, ir_ctx *ctx, const ir_node *sink, unsigned width, bg
   if (rc < 0) return rc;
   long ign;
   if ((rc = bg_env_int("IGNORE_BEAM_CACHE", &ign)) < 0) return rc;
-  if (!ign) {
+  if (!ign && path[0]) {
     void *data = NULL;
     size_t size = 0;
     int hit = bg_kcache_load(path, &data, &size);
@@ -335,6 +337,6 @@ int bg_beam_opts(bg_dev *d, ir_ctx *ctx, const ir_node *sink, unsigned width, bg
   canonical(out);
   char txt[96];
   opts_str(out, txt, sizeof txt);
-  if (bg_kcache_store(path, txt, strlen(txt)) < 0) BG_LOG(1, "beam: not cached: %s", bg_last_error()); /* the choice still stands */
+  if (path[0]) bg_kcache_store(path, txt, strlen(txt)); /* not stored: the cache's warning; the choice still stands */
   return 0;
 }

@@ -216,31 +216,29 @@ static int compile_in(const char *tmpdir, const char *src, const char *extra_fla
 int bg_compile_c(const char *src, const char *extra_flags, void **so, size_t *so_size) {
   if (!src || !so || !so_size) return bg_error(BG_EINVAL, "bg_compile_c: src, so and so_size must not be NULL");
   char dir[4096], key[65], path[4200];
-  int err = bg_kcache_dir(dir, sizeof dir);
-  if (err < 0) return bg_error_context(err, "hostcc: ");
   cache_key(src, extra_flags, key);
-  if ((err = bg_kcache_path(dir, key, "so", path, sizeof path)) < 0) return err;
-
-  err = bg_kcache_load(path, so, so_size);
-  if (err < 0) return err;
-  if (err == 1) {
+  /* The cache is an optimisation: without a usable directory (bg_kcache_dir warned) compile in TMPDIR. */
+  bool cached = bg_kcache_dir(dir, sizeof dir) == 0 && bg_kcache_path(dir, key, "so", path, sizeof path) == 0;
+  if (cached && bg_kcache_load(path, so, so_size) == 1) {
     atomic_fetch_add(&g_hits, 1);
     BG_LOG(4, "hostcc: cache hit %s", path);
     return 0;
   }
   atomic_fetch_add(&g_misses, 1);
 
+  /* Scratch files go to the cache directory, else (none, or read-only) to TMPDIR. */
   char tmpdir[4096];
-  int len = snprintf(tmpdir, sizeof tmpdir, "%s/tmp.%.12s.XXXXXX", dir, key);
-  if (len < 0 || (size_t)len >= sizeof tmpdir) return bg_error(BG_EINVAL, "hostcc: cache directory path %s is too long", dir);
-  if (!mkdtemp(tmpdir)) return bg_error(BG_EIO, "hostcc: cannot create temporary directory %s: %s", tmpdir, strerror(errno));
-  err = compile_in(tmpdir, src, extra_flags, key, so, so_size);
+  int len = cached ? snprintf(tmpdir, sizeof tmpdir, "%s/tmp.%.12s.XXXXXX", dir, key) : -1;
+  if (len < 0 || (size_t)len >= sizeof tmpdir || !mkdtemp(tmpdir)) {
+    const char *t = getenv("TMPDIR");
+    t = t && *t ? t : "/tmp";
+    len = snprintf(tmpdir, sizeof tmpdir, "%s/bg-cc.%.12s.XXXXXX", t, key);
+    if (len < 0 || (size_t)len >= sizeof tmpdir) return bg_error(BG_EINVAL, "hostcc: TMPDIR path %s is too long", t);
+    if (!mkdtemp(tmpdir)) return bg_error(BG_EIO, "hostcc: cannot create temporary directory %s: %s", tmpdir, strerror(errno));
+  }
+  int err = compile_in(tmpdir, src, extra_flags, key, so, so_size);
   rmdir(tmpdir);
   if (err < 0) return err;
-  if ((err = bg_kcache_store(path, *so, *so_size)) < 0) {
-    free(*so);
-    *so = NULL;
-    return err;
-  }
+  if (cached) bg_kcache_store(path, *so, *so_size);   /* not stored: the cache's warning; the kernel is good */
   return 0;
 }

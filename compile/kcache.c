@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +37,26 @@ static int mkdir_p(const char *dir) {
   struct stat st;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
     return bg_error(BG_EIO, "kcache: cache directory %s is not a directory", dir);
+  /* A read-only directory still serves hits; storing into it fails with the warning (bg_kcache_store). */
   return 0;
 }
 
-int bg_kcache_dir(char *out, size_t n) {
+void bg_kcache_warn(const char *fmt, ...) {
+  static atomic_bool warned;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const char *m = strncmp(msg, "kcache: ", 8) == 0 ? msg + 8 : msg;
+  if (!atomic_exchange(&warned, true))
+    fprintf(stderr, "baregpu: warning: kernel cache: %s; compiling without the cache (set BG_CACHE_DIR to a "
+                    "writable directory; further cache problems are logged with BG_DEBUG=1)\n", m);
+  else
+    BG_LOG(1, "kcache: %s; compiling without the cache", m);
+}
+
+static int resolve_dir(char *out, size_t n) {
   const char *env = getenv("BG_CACHE_DIR");
   int len;
   if (env && *env) {
@@ -53,27 +72,25 @@ int bg_kcache_dir(char *out, size_t n) {
   return mkdir_p(out);
 }
 
+int bg_kcache_dir(char *out, size_t n) {
+  int r = resolve_dir(out, n);
+  if (r < 0) bg_kcache_warn("%s", bg_last_error());
+  return r;
+}
+
 int bg_kcache_path(const char *dir, const char *key, const char *ext, char *out, size_t n) {
   int len = snprintf(out, n, "%s/%s.%s", dir, key, ext);
   if (len < 0 || (size_t)len >= n) return bg_error(BG_EINVAL, "kcache: entry path in %s is too long", dir);
   return 0;
 }
 
-int bg_read_file(const char *path, void **data, size_t *size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return bg_error(BG_EIO, "cannot open %s: %s", path, strerror(errno));
+/* Read the whole regular file open at fd (its size from fstat) into a malloc'd buffer. */
+static int read_fd(int fd, const char *path, void **data, size_t *size) {
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
-    return bg_error(BG_EIO, "cannot stat %s: %s", path, strerror(e));
-  }
+  if (fstat(fd, &st) != 0) return bg_error(BG_EIO, "cannot stat %s: %s", path, strerror(errno));
   size_t n = (size_t)st.st_size;
   uint8_t *buf = malloc(n ? n : 1);
-  if (!buf) {
-    close(fd);
-    return bg_error(BG_ENOMEM, "out of memory reading %s (%zu bytes)", path, n);
-  }
+  if (!buf) return bg_error(BG_ENOMEM, "out of memory reading %s (%zu bytes)", path, n);
   size_t got = 0;
   while (got < n) {
     ssize_t r = read(fd, buf + got, n - got);
@@ -81,15 +98,21 @@ int bg_read_file(const char *path, void **data, size_t *size) {
     if (r <= 0) {
       int e = r < 0 ? errno : 0;
       free(buf);
-      close(fd);
       return bg_error(BG_EIO, "cannot read %s: %s", path, e ? strerror(e) : "file shrank while reading");
     }
     got += (size_t)r;
   }
-  close(fd);
   *data = buf;
   *size = n;
   return 0;
+}
+
+int bg_read_file(const char *path, void **data, size_t *size) {
+  int fd, r = bg_open_regular(path, O_RDONLY, &fd);
+  if (r < 0) return r;
+  r = read_fd(fd, path, data, size);
+  close(fd);
+  return r;
 }
 
 static void put_le64(uint8_t *p, uint64_t v) {
@@ -103,12 +126,17 @@ static uint64_t get_le64(const uint8_t *p) {
 }
 
 int bg_kcache_load(const char *path, void **data, size_t *size) {
-  if (access(path, F_OK) != 0) return 0;
-  void *buf;
-  size_t n;
-  int err = bg_read_file(path, &buf, &n);
-  if (err < 0) {   /* vanished or unreadable: recompile and replace it */
-    BG_LOG(1, "kcache: %s; recompiling", bg_last_error());
+  /* Entries are only ever created by rename: a symbolic link is not one of ours (O_NOFOLLOW). */
+  int fd, err = bg_open_file(path, O_RDONLY | O_NOFOLLOW, BG_FT_REG, &fd);
+  if (err < 0 && errno == ENOENT) return 0;   /* the usual miss */
+  void *buf = NULL;
+  size_t n = 0;
+  if (err == 0) {
+    err = read_fd(fd, path, &buf, &n);
+    close(fd);
+  }
+  if (err < 0) {   /* a directory, FIFO, unreadable or vanished entry: compile, and try to replace it */
+    bg_kcache_warn("%s", bg_last_error());
     return 0;
   }
   const char *why = NULL;
@@ -139,9 +167,18 @@ int bg_kcache_load(const char *path, void **data, size_t *size) {
 int bg_kcache_store(const char *path, const void *data, size_t size) {
   char tmp[4200];
   int len = snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-  if (len < 0 || (size_t)len >= sizeof tmp) return bg_error(BG_EINVAL, "kcache: entry path %s is too long", path);
+  if (len < 0 || (size_t)len >= sizeof tmp) {
+    bg_error(BG_EINVAL, "kcache: entry path %s is too long", path);
+    bg_kcache_warn("entry path %s is too long", path);
+    return 1;
+  }
   int fd = mkstemp(tmp);
-  if (fd < 0) return bg_error(BG_EIO, "kcache: cannot create temporary file %s: %s", tmp, strerror(errno));
+  if (fd < 0) {
+    int e = errno;
+    bg_error(BG_EIO, "kcache: cannot create temporary file %s: %s", tmp, strerror(e));
+    bg_kcache_warn("cannot create temporary file %s: %s", tmp, strerror(e));
+    return 1;
+  }
   uint8_t tr[TRAILER_SIZE];
   memcpy(tr, TRAILER_MAGIC, 8);
   put_le64(tr + 8, size);
@@ -153,7 +190,9 @@ int bg_kcache_store(const char *path, const void *data, size_t size) {
   if (e == 0 && rename(tmp, path) != 0) e = -errno;
   if (e != 0) {
     unlink(tmp);
-    return bg_error(BG_EIO, "kcache: cannot write cache entry %s: %s", path, strerror(-e));
+    bg_error(BG_EIO, "kcache: cannot write cache entry %s: %s", path, strerror(-e));
+    bg_kcache_warn("cannot write entry %s: %s", path, strerror(-e));
+    return 1;
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "baregpu/error.h"
+#include "hcq/fd_io.h"
 #include "hcq/pci_attr.h"
 #include "hcq/pci_hook.h"
 #include "hcq/pci_scan.h"
@@ -49,8 +50,12 @@ int bg_sysfs_open(const char *rel, int oflags, int *fd) {
   if (e == 0) {
     char path[PATH_MAX];
     bg_sysfs_path(path, sizeof(path), rel);
-    *fd = open(path, oflags | O_CLOEXEC);
-    if (*fd < 0) e = errno;
+    /* Attributes are regular files; anything else in their place (a FIFO in an emulated tree) is refused
+     * without blocking (hcq/fd_io.h). */
+    if (bg_open_regular(path, oflags, fd) < 0) {
+      if (errno == 0) return bg_error_context(-BG_EIO, "sysfs attribute ");
+      e = errno;
+    }
   }
   if (e) {
     *fd = -1;

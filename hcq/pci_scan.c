@@ -4,6 +4,7 @@
  * layout of /sys/bus/pci/devices (reference hcq_usb_sys.md 2.1, 2.3, 2.11). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "baregpu/error.h"
 #include "bg_config.h"
+#include "hcq/fd_io.h"
 #include "hcq/pci_scan.h"
 
 #if BG_HAVE_PCIACCESS
@@ -94,10 +96,13 @@ static void copy_trunc(char *dst, size_t n, const char *src) {
 static int read_attr(const char *bdf, const char *name, char *buf, size_t n) {
   char path[PATH_MAX];
   snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/%s", bg_pci_sysfs_root(), bdf, name);
-  FILE *f = fopen(path, "r");
-  if (!f) return -errno;
-  size_t len = fread(buf, 1, n - 1, f);
-  fclose(f);
+  int fd;
+  if (bg_open_regular(path, O_RDONLY, &fd) < 0) return errno ? -errno : -EINVAL; /* a FIFO: refused, not waited on */
+  ssize_t got = read(fd, buf, n - 1);
+  int e = errno;
+  close(fd);
+  if (got < 0) return -e;
+  size_t len = (size_t)got;
   buf[len] = '\0';
   while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = '\0';
   return 0;
@@ -142,8 +147,18 @@ static void read_extras(bg_pci_info *p) {
 static int read_resource(bg_pci_info *p) {
   char path[PATH_MAX];
   snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/resource", bg_pci_sysfs_root(), p->bdf);
-  FILE *f = fopen(path, "r");
-  if (!f) return -errno;
+  int fd;
+  if (bg_open_regular(path, O_RDONLY, &fd) < 0) { /* a FIFO: refused, not waited on */
+    int e = errno;
+    snprintf(p->note, sizeof(p->note), "BARs unknown: %s", bg_last_error());
+    return e ? -e : -EINVAL;
+  }
+  FILE *f = fdopen(fd, "r");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    return -e;
+  }
   char line[128];
   for (int i = 0; i < BG_PCI_NBARS && fgets(line, sizeof(line), f); i++) {
     unsigned long long start, end, flags;
@@ -244,7 +259,8 @@ static int scan_sysfs(scan_acc *a) {
     if (read_hex(bdf, "revision", &v) == 0) p->revision = (uint8_t)v;
     int r = read_resource(p);
     p->bars_known = r == 0;
-    if (r < 0) snprintf(p->note, sizeof(p->note), "BARs unknown: cannot read %s/resource: %s", p->bdf, strerror(-r));
+    if (r < 0 && !p->note[0])
+      snprintf(p->note, sizeof(p->note), "BARs unknown: cannot read %s/resource: %s", p->bdf, strerror(-r));
     read_extras(p);
   }
   closedir(d);

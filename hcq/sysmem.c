@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "baregpu/error.h"
+#include "hcq/fd_io.h"
 #include "hcq/sysmem.h"
 
 #ifndef MAP_HUGE_SHIFT
@@ -40,8 +41,13 @@ const char *bg_sysmem_pagemap_path(void) {
 unsigned long bg_sysmem_free_hugepages(void) {
   char path[PATH_MAX], line[128];
   snprintf(path, sizeof(path), "%s/meminfo", bg_sysmem_proc_root());
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
+  int fd;
+  if (bg_open_regular(path, O_RDONLY, &fd) < 0) return 0; /* never blocks on a FIFO (hcq/fd_io.h) */
+  FILE *f = fdopen(fd, "r");
+  if (!f) {
+    close(fd);
+    return 0;
+  }
   unsigned long n = 0;
   while (fgets(line, sizeof(line), f))
     if (sscanf(line, "HugePages_Free: %lu", &n) == 1) break;
@@ -54,9 +60,11 @@ unsigned long bg_sysmem_free_hugepages(void) {
 static void compaction_off(void) {
   char path[PATH_MAX];
   snprintf(path, sizeof(path), "%s/sys/vm/compact_unevictable_allowed", bg_sysmem_proc_root());
-  int fd = open(path, O_RDWR | O_CLOEXEC);
+  int fd;
   char c = 0;
-  if (fd < 0 || pread(fd, &c, 1, 0) != 1) {
+  if (bg_open_regular(path, O_RDWR, &fd) < 0) {
+    BG_LOG(1, "sysmem: %s: locked DMA pages may be migrated by compaction", bg_last_error());
+  } else if (pread(fd, &c, 1, 0) != 1) {
     BG_LOG(1, "sysmem: cannot read %s (%s): locked DMA pages may be migrated by compaction", path, strerror(errno));
   } else if (c != '0' && pwrite(fd, "0\n", 2, 0) != 2) {
     BG_LOG(1, "sysmem: cannot write 0 to %s (%s): locked DMA pages may be migrated by compaction", path,
@@ -162,9 +170,10 @@ int bg_sysmem_translate(const void *va, size_t npages, uint64_t *bus) {
   if ((uintptr_t)va % BG_SYSMEM_PAGE) return bg_error(BG_EINVAL, "pagemap: address %p is not page-aligned", va);
   /* Only addresses from the real pagemap can go stale through compaction. */
   if (!getenv("BG_PAGEMAP")) pin_against_compaction();
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  int fd;
+  if (bg_open_regular(path, O_RDONLY, &fd) < 0) { /* a FIFO as BG_PAGEMAP: refused, not waited on */
     int e = errno;
+    if (e == 0) return bg_error_context(-BG_EIO, "pagemap: ");
     return bg_error(e == EACCES || e == EPERM ? BG_EPERM : BG_ENOTSUP, "pagemap: cannot open %s: %s%s", path,
                     strerror(e), e == EACCES || e == EPERM ? ": run as root" : "");
   }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "baregpu/error.h"
+#include "hcq/fd_io.h"
 #include "hcq/pci_attr.h"
 #include "hcq/pci_scan.h"
 #include "hcq/vfio.h"
@@ -63,9 +64,10 @@ static int group_of(const char *bdf, int *id) {
 static int open_dev(const char *name, int *fd) {
   char path[PATH_MAX];
   snprintf(path, sizeof(path), "%s/vfio/%s", bg_vfio_dev_root(), name);
-  *fd = open(path, O_RDWR | O_CLOEXEC);
-  if (*fd >= 0) return 0;
+  /* Character devices (the emulated tree uses regular files); a FIFO or directory is refused without blocking. */
+  if (bg_open_file(path, O_RDWR, BG_FT_CHR | BG_FT_REG, fd) == 0) return 0;
   int e = errno;
+  if (e == 0) return bg_error_context(-BG_ENOTSUP, "VFIO: ");
   return bg_error(e == EACCES || e == EPERM ? BG_EPERM : e == EBUSY ? BG_EBUSY : BG_ENOTSUP,
                   "VFIO: cannot open %s: %s%s", path, strerror(e),
                   e == EACCES || e == EPERM ? ": run as root" : e == EBUSY ? ": another process holds the group" : "");

@@ -79,6 +79,12 @@ bg_tensor *t_fail(bg_tctx *c, const char *fmt, ...) {
   return &c->err_t;
 }
 
+bg_tensor *t_null_arg(const char *op, const char *arg, bg_tensor *other) {
+  if (strncmp(op, "bg_tn_", 6) == 0) op += 6;   /* callers pass __func__ */
+  bg_error(BG_EINVAL, "%s: tensor argument '%s' is NULL", op, arg);
+  return other ? t_fail(other->c, "%s: tensor argument '%s' is NULL", op, arg) : NULL;
+}
+
 static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return true;
   size_t ncap = *cap ? *cap : 256;

@@ -116,6 +116,9 @@ int64_t t_kernel_var_value(const bg_tctx *c, const struct tkernel *kern, const c
 /* ---- context (tctx.c) ---- */
 /* Latches the first error (later ones are dropped); returns the error tensor. */
 bg_tensor *t_fail(bg_tctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A NULL tensor argument `arg` of op: "op: tensor argument 'arg' is NULL" for bg_last_error() and latched on the
+ * context of `other` (a non-NULL argument of the same call); the error tensor, or NULL when there is no context. */
+bg_tensor *t_null_arg(const char *op, const char *arg, bg_tensor *other);
 /* A handle for node u (shape and dtype from the side table); the error tensor on NULL. */
 bg_tensor *t_wrap(bg_tctx *c, node u);
 /* The node a handle stands for now (follows realization). */

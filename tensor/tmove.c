@@ -10,8 +10,9 @@
   t_shape_str((sh), name, sizeof name)
 
 static bool dead(const bg_tensor *t) { return !t->u; }
+/* A NULL operand leaves a message (t_null_arg); the error tensor passes through. */
 #define GUARD(a) \
-  if (!(a) || dead(a)) return (a) ? &(a)->c->err_t : NULL
+  if (!(a) || dead(a)) return (a) ? &(a)->c->err_t : t_null_arg(__func__, #a, NULL)
 
 static tshape shape_of(const bg_tensor *a) { return t_mkshape(a->ndim, a->shape); }
 
@@ -136,10 +137,22 @@ bg_tensor *bg_tn_flip(bg_tensor *a, uint32_t axes) {
 
 /* tinygrad's cat: pad every piece to the full extent of the axis and add them up. */
 bg_tensor *bg_tn_cat(bg_tensor *const *ts, unsigned n, unsigned axis) {
-  if (!ts || !n || !ts[0]) return NULL;
-  bg_tctx *c = ts[0]->c;
+  if (!ts || !n) {   /* no tensor, so no context to latch on: NULL and the message */
+    bg_error(BG_EINVAL, "cat: %s, expected at least one tensor", ts ? "n is 0" : "the tensor array is NULL");
+    return NULL;
+  }
+  bg_tensor *any = NULL;
+  for (unsigned i = 0; i < n && !any; i++) any = ts[i];
+  if (!any) {
+    bg_error(BG_EINVAL, "cat: all %u tensors are NULL", n);
+    return NULL;
+  }
+  bg_tctx *c = any->c;
   for (unsigned i = 0; i < n; i++) {
-    if (!ts[i]) return t_fail(c, "cat: tensor %u is NULL", i);
+    if (!ts[i]) {
+      bg_error(BG_EINVAL, "cat: tensor %u is NULL", i);
+      return t_fail(c, "cat: tensor %u is NULL", i);
+    }
     if (ts[i]->c != c) return t_fail(c, "cat: tensors belong to different contexts");
     if (dead(ts[i])) return &c->err_t;
   }
@@ -182,7 +195,7 @@ bg_tensor *bg_tn_contiguous(bg_tensor *a) {
 /* tinygrad's dot: x (..., n, 1, k) * w^T (..., 1, m, k), summed over k (in float32 for half),
  * cast back to the promoted dtype. 1-D operands as numpy: a (k) is (1, k), b (k) is (k, 1). */
 bg_tensor *bg_tn_matmul(bg_tensor *a, bg_tensor *b) {
-  if (!a || !b) return a ? &a->c->err_t : b ? &b->c->err_t : NULL;
+  if (!a || !b) return t_null_arg("matmul", a ? "b" : "a", a ? a : b);
   bg_tctx *c = a->c;
   if (b->c != c) return t_fail(c, "matmul: tensors belong to different contexts");
   if (dead(a) || dead(b)) return &c->err_t;

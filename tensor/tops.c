@@ -120,6 +120,9 @@ bg_tensor *bg_tn_rand(bg_tctx *c, unsigned ndim, const int64_t *shape) {
 enum bkind { B_ARITH, B_CMP, B_DIV };
 
 static bool dead(const bg_tensor *t) { return !t->u; }
+/* A NULL operand leaves a message (t_null_arg); the error tensor passes through. */
+#define GUARD(a) \
+  if (!(a) || dead(a)) return (a) ? &(a)->c->err_t : t_null_arg(__func__, #a, NULL)
 
 /* Bools have no ring: + and max are or, * is and (as tinygrad's bool ALU). */
 static enum ir_op bool_op(enum ir_op op, enum ir_scalar s) {
@@ -128,7 +131,7 @@ static enum ir_op bool_op(enum ir_op op, enum ir_scalar s) {
 }
 
 static bg_tensor *binary(const char *name, enum ir_op op, enum bkind kind, bg_tensor *a, bg_tensor *b) {
-  if (!a || !b) return a ? &a->c->err_t : b ? &b->c->err_t : NULL;
+  if (!a || !b) return t_null_arg(name, a ? "b" : "a", a ? a : b);
   bg_tctx *c = a->c;
   if (b->c != c) return t_fail(c, "%s: tensors belong to different contexts", name);
   if (dead(a) || dead(b)) return &c->err_t;
@@ -154,7 +157,8 @@ bg_tensor *bg_tn_eq(bg_tensor *a, bg_tensor *b) { return binary("eq", IR_CMPEQ, 
 bg_tensor *bg_tn_ne(bg_tensor *a, bg_tensor *b) { return binary("ne", IR_CMPNE, B_CMP, a, b); }
 
 bg_tensor *bg_tn_where(bg_tensor *cond, bg_tensor *x, bg_tensor *y) {
-  if (!cond || !x || !y) return cond ? &cond->c->err_t : x ? &x->c->err_t : y ? &y->c->err_t : NULL;
+  if (!cond || !x || !y)
+    return t_null_arg("where", !cond ? "cond" : !x ? "x" : "y", cond ? cond : x ? x : y);
   bg_tctx *c = cond->c;
   if (x->c != c || y->c != c) return t_fail(c, "where: tensors belong to different contexts");
   if (dead(cond) || dead(x) || dead(y)) return &c->err_t;
@@ -172,19 +176,19 @@ bg_tensor *bg_tn_where(bg_tensor *cond, bg_tensor *x, bg_tensor *y) {
 static node konst(bg_tctx *c, node like, double v) { return n_const(c, IR_DT_SCALAR(like->dt), v, t_shape(c, like)); }
 
 bg_tensor *bg_tn_addc(bg_tensor *a, double v) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+  GUARD(a);
   node x = t_node(a);
   return t_wrap(a->c, n_alu(a->c, bool_op(IR_ADD, IR_DT_SCALAR(x->dt)), x, konst(a->c, x, v)));
 }
 
 bg_tensor *bg_tn_mulc(bg_tensor *a, double v) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+  GUARD(a);
   node x = t_node(a);
   return t_wrap(a->c, n_alu(a->c, bool_op(IR_MUL, IR_DT_SCALAR(x->dt)), x, konst(a->c, x, v)));
 }
 
 bg_tensor *bg_tn_neg(bg_tensor *a) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+  GUARD(a);
   node x = t_node(a);
   if (IR_DT_SCALAR(x->dt) == IR_DT_BOOL) return t_wrap(a->c, n_alu(a->c, IR_CMPNE, x, konst(a->c, x, 1))); /* logical not */
   return t_wrap(a->c, n_unary(a->c, IR_NEG, x));
@@ -195,16 +199,16 @@ static node floaty(bg_tctx *c, node x) {
   return ir_scalar_is_float(IR_DT_SCALAR(x->dt)) ? x : n_cast(c, x, IR_DT_FLOAT32);
 }
 
-static bg_tensor *unary_f(bg_tensor *a, enum ir_op op) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+static bg_tensor *unary_f(const char *name, bg_tensor *a, enum ir_op op) {
+  if (!a || dead(a)) return a ? &a->c->err_t : t_null_arg(name, "a", NULL);
   return t_wrap(a->c, n_unary(a->c, op, floaty(a->c, t_node(a))));
 }
 
-bg_tensor *bg_tn_exp2(bg_tensor *a) { return unary_f(a, IR_EXP2); }
-bg_tensor *bg_tn_log2(bg_tensor *a) { return unary_f(a, IR_LOG2); }
-bg_tensor *bg_tn_sin(bg_tensor *a) { return unary_f(a, IR_SIN); }
-bg_tensor *bg_tn_sqrt(bg_tensor *a) { return unary_f(a, IR_SQRT); }
-bg_tensor *bg_tn_reciprocal(bg_tensor *a) { return unary_f(a, IR_RECIP); }
+bg_tensor *bg_tn_exp2(bg_tensor *a) { return unary_f("exp2", a, IR_EXP2); }
+bg_tensor *bg_tn_log2(bg_tensor *a) { return unary_f("log2", a, IR_LOG2); }
+bg_tensor *bg_tn_sin(bg_tensor *a) { return unary_f("sin", a, IR_SIN); }
+bg_tensor *bg_tn_sqrt(bg_tensor *a) { return unary_f("sqrt", a, IR_SQRT); }
+bg_tensor *bg_tn_reciprocal(bg_tensor *a) { return unary_f("reciprocal", a, IR_RECIP); }
 
 static const double LN2 = 0.69314718055994530942;
 
@@ -214,12 +218,12 @@ static node n_exp(bg_tctx *c, node x) {
 }
 
 bg_tensor *bg_tn_exp(bg_tensor *a) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+  GUARD(a);
   return t_wrap(a->c, n_exp(a->c, t_node(a)));
 }
 
 bg_tensor *bg_tn_log(bg_tensor *a) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+  GUARD(a);
   node x = floaty(a->c, t_node(a));
   return t_wrap(a->c, n_alu(a->c, IR_MUL, n_unary(a->c, IR_LOG2, x), konst(a->c, x, LN2)));
 }
@@ -231,13 +235,13 @@ static node n_relu(bg_tctx *c, node x) {
 }
 
 bg_tensor *bg_tn_relu(bg_tensor *a) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+  GUARD(a);
   return t_wrap(a->c, n_relu(a->c, t_node(a)));
 }
 
 /* tinygrad: relu(x) - alpha * relu(1 - exp(x)) */
 bg_tensor *bg_tn_elu(bg_tensor *a, double alpha) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+  GUARD(a);
   bg_tctx *c = a->c;
   node x = floaty(c, t_node(a));
   node neg = n_relu(c, n_alu(c, IR_SUB, konst(c, x, 1), n_exp(c, x)));
@@ -245,7 +249,7 @@ bg_tensor *bg_tn_elu(bg_tensor *a, double alpha) {
 }
 
 bg_tensor *bg_tn_cast(bg_tensor *a, enum bg_dtype t) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+  GUARD(a);
   if (!check_dtype(a->c, "cast", t)) return &a->c->err_t;
   return t_wrap(a->c, n_cast(a->c, t_node(a), t_scalar(t)));
 }
@@ -282,13 +286,13 @@ static bool axes_mask(bg_tctx *c, const char *op, const bg_tensor *a, uint32_t *
 }
 
 bg_tensor *bg_tn_sum(bg_tensor *a, uint32_t axes, bool keepdim) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+  GUARD(a);
   if (!axes_mask(a->c, "sum", a, &axes)) return &a->c->err_t;
   return t_wrap(a->c, n_sum(a->c, t_node(a), axes, keepdim));
 }
 
 bg_tensor *bg_tn_max(bg_tensor *a, uint32_t axes, bool keepdim) {
-  if (!a || dead(a)) return a ? &a->c->err_t : NULL;
+  GUARD(a);
   bg_tctx *c = a->c;
   if (!axes_mask(c, "max", a, &axes)) return &c->err_t;
   node r = n_reduce(c, t_node(a), IR_MAX, axes);

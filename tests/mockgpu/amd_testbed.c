@@ -31,12 +31,9 @@ int amd_testbed_new(amd_testbed *tb, const mock_amd_cfg *cfg, const char *tag) {
 }
 
 int amd_testbed_fw_new(mock_amd *gpu, const char *tag, char *dir, size_t n) {
-  snprintf(dir, n, "/tmp/%s_XXXXXX", tag);
-  if (!mkdtemp(dir)) {
-    int e = bg_error(BG_EIO, "testbed: mkdtemp %s: %s", dir, strerror(errno));
-    dir[0] = 0;
-    return e;
-  }
+  /* In TMPDIR as bg-mock-<pid>-<tag>-XXXXXX: swept after a killed run, removed at exit (mock_sysfs.h). */
+  int te = mock_tmpdir_new(tag, dir, n);
+  if (te < 0) return bg_error(BG_EIO, "testbed: cannot create a temp dir for tag '%s': %s", tag, strerror(-te));
   int e = 0;
   if (fw_gen_chip(dir, amd_testbed_fw_chip(mock_amd_chip_id(gpu))) != 0)
     e = bg_error(BG_EIO, "testbed: writing firmware into %s: %s", dir, strerror(errno));

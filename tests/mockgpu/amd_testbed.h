@@ -17,20 +17,20 @@
 typedef struct amd_testbed {
   mock_sysfs *tree;
   mock_amd *gpu;
-  char fw_dir[64];      /* the generated firmware ("" before it exists) */
+  char fw_dir[256];     /* the generated firmware ("" before it exists) */
   bool fw_dir_exported; /* BG_FIRMWARE_DIR names fw_dir until amd_testbed_free */
 } amd_testbed;
 
 /* The fw_gen firmware set of an emulated chip. */
 fw_gen_chip_id amd_testbed_fw_chip(mock_amd_chip chip);
 
-/* Tree + GPU of cfg + firmware in /tmp/<tag>_XXXXXX, fused into the GPU. 0, or a negative BG_E* code with the
- * message in bg_last_error() and nothing left behind. */
+/* Tree + GPU of cfg + firmware in <TMPDIR>/bg-mock-<pid>-<tag>-XXXXXX (mock_tmpdir_new), fused into the GPU. 0, or a
+ * negative BG_E* code with the message in bg_last_error() and nothing left behind. */
 int amd_testbed_new(amd_testbed *tb, const mock_amd_cfg *cfg, const char *tag);
 
 /* The firmware part alone, for a GPU set up otherwise (e.g. behind an emulated USB bridge): the chip's files in a new
- * /tmp/<tag>_XXXXXX (its path into dir, n >= 64), fused into gpu. 0, or a negative BG_E* code with nothing left
- * behind (dir ""). Remove it with amd_testbed_rm_dir. */
+ * <TMPDIR>/bg-mock-<pid>-<tag>-XXXXXX (its path into dir; n must hold it), fused into gpu. 0, or a negative BG_E*
+ * code with nothing left behind (dir ""). Remove it with amd_testbed_rm_dir. */
 int amd_testbed_fw_new(mock_amd *gpu, const char *tag, char *dir, size_t n);
 
 /* Point BG_FIRMWARE_DIR at the firmware, for drivers opened without an explicit fw_dir. */

@@ -7,7 +7,7 @@
  * MOCKPCI and MOCKUSB get GPUs of their own in the one tree (MOCKPCI at 0000:03:00.0.., MOCKUSB at 0000:13:00.0..,
  * like two machines' worth of hardware), each MOCKUSB GPU behind an emulated ASM24 bridge (asm24.h) that the
  * library reaches through usb_transport(). stop() (also at exit or unload) frees bridges, then GPUs, then the tree
- * and removes both temp dirs. Only bg_mock_plugin_entry is exported (-fvisibility=hidden and a version script). */
+ * and removes both temp dirs (mock_tmpdir_new names them bg-mock-<pid>-*: a killed run's are swept by the next). Only bg_mock_plugin_entry is exported (-fvisibility=hidden and a version script). */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -36,6 +36,7 @@ typedef struct mock_set {
 
 static struct {
   bool started;                /* tree and firmware exist */
+  pid_t owner;                 /* the process that started them (a fork()ed child never stops them) */
   mock_sysfs *tree;
   char fw_dir[256];
   mock_amd_chip chip;
@@ -47,7 +48,7 @@ static const char *const ENV_KEPT[] = {"BG_SYSFS_ROOT", "BG_LOCK_DIR", "BG_PROC_
 #define NENV (sizeof(ENV_KEPT) / sizeof(ENV_KEPT[0]))
 
 static void stop_locked(void) {
-  if (!S.started) return;
+  if (!S.started || S.owner != getpid()) return; /* a child's copy: the engine threads and dirs are the parent's */
   for (int k = 0; k < 2; k++) /* a bridge forwards to its GPU: bridges go first */
     for (int i = 0; i < S.set[k].devs.count; i++) mock_asm24_free(S.set[k].bridge[i]);
   for (int k = 0; k < 2; k++)
@@ -63,7 +64,9 @@ static void plugin_stop(void) {
   pthread_mutex_unlock(&plugin_lock);
 }
 
-/* Process exit or dlclose: the engine threads and temp dirs go with the module. */
+/* Process exit or dlclose: the engine threads and temp dirs go with the module. At exit the atexit handler that
+ * start_tree registers runs first (before destructors and the temp-tree handler of mock_sysfs.c, registered
+ * earlier), so the GPUs stop before their dirs go. */
 __attribute__((destructor)) static void plugin_fini(void) { plugin_stop(); }
 
 static int fail(char *err, size_t errlen, int code, const char *msg, const char *arg) {
@@ -109,13 +112,12 @@ static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
   }
   if (!S.tree) return fail(err, errlen, BG_EIO, "cannot build the fake sysfs tree", NULL);
   S.started = true; /* from here on stop_locked cleans up */
+  S.owner = getpid();
+  static bool registered;
+  if (!registered) registered = atexit(plugin_stop) == 0;
   S.chip = chip, S.count = count, S.vram_mb = vram_mb;
-  const char *tmp = getenv("TMPDIR");
-  snprintf(S.fw_dir, sizeof(S.fw_dir), "%s/bg_mock_fw_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(S.fw_dir)) {
-    S.fw_dir[0] = 0;
+  if (mock_tmpdir_new("fw", S.fw_dir, sizeof(S.fw_dir)) != 0) /* swept after a killed run, removed at exit */
     return fail(err, errlen, BG_EIO, "cannot create the firmware dir", NULL);
-  }
   if (fw_gen_chip(S.fw_dir, gen) != 0) return fail(err, errlen, BG_EIO, "firmware generation failed in ", S.fw_dir);
   return 0;
 }

@@ -26,6 +26,11 @@ mock_sysfs *mock_sysfs_new(void);
 void mock_sysfs_free(mock_sysfs *t);
 /* Remove path and everything below it (temp dirs of the models and tests). */
 void mock_rm_tree(const char *path);
+/* A new temp dir <TMPDIR or /tmp>/bg-mock-<pid>-<tag>-XXXXXX into buf[n], after removing such trees whose <pid> is
+ * gone (a killed run's); removed at this process's normal exit if mock_rm_tree has not removed it. 0 or -errno. */
+int mock_tmpdir_new(const char *tag, char *buf, size_t n);
+/* Remove the bg-mock-<pid>-* trees in TMPDIR whose process is gone; how many. */
+int mock_tmpdir_sweep(void);
 const char *mock_sysfs_root(const mock_sysfs *t);
 
 int mock_sysfs_add_driver(mock_sysfs *t, const char *name);
