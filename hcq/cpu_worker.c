@@ -10,6 +10,20 @@
 
 #include "hcq/cpu.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define BG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BG_ASAN 1
+#endif
+#endif
+#ifndef BG_ASAN
+#define BG_ASAN 0
+#endif
+#if BG_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 /* Poll this long before sleeping: back-to-back submits then need no wake-up syscall, and an idle
  * worker stops burning its core quickly (time-bounded: PAUSE costs 10 to 150 cycles by CPU). */
 #define IDLE_SPIN_NS 20000u
@@ -197,11 +211,29 @@ static void *work(bg_queue_hw *hq) {
   return NULL;
 }
 
+/* Runs when the worker ends, returning or cancelled inside a kernel: its signal stack is given back. Under
+ * AddressSanitizer a cancelled worker's stack still carries the redzones of the frames the unwinder skipped (the
+ * kernel's and exec's), and the sanitizer's own thread teardown then writes into them: unpoison the stack. */
+static void worker_exit(void *arg) {
+  bg_queue_hw *hq = arg;
+  bg_cpu_fault_thread_fini(&hq->fault);
+#if BG_ASAN
+  pthread_attr_t a;
+  void *addr;
+  size_t size;
+  if (pthread_getattr_np(pthread_self(), &a) == 0) {
+    if (pthread_attr_getstack(&a, &addr, &size) == 0) __asan_unpoison_memory_region(addr, size);
+    pthread_attr_destroy(&a);
+  }
+#endif
+}
+
 void *bg_cpu_worker(void *arg) {
   bg_queue_hw *hq = arg;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);   /* cancellable only inside kernels (exec) */
   if (bg_cpu_fault_thread_init(&hq->fault) < 0) BG_LOG(1, "cpu: %s: %s", hq->name, bg_last_error());
+  pthread_cleanup_push(worker_exit, hq);
   work(hq);
-  bg_cpu_fault_thread_fini(&hq->fault);
+  pthread_cleanup_pop(1);
   return NULL;
 }

@@ -126,7 +126,7 @@ static int usb_gpu(const bg_mock_devices *md, int i, bg_pci_info *p, smi_am_metr
   if (e >= 0) e = bg_usb_pci_open(t, &pci);
   if (e < 0) return e;
   memset(p, 0, sizeof(*p));
-  snprintf(p->bdf, sizeof(p->bdf), "mockusb:%d", i);
+  snprintf(p->bdf, sizeof(p->bdf), "mockusb:%u", (unsigned)(unsigned char)i); /* i < BG_MOCK_MAX_DEVICES */
   p->bus = 4;
   uint32_t id = 0, cls = 0, sub = 0;
   if ((e = bg_pci_cfg_read(pci, 0x00, 4, &id)) < 0 || (e = bg_pci_cfg_read(pci, 0x08, 4, &cls)) < 0 ||

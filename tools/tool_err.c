@@ -42,6 +42,7 @@ void tool_err(const char *fmt, ...) {
 
 void tool_err_more(const char *fmt, ...) {
   va_list ap;
+  if (!fmt) return; /* (and GCC's -fsanitize=undefined build then sees fmt non-null below) */
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
