@@ -141,7 +141,8 @@ static int mock_open(bg_dev *dev, int index) {
   if (index >= md.count) return bg_error(BG_ENODEV, "MOCKPCI+AMD: device %d of %d does not exist", index, md.count);
   /* hcq/pci reads the sysfs root and the lock directory from the environment, for as long as the device lives
    * (DMA mappings go through the root's hooks), so the emulated tree's become the process's. */
-  if (set_env_once("BG_SYSFS_ROOT", md.sysfs_root) < 0 || (md.lock_dir[0] && set_env_once("BG_LOCK_DIR", md.lock_dir) < 0))
+  if (set_env_once("BG_SYSFS_ROOT", md.sysfs_root) < 0 ||
+      (md.lock_dir[0] && set_env_once("BG_LOCK_DIR", md.lock_dir) < 0))
     return bg_error(BG_ENOMEM, "MOCKPCI+AMD: cannot set BG_SYSFS_ROOT/BG_LOCK_DIR");
   bg_am_open_opts opts = {.fw_dir = md.fw_dir[0] ? md.fw_dir : NULL, .settle_ms = -1, .reset_delay_ms = -1};
   return open_bdf(dev, md.bdf[index], &opts, true);

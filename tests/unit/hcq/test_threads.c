@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "baregpu/hcq.h"
+#include "hcq/mock_plugin.h"
+#include "usb/asm24.h"
 
 #define NTHREADS 4
 #define NITERS 12
@@ -155,12 +157,73 @@ START_TEST(open_close_while_held) {
 }
 END_TEST
 
+/* MOCKUSB+AMD: threads issuing bridge requests on one bridge without a lock of their own (the bridge takes it): each
+ * thread's queued and direct writes and its reads of VRAM through BAR0 stay its own. Before the bridge locked every
+ * request itself, the threads' transfers mixed in its shared transfer list and the firmware saw requests arrive
+ * while another thread's stream write was armed. */
+#define BRIDGE_ROUNDS 1500
+typedef struct bridge_worker {
+  pthread_t th;
+  bg_asm24 *b;
+  pthread_barrier_t *start;
+  uint64_t base;
+  unsigned id;
+  char fail[512];
+} bridge_worker;
+
+static void *bridge_main(void *arg) {
+  bridge_worker *w = arg;
+  uint8_t out[4096], in[4096];
+  pthread_barrier_wait(w->start);
+  for (unsigned r = 0; r < BRIDGE_ROUNDS && !w->fail[0]; r++) {
+    for (unsigned i = 0; i < sizeof(out); i++) out[i] = (uint8_t)(w->id * 31u + r * 5u + i);
+    uint64_t at = w->base + w->id * 0x10000u + (r % 4u) * 0x1000u;
+    /* Queued (batched) writes go out with this thread's read, or another thread's flush: either way before it. */
+    if (bg_asm24_mem_write(w->b, at, out, sizeof(out), r % 2u == 0) < 0 ||
+        bg_asm24_mem_read(w->b, at, in, sizeof(in)) < 0) {
+      snprintf(w->fail, sizeof(w->fail), "thread %u, round %u: %s", w->id, r, bg_last_error());
+      break;
+    }
+    if (memcmp(in, out, sizeof(in)) != 0)
+      snprintf(w->fail, sizeof(w->fail), "thread %u, round %u: VRAM at 0x%llx reads back other bytes", w->id, r,
+               (unsigned long long)at);
+  }
+  return NULL;
+}
+
+START_TEST(bridge_requests_from_threads) {
+  bg_mock_devices md;
+  bg_usb_transport *t = NULL;
+  bg_asm24 *b = NULL;
+  bg_asm24_bar bars[6];
+  ck_assert_msg(bg_mock_plugin_start("MOCKUSB", "AMD", &md) == 0, "%s", bg_last_error());
+  ck_assert_msg(bg_mock_plugin_usb_transport(0, &t) == 0, "%s", bg_last_error());
+  ck_assert_msg(bg_asm24_open(t, &b) == 0, "%s", bg_last_error());
+  ck_assert_msg(bg_asm24_setup_bars(b, BG_ASM24_GPU_BUS, BG_ASM24_MEM_BASE, BG_ASM24_PREF_BASE, bars) == 0, "%s",
+                bg_last_error());
+  ck_assert_uint_ge(bars[0].size, NTHREADS * 0x10000u);
+  bridge_worker ws[NTHREADS];
+  pthread_barrier_t start;
+  ck_assert_int_eq(pthread_barrier_init(&start, NULL, NTHREADS), 0);
+  for (unsigned i = 0; i < NTHREADS; i++) {
+    ws[i] = (bridge_worker){.b = b, .start = &start, .base = bars[0].addr, .id = i};
+    ck_assert_int_eq(pthread_create(&ws[i].th, NULL, bridge_main, &ws[i]), 0);
+  }
+  for (unsigned i = 0; i < NTHREADS; i++) pthread_join(ws[i].th, NULL);
+  pthread_barrier_destroy(&start);
+  bg_asm24_close(b);
+  for (unsigned i = 0; i < NTHREADS; i++) ck_assert_msg(ws[i].fail[0] == '\0', "%s", ws[i].fail);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("hcq-threads");
   TCase *tc = tcase_create("threads");
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, open_submit_close_in_parallel);
   tcase_add_test(tc, open_close_while_held);
+  const char *dev = getenv("DEV");
+  if (dev && strcmp(dev, "MOCKUSB+AMD") == 0) tcase_add_test(tc, bridge_requests_from_threads);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
