@@ -170,7 +170,7 @@ static void hcq_free(am_hcq *h) {
 }
 
 /* Drop dev from the GPU's users; 0 when it was the last one. The staging objects belong to one bg_dev: when that
- * one leaves they go (the next copy recreates them on a remaining bg_dev). */
+ * one leaves they go (the next staging copy recreates them on its caller, own_staging). Under h->lock. */
 static unsigned drop_user(am_hcq *h, const bg_dev *dev) {
   if (h->dev == dev) bg_am_hcq_copy_fini(h);
   unsigned k = 0;

@@ -19,6 +19,7 @@
 #define NTHREADS 4
 #define NITERS 12
 #define BUF_BYTES 4096u
+#define BIG_BYTES (256u << 10) /* host reads from this size on go through the AMD driver's SDMA staging buffer */
 
 typedef struct worker {
   pthread_t th;
@@ -35,17 +36,18 @@ static void failf(worker *w, unsigned it, const char *what, const char *detail) 
 /* One open-to-close round; 0 or -1 with w->fail set. */
 static int round_trip(worker *w, unsigned it) {
   bg_dev *d = NULL;
-  bg_buf *src = NULL, *dst = NULL;
+  bg_buf *src = NULL, *dst = NULL, *big = NULL;
   bg_signal *sig = NULL;
   bg_queue *cq = NULL, *sq = NULL;
-  uint8_t *in = malloc(BUF_BYTES), *out = calloc(1, BUF_BYTES);
+  uint8_t *in = malloc(BUF_BYTES), *out = calloc(1, BUF_BYTES), *bin = malloc(BIG_BYTES), *bout = malloc(BIG_BYTES);
   int ok = -1;
-  if (!in || !out) {
+  if (!in || !out || !bin || !bout) {
     failf(w, it, "malloc", "out of host memory");
     goto done;
   }
   /* A pattern unique to (thread, iteration): a copy that lands in another thread's buffer shows. */
   for (unsigned i = 0; i < BUF_BYTES; i++) in[i] = (uint8_t)(w->id * 67u + it * 13u + i * 7u + 1u);
+  for (unsigned i = 0; i < BIG_BYTES; i++) bin[i] = (uint8_t)(w->id * 29u + it * 3u + i / 5u);
 #define TRY(call)                                \
   do {                                           \
     if ((call) < 0) {                            \
@@ -86,17 +88,28 @@ static int round_trip(worker *w, unsigned it) {
       failf(w, it, "copied buffer", msg);
       goto done;
     }
+  /* A host round trip big enough for the staging path, which the bg_devs of one GPU share. */
+  TRY(bg_buf_alloc(d, BIG_BYTES, 0, &big));
+  TRY(bg_buf_write(big, 0, bin, BIG_BYTES));
+  TRY(bg_buf_read(big, 0, bout, BIG_BYTES));
+  if (memcmp(bin, bout, BIG_BYTES) != 0) {
+    failf(w, it, "big buffer", "reads back other bytes than written");
+    goto done;
+  }
 #undef TRY
   ok = 0;
 done:
   bg_queue_free(sq);
   bg_queue_free(cq);
   if (sig) bg_signal_free(sig);
+  bg_buf_free(big);
   bg_buf_free(dst);
   bg_buf_free(src);
   bg_dev_close(d);
   free(in);
   free(out);
+  free(bin);
+  free(bout);
   return ok;
 }
 
