@@ -220,8 +220,8 @@ static void am_close(bg_dev *dev) {
   if (!h) return;
   char key[sizeof(h->key)];
   snprintf(key, sizeof(key), "%s", h->key);
-  bg_phys_key *k = bg_phys_lock(key);
-  if (!k) BG_LOG(1, "am: %s: close without the device registry: %s", h->d->bdf, bg_last_error());
+  bg_phys_key *k;
+  if (bg_phys_lock(key, &k) < 0) BG_LOG(1, "am: %s: close without the device registry: %s", h->d->bdf, bg_last_error());
   am_close_locked(dev);
   bg_phys_unlock(k);
 }

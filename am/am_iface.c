@@ -40,9 +40,10 @@ static int open_bdf(bg_dev *dev, const char *bdf, const bg_am_open_opts *opts, b
   snprintf(key, sizeof(key), "%s/%s", bg_pci_sysfs_root(), bdf);
   /* Held from the share to the attach: a second thread's open waits, then shares, instead of taking the lock file
    * a second time ("in use by pid <this process>"); am_close holds it across the last close the same way. */
-  bg_phys_key *k = bg_phys_lock(key);
-  if (!k) return -BG_ENOMEM;
-  int e = bg_am_hcq_share(dev, key);
+  bg_phys_key *k;
+  int e = bg_phys_lock(key, &k);
+  if (e < 0) return e;
+  e = bg_am_hcq_share(dev, key);
   if (e == 0) {
     bg_am_dev *am = NULL;
     e = bg_am_dev_open(bdf, opts, &am);
@@ -72,9 +73,10 @@ static int open_usb_locked(bg_dev *dev, const char *key, int index, const bg_am_
 /* One bridge per GPU and process: the key is held from the share to the attach (and across the last close), so two
  * threads never open two transports to one bridge, whose requests would interleave on the wire. */
 static int open_usb(bg_dev *dev, const char *key, int index, const bg_am_open_opts *opts, bool mock) {
-  bg_phys_key *k = bg_phys_lock(key);
-  if (!k) return -BG_ENOMEM;
-  int e = open_usb_locked(dev, key, index, opts, mock);
+  bg_phys_key *k;
+  int e = bg_phys_lock(key, &k);
+  if (e < 0) return e;
+  e = open_usb_locked(dev, key, index, opts, mock);
   bg_phys_unlock(k);
   return e;
 }

@@ -15,8 +15,8 @@ int bg_dev_check(bg_dev *d);
  * device waits for them instead of racing for the lock file or the bridge. Keys are counted: an entry lives while a
  * thread holds or waits for it. */
 typedef struct bg_phys_key bg_phys_key;
-/* Hold key (blocking while another thread holds it); NULL with an error when out of memory or key is too long. */
-bg_phys_key *bg_phys_lock(const char *key);
+/* Hold key (blocking while another thread holds it): 0, or -BG_EINVAL (key empty or too long) / -BG_ENOMEM. */
+int bg_phys_lock(const char *key, bg_phys_key **out);
 void bg_phys_unlock(bg_phys_key *k);
 /* Programs keep a cached run queue (program.c). */
 void bg_program_release_queue(bg_program *p);

@@ -1,6 +1,7 @@
 /* hcq/registry.c: the interfaces built into the library, device opening by DEV= target and
  * enumeration. Interface choice follows tinygrad's _select_iface: a named interface is the only one
- * tried; otherwise every non-mock interface of the kind in order, first that opens wins. */
+ * tried; otherwise every non-mock interface of the kind in order, first that opens wins. Also the process-wide
+ * registry of open physical devices (bg_phys_lock, hcq/dev_internal.h). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,12 +125,11 @@ struct bg_phys_key {
 static pthread_mutex_t phys_lock = PTHREAD_MUTEX_INITIALIZER; /* guards phys_keys and refs */
 static bg_phys_key *phys_keys;
 
-bg_phys_key *bg_phys_lock(const char *key) {
-  if (!key || strlen(key) >= sizeof(((bg_phys_key *)0)->key)) {
-    bg_error(BG_EINVAL, "device key '%s': empty or longer than %zu bytes", key ? key : "(null)",
-             sizeof(((bg_phys_key *)0)->key) - 1);
-    return NULL;
-  }
+int bg_phys_lock(const char *key, bg_phys_key **out) {
+  *out = NULL;
+  if (!key || !*key || strlen(key) >= sizeof(((bg_phys_key *)0)->key))
+    return bg_error(BG_EINVAL, "device key '%s': empty or longer than %zu bytes", key ? key : "(null)",
+                    sizeof(((bg_phys_key *)0)->key) - 1);
   pthread_mutex_lock(&phys_lock);
   bg_phys_key *k = phys_keys;
   while (k && strcmp(k->key, key) != 0) k = k->next;
@@ -141,12 +141,10 @@ bg_phys_key *bg_phys_lock(const char *key) {
   }
   if (k) k->refs++;
   pthread_mutex_unlock(&phys_lock);
-  if (!k) {
-    bg_error(BG_ENOMEM, "%s: out of host memory for the open-device registry", key);
-    return NULL;
-  }
+  if (!k) return bg_error(BG_ENOMEM, "%s: out of host memory for the open-device registry", key);
   pthread_mutex_lock(&k->m);
-  return k;
+  *out = k;
+  return 0;
 }
 
 void bg_phys_unlock(bg_phys_key *k) {
