@@ -11,6 +11,7 @@
 #include "am/am_sdma_pkt.h"
 #include "am/am_soc.h"
 #include "am/mm_pt.h"
+#include "hcq/dev_internal.h"
 #include "usb/usb_pci.h"
 
 #define SZ_4K ((uint64_t)0x1000)
@@ -118,8 +119,22 @@ void bg_am_hcq_free(bg_dev *dev, bg_mem *m) {
 
 /* Called by waits after 200 ms without progress (am.md §5 PCIIface.sleep): drain the IH ring; a VM fault or any
  * other error interrupt is a hang, reported with the faulting address and where each queue stands. */
+static int am_sleep_check(am_hcq *h);
+
 static int am_sleep(bg_dev *dev, int ms) {
   am_hcq *h = dev->priv;
+  pthread_mutex_lock(&h->lock); /* the IH ring and the queues' state are the GPU's, shared by its bg_devs */
+  int e = am_sleep_check(h);
+  pthread_mutex_unlock(&h->lock);
+  if (e < 0) return e;
+  if (ms > 0) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
+  }
+  return 0;
+}
+
+static int am_sleep_check(am_hcq *h) {
   bg_am_ih_entry ent[8];
   size_t n = 0;
   int nerr = h->blk.ih ? bg_am_ih_drain(h->blk.ih, ent, 8, &n) : 0;
@@ -141,10 +156,6 @@ static int am_sleep(bg_dev *dev, int ms) {
                     nerr > 0 && h->blk.ih->last[0] ? h->blk.ih->last : "error interrupt", status, qs[0],
                     qs[0][0] && qs[1][0] ? "; " : "", qs[1]);
   }
-  if (ms > 0) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
-  }
   return 0;
 }
 
@@ -159,7 +170,7 @@ static void hcq_free(am_hcq *h) {
 }
 
 /* Drop dev from the GPU's users; 0 when it was the last one. The staging objects belong to one bg_dev: when that
- * one leaves they go (the next copy recreates them on a remaining bg_dev). */
+ * one leaves they go (the next staging copy recreates them on its caller, own_staging). Under h->lock. */
 static unsigned drop_user(am_hcq *h, const bg_dev *dev) {
   if (h->dev == dev) bg_am_hcq_copy_fini(h);
   unsigned k = 0;
@@ -172,11 +183,13 @@ static unsigned drop_user(am_hcq *h, const bg_dev *dev) {
 
 /* fini (am.md §5) when the last user closes: queues off, SCRATCH_REG6 = 0 so the next open starts warm (1 after an
  * error); then the device goes. */
-static void am_close(bg_dev *dev) {
+static void am_close_locked(bg_dev *dev) {
   am_hcq *h = dev->priv;
-  if (!h) return;
   pthread_mutex_lock(&registry_lock);
+  pthread_mutex_lock(&h->lock);
   bool last = drop_user(h, dev) == 0;
+  if (dev->error) h->nfaults++;
+  pthread_mutex_unlock(&h->lock);
   if (last)
     for (am_hcq **pp = &registry; *pp; pp = &(*pp)->next)
       if (*pp == h) {
@@ -184,7 +197,6 @@ static void am_close(bg_dev *dev) {
         break;
       }
   pthread_mutex_unlock(&registry_lock);
-  if (dev->error) h->nfaults++;
   if (!last) {
     dev->priv = NULL;
     return;
@@ -201,13 +213,135 @@ static void am_close(bg_dev *dev) {
   dev->priv = NULL;
 }
 
+/* The device's key is held across the close (hcq/dev_internal.h): an open of the same GPU by another thread waits
+ * until the last close has let go of the lock file and the bridge, then opens it afresh. */
+static void am_close(bg_dev *dev) {
+  am_hcq *h = dev->priv;
+  if (!h) return;
+  char key[sizeof(h->key)];
+  snprintf(key, sizeof(key), "%s", h->key);
+  bg_phys_key *k;
+  if (bg_phys_lock(key, &k) < 0) BG_LOG(1, "am: %s: close without the device registry: %s", h->d->bdf, bg_last_error());
+  am_close_locked(dev);
+  bg_phys_unlock(k);
+}
+
+/* ---------------- one physical GPU, several bg_devs ----------------
+ * The bg_devs of one GPU may be used from different threads at once (include/baregpu/hcq.h, thread safety), and they
+ * share its hardware rings, scratch, loaded-program list, IH ring and staging objects: every backend operation that
+ * touches them runs under h->lock (recursive: a staging copy allocates, submits and waits inside it). A bg_dev's own
+ * state (its timeline, kernel-argument arena) is its user's alone and needs no lock. */
+
+static int locked_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **out) {
+  am_hcq *h = dev->priv;
+  pthread_mutex_lock(&h->lock);
+  int e = bg_am_hcq_queue_create(dev, kind, out);
+  pthread_mutex_unlock(&h->lock);
+  return e;
+}
+
+static void locked_queue_destroy(bg_dev *dev, bg_queue_hw *hq) {
+  am_hcq *h = dev->priv;
+  pthread_mutex_lock(&h->lock);
+  bg_am_hcq_queue_destroy(dev, hq);
+  pthread_mutex_unlock(&h->lock);
+}
+
+static int locked_lower(bg_dev *dev, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t) {
+  am_hcq *h = dev->priv;
+  pthread_mutex_lock(&h->lock);
+  int e = bg_am_hcq_lower(dev, hq, cmds, ncmds, t);
+  pthread_mutex_unlock(&h->lock);
+  return e;
+}
+
+/* Two threads writing one ring at once interleave their packets: one submission at a time per GPU. */
+static int locked_submit(bg_dev *dev, bg_queue_hw *hq, const void *cmd, size_t len) {
+  am_hcq *h = dev->priv;
+  pthread_mutex_lock(&h->lock);
+  int e = bg_am_hcq_submit(dev, hq, cmd, len);
+  pthread_mutex_unlock(&h->lock);
+  return e;
+}
+
+static int locked_program_load(bg_dev *dev, const void *bin, size_t size, const bg_program_info *info, void **handle) {
+  am_hcq *h = dev->priv;
+  pthread_mutex_lock(&h->lock);
+  int e = bg_am_hcq_program_load(dev, bin, size, info, handle);
+  pthread_mutex_unlock(&h->lock);
+  return e;
+}
+
+static void locked_program_free(bg_dev *dev, void *handle) {
+  am_hcq *h = dev->priv;
+  pthread_mutex_lock(&h->lock);
+  bg_am_hcq_program_free(dev, handle);
+  pthread_mutex_unlock(&h->lock);
+}
+
+/* The staging objects (am_hcq_copy.c) live on h->dev: they submit on its queues and wait on its timeline, which only
+ * its own user may touch. A copy by another bg_dev first takes them over: they are idle (every staging copy is waited
+ * for under h->lock), so they are freed without touching the old owner, and the next staging copy recreates them on
+ * the caller. Under h->lock. */
+static void own_staging(am_hcq *h, bg_dev *dev) {
+  if (h->dev == dev) return;
+  bg_queue_free(h->stage_q);
+  h->stage_q = NULL;
+  if (h->stage) {
+    bg_am_hcq_free(h->dev, &h->stage->mem);
+    free(h->stage);
+    h->stage = NULL;
+  }
+  h->dev = dev;
+}
+
+/* The caller's own work is waited for before the lock: a long kernel of this bg_dev must not hold up the other
+ * bg_devs' submissions. */
+static int locked_copyin(bg_dev *dev, bg_mem *dst, uint64_t off, const void *src, uint64_t n) {
+  am_hcq *h = dev->priv;
+  int e = bg_dev_synchronize(dev, 0);
+  if (e < 0) return e;
+  pthread_mutex_lock(&h->lock);
+  own_staging(h, dev);
+  e = bg_am_hcq_copyin(dev, dst, off, src, n);
+  pthread_mutex_unlock(&h->lock);
+  return e;
+}
+
+static int locked_copyout(bg_dev *dev, const bg_mem *src, uint64_t off, void *dst, uint64_t n) {
+  am_hcq *h = dev->priv;
+  int e = bg_dev_synchronize(dev, 0);
+  if (e < 0) return e;
+  pthread_mutex_lock(&h->lock);
+  own_staging(h, dev);
+  e = bg_am_hcq_copyout(dev, src, off, dst, n);
+  pthread_mutex_unlock(&h->lock);
+  return e;
+}
+
+/* The fault check reads the shared rings and drains the shared IH ring; recovery resets the shared queues. */
+static int locked_fault_check(bg_dev *dev) {
+  am_hcq *h = dev->priv;
+  pthread_mutex_lock(&h->lock);
+  int e = bg_am_hcq_fault_check(dev);
+  pthread_mutex_unlock(&h->lock);
+  return e;
+}
+
+static int locked_recover(bg_dev *dev) {
+  am_hcq *h = dev->priv;
+  pthread_mutex_lock(&h->lock);
+  int e = bg_am_hcq_recover(dev);
+  pthread_mutex_unlock(&h->lock);
+  return e;
+}
+
 #define AM_OPS_COMMON                                                                                              \
   .kind = "AMD", .ticks_per_us = BG_AM_TICKS_PER_US, .has_copy_queue = true, .alloc = bg_am_hcq_alloc,               \
-  .free = bg_am_hcq_free, .copyin = bg_am_hcq_copyin, .copyout = bg_am_hcq_copyout,                                  \
-  .queue_create = bg_am_hcq_queue_create, .queue_destroy = bg_am_hcq_queue_destroy, .lower = bg_am_hcq_lower,        \
-  .submit = bg_am_hcq_submit, .program_load = bg_am_hcq_program_load, .program_free = bg_am_hcq_program_free,        \
-  .sleep = am_sleep, .close = am_close, .fault_check = bg_am_hcq_fault_check, .recover = bg_am_hcq_recover,          \
-  .program_max_workgroup = bg_am_hcq_program_max_workgroup
+  .free = bg_am_hcq_free, .copyin = locked_copyin, .copyout = locked_copyout, .queue_create = locked_queue_create,    \
+  .queue_destroy = locked_queue_destroy, .lower = locked_lower, .submit = locked_submit,                             \
+  .program_load = locked_program_load, .program_free = locked_program_free, .sleep = am_sleep, .close = am_close,      \
+  .fault_check = locked_fault_check, .recover = locked_recover, .program_max_workgroup = bg_am_hcq_program_max_workgroup
 
 static const bg_backend_ops am_ops = {AM_OPS_COMMON};
 /* Over USB no buffer has a CPU pointer: signals and kernel arguments go through the bridge. */
@@ -219,7 +353,11 @@ int bg_am_hcq_attach(bg_dev *dev, bg_am_dev *am, bg_am_blocks *blk, bool mock, c
     return bg_error(BG_EINVAL, "am: %s: the device was not booted (no GMC/GFX/SDMA state)", am->bdf);
   am_hcq *h = calloc(1, sizeof(*h));
   if (!h) return bg_error(BG_ENOMEM, "am: out of host memory");
-  pthread_mutex_init(&h->lock, NULL);
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init(&ma);
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&h->lock, &ma);
+  pthread_mutexattr_destroy(&ma);
   h->dev = dev;
   h->d = am;
   h->mock = mock;

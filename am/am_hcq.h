@@ -9,7 +9,7 @@
  *   am_hcq_lower.c  bg_cmd -> PM4 / SDMA bytes, every operand through bg_tmpl_put
  *   am_hcq_prog.c   code objects (compile/amdgpu_elf.h), kernel descriptor -> dispatch registers, scratch
  *   am_hcq_usb.c    behind an ASM24 USB bridge: VRAM accesses through the bridge, pipelined host copies
- * One thread at a time per device (the HCQ core's contract); memory calls take a lock anyway. */
+ * The bg_devs of one GPU may run on different threads: what they share is used under am_hcq.lock (am_hcq.c). */
 #ifndef BG_AM_HCQ_H
 #define BG_AM_HCQ_H
 

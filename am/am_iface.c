@@ -6,12 +6,14 @@
  *   MOCKUSB+AMD  the plugin's emulated GPUs behind emulated ASM24 bridges, reached through its USB transports
  * PCI ends in open_bdf (bg_am_dev_open), USB in open_usb (bg_usb_pci_open + bg_am_dev_open_pci); both then
  * bg_am_boot_ex -> bg_am_hcq_attach (boot_attach). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "am/am_hcq.h"
 #include "am/chips.h"
+#include "hcq/dev_internal.h"
 #include "hcq/mock_plugin.h"
 #include "hcq/pci_scan.h"
 #include "usb/usb_pci.h"
@@ -36,16 +38,23 @@ static int open_bdf(bg_dev *dev, const char *bdf, const bg_am_open_opts *opts, b
   /* One AM device per function and process (tinygrad's device singleton): a second open shares it. */
   char key[320];
   snprintf(key, sizeof(key), "%s/%s", bg_pci_sysfs_root(), bdf);
-  int e = bg_am_hcq_share(dev, key);
-  if (e != 0) return e < 0 ? e : 0;
-  bg_am_dev *am = NULL;
-  e = bg_am_dev_open(bdf, opts, &am);
+  /* Held from the share to the attach: a second thread's open waits, then shares, instead of taking the lock file
+   * a second time ("in use by pid <this process>"); am_close holds it across the last close the same way. */
+  bg_phys_key *k;
+  int e = bg_phys_lock(key, &k);
   if (e < 0) return e;
-  return boot_attach(dev, am, mock, key);
+  e = bg_am_hcq_share(dev, key);
+  if (e == 0) {
+    bg_am_dev *am = NULL;
+    e = bg_am_dev_open(bdf, opts, &am);
+    if (e >= 0) e = boot_attach(dev, am, mock, key);
+  }
+  bg_phys_unlock(k);
+  return e < 0 ? e : 0;
 }
 
 /* A GPU behind a bridge: key names it process-wide; the transport is opened only when it is not open already. */
-static int open_usb(bg_dev *dev, const char *key, int index, const bg_am_open_opts *opts, bool mock) {
+static int open_usb_locked(bg_dev *dev, const char *key, int index, const bg_am_open_opts *opts, bool mock) {
   int e = bg_am_hcq_share(dev, key);
   if (e != 0) return e < 0 ? e : 0;
   bg_pci_dev *pci = NULL;
@@ -59,6 +68,17 @@ static int open_usb(bg_dev *dev, const char *key, int index, const bg_am_open_op
   bg_am_dev *am = NULL;
   if ((e = bg_am_dev_open_pci(pci, opts, &am)) < 0) return bg_error_context(e, "%s: ", dev->name);
   return boot_attach(dev, am, mock, key);
+}
+
+/* One bridge per GPU and process: the key is held from the share to the attach (and across the last close), so two
+ * threads never open two transports to one bridge, whose requests would interleave on the wire. */
+static int open_usb(bg_dev *dev, const char *key, int index, const bg_am_open_opts *opts, bool mock) {
+  bg_phys_key *k;
+  int e = bg_phys_lock(key, &k);
+  if (e < 0) return e;
+  e = open_usb_locked(dev, key, index, opts, mock);
+  bg_phys_unlock(k);
+  return e;
 }
 
 /* ---------------- PCI+AMD ---------------- */
@@ -105,6 +125,17 @@ static int mock_count(void) {
   return e < 0 ? e : md.count; /* the error (plugin not found: paths tried) reaches DEV=MOCKPCI+AMD */
 }
 
+/* setenv only when the value changes: after the first open of the emulated tree every open finds it set, and no
+ * setenv runs while other threads read the environment (getenv is not safe against a concurrent setenv). */
+static int set_env_once(const char *name, const char *value) {
+  static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&env_lock);
+  const char *cur = getenv(name);
+  int r = cur && strcmp(cur, value) == 0 ? 0 : setenv(name, value, 1);
+  pthread_mutex_unlock(&env_lock);
+  return r;
+}
+
 static int mock_open(bg_dev *dev, int index) {
   bg_mock_devices md;
   int e = bg_mock_plugin_start("MOCKPCI", "AMD", &md);
@@ -112,7 +143,8 @@ static int mock_open(bg_dev *dev, int index) {
   if (index >= md.count) return bg_error(BG_ENODEV, "MOCKPCI+AMD: device %d of %d does not exist", index, md.count);
   /* hcq/pci reads the sysfs root and the lock directory from the environment, for as long as the device lives
    * (DMA mappings go through the root's hooks), so the emulated tree's become the process's. */
-  if (setenv("BG_SYSFS_ROOT", md.sysfs_root, 1) < 0 || (md.lock_dir[0] && setenv("BG_LOCK_DIR", md.lock_dir, 1) < 0))
+  if (set_env_once("BG_SYSFS_ROOT", md.sysfs_root) < 0 ||
+      (md.lock_dir[0] && set_env_once("BG_LOCK_DIR", md.lock_dir) < 0))
     return bg_error(BG_ENOMEM, "MOCKPCI+AMD: cannot set BG_SYSFS_ROOT/BG_LOCK_DIR");
   bg_am_open_opts opts = {.fw_dir = md.fw_dir[0] ? md.fw_dir : NULL, .settle_ms = -1, .reset_delay_ms = -1};
   return open_bdf(dev, md.bdf[index], &opts, true);

@@ -1,4 +1,5 @@
-/* hcq/dev_internal.h: device core functions shared inside hcq/. */
+/* hcq/dev_internal.h: device core functions shared inside hcq/ (and the open-device registry with the backends'
+ * open and close paths). */
 #ifndef BG_HCQ_DEV_INTERNAL_H
 #define BG_HCQ_DEV_INTERNAL_H
 #include "hcq/backend.h"
@@ -8,6 +9,15 @@ int bg_dev_create(const bg_iface *ifc, const bg_target *t, int phys_index, bg_de
 void bg_sigpool_free(bg_dev *d);
 /* Latched error state: non-zero (negative) when an earlier sync failed. */
 int bg_dev_check(bg_dev *d);
+/* Process-wide registry of open physical devices (registry.c). A backend that shares one physical device between the
+ * bg_devs of a process (AMD: one booted GPU, one lock file, one USB bridge) holds the key of that device (sysfs root +
+ * BDF, bridge name) across its whole share-or-open and across its last close, so a second thread's open of the same
+ * device waits for them instead of racing for the lock file or the bridge. Keys are counted: an entry lives while a
+ * thread holds or waits for it. */
+typedef struct bg_phys_key bg_phys_key;
+/* Hold key (blocking while another thread holds it): 0, or -BG_EINVAL (key empty or too long) / -BG_ENOMEM. */
+int bg_phys_lock(const char *key, bg_phys_key **out);
+void bg_phys_unlock(bg_phys_key *k);
 /* Programs keep a cached run queue (program.c). */
 void bg_program_release_queue(bg_program *p);
 #endif

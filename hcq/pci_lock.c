@@ -46,6 +46,34 @@ static void nap_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
+/* Lock files are opened without following a link and without blocking (a FIFO opened for reading waits for a
+ * writer for ever), then must be regular files: anything else at the path is an error naming it. */
+#define LOCK_OPEN_FLAGS (O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+
+static int open_error(const char *path, int e) {
+  if (e == ELOOP)
+    return bg_error(BG_EIO, "lock: %s is a symbolic link, expected a regular file (remove it, or set BG_LOCK_DIR to "
+                    "another directory)", path);
+  return bg_error(e == EACCES || e == EPERM ? BG_EPERM : BG_EIO, "lock: cannot open %s: %s (set BG_LOCK_DIR to a "
+                  "writable directory)", path, strerror(e));
+}
+
+/* 0 when f is a regular file; else closes f and returns an error naming path and what it is. */
+static int check_regular(int f, const char *path) {
+  struct stat st;
+  if (fstat(f, &st) != 0) {
+    int e = errno;
+    close(f);
+    return bg_error(BG_EIO, "lock: fstat %s: %s", path, strerror(e));
+  }
+  if (S_ISREG(st.st_mode)) return 0;
+  close(f);
+  const char *what = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : S_ISSOCK(st.st_mode) ?
+                     "a socket" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device node" : "a special file";
+  return bg_error(BG_EIO, "lock: %s is %s, not a regular file (remove it, or set BG_LOCK_DIR to another directory)",
+                  path, what);
+}
+
 int bg_pci_lock_acquire(const char *name, int *fd) {
   char path[PATH_MAX];
   *fd = -1;
@@ -53,16 +81,15 @@ int bg_pci_lock_acquire(const char *name, int *fd) {
   if (r < 0) return r;
   /* Open without O_CREAT when the file exists: in sticky /tmp, O_CREAT on another user's file
    * fails under fs.protected_regular. A new file gets 0666 so other users can lock it later. */
-  int f = open(path, O_RDWR | O_CLOEXEC);
+  int f = open(path, O_RDWR | LOCK_OPEN_FLAGS);
   if (f < 0 && errno == ENOENT) {
-    f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    f = open(path, O_RDWR | O_CREAT | LOCK_OPEN_FLAGS, 0666);
     if (f >= 0) (void)fchmod(f, 0666);
   }
-  if (f < 0) {
-    int e = errno;
-    return bg_error(e == EACCES || e == EPERM ? BG_EPERM : BG_EIO, "lock: cannot open %s: %s (set BG_LOCK_DIR to a "
-                    "writable directory)", path, strerror(e));
-  }
+  /* A directory fails O_RDWR with EISDIR: report it as what it is. */
+  if (f < 0 && errno == EISDIR) f = open(path, O_RDONLY | LOCK_OPEN_FLAGS);
+  if (f < 0) return open_error(path, errno);
+  if ((r = check_regular(f, path)) < 0) return r;
   /* A few tries: bg_pci_lock_owner holds a shared lock for a moment while it looks. */
   int tries = 0;
   while (flock(f, LOCK_EX | LOCK_NB) != 0) {
@@ -100,11 +127,10 @@ void bg_pci_lock_release(int fd) {
  * an exclusive one, and acquire retries past the moment the probe holds it. */
 static int owner_of(const char *path, pid_t *pid) {
   *pid = 0;
-  int f = open(path, O_RDONLY | O_CLOEXEC);
-  if (f < 0) {
-    if (errno == ENOENT) return 0;
-    return bg_error(errno == EACCES ? BG_EPERM : BG_EIO, "lock: cannot open %s: %s", path, strerror(errno));
-  }
+  int f = open(path, O_RDONLY | LOCK_OPEN_FLAGS);
+  if (f < 0) return errno == ENOENT ? 0 : open_error(path, errno);
+  int r = check_regular(f, path);
+  if (r < 0) return r;
   if (flock(f, LOCK_SH | LOCK_NB) == 0) {
     flock(f, LOCK_UN);
   } else if (errno == EWOULDBLOCK) {

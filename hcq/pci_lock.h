@@ -2,8 +2,12 @@
  *
  * <dir>/baregpu-<name>.lock (dir: $BG_LOCK_DIR, else /run/lock when writable, else /tmp) holds
  * the owner's pid; the owner keeps an flock(LOCK_EX) on it, which the kernel drops when the
- * owner dies, so a crashed process never leaves a device locked. name is a BDF, or another
- * interface's device name ("usb:3-2"). hcq_smi lists owners and kills them (pids, kill_pids). */
+ * owner dies, so a crashed process never leaves a device locked: a file left by a dead owner is
+ * taken over by the next acquire. name is a BDF, or another interface's device name ("usb:3-2").
+ * hcq_smi lists owners and kills them (pids, kill_pids). Lock files are opened with O_NOFOLLOW |
+ * O_NONBLOCK and must be regular files: a FIFO, directory or link at the path is an error naming
+ * it, never a block. One process takes a device's lock once: its bg_devs share the open device
+ * (hcq/dev_internal.h, bg_phys_lock). */
 #ifndef BG_HCQ_PCI_LOCK_H
 #define BG_HCQ_PCI_LOCK_H
 

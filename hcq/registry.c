@@ -1,6 +1,8 @@
 /* hcq/registry.c: the interfaces built into the library, device opening by DEV= target and
  * enumeration. Interface choice follows tinygrad's _select_iface: a named interface is the only one
- * tried; otherwise every non-mock interface of the kind in order, first that opens wins. */
+ * tried; otherwise every non-mock interface of the kind in order, first that opens wins. Also the process-wide
+ * registry of open physical devices (bg_phys_lock, hcq/dev_internal.h). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,4 +111,54 @@ int bg_dev_list(bool include_mock, char (*names)[48], size_t max) {
     }
   }
   return total;
+}
+
+/* ---------------- physical-device keys (dev_internal.h) ---------------- */
+
+struct bg_phys_key {
+  struct bg_phys_key *next;
+  pthread_mutex_t m;     /* held across an open or a last close of the device */
+  unsigned refs;         /* threads holding or waiting for m */
+  char key[320];
+};
+
+static pthread_mutex_t phys_lock = PTHREAD_MUTEX_INITIALIZER; /* guards phys_keys and refs */
+static bg_phys_key *phys_keys;
+
+int bg_phys_lock(const char *key, bg_phys_key **out) {
+  *out = NULL;
+  if (!key || !*key || strlen(key) >= sizeof(((bg_phys_key *)0)->key))
+    return bg_error(BG_EINVAL, "device key '%s': empty or longer than %zu bytes", key ? key : "(null)",
+                    sizeof(((bg_phys_key *)0)->key) - 1);
+  pthread_mutex_lock(&phys_lock);
+  bg_phys_key *k = phys_keys;
+  while (k && strcmp(k->key, key) != 0) k = k->next;
+  if (!k && (k = calloc(1, sizeof(*k))) != NULL) {
+    pthread_mutex_init(&k->m, NULL);
+    snprintf(k->key, sizeof(k->key), "%s", key);
+    k->next = phys_keys;
+    phys_keys = k;
+  }
+  if (k) k->refs++;
+  pthread_mutex_unlock(&phys_lock);
+  if (!k) return bg_error(BG_ENOMEM, "%s: out of host memory for the open-device registry", key);
+  pthread_mutex_lock(&k->m);
+  *out = k;
+  return 0;
+}
+
+void bg_phys_unlock(bg_phys_key *k) {
+  if (!k) return;
+  pthread_mutex_unlock(&k->m);
+  pthread_mutex_lock(&phys_lock);
+  if (--k->refs == 0) {
+    for (bg_phys_key **pp = &phys_keys; *pp; pp = &(*pp)->next)
+      if (*pp == k) {
+        *pp = k->next;
+        break;
+      }
+    pthread_mutex_destroy(&k->m);
+    free(k);
+  }
+  pthread_mutex_unlock(&phys_lock);
 }

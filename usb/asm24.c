@@ -74,7 +74,7 @@ void bg_asm24_queue_clear(bg_asm24 *b) {
   b->used = 0;
 }
 
-int bg_asm24_flush(bg_asm24 *b) {
+static int flush_unlocked(bg_asm24 *b) {
   if (!b->nops) return 0;
   size_t n;
   int r = bg_asm24_queue_xfers(b, 0, &n);
@@ -117,7 +117,7 @@ static void queue_stream(bg_asm24 *b, uint64_t addr, const uint8_t *src, size_t 
   stream_payload(o);
 }
 
-int bg_asm24_mem_write(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bool batched) {
+static int mem_write_unlocked(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bool batched) {
   if (!n) return 0;
   if (n > BG_ASM24_QUEUE_BYTES / 2) {
     int r = bg_asm24_flush(b);
@@ -142,7 +142,7 @@ int bg_asm24_mem_write(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bo
 
 /* ---------------- reads ---------------- */
 
-int bg_asm24_mem_read(bg_asm24 *b, uint64_t addr, void *dst, size_t n) {
+static int mem_read_unlocked(bg_asm24 *b, uint64_t addr, void *dst, size_t n) {
   if (!n) return 0;
   if (n > BG_ASM24_QUEUE_BYTES) {
     int r = bg_asm24_flush(b);
@@ -170,7 +170,7 @@ int bg_asm24_mem_read(bg_asm24 *b, uint64_t addr, void *dst, size_t n) {
 
 /* ---------------- XDATA, power ---------------- */
 
-int bg_asm24_xdata_read(bg_asm24 *b, uint16_t addr, void *dst, size_t n) {
+static int xdata_read_unlocked(bg_asm24 *b, uint16_t addr, void *dst, size_t n) {
   if (!n) return 0;
   if ((size_t)addr + n > 0x10000)
     return bg_error(BG_EINVAL, "%s: XDATA read of %zu bytes at 0x%04x runs past 0xFFFF", b->t->name, n, addr);
@@ -186,7 +186,7 @@ int bg_asm24_xdata_read(bg_asm24 *b, uint16_t addr, void *dst, size_t n) {
   return bg_asm24_run(b, b->x, nreq, what);
 }
 
-int bg_asm24_xdata_write(bg_asm24 *b, uint16_t addr, const void *src, size_t n) {
+static int xdata_write_unlocked(bg_asm24 *b, uint16_t addr, const void *src, size_t n) {
   if (!n) return 0;
   if ((size_t)addr + n > 0x10000)
     return bg_error(BG_EINVAL, "%s: XDATA write of %zu bytes at 0x%04x runs past 0xFFFF", b->t->name, n, addr);
@@ -200,7 +200,7 @@ int bg_asm24_xdata_write(bg_asm24 *b, uint16_t addr, const void *src, size_t n) 
   return bg_asm24_run(b, b->x, n, what);
 }
 
-int bg_asm24_pcie_power(bg_asm24 *b, bool on) {
+static int pcie_power_unlocked(bg_asm24 *b, bool on) {
   bg_usb_xfer x = ctrl(BG_USB_CTRL_OUT, BG_ASM24_REQ_PCIE_POWER, on ? 1 : 0, 0, NULL, 0, BG_ASM24_TMO_POWER_MS);
   return bg_asm24_run(b, &x, 1, on ? "PCIe power on (0xF3)" : "PCIe power off (0xF3)");
 }
@@ -216,7 +216,7 @@ static void tlp_what(char *buf, size_t n, uint8_t fmt, uint64_t addr, unsigned s
     snprintf(buf, n, "%s of %u bytes at 0x%llx", bg_asm24_fmt_name(fmt), size, (unsigned long long)addr);
 }
 
-int bg_asm24_tlp(bg_asm24 *b, uint8_t fmt, uint64_t addr, unsigned size, uint32_t *val) {
+static int tlp_unlocked(bg_asm24 *b, uint8_t fmt, uint64_t addr, unsigned size, uint32_t *val) {
   uint8_t payload[BG_ASM24_TLP_PAYLOAD], cpl[BG_ASM24_CPL_SIZE];
   uint16_t wv;
   int r = bg_asm24_tlp_encode(fmt, addr, size, *val, &wv, payload);
@@ -262,18 +262,20 @@ static int cfg_tlp(bg_asm24 *b, bool write, unsigned bus, unsigned dev, unsigned
   return bg_asm24_tlp(b, bg_asm24_cfg_fmt(write, bus), addr, size, v);
 }
 
-int bg_asm24_cfg_read(bg_asm24 *b, unsigned bus, unsigned dev, unsigned fn, unsigned reg, unsigned size, uint32_t *v) {
+static int cfg_read_unlocked(bg_asm24 *b, unsigned bus, unsigned dev, unsigned fn, unsigned reg, unsigned size,
+                             uint32_t *v) {
   *v = 0;
   return cfg_tlp(b, false, bus, dev, fn, reg, size, v);
 }
 
-int bg_asm24_cfg_write(bg_asm24 *b, unsigned bus, unsigned dev, unsigned fn, unsigned reg, unsigned size, uint32_t v) {
+static int cfg_write_unlocked(bg_asm24 *b, unsigned bus, unsigned dev, unsigned fn, unsigned reg, unsigned size,
+                              uint32_t v) {
   return cfg_tlp(b, true, bus, dev, fn, reg, size, &v);
 }
 
 /* ---------------- SRAM engine ---------------- */
 
-int bg_asm24_sram_write(bg_asm24 *b, unsigned slot, const void *src, size_t n) {
+static int sram_write_unlocked(bg_asm24 *b, unsigned slot, const void *src, size_t n) {
   uint16_t wv, wi;
   size_t wire;
   int r = bg_asm24_sram_write_args(n, slot, &wv, &wi, &wire);
@@ -287,7 +289,7 @@ int bg_asm24_sram_write(bg_asm24 *b, unsigned slot, const void *src, size_t n) {
   return bg_asm24_run(b, x, 2, what);
 }
 
-int bg_asm24_sram_read_arm(bg_asm24 *b, size_t n) {
+static int sram_read_arm_unlocked(bg_asm24 *b, size_t n) {
   uint16_t wv, wi;
   size_t wire;
   int r = bg_asm24_sram_read_args(n, &wv, &wi, &wire);
@@ -296,7 +298,7 @@ int bg_asm24_sram_read_arm(bg_asm24 *b, size_t n) {
   return bg_asm24_run(b, &x, 1, "SRAM read arm");
 }
 
-int bg_asm24_sram_read(bg_asm24 *b, void *dst, size_t n) {
+static int sram_read_unlocked(bg_asm24 *b, void *dst, size_t n) {
   uint16_t wv, wi;
   size_t wire;
   int r = bg_asm24_sram_read_args(n, &wv, &wi, &wire);
@@ -356,3 +358,92 @@ void bg_asm24_close(bg_asm24 *b) {
 
 void bg_asm24_lock(bg_asm24 *b) { pthread_mutex_lock(&b->lock); }
 void bg_asm24_unlock(bg_asm24 *b) { pthread_mutex_unlock(&b->lock); }
+
+/* ---------------- one request sequence at a time ----------------
+ * Every request above runs under the bridge's recursive lock, whichever thread calls it: the write queue, the
+ * transfer and bounce buffers are the bridge's, and a request sent while another thread's stream write is armed
+ * would be taken by the firmware as that stream's data. */
+
+int bg_asm24_xdata_read(bg_asm24 *b, uint16_t addr, void *dst, size_t n) {
+  bg_asm24_lock(b);
+  int r = xdata_read_unlocked(b, addr, dst, n);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_xdata_write(bg_asm24 *b, uint16_t addr, const void *src, size_t n) {
+  bg_asm24_lock(b);
+  int r = xdata_write_unlocked(b, addr, src, n);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_pcie_power(bg_asm24 *b, bool on) {
+  bg_asm24_lock(b);
+  int r = pcie_power_unlocked(b, on);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_tlp(bg_asm24 *b, uint8_t fmt, uint64_t addr, unsigned size, uint32_t *val) {
+  bg_asm24_lock(b);
+  int r = tlp_unlocked(b, fmt, addr, size, val);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_cfg_read(bg_asm24 *b, unsigned bus, unsigned dev, unsigned fn, unsigned reg, unsigned size, uint32_t *v) {
+  bg_asm24_lock(b);
+  int r = cfg_read_unlocked(b, bus, dev, fn, reg, size, v);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_cfg_write(bg_asm24 *b, unsigned bus, unsigned dev, unsigned fn, unsigned reg, unsigned size, uint32_t v) {
+  bg_asm24_lock(b);
+  int r = cfg_write_unlocked(b, bus, dev, fn, reg, size, v);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_mem_write(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bool batched) {
+  bg_asm24_lock(b);
+  int r = mem_write_unlocked(b, addr, src, n, batched);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_mem_read(bg_asm24 *b, uint64_t addr, void *dst, size_t n) {
+  bg_asm24_lock(b);
+  int r = mem_read_unlocked(b, addr, dst, n);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_flush(bg_asm24 *b) {
+  bg_asm24_lock(b);
+  int r = flush_unlocked(b);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_sram_write(bg_asm24 *b, unsigned slot, const void *src, size_t n) {
+  bg_asm24_lock(b);
+  int r = sram_write_unlocked(b, slot, src, n);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_sram_read_arm(bg_asm24 *b, size_t n) {
+  bg_asm24_lock(b);
+  int r = sram_read_arm_unlocked(b, n);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_sram_read(bg_asm24 *b, void *dst, size_t n) {
+  bg_asm24_lock(b);
+  int r = sram_read_unlocked(b, dst, n);
+  bg_asm24_unlock(b);
+  return r;
+}

@@ -13,7 +13,9 @@
  * firmware status byte is non-zero are re-issued whole after 1 ms, up to BG_ASM24_RETRIES times;
  * a gone device is not retried. Memory writes are idempotent, so a re-issued batch leaves the same
  * bytes. The error after the last retry names the request, the address and "after N retries".
- * One thread at a time. Internal: not installed. */
+ * Threads: every call below takes the bridge's recursive lock itself, so requests of several threads
+ * never interleave on the wire; a process opens one bg_asm24 per bridge (hcq/dev_internal.h,
+ * bg_phys_lock). Internal: not installed. */
 #ifndef BG_USB_ASM24_H
 #define BG_USB_ASM24_H
 
@@ -36,9 +38,10 @@ int bg_asm24_open(bg_usb_transport *t, bg_asm24 **out);
 /* Flush queued writes and close the transport. */
 void bg_asm24_close(bg_asm24 *b);
 const char *bg_asm24_name(const bg_asm24 *b);
-/* The bridge serves one request sequence at a time (its write queue and transfer buffers are shared):
- * callers that may run on several threads (a signal set on one thread while another polls) hold this
- * recursive lock around each access. The bg_pci_ops of usb/usb_pci.c take it themselves. */
+/* The bridge serves one request sequence at a time (its write queue and transfer buffers are shared).
+ * Each call here holds this recursive lock; a sequence of calls that must not be split by another
+ * thread's request (SRAM arm then read, flush then SRAM write) holds it around the whole sequence.
+ * The bg_pci_ops of usb/usb_pci.c do. */
 void bg_asm24_lock(bg_asm24 *b);
 void bg_asm24_unlock(bg_asm24 *b);
 bg_usb_transport *bg_asm24_transport(bg_asm24 *b);

@@ -101,8 +101,8 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-int bg_asm24_copyin_stage(bg_asm24 *b, uint32_t seq, const void *src, size_t n, int timeout_ms, size_t *wire,
-                          uint64_t *fence) {
+static int copyin_stage_locked(bg_asm24 *b, uint32_t seq, const void *src, size_t n, int timeout_ms, size_t *wire,
+                               uint64_t *fence) {
   if (!n || n > BG_ASM24_COPYIN_CHUNK)
     return bg_error(BG_EINVAL, "%s: copy-in chunk %u of %zu bytes (1..%u)", b->t->name, seq, n, BG_ASM24_COPYIN_CHUNK);
   size_t w = (n + 4 + BG_ASM24_SECTOR - 1) / BG_ASM24_SECTOR * BG_ASM24_SECTOR;
@@ -137,6 +137,15 @@ int bg_asm24_copyin_stage(bg_asm24 *b, uint32_t seq, const void *src, size_t n, 
   *wire = w;
   if (fence) *fence = f;
   return 0;
+}
+
+/* The bounce buffer holds the chunk from its copy to the last transfer: the whole stage is one locked sequence. */
+int bg_asm24_copyin_stage(bg_asm24 *b, uint32_t seq, const void *src, size_t n, int timeout_ms, size_t *wire,
+                          uint64_t *fence) {
+  bg_asm24_lock(b);
+  int r = copyin_stage_locked(b, seq, src, n, timeout_ms, wire, fence);
+  bg_asm24_unlock(b);
+  return r;
 }
 
 static int copy_in_locked(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bg_asm24_progress_fn progress,

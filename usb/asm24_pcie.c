@@ -56,7 +56,8 @@ static int rebar_max(bg_asm24 *b, unsigned bus) {
 
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
-int bg_asm24_setup_bars(bg_asm24 *b, unsigned gpu_bus, uint64_t mem_base, uint64_t pref_base, bg_asm24_bar bars[6]) {
+static int setup_bars_locked(bg_asm24 *b, unsigned gpu_bus, uint64_t mem_base, uint64_t pref_base,
+                             bg_asm24_bar bars[6]) {
   memset(bars, 0, 6 * sizeof(*bars));
   int r;
   for (unsigned bus = 0; bus < gpu_bus; bus++)
@@ -99,4 +100,12 @@ int bg_asm24_setup_bars(bg_asm24 *b, unsigned gpu_bus, uint64_t mem_base, uint64
     i += is64 ? 2 : 1;
   }
   return bg_asm24_cfg_write(b, gpu_bus, 0, 0, BG_PCI_COMMAND, 1, CMD_IO_MEM_MASTER);
+}
+
+/* One sequence of config requests: no other thread's request lands between a BAR sizing write and its read-back. */
+int bg_asm24_setup_bars(bg_asm24 *b, unsigned gpu_bus, uint64_t mem_base, uint64_t pref_base, bg_asm24_bar bars[6]) {
+  bg_asm24_lock(b);
+  int r = setup_bars_locked(b, gpu_bus, mem_base, pref_base, bars);
+  bg_asm24_unlock(b);
+  return r;
 }

@@ -7,7 +7,29 @@
  * patch records; every later submit evaluates only the patches whose variables changed. Recorded
  * graphs (JIT) are replayed this way.
  *
- * Errors: 0 or a negative BG_E* code with a message from bg_last_error() (baregpu/error.h). */
+ * Errors: 0 or a negative BG_E* code with a message from bg_last_error() (baregpu/error.h).
+ *
+ * Thread safety (what the library guarantees, and what the caller serializes):
+ *   - bg_dev_open and bg_dev_close may be called from any number of threads at once, for the same
+ *     device or for different ones. Every bg_dev_open returns a bg_dev of its own; opens of a GPU that
+ *     is already open in the process share it (one boot, one lock file, one USB bridge), and the last
+ *     bg_dev_close of it shuts it down. Opens and closes of one GPU are serialized inside the library,
+ *     so an open waits while another thread boots or shuts down that GPU.
+ *   - Different bg_devs may be used from different threads at once, also when they are the same
+ *     GPU: the library serializes what they share (hardware rings, memory and address-space
+ *     allocators, scratch, the interrupt ring, the USB bridge's requests).
+ *   - One bg_dev and everything made from it (its buffers, signals, queues, programs, and its
+ *     timeline) belong to one thread at a time: the caller serializes every call on them (a mutex of
+ *     its own, or one bg_dev per thread). Two threads submitting on two queues of the same bg_dev, or
+ *     one freeing a buffer the other copies into, is a data race on the bg_dev's timeline.
+ *   - Exception: a signal's value and timestamp may be read, set and waited for from any thread
+ *     (bg_signal_value, bg_signal_set, bg_signal_wait, bg_signal_timestamp_*) while its owner
+ *     submits; creating and freeing signals stays with the owner.
+ *   - bg_dev_close must not race with other calls on the same bg_dev or its objects (the caller
+ *     serializes it like any other call), and the objects made from a bg_dev are freed before it.
+ *   - Errors are per thread: bg_last_error() returns the message of the calling thread's last error.
+ *   - Environment variables are read while devices open (DEV, BG_*): a program that calls setenv
+ *     must not do so while another thread opens a device. */
 #ifndef BAREGPU_HCQ_H
 #define BAREGPU_HCQ_H
 
@@ -44,13 +66,17 @@ void bg_target_format(const bg_target *t, char *buf, size_t n);
 const char *bg_target_forms(void);
 
 /* Open a device. `dev` is a DEV= string; NULL uses the DEV environment variable, and without it the
- * first GPU found by a non-mock interface, else CPU. */
+ * first GPU found by a non-mock interface, else CPU. Thread safety: callable from several threads at
+ * once; each call gets its own bg_dev, and a GPU already open in the process is shared, not opened
+ * again (see "Thread safety" above). */
 int bg_dev_open(const char *dev, bg_dev **out);
 /* Synchronizes (a wait gives up after BG_WAIT_TIMEOUT_MS without progress), then frees everything the
- * device owns, and always returns. Close has no result: a failure is left in bg_last_error() and
- * logged. On the CPU device a kernel still running after the wait timeout (it never returns) gets its
- * worker thread cancelled, and the message names the kernel; generated kernels take no locks and
- * allocate nothing, so stopping one anywhere is safe. */
+ * device owns, and always returns; the last close of a shared GPU shuts it down. Close has no result: a
+ * failure is left in bg_last_error() and logged. On the CPU device a kernel still running after the wait
+ * timeout (it never returns) gets its worker thread cancelled, and the message names the kernel;
+ * generated kernels take no locks and allocate nothing, so stopping one anywhere is safe.
+ * Thread safety: closes of different bg_devs (of the same GPU or not) may run at once and alongside
+ * other threads' opens; a close must not race with other calls on the same bg_dev. */
 void bg_dev_close(bg_dev *d);
 const char *bg_dev_name(const bg_dev *d);        /* canonical, e.g. "CPU", "MOCKPCI+AMD:0" */
 const char *bg_dev_arch(const bg_dev *d);        /* "host", "gfx1100", ... */

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +72,38 @@ START_TEST(stale_lock_file) {
 }
 END_TEST
 
+/* A FIFO, a directory or a symbolic link at a lock path is an error naming the path, never a block: opening a FIFO
+ * for reading waits for a writer for ever (bg_pci_lock_owner, hcq_smi pids), and a link could point anywhere. */
+START_TEST(lock_path_not_a_regular_file) {
+  char path[4300], target[4300];
+  pid_t pid;
+  int fd;
+  snprintf(path, sizeof(path), "%s/baregpu-fifo.lock", bg_pci_lock_dir());
+  ck_assert_int_eq(mkfifo(path, 0666), 0);
+  FAILS(bg_pci_lock_owner("fifo", &pid), BG_EIO, "not a regular file");
+  ck_assert_msg(strstr(bg_last_error(), path) != NULL, "%s", bg_last_error());
+  FAILS(bg_pci_lock_acquire("fifo", &fd), BG_EIO, "not a regular file");
+  ck_assert_msg(strstr(bg_last_error(), path) != NULL, "%s", bg_last_error());
+  ck_assert_int_eq(fd, -1);
+  bg_pci_lock_entry *v;
+  size_t n;
+  OK(bg_pci_lock_list(&v, &n)); /* listed without blocking; the FIFO is left out */
+  ck_assert_ptr_null(find(v, n, "fifo"));
+  free(v);
+  snprintf(path, sizeof(path), "%s/baregpu-dir.lock", bg_pci_lock_dir());
+  ck_assert_int_eq(mkdir(path, 0777), 0);
+  FAILS(bg_pci_lock_acquire("dir", &fd), BG_EIO, "not a regular file");
+  snprintf(target, sizeof(target), "%s/elsewhere", bg_pci_lock_dir());
+  FILE *f = fopen(target, "w");
+  ck_assert_ptr_nonnull(f);
+  fclose(f);
+  snprintf(path, sizeof(path), "%s/baregpu-link.lock", bg_pci_lock_dir());
+  ck_assert_int_eq(symlink(target, path), 0);
+  FAILS(bg_pci_lock_acquire("link", &fd), BG_EIO, "symbolic link");
+  ck_assert_msg(strstr(bg_last_error(), path) != NULL, "%s", bg_last_error());
+}
+END_TEST
+
 /* A child holds the device; the parent is told who, and gets it once the child dies. */
 START_TEST(two_processes) {
   int p[2];
@@ -120,6 +153,7 @@ TCase *tcase_lock(void) {
   TCase *tc = fx_tcase("lock");
   tcase_add_test(tc, lock_in_one_process);
   tcase_add_test(tc, stale_lock_file);
+  tcase_add_test(tc, lock_path_not_a_regular_file);
   tcase_add_test(tc, two_processes);
   return tc;
 }
