@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "baregpu/error.h"
@@ -44,6 +45,18 @@ static int check_device(const char *bdf) {
   return 0;
 }
 
+/* The driver link after a write to bind or unbind: unbinding is synchronous in Linux (driver_detach runs in the
+ * write), but a driver may probe asynchronously (PROBE_PREFER_ASYNCHRONOUS, the driver_async_probe= parameter;
+ * drivers/base/dd.c), so wait a bounded time for the link to show `want` ("" for none). */
+static int driver_settles(const char *bdf, const char *want, char *now, size_t n) {
+  for (int i = 0;; i++) {
+    int r = bg_sysfs_driver(bdf, now, n);
+    if (r < 0 || strcmp(now, want) == 0 || i == 200) return r;
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 int bg_pci_unbind(const char *bdf, char *was, size_t n) {
   char rel[BG_SYSFS_REL_MAX], drv[64] = "", now[64] = "";
   if (was && n) was[0] = '\0';
@@ -54,7 +67,7 @@ int bg_pci_unbind(const char *bdf, char *was, size_t n) {
   notice("pci: %s: unbinding kernel driver %s", bdf, drv);
   snprintf(rel, sizeof(rel), "bus/pci/drivers/%s/unbind", drv);
   if ((r = bg_sysfs_write(rel, bdf)) < 0) return bg_error_context(r, "%s: unbind %s: ", bdf, drv);
-  if ((r = bg_sysfs_driver(bdf, now, sizeof(now))) < 0) return r;
+  if ((r = driver_settles(bdf, "", now, sizeof(now))) < 0) return r;
   if (now[0]) return bg_error(BG_EIO, "%s: still bound to %s after writing to %s", bdf, now, rel);
   return 0;
 }
@@ -80,7 +93,7 @@ int bg_pci_bind(const char *bdf, const char *driver) {
     return bg_error_context(r, "%s: clearing driver_override '%s': ", bdf, over);
   snprintf(rel, sizeof(rel), "bus/pci/drivers/%s/bind", driver);
   if ((r = bg_sysfs_write(rel, bdf)) < 0) return bg_error_context(r, "%s: bind %s: ", bdf, driver);
-  if ((r = bg_sysfs_driver(bdf, drv, sizeof(drv))) < 0) return r;
+  if ((r = driver_settles(bdf, driver, drv, sizeof(drv))) < 0) return r;
   if (strcmp(drv, driver) != 0)
     return bg_error(BG_EIO, "%s: writing to %s did not bind it (driver now '%s')", bdf, rel, drv);
   return 0;

@@ -147,7 +147,7 @@ START_TEST(bringup_mock) {
   HAS(r.out, "bg-bringup: 0000:03:00.0  AMD 1002:744c  navi31");
   HAS(r.out, "arch gfx1100\n");
   HAS(r.out, "GC 11.0.0  MP0 13.0.0");
-  HAS(r.out, "bg_mock_fw_");
+  HAS(r.out, "bg-mock-"); /* the firmware directory: $TMPDIR/bg-mock-<pid>-fw-XXXXXX (tests/mockgpu/mock_sysfs.h) */
   static const char *const steps[] = {"open ", "soc ", "gmc ", "ih rings ", "psp bootloader ", "psp ring create ",
                                       "psp firmware ", "smu init ", "gfx (rlc autoload, mec, compute hqd) ",
                                       "sdma ", "smu metrics "};
