@@ -17,7 +17,9 @@
 #define MEM_SUFFIX ".lock.mem"
 
 typedef struct tracked {
-  const bg_dev *dev;
+  const bg_dev *dev;   /* compared only, never dereferenced after it was added: the device may be gone */
+  const void *priv;    /* its backend state: the opens of one GPU share it */
+  char name[48];       /* its DEV name */
   char lock[64];       /* the lock name, "" when the device holds none */
   char path[PATH_MAX]; /* its .mem file, written with the lock dir of the moment it was claimed */
   uint64_t bytes, buffers;
@@ -39,12 +41,15 @@ static bool claimed(const char *name) {
 static tracked *entry(const bg_dev *d) {
   for (int i = 0; i < ntab; i++)
     if (tab[i].dev == d) return &tab[i];
-  if (ntab == MAX_TRACKED) return NULL;
+  /* A closing device's last frees (after bg_usage_close) must not add an entry that outlives it. */
+  if (ntab == MAX_TRACKED || d->closing) return NULL;
   tracked *t = &tab[ntab];
   memset(t, 0, sizeof(*t));
   t->dev = d;
+  t->priv = d->priv;
+  snprintf(t->name, sizeof(t->name), "%s", d->name);
   for (int i = 0; i < ntab; i++) {
-    if (!d->priv || tab[i].dev->priv != d->priv) continue;
+    if (!d->priv || tab[i].priv != d->priv) continue;
     memcpy(t->lock, tab[i].lock, sizeof(t->lock));
     memcpy(t->path, tab[i].path, sizeof(t->path));
     ntab++;
@@ -82,7 +87,7 @@ static void publish(const tracked *t) {
   }
   char buf[256];
   int len = snprintf(buf, sizeof(buf), "pid %d\ndev %s\nbytes %" PRIu64 "\nbuffers %" PRIu64 "\n", (int)getpid(),
-                     t->dev->name, bytes, buffers);
+                     t->name, bytes, buffers);
   bool ok = len > 0 && write(f, buf, (size_t)len) == len;
   if (close(f) != 0) ok = false;
   if (!ok || rename(tmp, t->path) != 0) {
