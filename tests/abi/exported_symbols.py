@@ -149,7 +149,8 @@ def main(argv):
                       f"hide it (internal) or declare it in a public header and list it in {os.path.basename(mapfile)}")
     for s in sorted(set(public) - exports):
         errors.append(f"'{s}' is declared in include/baregpu/{public[s]} but {os.path.basename(lib)} does not "
-                      f"export it: implement it and list it in {os.path.basename(mapfile)}")
+                      f"export it: implement it, list it in {os.path.basename(mapfile)} and include its header in "
+                      "libbaregpu_api.h (which gives the public declarations default visibility)")
     for s in mapped:
         if s not in public:
             errors.append(f"{os.path.basename(mapfile)} lists '{s}', which no include/baregpu/*.h declares "
