@@ -47,11 +47,11 @@ static int check_device(const char *bdf) {
 
 /* The driver link after a write to bind or unbind: unbinding is synchronous in Linux (driver_detach runs in the
  * write), but a driver may probe asynchronously (PROBE_PREFER_ASYNCHRONOUS, the driver_async_probe= parameter;
- * drivers/base/dd.c), so wait a bounded time for the link to show `want` ("" for none). */
+ * drivers/base/dd.c), so wait a bounded time (10 s) for the link to show `want` ("" for none). */
 static int driver_settles(const char *bdf, const char *want, char *now, size_t n) {
   for (int i = 0;; i++) {
     int r = bg_sysfs_driver(bdf, now, n);
-    if (r < 0 || strcmp(now, want) == 0 || i == 200) return r;
+    if (r < 0 || strcmp(now, want) == 0 || i == 1000) return r;
     struct timespec ts = {0, 10 * 1000 * 1000};
     nanosleep(&ts, NULL);
   }
