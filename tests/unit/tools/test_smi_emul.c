@@ -551,6 +551,7 @@ START_TEST(unknown_devices_and_usage) {
   assert_valid_json(&r);
   HAS(r.out, "\"failed\": 1");
   run_free(&r);
+  ck_assert_uint_eq(smi_kernel_writes(kern, NV_RESET), 1); /* (served: the model has seen it) */
   ck_assert_uint_eq(mock_pci_resets(mock_sysfs_find(tree, NV_BDF)), 1);
 }
 END_TEST
