@@ -191,6 +191,26 @@ static void json_pci(jw *w, const bg_pci_info *p, const smi_owner *ow, const smi
   jw_obj_end(w);
 }
 
+/* One emulated interface's section of list --json: null when not gathered. */
+static void json_emulated(jw *w, const char *key, const char *iface, const smi_inventory *e) {
+  jw_key(w, key);
+  if (!e) {
+    jw_null(w);
+    return;
+  }
+  jw_obj_begin(w);
+  jw_kstr(w, "interface", iface);
+  jw_kstr(w, "source", e->pci_source);
+  jw_kstr(w, "error", e->pci_err < 0 ? e->pci_msg : NULL);
+  jw_kuint(w, "gpus", e->pci_gpus);
+  jw_key(w, "devices");
+  jw_arr_begin(w);
+  for (size_t i = 0; i < e->npci; i++) json_pci(w, &e->pci[i], &e->pci_owner[i], &e->pci_mem[i], e->am ? &e->am[i] : NULL);
+  jw_arr_end(w);
+  jw_obj_end(w);
+}
+
+
 static void json_usb(jw *w, const bg_usb_info *u, const smi_owner *ow) {
   jw_obj_begin(w);
   jw_kstr(w, "name", u->name);
@@ -255,40 +275,10 @@ int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f) {
   jw_arr_end(&w);
   jw_obj_end(&w);
 
-  /* list --all: the emulated MOCKPCI+AMD devices (null when not gathered) */
-  jw_key(&w, "emulated");
-  if (inv->emu) {
-    const smi_inventory *e = inv->emu;
-    jw_obj_begin(&w);
-    jw_kstr(&w, "interface", "MOCKPCI+AMD");
-    jw_kstr(&w, "source", e->pci_source);
-    jw_kstr(&w, "error", e->pci_err < 0 ? e->pci_msg : NULL);
-    jw_kuint(&w, "gpus", e->pci_gpus);
-    jw_key(&w, "devices");
-    jw_arr_begin(&w);
-    for (size_t i = 0; i < e->npci; i++) json_pci(&w, &e->pci[i], &e->pci_owner[i], &e->pci_mem[i], e->am ? &e->am[i] : NULL);
-    jw_arr_end(&w);
-    jw_obj_end(&w);
-  } else {
-    jw_null(&w);
-  }
-  /* list --all, --dev MOCKUSB+AMD: the GPUs behind the emulated ASM24 bridges (null when not gathered) */
-  jw_key(&w, "emulated_usb");
-  if (inv->emu_usb) {
-    const smi_inventory *e = inv->emu_usb;
-    jw_obj_begin(&w);
-    jw_kstr(&w, "interface", "MOCKUSB+AMD");
-    jw_kstr(&w, "source", e->pci_source);
-    jw_kstr(&w, "error", e->pci_err < 0 ? e->pci_msg : NULL);
-    jw_kuint(&w, "gpus", e->pci_gpus);
-    jw_key(&w, "devices");
-    jw_arr_begin(&w);
-    for (size_t i = 0; i < e->npci; i++) json_pci(&w, &e->pci[i], &e->pci_owner[i], &e->pci_mem[i], e->am ? &e->am[i] : NULL);
-    jw_arr_end(&w);
-    jw_obj_end(&w);
-  } else {
-    jw_null(&w);
-  }
+  /* list --all: the emulated MOCKPCI+AMD devices, and (also --dev MOCKUSB+AMD) the GPUs behind the emulated ASM24
+   * bridges (each null when not gathered) */
+  json_emulated(&w, "emulated", "MOCKPCI+AMD", inv->emu);
+  json_emulated(&w, "emulated_usb", "MOCKUSB+AMD", inv->emu_usb);
 
   char sum[320];
   smi_inventory_summary_all(inv, o, sum, sizeof(sum));
