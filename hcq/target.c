@@ -61,15 +61,16 @@ static void make_forms(void) {
   append_kinds(&at, ifs, n);
   bool real = false, mock = false;
   for (size_t i = 0; i < n; i++) {
-    if (!ifs[i]->name[0] || (ifs[i]->mock ? mock : real)) continue;
-    char ex[128];
-    if (ifs[i]->mock)
-      snprintf(ex, sizeof(ex), ", %s+%s", ifs[i]->name, ifs[i]->kind);
-    else
-      snprintf(ex, sizeof(ex), ", %s:1, %s+%s, %s:0-3+%s:2", ifs[i]->kind, ifs[i]->name, ifs[i]->kind, ifs[i]->name,
-               ifs[i]->kind);
+    const bg_iface *f = ifs[i];
+    char ex[128] = "";
+    if (f->name[0] && f->mock && !mock) {
+      snprintf(ex, sizeof(ex), ", %s+%s", f->name, f->kind);
+      mock = true;
+    } else if (f->name[0] && !f->mock && !real) {
+      snprintf(ex, sizeof(ex), ", %s:1, %s+%s, %s:0-3+%s:2", f->kind, f->name, f->kind, f->name, f->kind);
+      real = true;
+    }
     append(&at, "%s", ex);
-    *(ifs[i]->mock ? &mock : &real) = true;
   }
   append(&at, "%s", ")");
 }
