@@ -1,4 +1,5 @@
-/* am/am_iface.c: the AMD interfaces of the device registry (hcq/registry.c):
+/* am/am_iface.c: the AMD interfaces of the device registry (hcq/registry.c), registered by name in am/meson.build
+ * (backend_ifaces, which generates the registry's table; a new one here needs its line there):
  *   PCI+AMD      AMD GPUs AM supports on the PCI bus (sysfs), opened, booted (cold or warm) and driven as HCQ devices
  *   MOCKPCI+AMD  the emulated GPUs of tests/mockgpu: the plugin (hcq/mock_plugin.h) builds a fake sysfs tree with
  *                its devices, then the same driver path as PCI+AMD opens them; never chosen unless named.

@@ -215,6 +215,7 @@ static int cpu_open(bg_dev *d, int index) {
   return 0;
 }
 
+/* Registered in hcq/meson.build (backend_ifaces), first in the registry's generated table. */
 const bg_iface bg_cpu_iface = {
   .kind = "CPU",
   .name = "",

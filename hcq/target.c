@@ -1,5 +1,5 @@
-/* hcq/target.c: DEV=[IFACE[:INDICES]+]KIND[:INDEX] parsing (tinygrad's device strings, see
- * reference hcq_usb_sys.md 2.7) and the visibility filter. */
+/* hcq/target.c: DEV=[IFACE[:INDICES]+]KIND[:INDEX] parsing (tinygrad's device strings, e.g. PCI+AMD:1) and the
+ * visibility filter. */
 #include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,13 +10,14 @@
 #include "hcq/backend.h"
 #include "hcq/target.h"
 
-/* The kinds and interfaces a DEV string may name (tinygrad's device strings): the syntax, which tools such as
- * hcq_smi also use to select PCI GPUs of a kind this build has no driver for. What a build can open comes from
- * bg_ifaces(), and the valid forms in messages list only that. */
-static const char *const amd_ifaces[] = {"PCI", "USB", "MOCKPCI", "MOCKUSB", NULL};
+/* A DEV string may name what this build can open (bg_ifaces(), the one table the backends' meson.build fill) and,
+ * besides, the kinds below with tinygrad's interface names for them: hcq_smi selects, lists, binds and resets PCI
+ * GPUs of these vendors (tools/smi_inventory.c: pci_wanted) though this library has no driver for them yet, and a
+ * program that names one gets "this build has no ... driver" instead of "unknown device kind". Drop an entry when
+ * its backend is added; the valid forms in messages list only what is built. */
 static const char *const nv_ifaces[] = {"NVK", "PCI", "MOCKPCI", "MOCKNVK", NULL};
-static const struct { const char *kind; const char *const *ifaces; } kinds[] = {
-  {"CPU", NULL}, {"AMD", amd_ifaces}, {"NV", nv_ifaces},
+static const struct { const char *kind; const char *const *ifaces; } unbuilt_kinds[] = {
+  {"NV", nv_ifaces},
 };
 
 static char forms[1024];
@@ -26,19 +27,26 @@ static void append(size_t *at, const char *fmt, const char *s) {
   if (*at < sizeof(forms)) *at += (size_t)snprintf(forms + *at, sizeof(forms) - *at, fmt, s);
 }
 
+/* Is ifs[i] the first interface of its kind in the table? */
+static bool first_of_kind(const bg_iface *const *ifs, size_t i) {
+  for (size_t j = 0; j < i; j++)
+    if (strcmp(ifs[j]->kind, ifs[i]->kind) == 0) return false;
+  return true;
+}
+
+/* Every kind the table has, once each, in table order: "CPU, AMD". */
+static void append_kinds(size_t *at, const bg_iface *const *ifs, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (first_of_kind(ifs, i)) append(at, i ? ", %s" : "%s", ifs[i]->kind);
+}
+
 static void make_forms(void) {
   const bg_iface *const *ifs;
   size_t n = bg_ifaces(&ifs), at = 0;
   append(&at, "%s", "DEV=[IFACE[:INDICES]+]KIND[:INDEX] with KIND one of ");
+  append_kinds(&at, ifs, n);
   for (size_t i = 0; i < n; i++) {
-    bool first = true;
-    for (size_t j = 0; j < i; j++) first = first && strcmp(ifs[j]->kind, ifs[i]->kind) != 0;
-    if (first) append(&at, i ? ", %s" : "%s", ifs[i]->kind);
-  }
-  for (size_t i = 0; i < n; i++) {
-    bool first = true;
-    for (size_t j = 0; j < i; j++) first = first && strcmp(ifs[j]->kind, ifs[i]->kind) != 0;
-    if (!first) continue;
+    if (!first_of_kind(ifs, i)) continue;
     bool any = false;
     for (size_t j = i; j < n; j++) {
       if (strcmp(ifs[j]->kind, ifs[i]->kind) != 0 || !ifs[j]->name[0]) continue;
@@ -48,7 +56,23 @@ static void make_forms(void) {
     }
   }
   append(&at, "%s", "; INDICES a visibility filter like 0,2 or 1-3; INDEX a decimal number; empty for the default "
-                    "device (e.g. CPU, AMD, AMD:1, USB+AMD, PCI:0-3+AMD:2, MOCKPCI+AMD)");
+                    "device (e.g. ");
+  /* Examples from the table too: every kind, then the first real and the first emulated named interface. */
+  append_kinds(&at, ifs, n);
+  bool real = false, mock = false;
+  for (size_t i = 0; i < n; i++) {
+    const bg_iface *f = ifs[i];
+    char ex[128] = "";
+    if (f->name[0] && f->mock && !mock) {
+      snprintf(ex, sizeof(ex), ", %s+%s", f->name, f->kind);
+      mock = true;
+    } else if (f->name[0] && !f->mock && !real) {
+      snprintf(ex, sizeof(ex), ", %s:1, %s+%s, %s:0-3+%s:2", f->kind, f->name, f->kind, f->name, f->kind);
+      real = true;
+    }
+    append(&at, "%s", ex);
+  }
+  append(&at, "%s", ")");
 }
 
 const char *bg_target_forms(void) {
@@ -57,10 +81,11 @@ const char *bg_target_forms(void) {
 }
 
 bool bg_target_known_iface(const char *kind, const char *iface) {
-  for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-    if (strcmp(kinds[k].kind, kind) != 0) continue;
+  if (bg_target_built(kind, iface)) return true;
+  for (size_t k = 0; k < sizeof(unbuilt_kinds) / sizeof(unbuilt_kinds[0]); k++) {
+    if (strcmp(unbuilt_kinds[k].kind, kind) != 0) continue;
     if (!iface[0]) return true;
-    for (const char *const *i = kinds[k].ifaces; i && *i; i++)
+    for (const char *const *i = unbuilt_kinds[k].ifaces; *i; i++)
       if (strcmp(*i, iface) == 0) return true;
   }
   return false;
