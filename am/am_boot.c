@@ -56,7 +56,7 @@ void bg_am_blocks_free(bg_am_blocks *blk) {
   blk->gmc = NULL;
 }
 
-/* init_sw in tinygrad's order (am.md §4.2): GMC, IH, then PSP, SMU (re-allocated after GMC/IH). */
+/* init_sw in tinygrad's order (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw): GMC, IH, then PSP, SMU (re-allocated after GMC/IH). */
 static int init_sw(bg_am_dev *d, bg_am_blocks *blk) {
   bg_am_boot_mem *m = &d->bm;
   bool tmr = m->psp_tmr != 0;
@@ -89,7 +89,7 @@ int bg_am_boot_fini(bg_am_dev *d, bg_am_blocks *blk) {
 #define F(n, v) n, (unsigned)(v)
 #define END (const char *)NULL
 
-/* SOC.set_clockgating_state (am.md §4.3/§4.4): HDP >= 5.2.1 memory light/deep sleep, MMHUB ATC L2 CG if present. */
+/* SOC.set_clockgating_state (tinygrad tinygrad/runtime/support/am/ip.py AM_SOC, AM_GMC): HDP >= 5.2.1 memory light/deep sleep, MMHUB ATC L2 CG if present. */
 static int soc_clockgating(bg_am_dev *d) {
   int e;
   const struct bg_am_ip *h = &d->disc.ip[HDP_HWIP];
@@ -105,7 +105,7 @@ static int soc_clockgating(bg_am_dev *d) {
   return 0;
 }
 
-/* GFX.set_clockgating_state (am.md §4.9), on one XCC (GC instance `i`): RLC safe mode around CGCG/CGLS, CP idle
+/* GFX.set_clockgating_state (tinygrad tinygrad/runtime/support/am/ip.py AM_GFX), on one XCC (GC instance `i`): RLC safe mode around CGCG/CGLS, CP idle
  * polling/interrupts, SDMA CGCG interrupts (GC >= 10), MGCG overrides cleared (gfx9 / GC >= 11 extras). */
 static int gfx_clockgating_xcc(bg_am_dev *d, unsigned i) {
   int e;
@@ -155,7 +155,7 @@ static int gfx_clockgating(bg_am_dev *d) {
   return 0;
 }
 
-/* Post-boot (am.md §4.11): AM_POWER_LIMIT=<W> > 0: SetPptLimit(W) and unlimited soft clocks; else highest DPM level.
+/* Post-boot (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__ post-boot): AM_POWER_LIMIT=<W> > 0: SetPptLimit(W) and unlimited soft clocks; else highest DPM level.
  * Then SOC and GFX clock gating. */
 static int post_boot(bg_am_dev *d) {
   int e;

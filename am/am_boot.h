@@ -1,4 +1,4 @@
-/* am/am_boot.h: the top-level AM bring-up sequence, as far as it is implemented (am.md §4 top level, §5):
+/* am/am_boot.h: the top-level AM bring-up sequence, as far as it is implemented (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__, AMDev.fini):
  *
  *   bg_am_dev_open     open, PCI id, BARs, MEMSIZE, discovery, register tables, firmware (validated before any
  *                      register write), boot-region allocations
@@ -9,7 +9,7 @@
  *   init_sw relayout   (every boot, also warm) the boot region in tinygrad's init_sw order: the PSP/SMU
  *                      allocations bg_am_dev_open made are freed, then GMC (root page table, memscratch, dummy
  *                      page), IH (2 rings + wptr pages) and the PSP/SMU buffers are allocated again in that order,
- *                      so the addresses are those of am.md §4.2 (until am_dev.c's init_sw calls GMC/IH itself)
+ *                      so the addresses are those of tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw (until am_dev.c's init_sw calls GMC/IH itself)
  *   bg_am_soc_init     (am/am_soc.h)
  *   bg_am_gmc_init     MMHUB and GC hubs (am/am_gmc.h)
  *   bg_am_ih_init      IH rings (am/am_ih.h)
@@ -20,7 +20,7 @@
  *                      (GC 9.4.3: also the AQL queue 1 on every XCC, doorbell 4; SDMA 4.4.2 instance 0 GFX ring)
  *   magic              SCRATCH_REG7 = BG_AM_BOOT_MAGIC, SCRATCH_REG6 = 1 ("in use"; bg_am_boot_fini writes 0)
  *
- * Warm start (magic present, SCRATCH_REG6 == 0, no GC fault pending, !force_reset; am.md §5 partial boot): SOC, GMC
+ * Warm start (magic present, SCRATCH_REG6 == 0, no GC fault pending, !force_reset; tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__ partial boot): SOC, GMC
  * hw init (MMHUB), IH, PSP (sOS, ring, firmware, RLC autoload) and SMU (driver table, features) are left as the
  * previous run left them, reusing in place the boot-region structures init_sw lays out at the same addresses (MM
  * root page table, IH rings, PSP ring/fence/cmd, SMU driver table, MQD pages). Redone: GC hub init, reset_mec
@@ -74,7 +74,7 @@ int bg_am_boot(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep
 /* Same, handing the GMC/IH state to *blk (free with bg_am_blocks_free, before bg_am_dev_close; also on error). */
 int bg_am_boot_ex(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep, bg_am_blocks *blk);
 void bg_am_blocks_free(bg_am_blocks *blk);
-/* fini (am.md §5): SDMA ring off, HQDs dequeued, SCRATCH_REG6 = 0 (clean exit: the next open may start warm). */
+/* fini (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__, AMDev.fini): SDMA ring off, HQDs dequeued, SCRATCH_REG6 = 0 (clean exit: the next open may start warm). */
 int bg_am_boot_fini(bg_am_dev *d, bg_am_blocks *blk);
 
 #ifdef __cplusplus

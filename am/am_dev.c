@@ -193,14 +193,14 @@ static void vio_zero(void *ctx, uint64_t pa, uint64_t size) {
   }
 }
 
-/* PSP boot_time_tmr (am.md §4.7): MP0 13.0.6, 13.0.14, 14.0.2, 14.0.3 set up the TMR in the bootloader. */
+/* PSP boot_time_tmr (tinygrad tinygrad/runtime/support/am/ip.py AM_PSP): MP0 13.0.6, 13.0.14, 14.0.2, 14.0.3 set up the TMR in the bootloader. */
 static bool mp0_boot_time_tmr(bg_am_ipver v) {
   return (v.maj == 13 && v.min == 0 && (v.rev == 6 || v.rev == 14)) ||
          (v.maj == 14 && v.min == 0 && (v.rev == 2 || v.rev == 3));
 }
 
-/* init_sw of the implemented blocks (am.md §4.2 rows 8-13), in that order; deterministic. The rows of
- * GMC (1-3) and IH (4-7) come first once those blocks exist, which will move these addresses. */
+/* init_sw of the implemented blocks (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw: PSP, SMU), in that order; deterministic. The
+ * GMC and IH allocations come first once those blocks exist, which will move these addresses. */
 static int init_sw(bg_am_dev *d) {
   struct bg_am_vram_config cfg = {
       .vram_size = d->vram_size,

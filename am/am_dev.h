@@ -1,4 +1,4 @@
-/* am/am_dev.h: an AM device opened on a PCI function (am.md §2, §3.1, §4.1, §4.2).
+/* am/am_dev.h: an AM device opened on a PCI function (tinygrad tinygrad/runtime/support/system.py PCIDevice; tinygrad tinygrad/runtime/support/am/amdev.py AMDev register access, AMDev._run_discovery, AMDev.init_sw).
  *
  * bg_am_dev_open() does, in this order, with register READS only (no register write, no VRAM write) until the
  * firmware set is loaded and validated:
@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-/* Our SCRATCH_REG7 "booted by this driver" magic: distinct from tinygrad's 0xA0000008 (am.md §5 advice) because
+/* Our SCRATCH_REG7 "booted by this driver" magic: distinct from tinygrad's 0xA0000008 (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__) because
  * the C boot-region layout is not byte-identical to the Python one. */
 #define BG_AM_BOOT_MAGIC 0xB6000001u
 

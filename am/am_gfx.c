@@ -1,4 +1,4 @@
-/* am/am_gfx.c: GFX / CP / MEC / RLC bring-up (am/am_gfx.h, am.md §4.9). */
+/* am/am_gfx.c: GFX / CP / MEC / RLC bring-up (am/am_gfx.h, tinygrad tinygrad/runtime/support/am/ip.py AM_GFX). */
 #include "am/am_gfx.h"
 
 #include <inttypes.h>
@@ -55,7 +55,7 @@ int bg_am_gfx_create(bg_am_dev *d, bg_am_gmc *gmc, bg_am_gfx **out) {
   x->d = d;
   x->gmc = gmc;
   x->xccs = bg_am_xcc_count(d);
-  uint64_t mqd_size = 0x1000ull * x->xccs; /* one MQD per XCC (am.md §4.2 rows 14-15) */
+  uint64_t mqd_size = 0x1000ull * x->xccs; /* one MQD per XCC (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw, the MQD allocations) */
   int e;
   if ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, mqd_size, 0x1000, false, &x->mqd[0])) < 0 ||
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, mqd_size, 0x1000, false, &x->mqd[1])) < 0 ||
@@ -269,7 +269,7 @@ static unsigned log2u64(uint64_t v) {
   return n;
 }
 
-/* setup_ring (am.md §4.9): MEC1 pipe 0 queue `queue`, on the first XCC (PM4) or on every XCC (AQL), each with its MQD at
+/* setup_ring (tinygrad tinygrad/runtime/support/am/ip.py AM_GFX): MEC1 pipe 0 queue `queue`, on the first XCC (PM4) or on every XCC (AQL), each with its MQD at
  * mqd[queue] + 0x1000 * xcc copied to the registers CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI, then CP_HQD_ACTIVE = 1. */
 static int setup_ring(bg_am_gfx *x, unsigned queue, bool aql, uint64_t ring_off, uint64_t eop_off, uint64_t ptrs_off,
                       unsigned doorbell, uint32_t *pq_control_out) {

@@ -1,8 +1,8 @@
-/* am/am_gfx.h: GFX / CP / MEC / RLC of the AM bring-up (am.md §4.9), GC 11.x / 12.x (RS64 CP, one XCC) and GC 9.4.3
+/* am/am_gfx.h: GFX / CP / MEC / RLC of the AM bring-up (tinygrad tinygrad/runtime/support/am/ip.py AM_GFX), GC 11.x / 12.x (RS64 CP, one XCC) and GC 9.4.3
  * (MI300: MEC v1 loaded by the PSP, CP_MEC_CNTL, every step per live XCC, v9 MQDs, SRIOV_SPATIAL_PART mode 1 when
  * there are several XCCs, PM4 queue 0 on the first XCC and AQL queue 1 on every XCC).
  *
- *   bg_am_gfx_create   init_sw (after the SMU allocations, §4.2 rows 14-15): two MQD pages (PM4 queue 0, AQL queue 1;
+ *   bg_am_gfx_create   init_sw (after the SMU allocations, tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw, the MQD allocations): two MQD pages (PM4 queue 0, AQL queue 1;
  *                      boot region, so a warm start finds them at the same address), and for compute queue 0 a
  *                      16 MiB PM4 ring, a 4 KiB EOP buffer and a 4 KiB rptr/wptr page (main pool, zeroed)
  *   bg_am_gfx_init     cold: wait for the RLC autoload (CP_STAT == 0 && RLC_RLCS_BOOTLOAD_STATUS bit31, Linux's
@@ -11,7 +11,7 @@
  *                      TCP_CNTL, RLC_CNTL/RLC_SRM_CNTL/RLC_SPM_MC_CNTL, S2A doorbell routing ports 0 and 3,
  *                      GRBM_CNTL.read_timeout, SH_MEM_CONFIG = 0xc00c / SH_MEM_BASES = 0x10002 for vmid 0..15,
  *                      MEC doorbell range 0..0xf8, enable_mec (RS64 pipe0 active, un-halted)
- *                      warm (partial boot, §5): GC hub init, reset_mec (dequeue active HQDs, GC < 12 GRBM soft reset
+ *                      warm (partial boot, tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__, AMDev.fini): GC hub init, reset_mec (dequeue active HQDs, GC < 12 GRBM soft reset
  *                      of CP/CPC, config_mec, enable_mec)
  *   bg_am_gfx_setup_queue   compute HQD ME1 pipe0 queue0 from a v11/v12 MQD written to VRAM, the MQD's 56 register
  *                      dwords CP_MQD_BASE_ADDR..CP_HQD_PQ_WPTR_HI copied to the registers, then CP_HQD_ACTIVE = 1;

@@ -61,7 +61,7 @@ int bg_am_gmc_create(bg_am_dev *d, bg_am_gmc **out) {
     bg_error_context(e, "am: %s: gmc init_sw: ", d->bdf);
     goto fail;
   }
-  g->hub_initted[BG_AM_HUB_MM] = true; /* valid from a previous boot on a warm start (am.md §4.4) */
+  g->hub_initted[BG_AM_HUB_MM] = true; /* valid from a previous boot on a warm start (tinygrad tinygrad/runtime/support/am/ip.py AM_GMC) */
   *out = g;
   return 0;
 fail:

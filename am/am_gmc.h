@@ -1,9 +1,9 @@
-/* am/am_gmc.h: GMC of the AM bring-up (am.md §4.4): FB location, system aperture, MMHUB and GC hub, the
+/* am/am_gmc.h: GMC of the AM bring-up (tinygrad tinygrad/runtime/support/am/ip.py AM_GMC): FB location, system aperture, MMHUB and GC hub, the
  * context-0 page tables (am/mm_pt.h) and TLB invalidation.
  *
  *   bg_am_gmc_create   init_sw: FB_LOCATION_BASE/TOP read back (fb_base, fb_end, mc_base = fb_base; no XGMI
  *                      hive support: paddr_base 0), root page table (mm_pt, boot region, zeroed), memscratch
- *                      page, dummy page (boot region, §4.2 rows 1-3) — call before the PSP/SMU allocations
+ *                      page, dummy page (boot region, tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw) — call before the PSP/SMU allocations
  *   bg_am_gmc_init     init_hw: hub init of every MMHUB instance, then of every GC instance (tinygrad does the
  *                      GC hub in GFX init_hw; done here so that flushes reach the GC hub from the start)
  *   bg_am_gmc_flush_tlb  flush_hdp, then per instance: MMHUB only acquire ENG17_SEM (read until bit0), write

@@ -25,10 +25,10 @@ void bg_am_hcq_flush_hdp(am_hcq *h) {
   if (h->hdp_remap) bg_am_wreg(h->d, h->hdp_remap, 0);
 }
 
-/* am.md §2.4: host memory for BG_BUF_HOST, and for CPU-visible uncached buffers (large BAR) or any CPU-visible
+/* tinygrad tinygrad/runtime/support/system.py PCIIfaceBase.alloc: host memory for BG_BUF_HOST, and for CPU-visible uncached buffers (large BAR) or any CPU-visible
  * buffer (small BAR: VRAM beyond the BAR has no CPU view). */
 static bool wants_sysmem(const am_hcq *h, unsigned flags) {
-  if (h->usb) return false; /* the GPU cannot reach host RAM over USB: VRAM only (reference 2.9) */
+  if (h->usb) return false; /* the GPU cannot reach host RAM over USB: VRAM only (tinygrad tinygrad/runtime/support/system.py USBPCIDevice) */
   bool large_bar = h->d->bar0_size >= h->d->vram_size;
   bool cpu = flags & BG_BUF_CPU_ACCESS;
   return (flags & BG_BUF_HOST) || (large_bar ? cpu && (flags & BG_BUF_UNCACHED) : cpu);
@@ -117,7 +117,7 @@ void bg_am_hcq_free(bg_dev *dev, bg_mem *m) {
   memset(m, 0, sizeof(*m));
 }
 
-/* Called by waits after 200 ms without progress (am.md §5 PCIIface.sleep): drain the IH ring; a VM fault or any
+/* Called by waits after 200 ms without progress (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__; tinygrad tinygrad/runtime/ops_amd.py PCIIface.sleep): drain the IH ring; a VM fault or any
  * other error interrupt is a hang, reported with the faulting address and where each queue stands. */
 static int am_sleep_check(am_hcq *h);
 
@@ -181,7 +181,7 @@ static unsigned drop_user(am_hcq *h, const bg_dev *dev) {
   return k;
 }
 
-/* fini (am.md §5) when the last user closes: queues off, SCRATCH_REG6 = 0 so the next open starts warm (1 after an
+/* fini (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__, AMDev.fini) when the last user closes: queues off, SCRATCH_REG6 = 0 so the next open starts warm (1 after an
  * error); then the device goes. */
 static void am_close_locked(bg_dev *dev) {
   am_hcq *h = dev->priv;
@@ -204,7 +204,7 @@ static void am_close_locked(bg_dev *dev) {
   h->dev = dev; /* the frees below go through dev->priv */
   bg_am_hcq_scratch_free(h);
   if (bg_am_boot_fini(h->d, &h->blk) < 0) BG_LOG(1, "am: %s: fini: %s", h->d->bdf, bg_last_error());
-  /* After a fault or a failed synchronize the next open must not trust this state (am.md §5: SCRATCH_REG6 =
+  /* After a fault or a failed synchronize the next open must not trust this state (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__, AMDev.fini: SCRATCH_REG6 =
    * is_err_state): it boots cold, with a mode1 reset. */
   if (h->nfaults) bg_am_wr(h->d, BG_AM_R_SCRATCH6, 1);
   bg_am_blocks_free(&h->blk);

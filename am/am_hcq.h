@@ -25,7 +25,7 @@
 extern "C" {
 #endif
 
-#define BG_AM_TICKS_PER_US 100.0 /* the GPU timestamp clock runs at 100 MHz (am.md Appendix B) */
+#define BG_AM_TICKS_PER_US 100.0 /* the GPU timestamp clock runs at 100 MHz (tinygrad tinygrad/runtime/support/am/amdev.py) */
 
 typedef struct am_hcq am_hcq;
 
@@ -88,7 +88,7 @@ struct am_hcq {
   uint32_t hdp_req, hdp_done;/* absolute dword addresses of GPU_HDP_FLUSH_REQ/DONE (PM4 memory barrier) */
   uint32_t hdp_remap;        /* dword the CPU writes to flush HDP, 0: none */
   bg_queue_hw *q[2];
-  /* scratch (am.md §7.6) */
+  /* scratch (tinygrad tinygrad/runtime/ops_amd.py AMDDevice._ensure_has_local_memory) */
   bg_mem scratch;
   uint32_t scratch_per_thread, tmpring;
   struct am_retired *retired;

@@ -1,4 +1,4 @@
-/* am/am_hcq_lower.c: lowering recorded HCQ commands into PM4 (compute) or SDMA (copy) packets (am.md §7.2, §7.4).
+/* am/am_hcq_lower.c: lowering recorded HCQ commands into PM4 (compute) or SDMA (copy) packets (tinygrad tinygrad/runtime/ops_amd.py AMDComputeQueue, AMDCopyQueue).
  * Constant fields are encoded directly; every operand goes through bg_tmpl_put, so a re-submit patches only the
  * fields whose variables changed. Signals carry 32-bit values on AMD (RELEASE_MEM DATA_SEL 1, SDMA FENCE, 32-bit
  * waits), as in tinygrad: a constant wider than 32 bits fails the lowering. */
@@ -94,7 +94,7 @@ enum {
 };
 #define HSA_DISPATCH_PACKET_SIZE 64u
 
-/* The hsa_kernel_dispatch_packet_t a kernel with ENABLE_SGPR_DISPATCH_PTR reads (am.md §7.2 exec). */
+/* The hsa_kernel_dispatch_packet_t a kernel with ENABLE_SGPR_DISPATCH_PTR reads (tinygrad tinygrad/runtime/ops_amd.py AMDComputeQueue exec). */
 static int dispatch_packet(bg_tmpl *t, const am_prog *p, const bg_cmd *c, size_t at, const ir_node *kargs) {
   for (int k = 0; k < 3; k++) {
     const ir_node *g = mul(t, c->gsz[k], c->lsz[k]);
@@ -140,7 +140,7 @@ static int pm4_exec(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
   uint32_t dw[160], user[BG_PM4_MAX_USER_DATA];
   unsigned n = 0, nuser = 0, ud_dispatch = 0;
   if (p->code_props & KCP_PRIVATE_SEGMENT_BUFFER) {
-    /* buffer resource of the scratch (am.md §7.2): base, base_hi | swizzle, size, word3 */
+    /* buffer resource of the scratch (tinygrad tinygrad/runtime/ops_amd.py AMDComputeQueue): base, base_hi | swizzle, size, word3 */
     user[nuser++] = (uint32_t)h->scratch.va;
     user[nuser++] = (uint32_t)(h->scratch.va >> 32) | 1u << 31;
     user[nuser++] = 0xffffffffu;

@@ -1,4 +1,4 @@
-/* am/am_hcq_prog.c: AMD code objects as HCQ programs (am.md §7.7) and the scratch they need (§7.6).
+/* am/am_hcq_prog.c: AMD code objects as HCQ programs (tinygrad tinygrad/runtime/ops_amd.py AMDProgram) and the scratch they need (tinygrad tinygrad/runtime/ops_amd.py AMDDevice._ensure_has_local_memory).
  * The ELF is parsed and relocated by compile/amdgpu_elf.h; this file places it in VRAM, derives the dispatch
  * registers from the kernel descriptor and checks it against the bg_program_info the caller gave. */
 #include <inttypes.h>
@@ -19,7 +19,7 @@ struct am_retired {
   bg_mem mem;
 };
 
-/* Scratch (am.md §7.6): 64 lanes, per-thread size rounded to align/64, enough for every scratch slot of every CU. */
+/* Scratch (tinygrad tinygrad/runtime/ops_amd.py AMDDevice._ensure_has_local_memory): 64 lanes, per-thread size rounded to align/64, enough for every scratch slot of every CU. */
 static int ensure_scratch(am_hcq *h, uint32_t private_size) {
   const struct bg_am_gc_props *pr = &h->d->disc.props;
   uint32_t align = h->gfx >= 10 ? 256 : 1024, gran = align / 64;

@@ -1,4 +1,4 @@
-/* am/am_hcq_queue.c: the AMD hardware queues and submission (am.md §7.2 submit, §7.4 submit, §4.12 doorbells).
+/* am/am_hcq_queue.c: the AMD hardware queues and submission (tinygrad tinygrad/runtime/ops_amd.py AMDComputeQueue, AMDCopyQueue submit; tinygrad tinygrad/runtime/support/am/ip.py AM_GFX, AM_SDMA doorbells).
  *
  * Compute: the HQD ring am_gfx programmed (ME1 pipe0 queue0, 16 MiB in VRAM); PM4 tolerates a wrap at any dword,
  * so a submission is copied in up to two pieces. Copy: SDMA0 queue0; a submission never straddles the ring end
@@ -35,7 +35,7 @@ int bg_am_hcq_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **o
     *out = h->q[k];
     return 0;
   }
-  /* GC 9.4.x (MI300: several XCCs) needs AQL compute queues with PRED_EXEC'd PM4 and SDMA 4.4 rings (am.md §7.3). */
+  /* GC 9.4.x (MI300: several XCCs) needs AQL compute queues with PRED_EXEC'd PM4 and SDMA 4.4 rings (tinygrad tinygrad/runtime/ops_amd.py AMDComputeAQLQueue). */
   if (h->gfx < 10)
     return bg_error(BG_ENOTSUP, "am: %s: %s queues on %s (GC %u.%u.%u) are not implemented: only GC 11.x/12.x", d->bdf,
                     k ? "copy" : "compute", d->disc.arch, d->gc.maj, d->gc.min, d->gc.rev);
@@ -192,7 +192,7 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
   int e = bg_mmio_wr64(&d->vram, q->wptr, q->put);
   if (e < 0) return e;
   uint64_t t0 = now_ns();
-  /* Over USB the BAR writes reach VRAM as PCIe writes in order and tinygrad flushes no HDP there (reference 1.9):
+  /* Over USB the BAR writes reach VRAM as PCIe writes in order and tinygrad flushes no HDP there (tinygrad tinygrad/runtime/ops_amd.py USBIface):
    * the doorbell (uncached view) sends the queued ring + wptr writes and itself in one round trip. */
   if (!h->usb) bg_am_hcq_flush_hdp(h);
   e = bg_mmio_wr64(&d->doorbell, (uint64_t)q->doorbell * 8, q->put);

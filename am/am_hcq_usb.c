@@ -1,4 +1,4 @@
-/* am/am_hcq_usb.c: the AMD HCQ device behind an ASM24 USB bridge (reference hcq_usb_sys.md 1.8-1.10, 2.9).
+/* am/am_hcq_usb.c: the AMD HCQ device behind an ASM24 USB bridge (tinygrad tinygrad/runtime/support/usb.py USBMMIOInterface, ASM24Controller; tinygrad tinygrad/runtime/ops_amd.py USBIface; tinygrad tinygrad/runtime/support/system.py USBPCIDevice).
  *
  * The GPU cannot reach host RAM over USB and the bridge SRAM is 512 KiB, so every buffer lives in VRAM (tinygrad's
  * USBIface: "alloc always uses VRAM") and has no direct CPU pointer. The core reaches signals and kernel arguments

@@ -1,7 +1,7 @@
-/* am/am_ih.h: interrupt handler rings of the AM bring-up (am.md §4.5).
+/* am/am_ih.h: interrupt handler rings of the AM bring-up (tinygrad tinygrad/runtime/support/am/ip.py AM_IH).
  *
  *   bg_am_ih_create   init_sw: ring0 (256 KiB) + its wptr writeback page, ring1 (256 KiB) + wptr page, in the
- *                     boot region (§4.2 rows 4-7); call after the GMC's and before the PSP/SMU allocations
+ *                     boot region (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw); call after the GMC's and before the PSP/SMU allocations
  *   bg_am_ih_init     init_hw: per ring BASE/BASE_HI (mc >> 8), CNTL (MC_SPACE 4, WPTR_OVERFLOW_CLEAR, RB_SIZE 16,
  *                     MC_SNOOP; ring0 WPTR_OVERFLOW_ENABLE + RPTR_REARM, ring1 RB_FULL_DRAIN_ENABLE), ring0
  *                     WPTR_ADDR_LO/HI, WPTR = RPTR = 0, DOORBELL_RPTR = 0; OSSSYS != 4.4.2: storm/flood

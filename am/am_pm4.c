@@ -1,4 +1,4 @@
-/* am/am_pm4.c: PM4 type-3 packet encoders (am/am_pm4.h, am.md §7.2). */
+/* am/am_pm4.c: PM4 type-3 packet encoders (am/am_pm4.h, tinygrad tinygrad/runtime/ops_amd.py AMDComputeQueue). */
 #include "am/am_pm4.h"
 
 #include <stddef.h>

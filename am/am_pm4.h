@@ -1,4 +1,4 @@
-/* am/am_pm4.h: PM4 type-3 packet encoders for the compute queue (am.md §7.2; opcodes and bit fields as Linux's
+/* am/am_pm4.h: PM4 type-3 packet encoders for the compute queue (tinygrad tinygrad/runtime/ops_amd.py AMDComputeQueue; opcodes and bit fields as Linux's
  * nvd.h / soc15d.h name them, layouts as tinygrad's ops_amd.py emits them for gfx9 and gfx10+).
  *
  * Each encoder writes its packet into dw (which must hold BG_PM4_*_DW dwords) and returns the number of dwords
@@ -89,7 +89,7 @@ enum { RELEASE_MEM_DATA_NONE = 0, RELEASE_MEM_DATA_32 = 1, RELEASE_MEM_DATA_64 =
 #define COMPUTE_DISPATCH_INITIATOR_FORCE_START_AT_000 (1u << 2)
 #define COMPUTE_DISPATCH_INITIATOR_CS_W32_EN (1u << 15)
 
-/* SH register offsets from PACKET3_SET_SH_REG_START (GC seg0 base + mmCOMPUTE_* - 0x2c00, am.md §7.2). */
+/* SH register offsets from PACKET3_SET_SH_REG_START (GC seg0 base + mmCOMPUTE_* - 0x2c00, tinygrad tinygrad/runtime/ops_amd.py AMDComputeQueue). */
 enum {
   COMPUTE_DISPATCH_INITIATOR = 0x200,
   COMPUTE_START_X = 0x204, /* START_X/Y/Z, NUM_THREAD_X/Y/Z, PIPELINESTAT_ENABLE, PERFCOUNT_ENABLE follow */

@@ -1,4 +1,4 @@
-/* am/am_psp.c: PSP bootloader, KM ring and firmware loading (am/am_psp.h, am.md §4.7). */
+/* am/am_psp.c: PSP bootloader, KM ring and firmware loading (am/am_psp.h, tinygrad tinygrad/runtime/support/am/ip.py AM_PSP). */
 #include "am/am_psp.h"
 
 #include <inttypes.h>

@@ -1,4 +1,4 @@
-/* am/am_psp.h: the PSP (MP0) of an AM device (am.md §4.7): sOS bootloader, KM ring, ring commands, firmware
+/* am/am_psp.h: the PSP (MP0) of an AM device (tinygrad tinygrad/runtime/support/am/ip.py AM_PSP): sOS bootloader, KM ring, ring commands, firmware
  * loading. Registers: regMP0_SMN_C2PMSG_* (MP0 13) / regMPASP_SMN_C2PMSG_* (MP0 14), cached in bg_am_dev.
  * Every wait has the device's timeout and names the register and the bits it waited for; a ring command with a
  * nonzero resp.status fails naming the command and the status. */
@@ -45,7 +45,7 @@ int bg_am_psp_submit(bg_am_dev *d, uint32_t cmd_id, const uint32_t *u, int n, ui
 /* Steps 3-7: LOAD_TOC, SMU firmware, SETUP_TMR (per MP0 version), LOAD_IP_FW of every descriptor,
  * AUTOLOAD_RLC (GC >= 11) or REG_LIST (gfx9). *ncmds gets the ring commands issued (may be NULL). */
 int bg_am_psp_load_fw(bg_am_dev *d, int *ncmds);
-/* SRIOV_SPATIAL_PART (0x27) {mode} (am.md §4.7 step 8): from GFX init when there are several XCCs (mode 1: SPX). */
+/* SRIOV_SPATIAL_PART (0x27) {mode} (tinygrad tinygrad/runtime/support/am/ip.py AM_PSP step 8): from GFX init when there are several XCCs (mode 1: SPX). */
 int bg_am_psp_spatial_partition(bg_am_dev *d, uint32_t mode);
 /* Whole init_hw: bootloader, ring, firmware. */
 int bg_am_psp_init(bg_am_dev *d);

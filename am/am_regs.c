@@ -16,8 +16,8 @@ struct regmap {
   const struct bg_am_regtab *tab;
 };
 
-/* Versions from am.md §1 (supported chips: Navi31/33 GC 11.0.0/11.0.2, Navi44/48 GC 12.0.0/12.0.1, MI300X GC 9.4.3,
- * MI350 GC 9.5.0) and the module list of §3.2. GC 11.0.3+ is not mapped: Linux has a separate gc_11_0_3 header. */
+/* Versions of the supported chips (tinygrad tinygrad/runtime/ops_amd.py PCIIface device ids: Navi31/33 GC 11.0.0/11.0.2, Navi44/48 GC 12.0.0/12.0.1, MI300X GC 9.4.3,
+ * MI350 GC 9.5.0) and the module list of tinygrad tinygrad/runtime/support/am/amdev.py AMDev._build_regs. GC 11.0.3+ is not mapped: Linux has a separate gc_11_0_3 header. */
 static const struct regmap regmap[] = {
   {GC_HWIP, 9, 4, 3, 3, &bg_am_regtab_gc_9_4_3},
   {GC_HWIP, 9, 5, 0, 0, &bg_am_regtab_gc_9_4_3},
@@ -74,7 +74,7 @@ int bg_am_regtab_select(int hwip, unsigned maj, unsigned min, unsigned rev, cons
   if (!out) return bg_error(BG_EINVAL, "regs: NULL argument");
   *out = NULL;
   int h = map_hwip(hwip);
-  if (h == MP1_HWIP) { /* the SMU mailbox registers are the same on every MP1 version (am.md §3.2) */
+  if (h == MP1_HWIP) { /* the SMU mailbox registers are the same on every MP1 version (tinygrad tinygrad/runtime/support/am/amdev.py AMDev._build_regs) */
     *out = &bg_am_regtab_mp_11_0_0;
     return 0;
   }

@@ -1,4 +1,4 @@
-/* am/am_sdma.c: SDMA bring-up (am/am_sdma.h, am.md §4.10). */
+/* am/am_sdma.c: SDMA bring-up (am/am_sdma.h, tinygrad tinygrad/runtime/support/am/ip.py AM_SDMA). */
 #include "am/am_sdma.h"
 
 #include <stdio.h>
@@ -54,7 +54,7 @@ void bg_am_sdma_destroy(bg_am_sdma *s) {
   free(s);
 }
 
-/* SDMA 4.4.x (MI300, am.md §4.10): SDMA_CNTL.{trap_enable, utc_l1_enable} on every instance, then per AID the
+/* SDMA 4.4.x (MI300, tinygrad tinygrad/runtime/support/am/ip.py AM_SDMA): SDMA_CNTL.{trap_enable, utc_l1_enable} on every instance, then per AID the
  * NBIO 7.9 doorbell ranges DOORBELL0_CTRL_ENTRY_<1+dev+4*aid> and the S2A routing of ports 1, 2, 5, 6. */
 static int init_v44(bg_am_sdma *s) {
   bg_am_dev *d = s->d;

@@ -1,4 +1,4 @@
-/* am/am_sdma.h: SDMA of the AM bring-up (am.md §4.10), SDMA 6.x (F32) / 7.x (MCU) with registers in the GC table.
+/* am/am_sdma.h: SDMA of the AM bring-up (tinygrad tinygrad/runtime/support/am/ip.py AM_SDMA), SDMA 6.x (F32) / 7.x (MCU) with registers in the GC table.
  *
  *   bg_am_sdma_create  init_sw: queue 0's 16 MiB ring and a 4 KiB rptr/wptr page (main pool, zeroed)
  *   bg_am_sdma_init    WATCHDOG_CNTL.queue_hang_count = 100, UTCL1_CNTL.{resp_mode 3, redo_delay 9},
@@ -41,7 +41,7 @@ void bg_am_sdma_destroy(bg_am_sdma *s);
 int bg_am_sdma_init(bg_am_sdma *s);
 int bg_am_sdma_setup_queue(bg_am_sdma *s);
 int bg_am_sdma_fini(bg_am_sdma *s);
-/* doorbell_enable (am.md §4.3): S2A_DOORBELL_ENTRY_<port>_CTRL (GDC_S2A0_ prefix on GC >= 12), full write. */
+/* doorbell_enable (tinygrad tinygrad/runtime/support/am/ip.py AM_SOC): S2A_DOORBELL_ENTRY_<port>_CTRL (GDC_S2A0_ prefix on GC >= 12), full write. */
 int bg_am_doorbell_enable(bg_am_dev *d, unsigned port, unsigned awid, unsigned awaddr, unsigned offset, unsigned size);
 /* The same for AID `aid`; on NBIO 7.9.x (MI300) always through indirect PCIe writes (am/am_soc.h). */
 int bg_am_doorbell_enable_aid(bg_am_dev *d, unsigned port, unsigned awid, unsigned awaddr, unsigned offset,

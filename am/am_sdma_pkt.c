@@ -1,4 +1,4 @@
-/* am/am_sdma_pkt.c: SDMA packet encoders (am/am_sdma_pkt.h, am.md §7.4). */
+/* am/am_sdma_pkt.c: SDMA packet encoders (am/am_sdma_pkt.h, tinygrad tinygrad/runtime/ops_amd.py AMDCopyQueue). */
 #include "am/am_sdma_pkt.h"
 
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* am/am_sdma_pkt.h: SDMA packet encoders for the copy queue (am.md §7.4; opcodes and fields as Linux's
+/* am/am_sdma_pkt.h: SDMA packet encoders for the copy queue (tinygrad tinygrad/runtime/ops_amd.py AMDCopyQueue; opcodes and fields as Linux's
  * sdma_v6_0_0_pkt_open.h / navi10_sdma_pkt_open.h name them).
  *
  * Header dword: op in bits 0..7, sub-op in 8..15, op-specific bits above. Each encoder writes its packet into dw

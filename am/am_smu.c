@@ -1,4 +1,4 @@
-/* am/am_smu.c: SMU mailbox, init, clocks, metrics, mode1 reset (am/am_smu.h, am.md §4.8). */
+/* am/am_smu.c: SMU mailbox, init, clocks, metrics, mode1 reset (am/am_smu.h, tinygrad tinygrad/runtime/support/am/ip.py AM_SMU). */
 #include "am/am_smu.h"
 
 #include <inttypes.h>
@@ -13,7 +13,7 @@ static const char *const MSG_NAMES[BG_SMU_NMSGS] = {
     "TransferTableSmu2Dram", "GetMetricsTable", "SetSoftMinByFreq", "SetSoftMaxByFreq",
     "GetDpmFreqByIndex", "SetPptLimit", "Mode1Reset", "GfxDriverReset"};
 
-/* Message ids per SMU module (am.md §4.8 table); -1 = none. */
+/* Message ids per SMU module (tinygrad tinygrad/runtime/support/am/ip.py AM_SMU table); -1 = none. */
 static const int IDS_13_0_0[BG_SMU_NMSGS] = {0x2, 0x6, 0xE, 0xF, 0x12, -1, 0x19, 0x1A, 0x1F, 0x32, 0x2F, -1};
 static const int IDS_14_0_2[BG_SMU_NMSGS] = {0x2, 0x6, 0xE, 0xF, 0x12, -1, 0x19, 0x1A, 0x1F, 0x32, -1, -1};
 static const int IDS_13_0_6[BG_SMU_NMSGS] = {0x2, 0x5, 0xD, 0xE, -1, 0x9, 0x13, 0x14, 0x17, 0x18, -1, 0x3};
@@ -168,7 +168,7 @@ static uint32_t get32(const uint8_t *p, uint32_t off) {
   return v;
 }
 
-/* MetricsTableX_t of SMU 13.0.6 (Linux smu_v13_0_6_pmfw.h, 2008 bytes; am.md §8): u32 fields, Q10 fixed point
+/* MetricsTableX_t of SMU 13.0.6 (Linux smu_v13_0_6_pmfw.h, 2008 bytes; tinygrad extra/amdpci/am_smi.py): u32 fields, Q10 fixed point
  * except the accumulation counter. */
 enum {
   M6_SIZE = 2008, M6_COUNTER = 0, M6_MAX_SOCKET_TEMP = 4, M6_MAX_VR_TEMP = 8, M6_MAX_HBM_TEMP = 12,

@@ -1,4 +1,4 @@
-/* am/am_smu.h: the SMU (MP1) mailbox of an AM device (am.md §4.8): messages per SMU version, alive check, init
+/* am/am_smu.h: the SMU (MP1) mailbox of an AM device (tinygrad tinygrad/runtime/support/am/ip.py AM_SMU): messages per SMU version, alive check, init
  * (driver table in VRAM, all features), DPM clock levels and limits, the metrics table, mode1 reset.
  * Mailbox registers mmMP1_SMN_C2PMSG_* of mp_11_0_0 on the MP1 bases: normal 66 (msg) / 82 (param, result) /
  * 90 (response), debug 75 / 53 / 54. A response other than 1 fails naming the message and the response. */

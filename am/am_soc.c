@@ -81,7 +81,7 @@ uint32_t bg_am_xcc_mask(const bg_am_dev *d) {
 
 unsigned bg_am_xcc_count(const bg_am_dev *d) { return (unsigned)__builtin_popcount(bg_am_xcc_mask(d)); }
 
-/* indirect_wreg_pcie (am.md §3.1): byte address reg*4, plus (1 << 34 | aid << 32) for another AID, through
+/* indirect_wreg_pcie (tinygrad tinygrad/runtime/support/am/amdev.py AMDev register access): byte address reg*4, plus (1 << 34 | aid << 32) for another AID, through
  * BIF_BX0_PCIE_INDEX2(_HI)/PCIE_DATA2 of NBIO instance 0. */
 int bg_am_indirect_wreg_pcie(bg_am_dev *d, uint32_t reg, uint32_t v, unsigned aid) {
   uint64_t a = (uint64_t)reg * 4 + (aid ? ((uint64_t)(aid & 3u) << 32 | 1ull << 34) : 0);

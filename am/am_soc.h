@@ -1,4 +1,4 @@
-/* am/am_soc.h: SOC init of the AM bring-up (am.md §4.3), and register access by name through the generated
+/* am/am_soc.h: SOC init of the AM bring-up (tinygrad tinygrad/runtime/support/am/ip.py AM_SOC), and register access by name through the generated
  * tables (used by am_soc.c, am_gmc.c, am_ih.c).
  *
  * SOC init_hw: NBIO 7.9.x: XCC_DOORBELL_FENCE = 0xff & ~live XCCs on AID 0, {SHUB_SLV_MODE = 1} on every other AID
@@ -36,7 +36,7 @@ bool bg_am_nbio79(const bg_am_dev *d);
 uint32_t bg_am_aid_mask(const bg_am_dev *d);
 uint32_t bg_am_xcc_mask(const bg_am_dev *d);
 unsigned bg_am_xcc_count(const bg_am_dev *d);
-/* indirect_wreg_pcie (am.md §3.1): write the register at absolute dword `reg` of AID `aid` through
+/* indirect_wreg_pcie (tinygrad tinygrad/runtime/support/am/amdev.py AMDev register access): write the register at absolute dword `reg` of AID `aid` through
  * BIF_BX0_PCIE_INDEX2/INDEX2_HI/DATA2 (INDEX2_HI only for aid > 0, reset to 0 afterwards). */
 int bg_am_indirect_wreg_pcie(bg_am_dev *d, uint32_t reg, uint32_t v, unsigned aid);
 

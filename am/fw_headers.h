@@ -240,7 +240,7 @@ struct bg_fw_rlc_v2_3 {
   uint32_t rlcv_ucode_offset_bytes;
 };
 
-/* Layout checks against amdgpu_ucode.h (and am.md §4.7.1). */
+/* Layout checks against amdgpu_ucode.h (and tinygrad tinygrad/runtime/support/am/amdev.py AMFirmware). */
 #define BG_FW_AT(T, f, o) _Static_assert(offsetof(struct T, f) == (o), #T "." #f " at " #o)
 #define BG_FW_SIZE(T, n) _Static_assert(sizeof(struct T) == (n), "sizeof " #T " is " #n)
 BG_FW_AT(bg_fw_common_header, header_size_bytes, 4);

@@ -183,7 +183,7 @@ int bg_am_fw_load(const bg_am_fw_ips *ip, const char *dir, bg_am_fw **out) {
   }
   fw->toc = bg_fw_find(sos, BG_FW_SPACE_PSP, BG_PSP_FW_TOC);
 
-  /* 2. The LOAD_IP_FW list (am.md §4.7.1). */
+  /* 2. The LOAD_IP_FW list (tinygrad tinygrad/runtime/support/am/amdev.py AMFirmware). */
   bool gfx11 = ge(ip->gc, 11, 0, 0);
   if (fw->files[BG_AM_FW_SMU].present) {
     const bg_fw_image *smu = &fw->files[BG_AM_FW_SMU].img;

@@ -1,4 +1,4 @@
-/* am/fw_load.h: a chip's firmware set (am.md §4.7.1): file names from the discovered IP
+/* am/fw_load.h: a chip's firmware set (tinygrad tinygrad/runtime/support/am/amdev.py AMFirmware): file names from the discovered IP
  * versions, reading and parsing every file before anything touches a device, and the ordered list
  * of descriptors the PSP loads with LOAD_IP_FW.
  *

@@ -1,7 +1,7 @@
 /* am/fw_parse.h: parse and validate one AMD firmware image (linux-firmware amdgpu/ *.bin files) into a
  * list of descriptors, each a byte range of the image checked to lie inside it.
  *
- * Families and header versions (layouts in fw_headers.h, am.md §4.7.1):
+ * Families and header versions (layouts in fw_headers.h, tinygrad tinygrad/runtime/support/am/amdev.py AMFirmware):
  *   PSP sOS   psp v1.0-v1.3 (legacy descriptors) and v2.0/v2.1 (psp_fw_bin descriptors)
  *   PSP TA    ta v2.0;  PSP TOC  psp v1.0 (the ucode array is the TOC)
  *   SMC       smc v1.0, v2.0 (one pptable), v2.1 (pptable entries)
@@ -51,7 +51,7 @@ typedef enum bg_fw_space {
   BG_FW_SPACE_PPTABLE, /* SMC soft pptable; fw_type = the entry's id (0 for a v2.0 pptable) */
 } bg_fw_space;
 
-/* enum psp_gfx_fw_type (psp_gfx_if.h; am.md Appendix B). */
+/* enum psp_gfx_fw_type (Linux drivers/gpu/drm/amd/amdgpu/psp_gfx_if.h). */
 enum {
   BG_GFX_FW_CP_ME = 1,
   BG_GFX_FW_CP_PFP = 2,

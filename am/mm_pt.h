@@ -1,4 +1,4 @@
-/* am/mm_pt.h: GPU page tables of the AM driver, kept in VRAM (am.md §6.2, §4.4).
+/* am/mm_pt.h: GPU page tables of the AM driver, kept in VRAM (tinygrad tinygrad/runtime/support/am/amdev.py AMPageTableEntry; tinygrad tinygrad/runtime/support/am/ip.py AM_GMC).
  *
  * Structure (all generations): 4 levels of 4 KiB tables with 512 8-byte entries. An entry of PDB2 (level
  * 0, the root) covers 2^39 bytes, PDB1 2^30, PDB0 2^21, PTB 2^12. Indices are taken on va - va_base (the VM
@@ -18,14 +18,14 @@
  *   GFX9:    MTYPE in 57..58; tables in PDB1 set AMDGPU_PDE_BFS(9); tables in PDB0 set AMDGPU_PTE_TF;
  *            1 GiB leaves (in PDB1) set AMDGPU_PDE_PTE; 2 MiB leaves (in PDB0) set neither TF nor PDE_PTE;
  *            detection: a PDB0 entry is a page iff !TF, a PDB1/PDB2 entry iff PDE_PTE.
- *   Examples (am.md): gfx12 uncached 4 KiB host page 0x80C0000000000077 | pa, cached 2 MiB VRAM leaf
+ *   Examples (entry encodings of tinygrad tinygrad/runtime/support/am/amdev.py AMPageTableEntry): gfx12 uncached 4 KiB host page 0x80C0000000000077 | pa, cached 2 MiB VRAM leaf
  *   0x8000000000000071 | frag << 7 | pa; gfx11 uncached host page 0x0003000000000077 | pa.
  *
- * Deliberate choices (am.md §11.4, §11.5): a huge leaf needs the VA, the physical address and the size to
+ * Deliberate choices (where tinygrad tinygrad/runtime/support/am/amdev.py AMMemoryManager differs): a huge leaf needs the VA, the physical address and the size to
  * be aligned to its size (tinygrad checks the VA only); the fragment of a run of entries is
  * ctz(va | va - va_base | pa | run_bytes) - 12 (capped at 31), so VA and physical fragments are aligned.
  * Unlike tinygrad, unmap invalidates the TLB too. VRAM addresses (tables and BG_AM_ASPACE_VRAM pages) are
- * written as paddr_base + pa (the XGMI address, §4.4).
+ * written as paddr_base + pa (the XGMI address, tinygrad tinygrad/runtime/support/am/ip.py AM_GMC).
  *
  * The CPU writes entries through the VRAM accessor of the bg_am_vram (BAR0 in the driver, a host buffer in
  * tests); a host-side mirror of the tree (table addresses, valid bitmaps) answers overlap checks and frees
@@ -86,7 +86,7 @@ enum bg_am_pt_gen {
 };
 /* Generation for a GC major version (9 -> GFX9, 10/11 -> GFX11, 12 -> GFX12); -BG_ENOTSUP otherwise. */
 int bg_am_pt_gen_for_gc(unsigned gc_major, enum bg_am_pt_gen *out);
-/* VM_CONTEXT0_CNTL page_table_depth / page_table_block_size for a root at PDB2 (§4.4): gfx9 2/9, else 3/0. */
+/* VM_CONTEXT0_CNTL page_table_depth / page_table_block_size for a root at PDB2 (tinygrad tinygrad/runtime/support/am/ip.py AM_GMC): gfx9 2/9, else 3/0. */
 unsigned bg_am_pt_hw_depth(enum bg_am_pt_gen gen);
 unsigned bg_am_pt_hw_block_size(enum bg_am_pt_gen gen);
 
@@ -123,7 +123,7 @@ struct bg_am_pt_config {
   uint64_t va_base;    /* VM context start; 0 = BG_AM_VA_BASE (0x200000000000) */
   uint64_t va_size;    /* VA span; 0 = 2^44; at most 2^48 (512 root entries) */
   uint64_t paddr_base; /* XGMI offset of this GPU's VRAM (0 outside a hive) */
-  uint64_t addr_mask;  /* address_space_mask (§4.4): 2^44-1, or 2^48-1 on GC 9.4/9.5; 0 = 2^48-1 */
+  uint64_t addr_mask;  /* address_space_mask (tinygrad tinygrad/runtime/support/am/ip.py AM_GMC): 2^44-1, or 2^48-1 on GC 9.4/9.5; 0 = 2^48-1 */
   bg_am_pt_flush_fn flush;
   void *flush_ctx;
 };
@@ -145,14 +145,14 @@ struct bg_am_pt_xlate {
 };
 
 /* Create the page tables of one VM: the root (PDB2) is allocated zeroed from the boot pool while the
- * VRAM manager boots (the first boot allocation in §4.2), else from the page-table pool. The VRAM manager
+ * VRAM manager boots (the first boot allocation in tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw), else from the page-table pool. The VRAM manager
  * must have an accessor and outlive the page tables. */
 int bg_am_pt_create(const struct bg_am_pt_config *cfg, bg_am_vram *vram, bg_am_pt **out);
 /* Free the host mirror and return every table (root included) to the VRAM manager; VRAM is not written. */
 void bg_am_pt_destroy(bg_am_pt *pt);
 
 /* Local physical address of the root table, and the VM_CONTEXT0_PAGE_TABLE_BASE_ADDR value
- * ((paddr_base + root) | 1, §4.4). */
+ * ((paddr_base + root) | 1, tinygrad tinygrad/runtime/support/am/ip.py AM_GMC). */
 uint64_t bg_am_pt_root(const bg_am_pt *pt);
 uint64_t bg_am_pt_base_reg(const bg_am_pt *pt);
 /* Number of tables (root included) and VA range. */

@@ -1,7 +1,7 @@
-/* am/mm_va.h: GPU virtual address allocator of the AM driver (am.md §6.1 "Global GPU VA allocator").
+/* am/mm_va.h: GPU virtual address allocator of the AM driver (tinygrad tinygrad/runtime/support/memory.py TLSFAllocator, tinygrad tinygrad/runtime/support/am/amdev.py AMMemoryManager "Global GPU VA allocator").
  *
  * A TLSF (hcq/tlsf.h) over the VM range, by default [0x200000000000, +2^44): the VM context start address
- * the hubs are programmed with (§4.4) and the span the page tables cover (§6.2). tinygrad keeps one such
+ * the hubs are programmed with (tinygrad tinygrad/runtime/support/am/ip.py AM_GMC) and the span the page tables cover (tinygrad tinygrad/runtime/support/am/amdev.py AMPageTableEntry). tinygrad keeps one such
  * allocator shared by all devices so that a buffer has the same VA on every GPU; the driver decides whether
  * to share one bg_am_va. Alignment rule: max(largest power of two <= size, align, 4 KiB), so big buffers get
  * naturally aligned VAs and can be mapped with 2 MiB / 1 GiB leaves and large fragments (am/mm_pt.h).
@@ -15,8 +15,8 @@
 extern "C" {
 #endif
 
-#define BG_AM_VA_BASE ((uint64_t)0x200000000000) /* Appendix B: GPU VA window base */
-#define BG_AM_VA_SIZE ((uint64_t)1 << 44) /* Appendix B: GPU VA window size */
+#define BG_AM_VA_BASE ((uint64_t)0x200000000000) /* tinygrad tinygrad/runtime/support/am/amdev.py AMMemoryManager: GPU VA window base */
+#define BG_AM_VA_SIZE ((uint64_t)1 << 44) /* tinygrad tinygrad/runtime/support/am/amdev.py AMMemoryManager: GPU VA window size */
 
 typedef struct bg_am_va bg_am_va;
 

@@ -1,8 +1,8 @@
-/* am/mm_vram.h: physical VRAM manager of the AM driver (am.md §6.1, §4.2).
+/* am/mm_vram.h: physical VRAM manager of the AM driver (tinygrad tinygrad/runtime/support/memory.py TLSFAllocator, tinygrad tinygrad/runtime/support/am/amdev.py AMMemoryManager; tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw).
  *
  * Layout of a device's VRAM (byte offsets = local physical addresses):
  *
- *   [0, 32 MiB)                      boot pool: its own TLSF; only while booting (§4.2), an error afterwards
+ *   [0, 32 MiB)                      boot pool: its own TLSF; only while booting (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw), an error afterwards
  *   [32 MiB, 32 MiB + P)             page-table pool, only on a small BAR (P = round_up(usable / 512, 1 MiB)):
  *                                    page tables must stay CPU-visible through the BAR; P = 0 on a large BAR
  *   [32 MiB + P, usable)             main pool (everything else, page tables too on a large BAR)
@@ -26,8 +26,8 @@ extern "C" {
 #endif
 
 #define BG_AM_PAGE_SIZE ((uint64_t)0x1000)
-#define BG_AM_VRAM_BOOT_SIZE ((uint64_t)32 << 20)          /* am.md §6.1, Appendix B */
-#define BG_AM_VRAM_RESERVED_TOP ((uint64_t)64 << 20)      /* Appendix B */
+#define BG_AM_VRAM_BOOT_SIZE ((uint64_t)32 << 20)          /* tinygrad tinygrad/runtime/support/memory.py TLSFAllocator, tinygrad tinygrad/runtime/support/am/amdev.py AMMemoryManager */
+#define BG_AM_VRAM_RESERVED_TOP ((uint64_t)64 << 20)      /* tinygrad tinygrad/runtime/support/am/amdev.py AMMemoryManager */
 #define BG_AM_VRAM_RESERVED_TOP_GC94 ((uint64_t)384 << 20) /* GC 9.4.x / 9.5.x (MI300/MI350) */
 
 /* CPU access to VRAM at local physical addresses (8-byte aligned). `zero` is optional (NULL: a loop of

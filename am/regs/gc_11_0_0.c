@@ -5,7 +5,7 @@
  *   drivers/gpu/drm/amd/include/asic_reg/gc/gc_11_0_0_sh_mask.h
  * (MIT licence, Copyright Advanced Micro Devices, Inc.). Kept: the registers matching
  *   GCVM | GCMC_VM | CP_(HQD|MQD|MEC|ME_CNTL|PERFMON|RB_WPTR_POLL_CNTL|INT_CNTL|STAT|PFP_PRGRM|ME_PRGRM|COHER_START) | COMPUTE_ | (SQ|GL2C|TCC)_PERFCOUNTER | SQ_THREAD_TRACE | SPI_(CONFIG_CNTL|COMPUTE_QUEUE_RESET) | GRBM | SH_MEM | RLC | TCP | GB_ADDR_CONFIG | SDMA[01]_(WATCHDOG_CNTL|UTCL1_(CNTL|PAGE)|MCU_CNTL|F32_CNTL|CNTL|QUEUE0_|RLC_CGCG_CTRL) | SCRATCH_REG[67]
- * (tinygrad AMDev._build_regs name filters, docs/reference/am.md 3.2) with all their fields.
+ * (name filters of tinygrad tinygrad/runtime/support/am/amdev.py AMDev._build_regs) with all their fields.
  * VM_* / MC_VM_* names are renamed GCVM_* / GCMC_VM_* (CDNA headers).
  * 1581 registers, 4686 fields (2546 distinct runs). */
 #include "am/regs/am_regtab.h"

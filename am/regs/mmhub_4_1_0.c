@@ -5,7 +5,7 @@
  *   drivers/gpu/drm/amd/include/asic_reg/mmhub/mmhub_4_1_0_sh_mask.h
  * (MIT licence, Copyright Advanced Micro Devices, Inc.). Kept: the registers matching
  *   MMVM | MMMC_VM | MM_ATC_L2_MISC_CG
- * (tinygrad AMDev._build_regs name filters, docs/reference/am.md 3.2) with all their fields.
+ * (name filters of tinygrad tinygrad/runtime/support/am/amdev.py AMDev._build_regs) with all their fields.
  * VM_* / MC_VM_* names are renamed MMVM_* / MMMC_VM_* (CDNA headers).
  * 299 registers, 1064 fields (284 distinct runs). */
 #include "am/regs/am_regtab.h"

@@ -5,7 +5,7 @@
  *   drivers/gpu/drm/amd/include/asic_reg/mp/mp_13_0_0_sh_mask.h
  * (MIT licence, Copyright Advanced Micro Devices, Inc.). Kept: the registers matching
  *   MP([01]|ASP)_SMN_C2PMSG
- * (tinygrad AMDev._build_regs name filters, docs/reference/am.md 3.2) with all their fields.
+ * (name filters of tinygrad tinygrad/runtime/support/am/amdev.py AMDev._build_regs) with all their fields.
  * 168 registers, 168 fields (1 distinct runs). */
 #include "am/regs/am_regtab.h"
 

@@ -5,7 +5,7 @@
  *   drivers/gpu/drm/amd/include/asic_reg/nbio/nbio_4_3_0_sh_mask.h
  * (MIT licence, Copyright Advanced Micro Devices, Inc.). Kept: the registers matching
  *   BIF_BX_PF[01]_GPU_HDP_FLUSH | BIF_BX_PF0_RSMU | BIF_BX0_(REMAP_HDP_MEM_FLUSH_CNTL|BIF_DOORBELL_INT_CNTL|PCIE_INDEX2|PCIE_DATA2) | BIFC_(DOORBELL_ACCESS_EN_PF|GFX_INT_MONITOR_MASK) | XCC_DOORBELL_FENCE | DOORBELL0_CTRL_ENTRY | GDC_S2A0_S2A_DOORBELL_ENTRY | S2A_DOORBELL_ENTRY | RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN | RCC_DEV0_EPF2_STRAP2
- * (tinygrad AMDev._build_regs name filters, docs/reference/am.md 3.2) with all their fields.
+ * (name filters of tinygrad tinygrad/runtime/support/am/amdev.py AMDev._build_regs) with all their fields.
  * 31 registers, 289 fields (193 distinct runs). */
 #include "am/regs/am_regtab.h"
 

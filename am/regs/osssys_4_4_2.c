@@ -5,7 +5,7 @@
  *   drivers/gpu/drm/amd/include/asic_reg/oss/osssys_4_4_2_sh_mask.h
  * (MIT licence, Copyright Advanced Micro Devices, Inc.). Kept: the registers matching
  *   IH_
- * (tinygrad AMDev._build_regs name filters, docs/reference/am.md 3.2) with all their fields.
+ * (name filters of tinygrad tinygrad/runtime/support/am/amdev.py AMDev._build_regs) with all their fields.
  * 113 registers, 420 fields (369 distinct runs). */
 #include "am/regs/am_regtab.h"
 

@@ -5,7 +5,7 @@
  *   drivers/gpu/drm/amd/include/asic_reg/sdma/sdma_4_4_2_sh_mask.h
  * (MIT licence, Copyright Advanced Micro Devices, Inc.). Kept: the registers matching
  *   SDMA_GFX | SDMA_CNTL
- * (tinygrad AMDev._build_regs name filters, docs/reference/am.md 3.2) with all their fields.
+ * (name filters of tinygrad tinygrad/runtime/support/am/amdev.py AMDev._build_regs) with all their fields.
  * 46 registers, 100 fields (90 distinct runs). */
 #include "am/regs/am_regtab.h"
 
