@@ -2,7 +2,7 @@
  *
  * Memory is one large anonymous reservation managed by the TLSF allocator: device address = host
  * address (unified addressing). Each queue is a worker thread consuming a ring of fixed 64-byte
- * command slots (tinygrad's CPU device, reference §4.3): submit copies the lowered slots into the
+ * command slots (tinygrad's CPU device, tinygrad/runtime/ops_cpu.py): submit copies the lowered slots into the
  * ring and publishes `put`; the worker executes them in order and publishes `done`. */
 #ifndef BG_HCQ_CPU_H
 #define BG_HCQ_CPU_H

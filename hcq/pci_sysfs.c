@@ -1,5 +1,5 @@
-/* hcq/pci_sysfs.c: bg_pci_dev over Linux sysfs, with VFIO for interrupts (reference
- * hcq_usb_sys.md 2.2-2.5, am.md 2.1-2.3). Every access is a file under bg_pci_sysfs_root():
+/* hcq/pci_sysfs.c: bg_pci_dev over Linux sysfs, with VFIO for interrupts (tinygrad
+ * tinygrad/runtime/support/system.py PCIDevice, System.vfio, System.alloc_sysmem). Every access is a file under bg_pci_sysfs_root():
  * config, resource, resourceN[_wc], resourceN_resize, reset, enable. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* hcq/sysmem.h: host memory a PCI device can DMA to, and its bus addresses.
  *
  * Pages are mapped shared, populated, locked (mlock) and kept out of fork children; their bus
- * addresses are the physical addresses from /proc/self/pagemap (reference hcq_usb_sys.md 2.5):
+ * addresses are the physical addresses from /proc/self/pagemap (tinygrad tinygrad/runtime/support/system.py System.alloc_sysmem):
  * the design programs no IOMMU, so bus address == physical address. Reading physical frame
  * numbers needs CAP_SYS_ADMIN: without it the kernel reports frame 0, which is said plainly.
  *

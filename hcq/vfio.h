@@ -1,4 +1,4 @@
-/* hcq/vfio.h: interrupts through VFIO (reference hcq_usb_sys.md 2.4).
+/* hcq/vfio.h: interrupts through VFIO (tinygrad tinygrad/runtime/support/system.py System.vfio).
  *
  * VFIO serves only interrupts here: BARs and config still go through sysfs, and DMA uses
  * physical addresses from pagemap with no IOMMU mapping. So the group must be a no-IOMMU group

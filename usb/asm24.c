@@ -1,4 +1,4 @@
-/* usb/asm24.c: ASM24 requests, TLPs and the write queue (usb/asm24.h; reference hcq_usb_sys.md 1.4-1.8). */
+/* usb/asm24.c: ASM24 requests, TLPs and the write queue (usb/asm24.h; tinygrad tinygrad/runtime/support/usb.py ASM24Controller, USBMMIOInterface; tinygrad tinygrad/runtime/support/system.py System.pci_setup_usb_bars). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,7 +237,7 @@ static int tlp_unlocked(bg_asm24 *b, uint8_t fmt, uint64_t addr, unsigned size, 
     if (r < 0 || posted) return r;
     uint32_t v;
     bg_asm24_cpl_decode(cpl, addr, size, &v, &status, &ret);
-    /* Reference 1.4: a non-zero return byte is a firmware transport error: re-issue; CRS: retry later. */
+    /* tinygrad tinygrad/runtime/support/usb.py ASM24Controller: a non-zero return byte is a firmware transport error: re-issue; CRS: retry later. */
     if (ret != 0 || status == BG_CPL_CRS) continue;
     if (status != BG_CPL_SC)
       return bg_error(BG_EIO, "%s: %s: completion status %u (%s)%s", b->t->name, what, status, bg_asm24_cpl_name(status),
@@ -331,7 +331,7 @@ int bg_asm24_open(bg_usb_transport *t, bg_asm24 **out) {
   uint8_t ltssm = 0;
   int r = bg_asm24_xdata_read(b, BG_ASM24_XDATA_LTSSM, &ltssm, 1);
   if (r == 0 && ltssm != BG_ASM24_LTSSM_L0) {
-    /* Reference 1.4: the firmware boots with PCIe off. */
+    /* tinygrad tinygrad/runtime/support/usb.py ASM24Controller: the firmware boots with PCIe off. */
     if ((r = bg_asm24_pcie_power(b, true)) == 0) r = bg_asm24_xdata_read(b, BG_ASM24_XDATA_LTSSM, &ltssm, 1);
     if (r == 0 && ltssm != BG_ASM24_LTSSM_L0)
       r = bg_error(BG_ENODEV, "%s: PCIe link not up after power-on: LTSSM state 0x%02x at XDATA 0x%04x, expected 0x%02x "

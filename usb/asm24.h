@@ -1,7 +1,7 @@
 /* usb/asm24.h: an ASM24 bridge with the custom firmware, over a USB transport.
  *
  * Bridge memory (XDATA) reads and writes, PCIe config and memory TLPs with completion checks, the
- * SRAM stream engine, batched memory writes and pipelined copies (reference hcq_usb_sys.md 1.4-1.10).
+ * SRAM stream engine, batched memory writes and pipelined copies (tinygrad tinygrad/runtime/support/usb.py ASM24Controller, USBMMIOInterface; tinygrad tinygrad/runtime/support/system.py System.pci_setup_usb_bars; tinygrad tinygrad/runtime/ops_amd.py USBIface).
  *
  * Round trips: every call below that talks to the bridge submits its transfers as one batch and
  * waits once. Memory writes may be queued (bg_asm24_mem_write with batched=true) and go out with
@@ -9,7 +9,7 @@
  * round trip, so reads always see them), or a full queue. A queue submit (ring bytes, wptr,
  * doorbell) therefore costs one round trip.
  *
- * Retries (reference 1.4): a failed batch (timeout, stall, short transfer) and a completion whose
+ * Retries (tinygrad tinygrad/runtime/support/usb.py ASM24Controller): a failed batch (timeout, stall, short transfer) and a completion whose
  * firmware status byte is non-zero are re-issued whole after 1 ms, up to BG_ASM24_RETRIES times;
  * a gone device is not retried. Memory writes are idempotent, so a re-issued batch leaves the same
  * bytes. The error after the last retry names the request, the address and "after N retries".
@@ -46,7 +46,7 @@ void bg_asm24_lock(bg_asm24 *b);
 void bg_asm24_unlock(bg_asm24 *b);
 bg_usb_transport *bg_asm24_transport(bg_asm24 *b);
 
-/* XDATA: reads in 255-byte requests, writes one request per byte (reference 1.10). */
+/* XDATA: reads in 255-byte requests, writes one request per byte (tinygrad tinygrad/runtime/support/usb.py ASM24Controller). */
 int bg_asm24_xdata_read(bg_asm24 *b, uint16_t addr, void *dst, size_t n);
 int bg_asm24_xdata_write(bg_asm24 *b, uint16_t addr, const void *src, size_t n);
 int bg_asm24_pcie_power(bg_asm24 *b, bool on);
@@ -78,7 +78,7 @@ int bg_asm24_sram_write(bg_asm24 *b, unsigned slot, const void *src, size_t n);
 int bg_asm24_sram_read_arm(bg_asm24 *b, size_t n);
 int bg_asm24_sram_read(bg_asm24 *b, void *dst, size_t n);
 
-/* Host half of the copy-in pipeline through the SRAM (reference 1.9): chunk seq (1..BG_ASM24_COPYIN_CHUNK
+/* Host half of the copy-in pipeline through the SRAM (tinygrad tinygrad/runtime/ops_amd.py USBIface): chunk seq (1..BG_ASM24_COPYIN_CHUNK
  * payload bytes) goes to window seq&1 (SRAM slot 0 or 16) as its wire image: payload, zero padding, and the
  * sentinel BG_ASM24_COPYIN_SENTINEL(seq) as the last dword of round_up(n+4, 512) bytes (*wire). Before the
  * window is overwritten the GPU must have drained chunk seq-2: the drain fence (u64 at XDATA 0xA800, which
@@ -92,7 +92,7 @@ int bg_asm24_sram_read(bg_asm24 *b, void *dst, size_t n);
 int bg_asm24_copyin_stage(bg_asm24 *b, uint32_t seq, const void *src, size_t n, int timeout_ms, size_t *wire,
                           uint64_t *fence);
 
-/* The PCIe hierarchy behind the bridge (reference 1.7): bus numbers and windows of the bridge
+/* The PCIe hierarchy behind the bridge (tinygrad tinygrad/runtime/support/system.py System.pci_setup_usb_bars): bus numbers and windows of the bridge
  * ports on buses 0..gpu_bus-1, the largest Resizable BAR size for BAR0, then every BAR of the
  * device at gpu_bus sized and placed (prefetchable ones from pref_base, others from mem_base, 2 MiB
  * aligned), then memory decoding and bus mastering on. */

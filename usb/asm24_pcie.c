@@ -1,4 +1,4 @@
-/* usb/asm24_pcie.c: the PCIe hierarchy behind the bridge (reference hcq_usb_sys.md 1.7). */
+/* usb/asm24_pcie.c: the PCIe hierarchy behind the bridge (tinygrad tinygrad/runtime/support/system.py System.pci_setup_usb_bars). */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,7 +18,7 @@ enum {
 static int setup_port(bg_asm24 *b, unsigned bus, unsigned gpu_bus, uint64_t mem_base, uint64_t pref_base) {
   int r;
 #define W(reg, size, v) if ((r = bg_asm24_cfg_write(b, bus, 0, 0, reg, size, v)) < 0) return r
-  /* Primary, secondary and subordinate in one write (reference 1.7). */
+  /* Primary, secondary and subordinate in one write (tinygrad tinygrad/runtime/support/system.py System.pci_setup_usb_bars). */
   W(PCI_PRIMARY_BUS, 4, (bus + 1) << 8 | gpu_bus << 16);  /* primary 0 */
   W(PCI_MEMORY_BASE, 2, (uint32_t)(mem_base >> 16) & 0xffff);
   W(PCI_MEMORY_LIMIT, 2, 0xffff);

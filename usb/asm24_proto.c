@@ -1,4 +1,4 @@
-/* usb/asm24_proto.c: encoders of usb/asm24_proto.h (reference hcq_usb_sys.md 1.4-1.6). */
+/* usb/asm24_proto.c: encoders of usb/asm24_proto.h (tinygrad tinygrad/runtime/support/usb.py ASM24Controller). */
 #include <string.h>
 
 #include "baregpu/error.h"

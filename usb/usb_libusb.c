@@ -56,7 +56,7 @@ static void LIBUSB_CALL on_done(struct libusb_transfer *lt) {
   default: x->status = -BG_EIO; break;  /* stall, error, overflow, cancelled */
   }
   x->actual = got;
-  if (x->status == 0 && got != x->len) x->status = -BG_EIO;  /* short: an error (reference 1.3) */
+  if (x->status == 0 && got != x->len) x->status = -BG_EIO;  /* short: an error (tinygrad tinygrad/runtime/support/usb.py ASM24Controller) */
   if (x->kind == BG_USB_CTRL_IN && got) memcpy(x->buf, f->setup + LIBUSB_CONTROL_SETUP_SIZE, got);
   f->done = true;
   if (x->status < 0 && !f->owner->batch_failed) {
@@ -230,7 +230,7 @@ static int claim(lx *u, libusb_device *dev) {
   if (r < 0) return bg_error(usb_code(r), "%s: reading the product string failed: %s", t->name, libusb_error_name(r));
   s[r] = 0;
   snprintf(t->product, sizeof(t->product), "%s", (const char *)s);
-  /* Reference 1.2: the custom firmware's product string starts with "custom" or "AS2462". */
+  /* tinygrad tinygrad/runtime/support/usb.py ASM24Controller: the custom firmware's product string starts with "custom" or "AS2462". */
   if (strncmp(t->product, "custom", 6) != 0 && strncmp(t->product, "AS2462", 6) != 0)
     return bg_error(BG_ENOTSUP, "%s: product \"%s\" is not the custom ASM24 firmware (expected a name starting "
                     "with \"custom\" or \"AS2462\"); flash the custom firmware first", t->name, t->product);

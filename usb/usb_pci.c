@@ -1,4 +1,4 @@
-/* usb/usb_pci.c: bg_pci_ops over the ASM24 bridge (usb/usb_pci.h; reference hcq_usb_sys.md 1.6-1.9, 2.9). */
+/* usb/usb_pci.c: bg_pci_ops over the ASM24 bridge (usb/usb_pci.h; tinygrad tinygrad/runtime/support/usb.py ASM24Controller, USBMMIOInterface; tinygrad tinygrad/runtime/support/system.py System.pci_setup_usb_bars, USBPCIDevice; tinygrad tinygrad/runtime/ops_amd.py USBIface). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 typedef struct usb_pci {
   bg_asm24 *b;
   bg_asm24_bar bars[6];
-  uint64_t sram_used;   /* bump pointer into the SRAM (reference 2.9: no wrap) */
+  uint64_t sram_used;   /* bump pointer into the SRAM (tinygrad tinygrad/runtime/support/system.py USBPCIDevice: no wrap) */
 } usb_pci;
 
 typedef enum view_kind { VIEW_BAR, VIEW_XDATA, VIEW_SRAM } view_kind;

@@ -1,5 +1,5 @@
 /* usb/usb_pci.h: the GPU behind an ASM24 bridge as a bg_pci_dev (hcq/pci.h; reference
- * hcq_usb_sys.md 2.9), so that am/ drives it like a PCI function.
+ * tinygrad tinygrad/runtime/support/system.py USBPCIDevice), so that am/ drives it like a PCI function.
  *
  * Open: the bridge protocol (usb/asm24.h) brings the PCIe link up, then the hierarchy is set up
  * (bus numbers, windows, the largest Resizable BAR, BARs placed at 0x10000000 / 32 GiB) and the
@@ -15,7 +15,7 @@
  * slots without wrap; its bus addresses are the SRAM's PCIe addresses (0x200000 + offset). Host
  * writes go through the SRAM engine (a shadow copy fills the rest of the 512-byte sectors they
  * touch); host reads arm the engine and read from slot 0 (on hardware the firmware releases an
- * armed read once the GPU wrote it, reference 1.9; the emulated bridge answers at once). dma_map
+ * armed read once the GPU wrote it, tinygrad tinygrad/runtime/ops_amd.py USBIface; the emulated bridge answers at once). dma_map
  * is not possible: the GPU cannot reach host RAM over USB. No function reset, no interrupts.
  * Internal: not installed. */
 #ifndef BG_USB_USB_PCI_H

@@ -11,7 +11,7 @@
 #include <libusb.h>
 #endif
 
-/* Reference hcq_usb_sys.md 1.2: custom firmware 0xADD1:0x0001 and 0x3801:0x0001 (the second
+/* tinygrad tinygrad/runtime/support/usb.py ASM24Controller: custom firmware 0xADD1:0x0001 and 0x3801:0x0001 (the second
  * added in tinygrad 20b8ecff50); stock ASMedia 0x174C:0x2464 / 0x174C:0x2463 (flash tooling only). */
 static const bg_usb_bridge_id bridge_ids[] = {
   {0xadd1, 0x0001, true, "ASM24 bridge, custom firmware"},

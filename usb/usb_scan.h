@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A bridge identity (reference hcq_usb_sys.md 1.2). */
+/* A bridge identity (tinygrad tinygrad/runtime/support/usb.py ASM24Controller). */
 typedef struct bg_usb_bridge_id {
   uint16_t vid, pid;
   bool custom_fw;    /* true: tinygrad's custom firmware, usable; false: stock ASMedia, flash first */

@@ -1,7 +1,7 @@
 /* usb/usb_transport.h: the USB transport under the ASM24 bridge protocol.
  *
  * A transport moves control transfers on EP0 and bulk transfers on the bridge's two bulk
- * endpoints (reference hcq_usb_sys.md 1.2, 1.3). Transfers are submitted as an ordered batch and
+ * endpoints (tinygrad tinygrad/runtime/support/usb.py ASM24Controller). Transfers are submitted as an ordered batch and
  * complete in order; a batch of n transfers costs one round trip (one wait), however large n is.
  * Two implementations: libusb-1.0 (usb_libusb.c, a real bridge) and the emulated bridge of
  * tests/mockgpu/asm24.c, which plugs in at this vtable.
@@ -17,10 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Reference 1.2: configuration 1, interface 0, alt setting 0; bulk OUT 0x02, bulk IN 0x81. */
+/* tinygrad tinygrad/runtime/support/usb.py ASM24Controller: configuration 1, interface 0, alt setting 0; bulk OUT 0x02, bulk IN 0x81. */
 #define BG_USB_EP_BULK_OUT 0x02u
 #define BG_USB_EP_BULK_IN 0x81u
-/* Reference 1.3: vendor requests, recipient device. */
+/* tinygrad tinygrad/runtime/support/usb.py ASM24Controller: vendor requests, recipient device. */
 #define BG_USB_REQTYPE_VENDOR_OUT 0x40u
 #define BG_USB_REQTYPE_VENDOR_IN 0xC0u
 
@@ -64,7 +64,7 @@ typedef struct bg_usb_transport_ops {
 
 struct bg_usb_transport {
   const bg_usb_transport_ops *ops;
-  char name[32];        /* "usb:BUS-ADDR" (the lock name, reference 1.2), or "mockusb:N" */
+  char name[32];        /* "usb:BUS-ADDR" (the lock name, tinygrad tinygrad/runtime/support/usb.py ASM24Controller), or "mockusb:N" */
   char product[128];    /* iProduct */
   bg_usb_stats stats;
 };
@@ -86,7 +86,7 @@ bool bg_usb_retryable(int status);
 /* ---------------- the libusb-1.0 implementation (usb_libusb.c) ---------------- */
 
 /* Open bridge number index (0-based, in bus/address order) among the custom-firmware bridges of
- * reference 1.2: lock "usb:BUS-ADDR" (hcq/pci_lock.h), check the product string, detach a kernel
+ * tinygrad tinygrad/runtime/support/usb.py ASM24Controller: lock "usb:BUS-ADDR" (hcq/pci_lock.h), check the product string, detach a kernel
  * driver, set configuration 1, claim interface 0, alt setting 0. Errors say which: no such
  * bridge, stock ASMedia firmware (flash the custom one), claimed by another process (pid), no
  * permission, gone. */
