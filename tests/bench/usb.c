@@ -1,6 +1,6 @@
 /* tests/bench/usb.c: bench-usb [N]: USB transfers, bytes and round trips per kernel-launch-sized queue submit
  * (ring bytes + wptr + doorbell) and per MiB copied in and out, over the emulated ASM24 bridge, printed beside
- * the fewest the protocol allows (reference hcq_usb_sys.md 1.4, 1.9, 1.10) and tinygrad's figure. Then the same
+ * the fewest the protocol allows (tinygrad tinygrad/runtime/support/usb.py ASM24Controller; tinygrad tinygrad/runtime/ops_amd.py USBIface) and tinygrad's figure. Then the same
  * through the real HCQ path on MOCKUSB+AMD (bg_dev_open; the plugin's GPU behind its bridge): a recorded kernel
  * launch (wait, exec, signal; LLVM builds only, else wait + signal) re-submitted with bg_queue_submit, and
  * bg_buf_write/read. The counts are what a real bridge would see (the transport counts them); the MB/s and us are
@@ -65,7 +65,7 @@ static int submits(bg_pci_dev *d, unsigned flags, unsigned n, uint32_t db_reg, d
   int r = 0;
   uint64_t wptr = 0;
   for (unsigned i = 0; i < n && r == 0; i++) {
-    uint64_t at = 0x100000 + (wptr * 4) % 0x2000;  /* a 0x2000-byte ring, as on USB (reference 1.9) */
+    uint64_t at = 0x100000 + (wptr * 4) % 0x2000;  /* a 0x2000-byte ring, as on USB (tinygrad tinygrad/runtime/ops_amd.py USBIface) */
     wptr += RING_BYTES / 4;
     r = bg_mmio_write(&vram, at, ring, sizeof(ring));
     if (r == 0) r = bg_mmio_wr64(&vram, 0x200000, wptr);

@@ -1,5 +1,5 @@
 /* tests/conformance/conformance.c: hcq-conformance, the C port of tinygrad's test/device/test_hcq.py
- * (reference hcq_usb_sys.md 5.2) run against every device that is present.
+ * (tinygrad test/device/test_hcq.py) run against every device that is present.
  *
  * Without DEV it runs on every device bg_dev_list(include_mock = true) reports; with DEV set, only
  * on that one. Each test prints "PASS <dev> <test>", "FAIL <dev> <test>: <why>" or

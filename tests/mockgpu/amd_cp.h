@@ -1,5 +1,5 @@
 /* tests/mockgpu/amd_cp.h: the emulated AMD GPU's command processors, part 1: compute HQD and SDMA ring bring-up
- * (GC 11.x / 12.x; am.md §4.9, §4.10). This part checks how the driver activates a queue and records the queue's
+ * (GC 11.x / 12.x; tinygrad tinygrad/runtime/support/am/ip.py AM_GFX, AM_SDMA). This part checks how the driver activates a queue and records the queue's
  * parameters; the queues are executed from that record by amd_pm4.c / amd_sdma_exec.c (amd_engine.h).
  *
  * Compute HQD (ME1 pipe0 queue0, the only one modelled): CP_HQD_ACTIVE = 1 is accepted only if GRBM_GFX_CNTL selects

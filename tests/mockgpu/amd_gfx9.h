@@ -1,5 +1,5 @@
 /* tests/mockgpu/amd_gfx9.h: the emulated MI300 (GC 9.4.3 x8 XCCs, NBIO 7.9 over 4 AIDs, SDMA 4.4.2) parts of the
- * AMD GPU model that RDNA lacks (am.md §3.1, §4.3, §4.9, §4.10). Strict like the rest of the model:
+ * AMD GPU model that RDNA lacks (tinygrad tinygrad/runtime/support/am/amdev.py AMDev register access; tinygrad tinygrad/runtime/support/am/ip.py AM_SOC, AM_GFX, AM_SDMA). Strict like the rest of the model:
  *
  * NBIO 7.9: BIF_BX0_PCIE_INDEX2 / PCIE_INDEX2_HI / PCIE_DATA2 of AID 0 reach the NBIO registers of AID (hi & 3) when
  * INDEX2_HI bit 2 (address bit 34) is set, else AID 0. S2A_DOORBELL_ENTRY_<p>_CTRL of any AID written directly (the

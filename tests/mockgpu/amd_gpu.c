@@ -4,7 +4,7 @@
  * Register offsets hard-coded below are Linux's (drivers/gpu/drm/amd/include/asic_reg/<ip>/<ip>_<ver>_offset.h,
  * the same values the generated am/regs/<ip>_<ver>.c tables carry), as (segment, offset) pairs; the
  * absolute dword address is ip_base[hwip][instance][segment] + offset with the bases of the discovery
- * table the device carries (am.md 3.1, Appendix A for the mock configuration). */
+ * table the device carries (tinygrad tinygrad/runtime/support/am/amdev.py AMDev register access; bases of the mock configuration in tinygrad test/mockgpu/am/amgpu.py). */
 #include "amd_cp.h"
 #include "amd_engine.h"
 #include "amd_internal.h"
@@ -162,8 +162,8 @@ static const chip_regs CHIP_REGS[MOCK_AMD_NCHIPS] = {
 };
 
 /* PSP mailbox: regMP0_SMN_C2PMSG_n / regMPASP_SMN_C2PMSG_n, segment 0 of MP0, identical in mp_13_0_0
- * and mp_14_0_2 (am.md 4.7): n -> 0x40 + n. SMU mailbox: mmMP1_SMN_C2PMSG_n of mp_11_0_0 on the MP1
- * bases (am.md 4.8): n -> 0x240 + n, segment 0. */
+ * and mp_14_0_2 (tinygrad tinygrad/runtime/support/am/ip.py AM_PSP): n -> 0x40 + n. SMU mailbox: mmMP1_SMN_C2PMSG_n of mp_11_0_0 on the MP1
+ * bases (tinygrad tinygrad/runtime/support/am/ip.py AM_SMU): n -> 0x240 + n, segment 0. */
 #define PSP_MSG(n) (0x40u + (n))
 #define SMU_MSG(n) (0x240u + (n))
 
@@ -238,7 +238,7 @@ static int build_hooks(mock_amd *g) {
   const chip_regs *cr = &CHIP_REGS[g->cfg.chip];
   mock_amd_regmap *r = &g->r;
   int e = 0;
-  /* fixed dword indices (am.md 3.1, 4.1): usable before the IP bases are known */
+  /* fixed dword indices (tinygrad tinygrad/runtime/support/am/amdev.py AMDev register access, AMDev._run_discovery): usable before the IP bases are known */
   r->memsize = BG_AM_DISC_MEMSIZE_REG, r->mm_index = 0x0, r->mm_data = 0x1, r->mm_index_hi = 0x6;
   e |= hook(g, r->memsize, AMD_H_MEMSIZE, 0);
   e |= hook(g, r->mm_index, AMD_H_MM_INDEX, 0);
@@ -328,7 +328,7 @@ const mock_amd_regmap *mock_amd_regs(const mock_amd *g) { return &g->r; }
 static uint32_t reg_read(mock_amd *g, uint32_t addr);
 static void reg_write(mock_amd *g, uint32_t addr, uint32_t v);
 
-/* MM_INDEX/MM_INDEX_HI/MM_DATA (am.md 3.1): MM_INDEX bit31 selects VRAM at (HI << 31 | INDEX[30:0]),
+/* MM_INDEX/MM_INDEX_HI/MM_DATA (tinygrad tinygrad/runtime/support/am/amdev.py AMDev register access): MM_INDEX bit31 selects VRAM at (HI << 31 | INDEX[30:0]),
  * otherwise INDEX is the byte address of a register. */
 static bool mm_target(mock_amd *g, bool *vram, uint64_t *a) {
   uint32_t idx = amd_get(g, g->r.mm_index), hi = amd_get(g, g->r.mm_index_hi);

@@ -30,7 +30,7 @@
 #include "mock_sysfs.h"
 
 typedef enum mock_amd_chip {
-  MOCK_AMD_MOCK,   /* tinygrad's reference mock (am.md 9.3): GC 12.0.0, MP0/MP1 14.0.2, SDMA 7.0.0, MMHUB 4.1.0,
+  MOCK_AMD_MOCK,   /* tinygrad's reference mock (tinygrad test/mockgpu/am/amgpu.py): GC 12.0.0, MP0/MP1 14.0.2, SDMA 7.0.0, MMHUB 4.1.0,
                       NBIF 6.3.1, HDP/OSSSYS 7.0.0; PCI id 0x7590 (Navi44) */
   MOCK_AMD_GFX11,  /* Navi31-like: GC 11.0.0, MP0/MP1 13.0.0, SDMA 6.0.0, MMHUB 3.0.0, NBIO 4.3.0; 0x744c */
   MOCK_AMD_GFX942, /* MI300X-like: GC 9.4.3 x8, MP0/MP1 13.0.6, SDMA 4.4.2, MMHUB 1.8.0, NBIO 7.9.0; 0x74a1 */

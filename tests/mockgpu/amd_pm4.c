@@ -38,7 +38,7 @@ enum {
 #define PACKET3_SET_UCONFIG_REG_END 0x10000u
 #define INDIRECT_BUFFER_VALID (1u << 23)
 #define INDIRECT_BUFFER_CHAIN (1u << 20)
-/* PM4 register space = MMIO dwords with Navi's static GC bases (GC_BASE__INST0_SEG0/1, am.md 7.1). */
+/* PM4 register space = MMIO dwords with Navi's static GC bases (GC_BASE__INST0_SEG0/1, tinygrad tinygrad/runtime/ops_amd.py AMDDevice). */
 static const uint32_t PM4_GC_SEG[2] = {0x1260, 0xA000};
 #define MAX_PKT_DW (0x3fffu + 2u)
 #define MAX_IB_DW (1u << 20)

@@ -1,4 +1,4 @@
-/* tests/mockgpu/amd_psp.c: the emulated PSP (am.md 4.7): the sOS bootloader on C2PMSG_35/36/81 and
+/* tests/mockgpu/amd_psp.c: the emulated PSP (tinygrad tinygrad/runtime/support/am/ip.py AM_PSP): the sOS bootloader on C2PMSG_35/36/81 and
  * the KM ring on C2PMSG_64/67/69/70/71 with psp_gfx_cmd_resp commands (Linux psp_gfx_if.h layouts).
  * Strict: every rule of tests/mockgpu/README.md "PSP" is checked; a violation is recorded with
  * amd_fail and the command is refused (bootloader: never acknowledged; ring: nonzero resp.status). */
@@ -91,7 +91,7 @@ static const bg_fw_desc *sos_comp(const mock_amd *g, uint32_t type) {
 }
 
 /* The bootloader sequence for this chip: (command, sOS component) in the documented order, each
- * only if the component exists in the installed sOS image (am.md 4.7 init_hw step 1). */
+ * only if the component exists in the installed sOS image (tinygrad tinygrad/runtime/support/am/ip.py AM_PSP init_hw step 1). */
 static size_t bl_sequence(const mock_amd *g, uint32_t cmds[8], uint32_t types[8]) {
   const uint32_t c[8] = {BL_KDB, BL_SPL, BL_SYSDRV, BL_SOCDRV, BL_INTFDRV, BL_DBGDRV, BL_RASDRV, BL_SOSDRV};
   const uint32_t t[8] = {BG_PSP_FW_KDB, g->ip.mp0.maj >= 14 ? BG_PSP_FW_SPL : BG_PSP_FW_KDB, BG_PSP_FW_SYS_DRV,
@@ -167,7 +167,7 @@ static bool fw_bit(const mock_amd *g, uint32_t t) { return t < 256 && (g->loaded
 
 bool mock_amd_fw_loaded(const mock_amd *g, uint32_t t) { return fw_bit(g, t); }
 
-/* SETUP_TMR policy (am.md 4.7 step 5): issued iff !boot_time_tmr || !autoload_tmr. */
+/* SETUP_TMR policy (tinygrad tinygrad/runtime/support/am/ip.py AM_PSP step 5): issued iff !boot_time_tmr || !autoload_tmr. */
 static bool boot_time_tmr(const mock_amd *g) {
   bg_am_ipver v = g->ip.mp0;
   return (v.maj == 13 && v.min == 0 && (v.rev == 6 || v.rev == 14)) || (v.maj == 14 && v.min == 0 && (v.rev == 2 || v.rev == 3));
@@ -186,7 +186,7 @@ static bool fw_matches(const mock_amd *g, uint32_t t, const uint8_t *p, uint32_t
     const bg_fw_image *img = &g->fw[f].img;
     for (int i = 0; i < img->ndescs; i++) {
       const bg_fw_desc *d = &img->descs[i];
-      /* SDMA v1 (SDMA 4.4.x): one image loaded as SDMA0, SDMA1, SDMA2 and SDMA3 (am.md 4.7.1 item 3) */
+      /* SDMA v1 (SDMA 4.4.x): one image loaded as SDMA0, SDMA1, SDMA2 and SDMA3 (tinygrad tinygrad/runtime/support/am/amdev.py AMFirmware item 3) */
       bool sdma_alias = f == BG_AM_FW_SDMA && d->space == BG_FW_SPACE_GFX && d->fw_type == BG_GFX_FW_SDMA0 &&
                         (t == BG_GFX_FW_SDMA1 || t == BG_GFX_FW_SDMA2 || t == BG_GFX_FW_SDMA3);
       bool same = (d->space == BG_FW_SPACE_GFX && d->fw_type == t) || sdma_alias ||

@@ -1,11 +1,11 @@
-/* tests/mockgpu/amd_smu.c: the emulated SMU mailbox (am.md 4.8). Normal mailbox: C2PMSG_90 response,
+/* tests/mockgpu/amd_smu.c: the emulated SMU mailbox (tinygrad tinygrad/runtime/support/am/ip.py AM_SMU). Normal mailbox: C2PMSG_90 response,
  * C2PMSG_82 parameter/result, C2PMSG_66 message; debug mailbox: C2PMSG_54 / 53 / 75. Message ids are
  * Linux's smu_v13_0_0_ppsmc.h, smu_v14_0_2_ppsmc.h and smu_v13_0_6_ppsmc.h; results are the PPSMC_Result
  * codes (OK 0x1, Failed 0xFF, UnknownCmd 0xFE, CmdRejectedPrereq 0xFD, CmdRejectedBusy 0xFC).
  *
  * Metrics (TransferTableSmu2Dram(SMU_TABLE_SMU_METRICS = 8)) are written into the driver table as
  * Linux's SmuMetricsExternal_t: smu13_driver_if_v13_0_0.h (392 bytes) for MP1 13.0.0 and
- * smu14_driver_if_v14_0.h (412 bytes) for MP1 14.0.2 (Linux 6.12; offsets also in am.md 8.2). MP1 13.0.6 answers
+ * smu14_driver_if_v14_0.h (412 bytes) for MP1 14.0.2 (Linux 6.12; offsets also in tinygrad extra/amdpci/am_smi.py). MP1 13.0.6 answers
  * GetMetricsTable with MetricsTableX_t (smu_v13_0_6_pmfw.h, Q10 values). */
 #include <inttypes.h>
 #include <stdlib.h>

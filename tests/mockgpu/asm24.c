@@ -1,5 +1,5 @@
 /* tests/mockgpu/asm24.c: the USB side of the emulated ASM24 bridge (asm24.h): the transport,
- * vendor requests (reference hcq_usb_sys.md 1.4), XDATA and its windows (1.6), the SRAM engine,
+ * vendor requests (tinygrad tinygrad/runtime/support/usb.py ASM24Controller), XDATA and its windows, the SRAM engine,
  * streaming TLPs, faults. The PCIe side is asm24_fabric.c. Decoding is written from the
  * reference, independently of usb/asm24_proto.c, so the two check each other. */
 #include <inttypes.h>
@@ -38,7 +38,7 @@ uint8_t *mock_asm24_sram(mock_asm24 *m) { return m->sram; }
 uint8_t *mock_asm24_xdata(mock_asm24 *m) { return m->xdata; }
 bool mock_asm24_link_up(const mock_asm24 *m) { return m->xdata[0xB450] == 0x78; }
 
-/* ---------------- windows (reference 1.6, 1.13) ---------------- */
+/* ---------------- windows (tinygrad tinygrad/runtime/support/usb.py ASM24Controller; tinygrad test/mockgpu/usb.py) ---------------- */
 
 typedef struct win {
   uint16_t xdata;

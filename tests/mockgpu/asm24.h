@@ -1,6 +1,6 @@
 /* tests/mockgpu/asm24.h: an emulated ASM24 USB-to-PCIe bridge with the custom firmware, at the
  * USB transport boundary (usb/usb_transport.h), in front of an emulated PCI function (mock_pci.h,
- * e.g. the AMD GPU of amd_gpu.h) at bus 4 (reference hcq_usb_sys.md 1.4-1.7, 1.13).
+ * e.g. the AMD GPU of amd_gpu.h) at bus 4 (tinygrad tinygrad/runtime/support/usb.py ASM24Controller; tinygrad tinygrad/runtime/support/system.py System.pci_setup_usb_bars; tinygrad test/mockgpu/usb.py).
  *
  * Model: 64 KiB XDATA with the LTSSM register (0xB450, 0x78 once 0xF3 powered the link), 512 KiB
  * SRAM, the sys_buf/cq_buf windows and the 0x200-byte window at sys 0x800000 (reachable through

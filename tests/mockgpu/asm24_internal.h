@@ -6,7 +6,7 @@
 #include "asm24.h"
 #include "hcq/mmio.h"
 
-#define M24_NPORTS 4          /* bridge ports on buses 0..3; the GPU is on bus 4 (reference 1.1) */
+#define M24_NPORTS 4          /* bridge ports on buses 0..3; the GPU is on bus 4 (tinygrad tinygrad/runtime/support/usb.py ASM24Controller) */
 #define M24_GPU_BUS 4
 #define M24_MAX_FAULTS 8
 

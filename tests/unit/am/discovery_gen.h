@@ -47,7 +47,7 @@ struct discgen_layout {
   size_t binary_size;
 };
 
-/* Reference mock configuration (am.md §9.3): GC 12.0.0, SDMA0 7.0.0, MMHUB 4.1.0, NBIF 6.3.1, MP0/MP1 14.0.2,
+/* Reference mock configuration (tinygrad test/mockgpu/am/amgpu.py): GC 12.0.0, SDMA0 7.0.0, MMHUB 4.1.0, NBIF 6.3.1, MP0/MP1 14.0.2,
  * HDP 7.0.0, OSSSYS 7.0.0, one die, 32-bit bases padded to 10, gc_info v2.1, no harvest table. */
 void discgen_config_mock(struct discgen_config *c);
 /* Navi31-like: GC 11.0.0, SDMA0/1 6.0.0, MMHUB 3.0.0, ATHUB 3.0.0, NBIF 4.3.0, MP0/MP1 13.0.0, HDP/OSSSYS 6.0.0,

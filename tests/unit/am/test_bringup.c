@@ -81,7 +81,7 @@ static void open_dev(void) {
   OK(bg_am_dev_open(BDF, &o, &D));
 }
 
-/* The PSP commands the model recorded are exactly what am.md §4.7 prescribes for this firmware set. */
+/* The PSP commands the model recorded are exactly what tinygrad tinygrad/runtime/support/am/ip.py AM_PSP prescribes for this firmware set. */
 static void check_psp_cmds(size_t first) {
   const bg_am_fw *fw = D->fw;
   bool v14 = D->mp0.maj >= 14;
@@ -407,7 +407,7 @@ static void engines_run(void) {
          (unsigned long)blk.gfx->ring, (unsigned long)blk.sdma->ring);
   full_boot_checks();
   check_queues(&blk);
-  ck_assert_uint_eq(blk.gfx->mqd[0], 0x9b000); /* am.md §4.2 row 14 */
+  ck_assert_uint_eq(blk.gfx->mqd[0], 0x9b000); /* tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw: the first MQD page */
   uint64_t mqd0 = blk.gfx->mqd[0];
   OK(bg_am_boot_fini(D, &blk));
   ck_assert(!mock_amd_cp_hqd(G)->active && !mock_amd_sdma_ring(G)->enabled);
@@ -511,7 +511,7 @@ static void gmc_ih_run(bool gfx12) {
          (unsigned long)ih->wptr[0], (unsigned long)ih->ring[1], (unsigned long)ih->wptr[1],
          (unsigned long)D->bm.psp_msg1, (unsigned long)D->bm.psp_cmd, (unsigned long)D->bm.psp_fence,
          (unsigned long)D->bm.psp_ring, (unsigned long)D->bm.psp_tmr, (unsigned long)D->bm.smu_table);
-  if (gfx12) { /* am.md §4.2 table (mock config, MP0 14.0.2) */
+  if (gfx12) { /* tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw allocations (mock config, MP0 14.0.2) */
     ck_assert_uint_eq(bg_am_pt_root(gm->pt), 0x0);
     ck_assert_uint_eq(gm->memscratch, 0x1000);
     ck_assert_uint_eq(gm->dummy, 0x2000);
@@ -606,7 +606,7 @@ static void check_queues942(const bg_am_blocks *blk) {
     ck_assert_uint_eq(mock_amd_xcc_fence(G, aid, &w), 0x10000); /* SHUB_SLV_MODE through PCIE_INDEX2 */
     ck_assert(w);
   }
-  for (unsigned aid = 0; aid < 4; aid++) { /* ports 1, 2, 5, 6: {awid, offset, awaddr} per am.md §4.10, size 4 */
+  for (unsigned aid = 0; aid < 4; aid++) { /* ports 1, 2, 5, 6: {awid, offset, awaddr} per tinygrad tinygrad/runtime/support/am/ip.py AM_SDMA, size 4 */
     ck_assert_uint_eq(mock_amd_s2a(G, aid, 1), 1u | 0xeu << 1 | 0xeu << 7 | 4u << 17 | 1u << 28);
     ck_assert_uint_eq(mock_amd_s2a(G, aid, 6), 1u | 0xau << 1 | 0xau << 7 | 4u << 17 | 9u << 28);
     ck_assert_uint_eq(mock_amd_s2a(G, aid, 0), 0); /* the RDNA MEC routing is not used */

@@ -81,7 +81,7 @@ START_TEST(mock_roundtrip) {
   }
   ck_assert(!D->ip[SDMA1_HWIP].present);
   ck_assert(!D->ip[ATHUB_HWIP].present);
-  /* bases of am.md §9.3 */
+  /* bases of tinygrad test/mockgpu/am/amgpu.py */
   ck_assert_uint_eq(D->ip[GC_HWIP].bases[0][0], 0x1260);
   ck_assert_uint_eq(D->ip[GC_HWIP].bases[0][1], 0xA000);
   ck_assert_uint_eq(D->ip[GC_HWIP].bases[0][2], 0x1C000);
@@ -121,7 +121,7 @@ START_TEST(mock_roundtrip) {
 }
 END_TEST
 
-/* Appendix A of am.md: (hwip, segment, register offset) -> absolute dword address in the mock configuration. */
+/* (hwip, segment, register offset) -> absolute dword address in the mock configuration. */
 START_TEST(mock_reference_addresses) {
   discgen_config_mock(C);
   build();
@@ -671,7 +671,7 @@ START_TEST(chips) {
   ck_assert_str_eq(arch, "gfx1030");
   OK(bg_am_gfx_arch(9, 0, 10, arch, sizeof(arch)));
   ck_assert_str_eq(arch, "gfx90a");
-  OK(bg_am_gfx_arch(11, 0, 3, arch, sizeof(arch))); /* no remap (am.md §11.7) */
+  OK(bg_am_gfx_arch(11, 0, 3, arch, sizeof(arch))); /* no remap: Linux has a separate gc_11_0_3 header */
   ck_assert_str_eq(arch, "gfx1103");
   FAILS(bg_am_gfx_arch(12, 16, 0, arch, sizeof(arch)), BG_EINVAL, "GC IP 12.16.0 cannot be written");
   FAILS(bg_am_gfx_arch(11, 0, 0, arch, 7), BG_EINVAL, "too small");

@@ -110,7 +110,7 @@ static bg_am_pt *mk_pt(bg_am_vram *v, enum bg_am_pt_gen gen) {
 
 /* ---- VRAM pools -------------------------------------------------------------------------------------- */
 
-/* init_sw boot allocations of am.md §4.2 (MP0 14.0.2, 1 XCC): size, align, expected mock paddr. */
+/* init_sw boot allocations of tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw (MP0 14.0.2, 1 XCC): size, align, expected mock paddr. */
 static const struct { uint64_t size, align, pa; } boot_seq[] = {
     {0x1000, 0x1000, 0x1000},     {0x1000, 0x1000, 0x2000},    {0x40000, 0x1000, 0x3000},  {0x1000, 0x1000, 0x43000},
     {0x40000, 0x1000, 0x44000},   {0x1000, 0x1000, 0x84000},   {0x100000, 0x100000, 0x100000},
@@ -137,7 +137,7 @@ START_TEST(test_boot_deterministic) {
   ck_assert_uint_eq(a[0], 0);
   for (size_t i = 0; i <= n; i++) ck_assert_uint_eq(a[i], b[i]);
   /* Each allocation is aligned, inside the boot region, disjoint from the others, and at the paddr the
-   * tinygrad mock shows (am.md §4.2), so a partial boot after a tinygrad run finds its blocks in place. */
+   * tinygrad mock shows (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw), so a partial boot after a tinygrad run finds its blocks in place. */
   for (size_t i = 1; i <= n; i++) {
     ck_assert_uint_eq(a[i] % boot_seq[i - 1].align, 0);
     ck_assert(a[i] + boot_seq[i - 1].size <= BG_AM_VRAM_BOOT_SIZE);
@@ -276,7 +276,7 @@ START_TEST(test_encodings) {
   ck_assert_uint_eq(BG_AM_PT_COVERS(AMDGPU_VM_PDB2), 1ull << 39);
   ck_assert_uint_eq(BG_AM_PT_COVERS(AMDGPU_VM_PTB), 4096);
 
-  /* am.md §6.2 examples. gfx12 uncached 4 KiB host page: 0x80C0000000000077 | pa. */
+  /* tinygrad tinygrad/runtime/support/am/amdev.py AMPageTableEntry examples. gfx12 uncached 4 KiB host page: 0x80C0000000000077 | pa. */
   ck_assert_uint_eq(bg_am_pt_encode_leaf(BG_AM_PT_GFX12, AMDGPU_VM_PTB, 0x12345000, 0, host_uc), 0x80C0000012345077ull);
   /* gfx12 cached VRAM 2 MiB leaf: 0x8000000000000071 | frag<<7 | pa. */
   ck_assert_uint_eq(bg_am_pt_encode_leaf(BG_AM_PT_GFX12, AMDGPU_VM_PDB0, 0x40200000, 9, rwx), 0x8000000040200071ull | (9ull << 7));
@@ -421,7 +421,7 @@ START_TEST(test_map_2m_1g) {
   expect_xlate(pt, va1 + 4 * GIB + 0x1000, pa1 + 4 * GIB + 0x1000, 2 * MIB, AMDGPU_VM_PDB0);
   OK(bg_am_pt_translate(pt, va1 + GIB, &x));
   ck_assert_uint_eq(x.entry, bg_am_pt_encode_leaf(gen, AMDGPU_VM_PDB1, pa1 + GIB, 20, BG_AM_PT_RWX));
-  /* VA aligned but PA not (only 2 MiB aligned): 2 MiB leaves instead of a 1 GiB one (am.md §11.4). */
+  /* VA aligned but PA not (only 2 MiB aligned): 2 MiB leaves instead of a 1 GiB one. */
   uint64_t va2 = VA0 + 16 * GIB;
   OK(bg_am_pt_map_contig(pt, va2, 40 * GIB + 2 * MIB, GIB, BG_AM_ASPACE_VRAM, BG_AM_PT_RWX));
   expect_xlate(pt, va2 + (0x3fffffff & ~0xfffull), 40 * GIB + 2 * MIB + (0x3fffffff & ~0xfffull), 2 * MIB, AMDGPU_VM_PDB0);

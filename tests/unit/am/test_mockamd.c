@@ -19,7 +19,7 @@
 #define BDF "0000:03:00.0"
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 
-/* boot-region addresses as tinygrad places them (am.md 4.2) */
+/* boot-region addresses as tinygrad places them (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw) */
 #define MSG1 0x100000u
 #define CMDBUF 0x85000u
 #define FENCE 0x86000u
@@ -75,7 +75,7 @@ static void expect_fail(unsigned n, const char *needle) {
   mock_amd_clear_failures(G);
 }
 
-/* ---- PSP helpers (the driver's protocol, am.md 4.7) ---- */
+/* ---- PSP helpers (the driver's protocol, tinygrad tinygrad/runtime/support/am/ip.py AM_PSP) ---- */
 
 static void stage(const bg_fw_desc *d) {
   uint8_t pad[16] = {0};
@@ -145,7 +145,7 @@ static void load_toc(void) {
   ck_assert_uint_eq(tmr, MOCK_PSP_TOC_TMR_SIZE);
 }
 
-/* The whole PSP init_hw of am.md 4.7 for GC >= 11. */
+/* The whole PSP init_hw of tinygrad tinygrad/runtime/support/am/ip.py AM_PSP for GC >= 11. */
 static void psp_boot(void) {
   bootloader();
   ring_create();
@@ -162,7 +162,7 @@ static void psp_boot(void) {
   ck_assert(mock_amd_rlc_autoloaded(G));
 }
 
-/* ---- SMU helper (am.md 4.8) ---- */
+/* ---- SMU helper (tinygrad tinygrad/runtime/support/am/ip.py AM_SMU) ---- */
 static uint32_t smu(uint32_t msg, uint32_t param, uint32_t *result) {
   wreg(R->smu_90, 0);
   wreg(R->smu_82, param);
@@ -186,7 +186,7 @@ START_TEST(memsize_and_discovery) {
   ck_assert_uint_eq(d.gc_ver[0], 12);
   ck_assert_str_eq(d.arch, "gfx1200");
   ck_assert_uint_eq(d.ip[MP0_HWIP].bases[0][0], 0x16000);
-  /* Appendix A addresses of the mock configuration */
+  /* absolute addresses in the mock configuration (bases of tinygrad test/mockgpu/am/amgpu.py) */
   ck_assert_uint_eq(R->psp_35, 0x16063);
   ck_assert_uint_eq(R->psp_81, 0x16091);
   ck_assert_uint_eq(R->smu_66, 0x16282);

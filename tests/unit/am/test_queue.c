@@ -1,5 +1,5 @@
 /* tests/unit/am/test_queue.c: the AMD queue encoders and lowering at byte level: PM4 and SDMA packets against the
- * layouts of am.md §7.2/§7.4, and bg_cmd lowering into templates whose patches fill exactly the operand fields
+ * layouts of tinygrad tinygrad/runtime/ops_amd.py AMDComputeQueue, AMDCopyQueue, and bg_cmd lowering into templates whose patches fill exactly the operand fields
  * (a re-submit that changes one variable rewrites only that variable's fields). No device needed. */
 #include <check.h>
 #include <inttypes.h>

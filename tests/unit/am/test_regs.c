@@ -1,6 +1,6 @@
 /* tests/unit/am/test_regs.c: the generated register tables (am/regs/) and their look-up API (am/am_regs.h):
- * known offsets per version, Appendix A absolute addresses on the reference mock discovery table, fields,
- * version selection and its errors, table sortedness, and that every kept register matches an am.md §3.2
+ * known offsets per version, absolute addresses on the reference mock discovery table, fields,
+ * version selection and its errors, table sortedness, and that every kept register matches a name filter of tinygrad tinygrad/runtime/support/am/amdev.py AMDev._build_regs
  * name filter. */
 #include <check.h>
 #include <regex.h>
@@ -78,7 +78,7 @@ START_TEST(known_offsets) {
     ck_assert_msg(r->offset == k->off && r->base_idx == k->seg, "%s %s: 0x%x seg %u, want 0x%x seg %u", k->tab,
                   k->name, r->offset, r->base_idx, k->off, k->seg);
   }
-  /* osssys 6.0.0: IH_RB_RPTR/WPTR are +3/+4 from IH_RB_CNTL; osssys 7.0.0: +1/+2 (am.md Appendix A) */
+  /* osssys 6.0.0: IH_RB_RPTR/WPTR are +3/+4 from IH_RB_CNTL; osssys 7.0.0: +1/+2 (Linux osssys_6_0_0_offset.h, osssys_7_0_0_offset.h) */
   const struct bg_am_reg *c6 = reg("osssys_6_0_0", "regIH_RB_CNTL");
   ck_assert_uint_eq(reg("osssys_6_0_0", "regIH_RB_RPTR")->offset, c6->offset + 3);
   ck_assert_uint_eq(reg("osssys_6_0_0", "regIH_RB_WPTR")->offset, c6->offset + 4);
@@ -101,7 +101,7 @@ START_TEST(known_offsets) {
 }
 END_TEST
 
-/* ---------------- Appendix A: absolute addresses on the reference mock ---------------- */
+/* ---------------- absolute addresses on the reference mock ---------------- */
 
 struct absref { int hwip; const char *name; uint32_t addr; };
 static const struct absref APPA[] = {

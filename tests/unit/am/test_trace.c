@@ -1,5 +1,5 @@
 /* tests/unit/am/test_trace.c: the AM cold bring-up's register trace against the reference trace of tinygrad's
- * Python mock (shared/docs/reference/am_mock_boot_trace.txt, am.md §9.4/§9.7).
+ * Python mock (tinygrad test/mockgpu/am; the trace file is named by BG_TRACE_FILE).
  *
  * Boots the emulated GPU in the reference mock configuration (MOCK_AMD_MOCK: GC 12.0.0, SDMA 7.0.0, MP0/MP1
  * 14.0.2, 512 MiB) cold with a trace callback, names every absolute address through the device's register

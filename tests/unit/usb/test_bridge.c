@@ -13,7 +13,7 @@ START_TEST(open_sets_up_hierarchy) {
   ck_assert(bg_usb_pci_is_usb(UP));
   bg_pci_bar b;
   OK(bg_pci_bar_info(UP, 0, &b));
-  ck_assert_uint_eq(b.base, 32ull << 30);   /* reference 1.7: prefetchable pool at 32 GiB */
+  ck_assert_uint_eq(b.base, 32ull << 30);   /* tinygrad tinygrad/runtime/support/system.py System.pci_setup_usb_bars: prefetchable pool at 32 GiB */
   ck_assert_uint_eq(b.size, 256ull << 20);
   ck_assert(b.is_64 && b.prefetch);
   OK(bg_pci_bar_info(UP, 2, &b));

@@ -1,5 +1,5 @@
 /* tests/unit/usb/test_proto.c: the ASM24 protocol encoders (usb/asm24_proto.h) against the reference's
- * tables (hcq_usb_sys.md 1.4-1.6), and the transport's bookkeeping. */
+ * tables (tinygrad tinygrad/runtime/support/usb.py ASM24Controller), and the transport's bookkeeping. */
 #include "usb/asm24_proto.h"
 #include "usb/usb_progress.h"
 #include "usb/usb_scan.h"
@@ -12,7 +12,7 @@ static uint32_t u32(const uint8_t *p) {
 }
 
 START_TEST(tlp_types) {
-  /* reference 1.5: posted = memory writes and messages */
+  /* tinygrad tinygrad/runtime/support/usb.py ASM24Controller: posted = memory writes and messages */
   ck_assert(bg_asm24_tlp_posted(BG_TLP_MWR64) && bg_asm24_tlp_posted(BG_TLP_MWR32));
   ck_assert(bg_asm24_tlp_posted(0x30) && bg_asm24_tlp_posted(0x74));
   ck_assert(!bg_asm24_tlp_posted(BG_TLP_MRD64) && !bg_asm24_tlp_posted(BG_TLP_CFGWR0) &&
@@ -99,7 +99,7 @@ END_TEST
 START_TEST(sram_args) {
   uint16_t wv, wi;
   size_t wire;
-  /* reference 1.4: wValue = sectors, wIndex = slot | ceil(padded/16K) << 8 */
+  /* tinygrad tinygrad/runtime/support/usb.py ASM24Controller: wValue = sectors, wIndex = slot | ceil(padded/16K) << 8 */
   OK(bg_asm24_sram_write_args(1000, 16, &wv, &wi, &wire));
   ck_assert_uint_eq(wire, 1024);
   ck_assert_uint_eq(wv, 2);
@@ -123,19 +123,19 @@ START_TEST(sram_args) {
 END_TEST
 
 START_TEST(windows_and_ids) {
-  /* reference 1.6 */
+  /* tinygrad tinygrad/runtime/support/usb.py ASM24Controller */
   ck_assert_uint_eq(bg_asm24_windows[BG_ASM24_WIN_SRAM].xdata, 0xF000);
   ck_assert_uint_eq(bg_asm24_windows[BG_ASM24_WIN_SRAM].sys, 0x200000);
   ck_assert_uint_eq(bg_asm24_windows[BG_ASM24_WIN_SYSBUF].sys, 0x820000);
   ck_assert_uint_eq(bg_asm24_windows[BG_ASM24_WIN_CQBUF].sys, 0x822000);
   ck_assert_uint_eq(bg_asm24_windows[BG_ASM24_WIN_CQBUF].xdata, 0xB800);
-  /* reference 1.9: rings sized for USB */
+  /* tinygrad tinygrad/runtime/ops_amd.py USBIface: rings sized for USB */
   ck_assert_uint_eq(bg_asm24_usb_sizes.compute_ring, 0x2000);
   ck_assert_uint_eq(bg_asm24_usb_sizes.kernargs, 0x2000);
   ck_assert_uint_eq(bg_asm24_usb_sizes.signal_page, 0x100);
   ck_assert_uint_eq(bg_asm24_usb_sizes.sdma_ring, 0x100000);
   ck_assert_uint_eq(bg_asm24_usb_sizes.pm4_ibs, 0x2000);
-  /* reference 1.2 */
+  /* tinygrad tinygrad/runtime/support/usb.py ASM24Controller */
   const bg_usb_bridge_id *id = bg_usb_bridge_lookup(0xADD1, 0x0001);
   ck_assert(id && id->custom_fw);
   id = bg_usb_bridge_lookup(0x174C, 0x2464);
