@@ -8,6 +8,7 @@
 
 #include "baregpu/hcq.h"
 #include "hcq/backend.h"
+#include "hcq/dev_internal.h"
 #include "hcq/env.h"
 #include "hcq/target.h"
 #include "hcq/tmpl.h"
