@@ -81,7 +81,7 @@ typedef struct bg_am_boot_mem {
 typedef struct bg_am_dev {
   bg_pci_dev *pci;
   char bdf[32];
-  const struct bg_am_chip *chip;
+  const bg_chip_info *chip;
   uint16_t device_id;
   bg_mmio vram, doorbell, mmio; /* BAR0, BAR2, BAR5 */
   uint64_t bar0_size, vram_size;

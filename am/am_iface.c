@@ -115,7 +115,8 @@ static int pci_open(bg_dev *dev, int index) {
   return open_bdf(dev, bdfs[index], &opts, false);
 }
 
-const bg_iface bg_am_pci_iface = {.kind = "AMD", .name = "PCI", .mock = false, .count = pci_count, .open = pci_open};
+const bg_iface bg_am_pci_iface = {.kind = "AMD", .name = "PCI", .mock = false, .count = pci_count, .open = pci_open,
+                                  .chip_lookup = bg_am_chip_info};
 
 /* ---------------- MOCKPCI+AMD ---------------- */
 
@@ -152,7 +153,7 @@ static int mock_open(bg_dev *dev, int index) {
 }
 
 const bg_iface bg_am_mockpci_iface = {
-  .kind = "AMD", .name = "MOCKPCI", .mock = true, .count = mock_count, .open = mock_open};
+  .kind = "AMD", .name = "MOCKPCI", .mock = true, .count = mock_count, .open = mock_open, .chip_lookup = bg_am_chip_info};
 
 /* ---------------- USB+AMD ---------------- */
 
@@ -188,7 +189,8 @@ static int usb_open(bg_dev *dev, int index) {
   return open_usb(dev, names[index], index, &opts, false);
 }
 
-const bg_iface bg_am_usb_iface = {.kind = "AMD", .name = "USB", .mock = false, .count = usb_count, .open = usb_open};
+const bg_iface bg_am_usb_iface = {.kind = "AMD", .name = "USB", .mock = false, .count = usb_count, .open = usb_open,
+                                  .chip_lookup = bg_am_chip_info};
 
 /* ---------------- MOCKUSB+AMD ---------------- */
 
@@ -211,4 +213,4 @@ static int mockusb_open(bg_dev *dev, int index) {
 }
 
 const bg_iface bg_am_mockusb_iface = {
-  .kind = "AMD", .name = "MOCKUSB", .mock = true, .count = mockusb_count, .open = mockusb_open};
+  .kind = "AMD", .name = "MOCKUSB", .mock = true, .count = mockusb_count, .open = mockusb_open, .chip_lookup = bg_am_chip_info};

@@ -6,30 +6,40 @@
 
 #include "baregpu/error.h"
 
-static const struct bg_am_chip chips[] = {
-  {0x744c, "navi31", "Radeon RX 7900 XT/XTX/GRE", {11, 0, 0}, "gfx1100"},
-  {0x7480, "navi33", "Radeon RX 7600 family", {11, 0, 2}, "gfx1102"},
-  {0x7550, "navi48", "Radeon RX 9070 (XT) / Radeon AI PRO R9700", {12, 0, 1}, "gfx1201"},
-  {0x7551, "navi48", "Radeon AI PRO R9700 / RX 9070 family", {12, 0, 1}, "gfx1201"},
-  {0x7590, "navi44", "Radeon RX 9060 XT", {12, 0, 0}, "gfx1200"},
-  {0x74a1, "mi300x", "Instinct MI300X", {9, 4, 3}, "gfx942"},
-  {0x75a0, "mi350", "Instinct MI350-series", {9, 5, 0}, "gfx950"},
-  {0x75a8, "mi350", "Instinct MI350-series (MI350P?)", {9, 5, 0}, "gfx950"},
+/* PCI ids: tinygrad ops_amd.py PCIIface probe list (docs/reference/am.md section 1); 0x75b0 (MI350X) is listed
+ * by docs/reference/seeds.md and probed by nobody yet. Chip names are Linux amdgpu's lower-case spelling. */
+#define AMD(dev, chip, product, ma, mi, rv, arch, family) \
+  {BG_AM_PCI_VENDOR_AMD, dev, 0xffff, chip, product, arch, family, {ma, mi, rv}}
+static const bg_chip_info chips[] = {
+  AMD(0x744c, "navi31", "Radeon RX 7900 XT/XTX/GRE", 11, 0, 0, "gfx1100", "RDNA3"),
+  AMD(0x7480, "navi33", "Radeon RX 7600 family", 11, 0, 2, "gfx1102", "RDNA3"),
+  AMD(0x7550, "navi48", "Radeon RX 9070 (XT) / Radeon AI PRO R9700", 12, 0, 1, "gfx1201", "RDNA4"),
+  AMD(0x7551, "navi48", "Radeon AI PRO R9700 / RX 9070 family", 12, 0, 1, "gfx1201", "RDNA4"),
+  AMD(0x7590, "navi44", "Radeon RX 9060 XT", 12, 0, 0, "gfx1200", "RDNA4"),
+  AMD(0x74a1, "mi300x", "Instinct MI300X", 9, 4, 3, "gfx942", "CDNA3"),
+  AMD(0x75a0, "mi350", "Instinct MI350-series", 9, 5, 0, "gfx950", "CDNA4"),
+  AMD(0x75a8, "mi350", "Instinct MI350-series (MI350P?)", 9, 5, 0, "gfx950", "CDNA4"),
+  AMD(0x75b0, "mi350", "Instinct MI350X", 9, 5, 0, "gfx950", "CDNA4"),
 };
+#undef AMD
 
 size_t bg_am_chip_count(void) { return sizeof(chips) / sizeof(chips[0]); }
 
-const struct bg_am_chip *bg_am_chip_at(size_t i) { return i < bg_am_chip_count() ? &chips[i] : NULL; }
+const bg_chip_info *bg_am_chip_at(size_t i) { return i < bg_am_chip_count() ? &chips[i] : NULL; }
 
-const struct bg_am_chip *bg_am_chip_lookup(uint16_t device_id) {
+const bg_chip_info *bg_am_chip_info(uint16_t vendor, uint16_t device) {
+  return vendor == BG_AM_PCI_VENDOR_AMD ? bg_am_chip_lookup(device) : NULL;
+}
+
+const bg_chip_info *bg_am_chip_lookup(uint16_t device_id) {
   for (size_t i = 0; i < bg_am_chip_count(); i++)
-    if (chips[i].device_id == device_id) return &chips[i];
+    if (chips[i].device == device_id) return &chips[i];
   return NULL;
 }
 
-int bg_am_chip_check(uint16_t vendor, uint16_t device_id, const struct bg_am_chip **out) {
+int bg_am_chip_check(uint16_t vendor, uint16_t device_id, const bg_chip_info **out) {
   if (out) *out = NULL;
-  const struct bg_am_chip *c = vendor == BG_AM_PCI_VENDOR_AMD ? bg_am_chip_lookup(device_id) : NULL;
+  const bg_chip_info *c = vendor == BG_AM_PCI_VENDOR_AMD ? bg_am_chip_lookup(device_id) : NULL;
   if (c) {
     if (out) *out = c;
     return 0;
@@ -38,7 +48,7 @@ int bg_am_chip_check(uint16_t vendor, uint16_t device_id, const struct bg_am_chi
   size_t n = 0;
   list[0] = '\0';
   for (size_t i = 0; i < bg_am_chip_count() && n < sizeof(list); i++) {
-    int w = snprintf(list + n, sizeof(list) - n, "%s0x%04x (%s)", i ? ", " : "", (unsigned)chips[i].device_id,
+    int w = snprintf(list + n, sizeof(list) - n, "%s0x%04x (%s)", i ? ", " : "", (unsigned)chips[i].device,
                      chips[i].chip);
     if (w < 0) break;
     n += (size_t)w;

@@ -10,29 +10,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hcq/chip.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define BG_AM_PCI_VENDOR_AMD 0x1002u
 
-struct bg_am_chip {
-  uint16_t device_id;   /* PCI device id (vendor 0x1002) */
-  const char *chip;     /* likely chip: "navi31", "navi33", "navi48", "navi44", "mi300x", "mi350" */
-  const char *product;  /* likely product family */
-  uint8_t gc[3];        /* likely GC IP version (confirm from discovery) */
-  const char *arch;     /* likely arch string for that GC version */
-};
 
+/* The one table of AMD PCI ids (bg_chip_info, hcq/chip.h): chip in Linux amdgpu's lower-case spelling, marketing
+ * name, likely GC version and arch, family. The tools and hcq/pci_scan.c read it through bg_am_chip_info
+ * (bg_iface.chip_lookup of every AMD interface). */
 /* Entry for a supported device id, or NULL. */
-const struct bg_am_chip *bg_am_chip_lookup(uint16_t device_id);
+const bg_chip_info *bg_am_chip_lookup(uint16_t device_id);
 /* Like bg_am_chip_lookup, but an unsupported id records BG_ENOTSUP with a message naming the id and the
  * supported list ("am: PCI device 0x1002:0x1234 is not supported by AM; supported device ids: 0x744c (navi31), ...").
  * `vendor` must be 0x1002. *out may be NULL. */
-int bg_am_chip_check(uint16_t vendor, uint16_t device_id, const struct bg_am_chip **out);
+int bg_am_chip_check(uint16_t vendor, uint16_t device_id, const bg_chip_info **out);
 /* Number of entries and entry i (for listings). */
 size_t bg_am_chip_count(void);
-const struct bg_am_chip *bg_am_chip_at(size_t i);
+/* bg_iface.chip_lookup of the AMD interfaces: the entry for (vendor, device), NULL unless vendor is 0x1002. */
+const bg_chip_info *bg_am_chip_info(uint16_t vendor, uint16_t device);
+const bg_chip_info *bg_am_chip_at(size_t i);
 
 /* gfx target version from a GC IP version: 11.0.0 -> 110000, 12.0.1 -> 120001, 9.4.3 -> 90402, 9.5.0 -> 90500. */
 uint32_t bg_am_gfx_target_version(unsigned maj, unsigned min, unsigned rev);

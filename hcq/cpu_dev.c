@@ -222,4 +222,5 @@ const bg_iface bg_cpu_iface = {
   .mock = false,
   .count = cpu_count,
   .open = cpu_open,
+  .chip_lookup = NULL, /* no PCI ids */
 };

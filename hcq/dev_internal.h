@@ -18,6 +18,9 @@ typedef struct bg_phys_key bg_phys_key;
 /* Hold key (blocking while another thread holds it): 0, or -BG_EINVAL (key empty or too long) / -BG_ENOMEM. */
 int bg_phys_lock(const char *key, bg_phys_key **out);
 void bg_phys_unlock(bg_phys_key *k);
+/* Test hook, not exported: set the next timeline value and the signal to value-1, so the wrap-around tests
+ * (tests/unit/hcq/test_core.c, tests/conformance/hcq_sync.c) reach 2^31 without 2^31 submits. */
+void bg_dev_set_timeline(bg_dev *d, uint64_t next_value);
 /* Programs keep a cached run queue (program.c). */
 void bg_program_release_queue(bg_program *p);
 #endif

@@ -21,37 +21,26 @@
 #include <pciaccess.h>
 #endif
 
-/* Known chips. AMD ids and chip names: docs/reference/am.md section 1 (tinygrad ops_amd.py
- * PCIIface probe list; 0x75b0 from seeds.md, probed by nobody yet). NVIDIA: nv.md section 1 (bare
- * metal matches device & 0xff00; GA1/AD1/GB2 from NV_PMC_BOOT_42, 0x23xx is GH100) and the
- * sm_* values of nv.md "Derived per-device values". Individual NVIDIA chips are not named there,
- * so they are reported by family. */
-static const bg_pci_chip chips[] = {
-  {0x1002, 0x744c, 0xffff, "Navi31", "gfx1100", "RDNA3"},
-  {0x1002, 0x7480, 0xffff, "Navi33", "gfx1102", "RDNA3"},
-  {0x1002, 0x7550, 0xffff, "Navi48", "gfx1201", "RDNA4"},
-  {0x1002, 0x7551, 0xffff, "Navi48", "gfx1201", "RDNA4"},
-  {0x1002, 0x7590, 0xffff, "Navi44", "gfx1200", "RDNA4"},
-  {0x1002, 0x74a1, 0xffff, "MI300X", "gfx942", "CDNA3"},
-  {0x1002, 0x75a0, 0xffff, "MI350", "gfx950", "CDNA4"},
-  {0x1002, 0x75a8, 0xffff, "MI350", "gfx950", "CDNA4"},
-  {0x1002, 0x75b0, 0xffff, "MI350X", "gfx950", "CDNA4"},
-  {0x10de, 0x2200, 0xff00, "GA10x", "sm_86", "Ampere"},
-  {0x10de, 0x2300, 0xff00, "GH100", "sm_90", "Hopper"},
-  {0x10de, 0x2400, 0xff00, "GA10x", "sm_86", "Ampere"},
-  {0x10de, 0x2500, 0xff00, "GA10x", "sm_86", "Ampere"},
-  {0x10de, 0x2600, 0xff00, "AD10x", "sm_89", "Ada"},
-  {0x10de, 0x2700, 0xff00, "AD10x", "sm_89", "Ada"},
-  {0x10de, 0x2800, 0xff00, "AD10x", "sm_89", "Ada"},
-  {0x10de, 0x2b00, 0xff00, "GB20x", "sm_120", "Blackwell"},
-  {0x10de, 0x2c00, 0xff00, "GB20x", "sm_120", "Blackwell"},
-  {0x10de, 0x2d00, 0xff00, "GB20x", "sm_120", "Blackwell"},
-  {0x10de, 0x2f00, 0xff00, "GB20x", "sm_120", "Blackwell"},
+/* NVIDIA families: nv.md section 1 (bare metal matches device & 0xff00; GA1/AD1/GB2 from NV_PMC_BOOT_42, 0x23xx
+ * is GH100) and the sm_* values of nv.md "Derived per-device values"; individual chips are not named there, so
+ * they are reported by family. These stay here until an nv/ backend exists and owns them behind its
+ * bg_iface.chip_lookup, as am/chips.c owns the AMD ids; this file keeps no AMD table. */
+#define NV(dev, chip, arch, family) {BG_PCI_VENDOR_NV, dev, 0xff00, chip, NULL, arch, family, {0, 0, 0}}
+static const bg_pci_chip nv_chips[] = {
+  NV(0x2200, "GA10x", "sm_86", "Ampere"),    NV(0x2300, "GH100", "sm_90", "Hopper"),
+  NV(0x2400, "GA10x", "sm_86", "Ampere"),    NV(0x2500, "GA10x", "sm_86", "Ampere"),
+  NV(0x2600, "AD10x", "sm_89", "Ada"),       NV(0x2700, "AD10x", "sm_89", "Ada"),
+  NV(0x2800, "AD10x", "sm_89", "Ada"),       NV(0x2b00, "GB20x", "sm_120", "Blackwell"),
+  NV(0x2c00, "GB20x", "sm_120", "Blackwell"), NV(0x2d00, "GB20x", "sm_120", "Blackwell"),
+  NV(0x2f00, "GB20x", "sm_120", "Blackwell"),
 };
+#undef NV
 
 const bg_pci_chip *bg_pci_chip_lookup(uint16_t vendor, uint16_t device) {
-  for (size_t i = 0; i < sizeof(chips) / sizeof(chips[0]); i++)
-    if (chips[i].vendor == vendor && (device & chips[i].mask) == chips[i].device) return &chips[i];
+  const bg_pci_chip *c = bg_chip_lookup(vendor, device); /* the backends' tables */
+  if (c) return c;
+  for (size_t i = 0; i < sizeof(nv_chips) / sizeof(nv_chips[0]); i++)
+    if (nv_chips[i].vendor == vendor && (device & nv_chips[i].mask) == nv_chips[i].device) return &nv_chips[i];
   return NULL;
 }
 
@@ -76,11 +65,6 @@ const char *bg_pci_vendor_name(uint16_t vendor) {
   case 0x1b21: return "ASMedia";
   default: return NULL;
   }
-}
-
-const char *bg_pci_sysfs_root(void) {
-  const char *r = getenv("BG_SYSFS_ROOT");
-  return r && *r ? r : "/sys";
 }
 
 /* ---------------- sysfs attributes ---------------- */

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hcq/chip.h"
+
 #define BG_PCI_VENDOR_AMD 0x1002u
 #define BG_PCI_VENDOR_NV 0x10deu
 #define BG_PCI_NBARS 6
@@ -22,13 +24,8 @@ typedef struct bg_pci_bar {
   bool is_io, is_64, prefetch;
 } bg_pci_bar;
 
-/* A known chip: matches when (device & mask) == device_id. */
-typedef struct bg_pci_chip {
-  uint16_t vendor, device, mask;
-  const char *name;   /* "Navi31", "GA10x" */
-  const char *arch;   /* "gfx1100", "sm_86" */
-  const char *family; /* "RDNA3", "Ampere" */
-} bg_pci_chip;
+/* A known chip (hcq/chip.h): the backend's table entry for an id, or pci_scan.c's NVIDIA family entry. */
+typedef bg_chip_info bg_pci_chip;
 
 typedef struct bg_pci_info {
   uint32_t domain;
@@ -57,7 +54,7 @@ enum bg_pci_scan_flags {
 int bg_pci_scan(unsigned flags, bg_pci_info **out, size_t *n, size_t *nscanned);
 void bg_pci_free(bg_pci_info *list);
 
-/* Table lookup; NULL when unknown. */
+/* The backends' tables through bg_chip_lookup (AMD: am/chips.c), then the NVIDIA families; NULL when unknown. */
 const bg_pci_chip *bg_pci_chip_lookup(uint16_t vendor, uint16_t device);
 /* The GPU filter: AMD/NVIDIA with a display (0x03xx) or processing-accelerator (0x12xx) class,
  * or any class for an exact-id AMD chip of the table (AM probes by id alone; NVIDIA's masked ids

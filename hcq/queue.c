@@ -405,8 +405,8 @@ void bg_queue_get_stats(const bg_queue *q, bg_queue_stats *st) {
 
 static const char *const cmd_names[] = {"wait", "signal", "timestamp", "memory_barrier", "exec", "copy"};
 
-void bg_queue_dump(const bg_queue *q, void *file) {
-  FILE *f = file ? file : stderr;
+void bg_queue_dump(const bg_queue *q, FILE *f) {
+  if (!f) f = stderr;
   char a[256], b[256];
   fprintf(f, "%s %s queue: %zu commands\n", q->dev->name, kind_name(q->kind), q->ncmds);
   for (size_t i = 0; i < q->ncmds; i++) {

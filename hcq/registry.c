@@ -13,6 +13,14 @@
 #include "hcq/env.h"
 #include "hcq/target.h"
 
+const bg_chip_info *bg_chip_lookup(uint16_t vendor, uint16_t device) {
+  for (size_t i = 0; i < bg_builtin_niface; i++) {
+    const bg_chip_info *c = bg_builtin_ifaces[i]->chip_lookup ? bg_builtin_ifaces[i]->chip_lookup(vendor, device) : NULL;
+    if (c) return c;
+  }
+  return NULL;
+}
+
 size_t bg_ifaces(const bg_iface *const **out) {
   *out = bg_builtin_ifaces;
   return bg_builtin_niface;

@@ -131,7 +131,7 @@ int smi_sel_parse(const char *s, smi_opts *o, char *err, size_t n);
  * GPUs and returns SMI_EXIT_USAGE; a failed scan returns SMI_EXIT_FAIL. On SMI_EXIT_OK *out
  * (free with free()) holds *n >= 0 GPUs. */
 int smi_select_gpus(const smi_opts *o, const char *cmd, bool one, bg_pci_info **out, size_t *n);
-/* "  0000:03:00.0  AMD 1002:744c Navi31, driver amdgpu" lines. */
+/* "  0000:03:00.0  AMD 1002:744c navi31, driver amdgpu" lines. */
 void smi_print_gpus(FILE *f, const bg_pci_info *v, size_t n);
 /* Print "hcq_smi: <cmd>: <msg>" and, for a missing privilege, how to run as root. */
 void smi_report_error(const char *cmd, int code, const char *msg);

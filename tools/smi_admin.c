@@ -174,7 +174,7 @@ static void print_json(const smi_opts *o, const char *cmd, const result *res, si
     jw_kstr(&w, "bdf", x->dev->bdf);
     jw_khex(&w, "vendor", x->dev->vendor, 4);
     jw_khex(&w, "device", x->dev->device, 4);
-    jw_kstr(&w, "chip", x->dev->chip ? x->dev->chip->name : NULL);
+    jw_kstr(&w, "chip", x->dev->chip ? x->dev->chip->chip : NULL);
     jw_kstr(&w, "driver_before", x->dev->driver[0] ? x->dev->driver : NULL);
     jw_kstr(&w, "driver_after", x->after_known && x->after[0] ? x->after : NULL);
     if (strcmp(cmd, "bind") == 0) jw_kstr(&w, "driver_requested", x->driver);

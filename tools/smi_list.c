@@ -25,7 +25,7 @@ static void text_owner(const smi_owner *ow, FILE *f) {
 static void text_pci(const bg_pci_info *p, const smi_owner *ow, const smi_mem *mem, const smi_am_metrics *am, FILE *f) {
   const char *vname = bg_pci_vendor_name(p->vendor);
   fprintf(f, "  %s  %s %04x:%04x", p->bdf, vname ? vname : "vendor", p->vendor, p->device);
-  if (p->chip) fprintf(f, "  %s (%s, %s)", p->chip->name, p->chip->arch, p->chip->family);
+  if (p->chip) fprintf(f, "  %s (%s, %s)", p->chip->chip, p->chip->arch, p->chip->family);
   else if (p->is_gpu) fprintf(f, "  unknown chip");
   fputc('\n', f);
   fprintf(f, "      class      0x%06x %s, rev 0x%02x, subsystem %04x:%04x\n", p->class_code,
@@ -142,7 +142,7 @@ static void json_pci(jw *w, const bg_pci_info *p, const smi_owner *ow, const smi
   jw_key(w, "chip");
   if (p->chip) {
     jw_obj_begin(w);
-    jw_kstr(w, "name", p->chip->name);
+    jw_kstr(w, "name", p->chip->chip);
     jw_kstr(w, "arch", p->chip->arch);
     jw_kstr(w, "family", p->chip->family);
     jw_obj_end(w);

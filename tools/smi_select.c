@@ -67,7 +67,7 @@ void smi_print_gpus(FILE *f, const bg_pci_info *v, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const char *vname = bg_pci_vendor_name(v[i].vendor);
     fprintf(f, "  %s  %s %04x:%04x %s, driver %s\n", v[i].bdf, vname ? vname : "vendor", v[i].vendor, v[i].device,
-            v[i].chip ? v[i].chip->name : "unknown chip", v[i].driver[0] ? v[i].driver : "none");
+            v[i].chip ? v[i].chip->chip : "unknown chip", v[i].driver[0] ? v[i].driver : "none");
   }
 }
 
@@ -76,7 +76,7 @@ static void err_gpus(const bg_pci_info *v, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const char *vname = bg_pci_vendor_name(v[i].vendor);
     tool_err_more("  %s  %s %04x:%04x %s, driver %s\n", v[i].bdf, vname ? vname : "vendor", v[i].vendor,
-                  v[i].device, v[i].chip ? v[i].chip->name : "unknown chip", v[i].driver[0] ? v[i].driver : "none");
+                  v[i].device, v[i].chip ? v[i].chip->chip : "unknown chip", v[i].driver[0] ? v[i].driver : "none");
   }
 }
 

@@ -49,7 +49,7 @@ static void text_row(const row *r, FILE *f) {
   snprintf(vram, sizeof(vram), "%s / %s",
            r->mem->used_known ? smi_fmt_size(r->mem->published ? r->mem->u.bytes : 0, used, sizeof(used)) : "?",
            m && m->vram_size ? smi_fmt_size(m->vram_size, total, sizeof(total)) : "?");
-  fprintf(f, "%-14s %-10s ", r->p->bdf, r->p->chip ? r->p->chip->name : "unknown");
+  fprintf(f, "%-14s %-10s ", r->p->bdf, r->p->chip ? r->p->chip->chip : "unknown");
   if (m && m->state == SMI_AM_OK) {
     char edge[8] = "n/a", fan[12] = "n/a";
     if (!m->cdna) {
@@ -108,7 +108,7 @@ static int print_json(const smi_opts *o, const row *rows, size_t n, long refresh
     jw_kstr(&w, "device", r->p->bdf);
     jw_khex(&w, "vendor", r->p->vendor, 4);
     jw_khex(&w, "device_id", r->p->device, 4);
-    jw_kstr(&w, "chip", r->p->chip ? r->p->chip->name : NULL);
+    jw_kstr(&w, "chip", r->p->chip ? r->p->chip->chip : NULL);
     jw_key(&w, "owner_pid");
     if (r->ow->known && r->ow->pid > 0) jw_int(&w, r->ow->pid);
     else jw_null(&w);

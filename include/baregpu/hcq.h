@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "baregpu/error.h"
 
@@ -152,8 +153,6 @@ int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms);
 bg_signal *bg_dev_timeline(bg_dev *d);
 uint64_t bg_dev_timeline_value(const bg_dev *d);  /* the next value to signal */
 uint64_t bg_dev_next_timeline(bg_dev *d);         /* returns the next value and advances it */
-/* Testing hook: set the next timeline value and the signal to value-1 (used by wrap-around tests). */
-void bg_dev_set_timeline(bg_dev *d, uint64_t next_value);
 /* Wait for all submitted work; wraps the timeline to 1 after it passes 2^31. After new submits it also checks
  * for faults latched by ANY queue of the device, including queues that never signal the timeline (an SDMA page
  * fault of a copy queue signalling its own signal): such a fault is returned as -BG_EHANG naming the address. A
@@ -222,8 +221,9 @@ typedef struct bg_queue_stats {
   size_t ncmds, template_bytes, npatches, patches_applied_last, submits;
 } bg_queue_stats;
 void bg_queue_get_stats(const bg_queue *q, bg_queue_stats *st);
-/* Print the recorded program with its operands as expressions (for BG_DEBUG and tests). */
-void bg_queue_dump(const bg_queue *q, void *file /* FILE* */);
+/* Debugging aid: print the recorded program to `f`, one command a line with its operands as expressions
+ * (what BG_DEBUG shows). The format is for people and may change between releases; do not parse it. */
+void bg_queue_dump(const bg_queue *q, FILE *f);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "conformance.h"
+#include "hcq/dev_internal.h" /* bg_dev_set_timeline: test hook, not exported */
 
 /* signal(tl, tv) completes; the symbolic form claims a timeline value per submit, the constant
  * form uses a value the caller took with bg_dev_next_timeline. */

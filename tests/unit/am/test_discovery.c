@@ -633,13 +633,13 @@ END_TEST
 /* ---------------- chips ---------------- */
 
 START_TEST(chips) {
-  static const uint16_t ids[] = {0x744c, 0x7480, 0x7550, 0x7551, 0x7590, 0x74a1, 0x75a0, 0x75a8};
-  ck_assert_uint_eq(bg_am_chip_count(), 8);
-  for (size_t i = 0; i < 8; i++) {
-    const struct bg_am_chip *c = NULL;
+  static const uint16_t ids[] = {0x744c, 0x7480, 0x7550, 0x7551, 0x7590, 0x74a1, 0x75a0, 0x75a8, 0x75b0};
+  ck_assert_uint_eq(bg_am_chip_count(), sizeof(ids) / sizeof(ids[0]));
+  for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+    const bg_chip_info *c = NULL;
     ck_assert_ptr_nonnull(bg_am_chip_lookup(ids[i]));
     OK(bg_am_chip_check(0x1002, ids[i], &c));
-    ck_assert_uint_eq(c->device_id, ids[i]);
+    ck_assert_uint_eq(c->device, ids[i]);
     char arch[16];
     OK(bg_am_gfx_arch(c->gc[0], c->gc[1], c->gc[2], arch, sizeof(arch)));
     ck_assert_str_eq(arch, c->arch);
@@ -648,8 +648,8 @@ START_TEST(chips) {
   ck_assert_str_eq(bg_am_chip_lookup(0x744c)->chip, "navi31");
   ck_assert_str_eq(bg_am_chip_lookup(0x74a1)->arch, "gfx942");
   ck_assert_ptr_null(bg_am_chip_lookup(0x73bf));
-  ck_assert_ptr_null(bg_am_chip_at(8));
-  const struct bg_am_chip *c = (const struct bg_am_chip *)1;
+  ck_assert_ptr_null(bg_am_chip_at(sizeof(ids) / sizeof(ids[0])));
+  const bg_chip_info *c = (const bg_chip_info *)1;
   FAILS(bg_am_chip_check(0x1002, 0x73bf, &c), BG_ENOTSUP, "PCI device 0x1002:0x73bf is not supported by AM");
   ck_assert_ptr_null(c);
   ck_assert(strstr(bg_last_error(), "supported device ids: 0x744c (navi31), 0x7480 (navi33)") != NULL);

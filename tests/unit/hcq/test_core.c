@@ -3,11 +3,13 @@
  * apply only changed patches), sticky recording errors, the timeline, signal waits. */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "baregpu/hcq.h"
 #include "hcq/backend.h"
+#include "hcq/dev_internal.h"
 #include "hcq/env.h"
 #include "hcq/target.h"
 #include "hcq/tmpl.h"
@@ -286,6 +288,27 @@ START_TEST(sticky_recording_errors) {
 }
 END_TEST
 
+/* bg_queue_dump is the public debugging aid: it takes a typed FILE * and writes one line per command with the
+ * operands as expressions. */
+START_TEST(queue_dump_to_file) {
+  bg_queue *q;
+  OK(bg_queue_new(dev, BG_QUEUE_COMPUTE, &q));
+  bg_queue_memory_barrier(q);
+  bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+  FILE *f = tmpfile();
+  ck_assert_ptr_nonnull(f);
+  bg_queue_dump(q, f);
+  char out[1024] = {0};
+  rewind(f);
+  size_t n = fread(out, 1, sizeof(out) - 1, f);
+  fclose(f);
+  ck_assert_uint_gt(n, 0);
+  ck_assert_msg(strstr(out, "2 commands") && strstr(out, "  memory_barrier\n") && strstr(out, "  signal ["),
+                "bg_queue_dump wrote: %s", out);
+  bg_queue_free(q);
+}
+END_TEST
+
 START_TEST(timeline_wraps_after_2_31) {
   bg_signal *before = bg_dev_timeline(dev);
   bg_dev_set_timeline(dev, (1ull << 31) + 5);
@@ -354,6 +377,7 @@ static Suite *core_suite(void) {
   tcase_add_test(q, resubmit_applies_only_changed_patches);
   tcase_add_test(q, sticky_recording_errors);
   tcase_add_test(q, timeline_wraps_after_2_31);
+  tcase_add_test(q, queue_dump_to_file);
   tcase_add_test(q, wait_timeout_names_signal_and_values);
   tcase_add_test(q, failed_sync_latches_error);
   tcase_set_timeout(q, 60);

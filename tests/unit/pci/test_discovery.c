@@ -25,7 +25,7 @@ START_TEST(scan_gpus) {
   ck_assert_uint_eq(a->class_code, 0x030000);
   ck_assert_uint_eq(a->revision, 0xc8);
   ck_assert_ptr_nonnull(a->chip);
-  ck_assert_str_eq(a->chip->name, "Navi31");
+  ck_assert_str_eq(a->chip->chip, "navi31");
   ck_assert_str_eq(a->driver, "amdgpu");
   ck_assert_str_eq(a->link_speed, "16.0 GT/s PCIe");
   ck_assert_int_eq(a->link_width, 16);

@@ -198,7 +198,7 @@ START_TEST(list_shows_driver_bars_owner) {
   pid_t h = holder_start((const char *const[]){AMD_BDF, NULL}, "gpu_holder", false);
   run_result r = run_smi((const char *const[]){"list", NULL});
   STATUS(r, 0);
-  HAS(r.out, "0000:03:00.0  AMD 1002:744c  Navi31 (gfx1100, RDNA3)");
+  HAS(r.out, "0000:03:00.0  AMD 1002:744c  navi31 (gfx1100, RDNA3)");
   HAS(r.out, "driver     amdgpu");
   HAS(r.out, "BAR0       256 MiB   mem 64-bit prefetchable");
   HAS(r.out, "link       16.0 GT/s PCIe x16");
@@ -511,8 +511,8 @@ START_TEST(unknown_devices_and_usage) {
   run_result r = run_smi((const char *const[]){"unbind", "0000:09:00.0", NULL});
   STATUS(r, 2);
   HAS(r.err, "hcq_smi: unbind: unknown device '0000:09:00.0': no GPU at 0000:09:00.0; GPUs on PCI:");
-  HAS(r.err, "  0000:03:00.0  AMD 1002:744c Navi31, driver amdgpu");
-  HAS(r.err, "  0000:0a:00.0  AMD 1002:744c Navi31, driver none");
+  HAS(r.err, "  0000:03:00.0  AMD 1002:744c navi31, driver amdgpu");
+  HAS(r.err, "  0000:0a:00.0  AMD 1002:744c navi31, driver none");
   HAS(r.err, "  0000:41:00.0  NVIDIA 10de:2335 GH100, driver none");
   HASNT(r.err, NIC_BDF);
   run_free(&r);

@@ -8,10 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "am/chips.h"
 #include "bg_config.h"
 #include "baregpu/error.h"
 #include "fake_sysfs.h"
+#include "hcq/chip.h"
 #include "hcq/pci_lock.h"
+#include "hcq/pci_scan.h"
 #include "hcq/usage.h"
 #include "json_check.h"
 #include "tools/json.h"
@@ -148,10 +151,38 @@ END_TEST
 
 /* ---------------- tables and formatting ---------------- */
 
+/* One table: every AMD id the PCI scan and the tools name is am/chips.c's entry, reached through the backends'
+ * bg_iface.chip_lookup (bg_chip_lookup), and pci_scan knows no AMD id the AM table lacks; chip names are
+ * Linux amdgpu's lower-case spelling. */
+START_TEST(chip_one_table) {
+  ck_assert_uint_gt(bg_am_chip_count(), 0);
+  for (size_t i = 0; i < bg_am_chip_count(); i++) {
+    const bg_chip_info *a = bg_am_chip_at(i);
+    ck_assert_uint_eq(a->vendor, 0x1002);
+    ck_assert_ptr_eq(bg_chip_lookup(a->vendor, a->device), a);
+    ck_assert_ptr_eq(bg_pci_chip_lookup(a->vendor, a->device), a);
+    ck_assert_ptr_nonnull(a->product);
+    for (const char *p = a->chip; *p; p++) ck_assert_msg(!(*p >= 'A' && *p <= 'Z'), "chip name %s not lower case", a->chip);
+  }
+  for (unsigned d = 0; d <= 0xffff; d++)
+    ck_assert_msg(bg_pci_chip_lookup(0x1002, (uint16_t)d) == bg_am_chip_lookup((uint16_t)d),
+                  "AMD id 0x%04x: pci_scan and am/chips.c disagree", d);
+  const bg_chip_info *c = bg_chip_lookup(0x1002, 0x75b0);
+  ck_assert_ptr_nonnull(c);
+  ck_assert_ptr_eq(c, bg_am_chip_lookup(0x75b0));
+  ck_assert_str_eq(c->chip, "mi350");
+  c = bg_chip_lookup(0x1002, 0x744c);
+  ck_assert_ptr_eq(c, bg_am_chip_lookup(0x744c));
+  ck_assert_str_eq(c->chip, "navi31");
+  ck_assert_str_eq(c->product, "Radeon RX 7900 XT/XTX/GRE");
+  ck_assert_ptr_null(bg_chip_lookup(0x10de, 0x2684)); /* NVIDIA: no backend yet; pci_scan's families */
+}
+END_TEST
+
 START_TEST(chip_lookup) {
   const bg_pci_chip *c = bg_pci_chip_lookup(0x1002, 0x744c);
   ck_assert_ptr_nonnull(c);
-  ck_assert_str_eq(c->name, "Navi31");
+  ck_assert_str_eq(c->chip, "navi31");
   ck_assert_str_eq(c->arch, "gfx1100");
   c = bg_pci_chip_lookup(0x1002, 0x74a1);
   ck_assert_str_eq(c->arch, "gfx942");
@@ -163,7 +194,7 @@ START_TEST(chip_lookup) {
   ck_assert_str_eq(c->family, "Ada");
   ck_assert_str_eq(c->arch, "sm_89");
   c = bg_pci_chip_lookup(0x10de, 0x2335);
-  ck_assert_str_eq(c->name, "GH100");
+  ck_assert_str_eq(c->chip, "GH100");
   c = bg_pci_chip_lookup(0x10de, 0x2b85);
   ck_assert_str_eq(c->arch, "sm_120");
   ck_assert_ptr_null(bg_pci_chip_lookup(0x10de, 0x1eb8)); /* Turing: not in the table */
@@ -309,7 +340,7 @@ START_TEST(pci_scan_sysfs_tree) {
   ck_assert_uint_eq(a->subvendor, 0x1da2);
   ck_assert_uint_eq(a->subdevice, 0x471e);
   ck_assert_uint_eq(a->revision, 0xc8);
-  ck_assert_str_eq(a->chip->name, "Navi31");
+  ck_assert_str_eq(a->chip->chip, "navi31");
   ck_assert_str_eq(a->driver, "amdgpu");
   ck_assert_str_eq(a->link_speed, "16.0 GT/s PCIe");
   ck_assert_int_eq(a->link_width, 16);
@@ -477,7 +508,7 @@ START_TEST(list_text_output) {
   mb_open(&m);
   smi_list_text(&inv, &o, m.f);
   char *s = mb_close(&m);
-  ck_assert_ptr_nonnull(strstr(s, "0000:03:00.0  AMD 1002:744c  Navi31 (gfx1100, RDNA3)"));
+  ck_assert_ptr_nonnull(strstr(s, "0000:03:00.0  AMD 1002:744c  navi31 (gfx1100, RDNA3)"));
   ck_assert_ptr_nonnull(strstr(s, "driver     amdgpu"));
   ck_assert_ptr_nonnull(strstr(s, "driver     none"));
   ck_assert_ptr_nonnull(strstr(s, "link       16.0 GT/s PCIe x16"));
@@ -591,6 +622,7 @@ static Suite *tools_suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("tables");
   tcase_add_test(tc, chip_lookup);
+  tcase_add_test(tc, chip_one_table);
   tcase_add_test(tc, gpu_filter);
   tcase_add_test(tc, size_format);
   tcase_add_test(tc, class_names);
