@@ -6,8 +6,8 @@
 
 #include "baregpu/error.h"
 
-/* PCI ids: tinygrad ops_amd.py PCIIface probe list (docs/reference/am.md section 1); 0x75b0 (MI350X) is listed
- * by docs/reference/seeds.md and probed by nobody yet. Chip names are Linux amdgpu's lower-case spelling. */
+/* PCI ids: exactly tinygrad's AM probe list (tinygrad/runtime/ops_amd.py PCIIface: 0x74a1, 0x744c, 0x7480, 0x7550,
+ * 0x7551, 0x7590, 0x75a0, 0x75a8), the gate of what AM opens. Chip names are Linux amdgpu's lower-case spelling. */
 #define AMD(dev, chip, product, ma, mi, rv, arch, family) \
   {BG_AM_PCI_VENDOR_AMD, dev, 0xffff, chip, product, arch, family, {ma, mi, rv}}
 static const bg_chip_info chips[] = {
@@ -19,7 +19,6 @@ static const bg_chip_info chips[] = {
   AMD(0x74a1, "mi300x", "Instinct MI300X", 9, 4, 3, "gfx942", "CDNA3"),
   AMD(0x75a0, "mi350", "Instinct MI350-series", 9, 5, 0, "gfx950", "CDNA4"),
   AMD(0x75a8, "mi350", "Instinct MI350-series (MI350P?)", 9, 5, 0, "gfx950", "CDNA4"),
-  AMD(0x75b0, "mi350", "Instinct MI350X", 9, 5, 0, "gfx950", "CDNA4"),
 };
 #undef AMD
 

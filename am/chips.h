@@ -1,6 +1,6 @@
 /* am/chips.h: the AMD GPUs the AM driver accepts, and the GC-version -> gfx target rule.
  *
- * The PCI id list is the hard gate of tinygrad's AM (am.md §1); chip names and likely IP versions are
+ * The PCI id list is the hard gate of tinygrad's AM (tinygrad/runtime/ops_amd.py PCIIface); chip names and likely IP versions are
  * informative only (the discovery table is authoritative). The gfx target is derived from the GC IP
  * version found by discovery: target = maj*10000 + min*100 + rev, with the single remap
  * 90403 -> 90402 (GC 9.4.3 is gfx942); the arch string is "gfx" + decimal major + hex minor + hex rev. */

@@ -1,7 +1,7 @@
 /* hcq/pci_scan.c: read-only PCI discovery (hcq/pci_scan.h).
  *
  * The real bus is read through libpciaccess; a BG_SYSFS_ROOT tree is read file by file in the
- * layout of /sys/bus/pci/devices (reference hcq_usb_sys.md 2.1, 2.3, 2.11). */
+ * layout of /sys/bus/pci/devices (Linux Documentation/ABI/testing/sysfs-bus-pci, drivers/pci/pci-sysfs.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,9 +21,9 @@
 #include <pciaccess.h>
 #endif
 
-/* NVIDIA families: nv.md section 1 (bare metal matches device & 0xff00; GA1/AD1/GB2 from NV_PMC_BOOT_42, 0x23xx
- * is GH100) and the sm_* values of nv.md "Derived per-device values"; individual chips are not named there, so
- * they are reported by family. These stay here until an nv/ backend exists and owns them behind its
+/* NVIDIA families: tinygrad's NV PCI probe matches device & 0xff00 (tinygrad/runtime/ops_nv.py PCIIface); the
+ * family and sm_* come from the device-id ranges (0x23xx is GH100) as NV_PMC_BOOT_42 would tell; individual chips
+ * are not named, so they are reported by family. These stay here until an nv/ backend exists and owns them behind its
  * bg_iface.chip_lookup, as am/chips.c owns the AMD ids; this file keeps no AMD table. */
 #define NV(dev, chip, arch, family) {BG_PCI_VENDOR_NV, dev, 0xff00, chip, NULL, arch, family, {0, 0, 0}}
 static const bg_pci_chip nv_chips[] = {
@@ -127,7 +127,7 @@ static void read_extras(bg_pci_info *p) {
 #define IORES_PREFETCH 0x2000ul
 #define IORES_MEM_64 0x100000ul
 
-/* BARs from the sysfs "resource" file: line i is "0xSTART 0xEND 0xFLAGS" (hcq_usb_sys.md 2.3). */
+/* BARs from the sysfs "resource" file: line i is "0xSTART 0xEND 0xFLAGS" (Linux drivers/pci/pci-sysfs.c resource_show). */
 static int read_resource(bg_pci_info *p) {
   char path[PATH_MAX];
   snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/resource", bg_pci_sysfs_root(), p->bdf);

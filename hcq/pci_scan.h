@@ -58,7 +58,7 @@ void bg_pci_free(bg_pci_info *list);
 const bg_pci_chip *bg_pci_chip_lookup(uint16_t vendor, uint16_t device);
 /* The GPU filter: AMD/NVIDIA with a display (0x03xx) or processing-accelerator (0x12xx) class,
  * or any class for an exact-id AMD chip of the table (AM probes by id alone; NVIDIA's masked ids
- * also cover the boards' HDMI audio functions, so NVIDIA needs the class, as in nv.md 1). */
+ * also cover the boards' HDMI audio functions, so NVIDIA needs the class). */
 bool bg_pci_is_gpu(uint16_t vendor, uint16_t device, uint32_t class_code);
 /* "AMD", "NVIDIA", "Intel", ... or NULL. */
 const char *bg_pci_vendor_name(uint16_t vendor);

@@ -1,4 +1,5 @@
-/* tools/bg_bringup.c: bg-bringup, the AM bring-up tool (tinygrad's AMDev init with AM_DEBUG, am.md §4-§5).
+/* tools/bg_bringup.c: bg-bringup, the AM bring-up tool (tinygrad's AMDev init with AM_DEBUG,
+ * tinygrad/runtime/support/am/amdev.py AMDev.__init__ and init_hw).
  *
  *   bg-bringup [--dev BDF|DEV] [--json] [--reset] [--fw-dir DIR]
  *

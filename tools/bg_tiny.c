@@ -1,5 +1,4 @@
-/* tools/bg_tiny.c: bg-tiny, the C port of tinygrad's test/test_tiny.py (reference compile_tensor.md
- * a.8). Every test opens its own tensor context, so one failure cannot leak into the next; a failing
+/* tools/bg_tiny.c: bg-tiny, the C port of tinygrad's test/test_tiny.py. Every test opens its own tensor context, so one failure cannot leak into the next; a failing
  * test reports what differed and the context's latched error. The last line of output is always
  * "N passed, N failed, N skipped". */
 #include <errno.h>

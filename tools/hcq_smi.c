@@ -1,5 +1,4 @@
-/* tools/hcq_smi.c: hcq_smi, the GPU management tool (tinygrad's extra/hcq/hcq_smi.py, reference
- * am.md 8.1 and nv.md 8). Commands are rows of `cmds`; options are parsed once for all of them and
+/* tools/hcq_smi.c: hcq_smi, the GPU management tool (tinygrad's extra/hcq/hcq_smi.py). Commands are rows of `cmds`; options are parsed once for all of them and
  * checked against what each command accepts; the device selector is parsed by smi_sel_parse. */
 #include <math.h>
 #include <stdarg.h>

@@ -23,7 +23,7 @@ static bool pci_wanted(const smi_opts *o, const bg_pci_info *p) {
   return (kind_is(o, "AMD") && p->vendor == BG_PCI_VENDOR_AMD) || (kind_is(o, "NV") && p->vendor == BG_PCI_VENDOR_NV);
 }
 
-/* Bridges carry AMD GPUs only (reference hcq_usb_sys.md 1.1). */
+/* Bridges carry AMD GPUs only (tinygrad's USB path is ops_amd.py USBIface; NV has none). */
 static bool usb_wanted(const smi_opts *o) {
   if (o->sel == SMI_SEL_NONE || o->sel == SMI_SEL_NAME) return true;
   return o->sel == SMI_SEL_TARGET && kind_is(o, "AMD") && (o->target.iface[0] == '\0' || iface_is(o, "USB"));
