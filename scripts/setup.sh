@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev python3 cppcheck)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-# No `cmd | grep -q` under pipefail: grep -q exits at the first match, the writer dies of SIGPIPE
+# No pipe into a quiet grep under pipefail: grep -q exits at the first match, the writer dies of SIGPIPE
 # (status 141) and the pipeline counts as failed. Capture the output, then match it.
 installed() { local s; s=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1; [[ $s == *"install ok installed"* ]]; }
 candidate() { local s; s=$(apt-cache policy "$1" 2>/dev/null) || return 1; [[ $s =~ Candidate:\ [^\(] ]]; }

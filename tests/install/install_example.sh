@@ -29,7 +29,7 @@ san=""
 [ "$sanitize" = none ] || san="-fsanitize=$sanitize"
 cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/hello_queue.c" $flags -o "$tmp/hello_queue"
 # Make sure nothing came from the source tree.
-if echo "$flags" | grep -qF -- "-I$src"; then echo "install: flags point into the source tree"; exit 1; fi
+if [[ " $flags " == *" -I$src"* ]]; then echo "install: flags point into the source tree"; exit 1; fi
 DEV=CPU LD_LIBRARY_PATH="$libdir" "$tmp/hello_queue"
 # The emulated GPU's module: with the build tree still present, the installed library must load the installed one.
 if [ -f "$libdir/baregpu/libbaregpu-mock.so" ]; then

@@ -2,7 +2,7 @@
 # tests/setup/test_setup.sh: scripts/setup.sh's choice of packages, without network or root. apt-get, apt-cache,
 # dpkg-query, sudo, meson and ninja are replaced by stand-ins on PATH that record their calls; dpkg-query reports
 # nothing installed. apt-cache prints its "Candidate:" line first and more lines after a pause, as the real one
-# can, so a `apt-cache policy | grep -q` under pipefail dies of SIGPIPE (status 141), the bug that left every
+# can, so apt-cache piped into a quiet grep under pipefail dies of SIGPIPE (status 141), the bug that left every
 # fresh machine without LLVM.
 set -uo pipefail
 src=$(realpath "${1:-$(dirname "$0")/../..}")
