@@ -14,44 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_OUT (1u << 20)
-
-/* Run argv with stdout and stderr in two temporary files; their contents in out/err (malloc'd). */
-static int run_captured(char *const argv[], char **out, char **err) {
-  char po[] = "/tmp/bg_dbglog_out_XXXXXX", pe[] = "/tmp/bg_dbglog_err_XXXXXX";
-  int fo = mkstemp(po), fe = mkstemp(pe);
-  if (fo < 0 || fe < 0) {
-    perror("conformance-debug-log: mkstemp");
-    return -1;
-  }
-  unlink(po);
-  unlink(pe);
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("conformance-debug-log: fork");
-    return -1;
-  }
-  if (pid == 0) {
-    dup2(fo, 1);
-    dup2(fe, 2);
-    execv(argv[0], argv);
-    fprintf(stderr, "exec %s failed\n", argv[0]);
-    _exit(127);
-  }
-  int st = 0;
-  if (waitpid(pid, &st, 0) < 0) return -1;
-  int fds[2] = {fo, fe};
-  char **dst[2] = {out, err};
-  for (int k = 0; k < 2; k++) {
-    *dst[k] = calloc(1, MAX_OUT + 1);
-    if (!*dst[k]) return -1;
-    ssize_t n = pread(fds[k], *dst[k], MAX_OUT, 0);
-    if (n < 0) return -1;
-    close(fds[k]);
-  }
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
+#include "run_child.h"
 
 int main(int argc, char **argv) {
   if (argc != 2) {
@@ -61,7 +24,7 @@ int main(int argc, char **argv) {
   if (setenv("BG_DEBUG", "2", 1) < 0) return 1;
   char *cargv[] = {argv[1], "exec_update", NULL};
   char *out = NULL, *err = NULL, *scan = NULL;
-  int rc = run_captured(cargv, &out, &err);
+  int rc = run_child(cargv, &out, &err);
   int ret = 1;
   if (rc < 0) goto done;
   if (strstr(out, "SKIP ")) {

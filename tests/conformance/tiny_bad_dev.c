@@ -10,42 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_OUT 65536
+#include "run_child.h"
 
-/* Run argv with DEV set to dev (unset when NULL); stdout and stderr into out/err (NUL-terminated). The exit status,
- * 128 + signal, or -1. */
-static int run(char *const argv[], const char *dev, char *out, char *err) {
-  char po[] = "/tmp/bg_tinydev_out_XXXXXX", pe[] = "/tmp/bg_tinydev_err_XXXXXX";
-  int fo = mkstemp(po), fe = mkstemp(pe);
-  if (fo < 0 || fe < 0) {
-    perror("tiny-bad-dev: mkstemp");
-    return -1;
-  }
-  unlink(po);
-  unlink(pe);
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("tiny-bad-dev: fork");
-    return -1;
-  }
-  if (pid == 0) {
-    dup2(fo, 1);
-    dup2(fe, 2);
-    if (dev) setenv("DEV", dev, 1);
-    else unsetenv("DEV");
-    execv(argv[0], argv);
-    fprintf(stderr, "exec %s failed\n", argv[0]);
-    _exit(127);
-  }
-  int st = 0;
-  if (waitpid(pid, &st, 0) < 0) return -1;
-  ssize_t no = pread(fo, out, MAX_OUT, 0), ne = pread(fe, err, MAX_OUT, 0);
-  close(fo);
-  close(fe);
-  out[no > 0 ? no : 0] = '\0';
-  err[ne > 0 ? ne : 0] = '\0';
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+/* Run argv with DEV set to dev (unset when NULL); the exit status (run_child), stdout and stderr in out/err. */
+static int run(char *const argv[], const char *dev, char **out, char **err) {
+  if (dev) setenv("DEV", dev, 1);
+  else unsetenv("DEV");
+  return run_child(argv, out, err);
 }
 
 static unsigned lines(const char *s) {
@@ -54,20 +25,30 @@ static unsigned lines(const char *s) {
   return n;
 }
 
-static char out[MAX_OUT + 1], err[MAX_OUT + 1];
-
 /* One bad case: --dev value (or DEV=value when via_env). 0 when it behaved, 1 otherwise (with what was seen). */
 static int bad_case(const char *tiny, const char *value, int via_env) {
   char *argv_dev[] = {(char *)tiny, "--dev", (char *)value, NULL}, *argv_env[] = {(char *)tiny, NULL};
-  int st = run(via_env ? argv_env : argv_dev, via_env ? value : NULL, out, err);
+  char *out = NULL, *err = NULL;
+  int st = run(via_env ? argv_env : argv_dev, via_env ? value : NULL, &out, &err);
   const char *how = via_env ? "DEV=" : "--dev ";
-  if (st == 2 && out[0] == '\0' && lines(err) == 1 && strstr(err, value)) {
+  if (st < 0) {
+    printf("FAIL: bg-tiny %s%s could not be run\n", how, value);
+    free(out);
+    free(err);
+    return 1;
+  }
+  int bad = !(st == 2 && out[0] == '\0' && lines(err) == 1 && strstr(err, value));
+  if (!bad) {
     printf("ok: bg-tiny %s%s: exit 2: %s", how, value, err);
+    free(out);
+    free(err);
     return 0;
   }
   printf("FAIL: bg-tiny %s%s: exit %d (expected 2), %u stderr line(s) (expected 1 naming '%s'), stdout %s\n", how,
          value, st, lines(err), value, out[0] ? "not empty (expected nothing):" : "empty");
   printf("--- stdout\n%.2000s--- stderr\n%.2000s---\n", out, err);
+  free(out);
+  free(err);
   return 1;
 }
 
@@ -83,13 +64,19 @@ int main(int argc, char **argv) {
   bad += bad_case(tiny, "BOGUS", 1);
   bad += bad_case(tiny, "MOCKPCI+NV", 1);
   char *ctl[] = {(char *)tiny, "--dev", "CPU", "const", NULL};
-  int st = run(ctl, NULL, out, err);
-  if (st == 0 && strstr(out, "1 passed, 0 failed, 0 skipped")) {
+  char *out = NULL, *err = NULL;
+  int st = run(ctl, NULL, &out, &err);
+  if (st < 0) {
+    printf("FAIL: control bg-tiny --dev CPU const could not be run\n");
+    bad++;
+  } else if (st == 0 && strstr(out, "1 passed, 0 failed, 0 skipped")) {
     printf("ok: bg-tiny --dev CPU const: exit 0\n");
   } else {
     printf("FAIL: control bg-tiny --dev CPU const: exit %d, expected 0 and one test passed\n--- stdout\n%.2000s--- "
            "stderr\n%.2000s---\n", st, out, err);
     bad++;
   }
+  free(out);
+  free(err);
   return bad ? 1 : 0;
 }
