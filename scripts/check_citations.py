@@ -10,35 +10,11 @@ import pathlib
 import re
 import sys
 
+from c_source import split_comments
+
 PATTERN = re.compile(r'\.md §|reference [0-9]|§[0-9]|hcq_usb_sys|am\.md|nv\.md|seeds\.md|compile_tensor\.md|docs/reference/')
 C_EXT = ('.c', '.h', '.s')
 TEXT_EXT = ('.py', '.sh', '.build')
-
-
-def c_comments(text):
-    """The text with everything outside comments blanked, line breaks kept."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        if text.startswith('//', i):
-            j = text.find('\n', i)
-            j = n if j < 0 else j
-            out.append(text[i:j])
-            i = j
-        elif text.startswith('/*', i):
-            j = text.find('*/', i + 2)
-            j = n if j < 0 else j + 2
-            out.append(text[i:j])
-            i = j
-        elif text[i] in '"\'':
-            q, j = text[i], i + 1
-            while j < n and text[j] != q and text[j] != '\n':
-                j += 2 if text[j] == '\\' else 1
-            out.append(' ' * (min(j + 1, n) - i))
-            i = j + 1
-        else:
-            out.append(text[i] if text[i] == '\n' else ' ')
-            i += 1
-    return ''.join(out)
 
 
 def main(argv):
@@ -64,7 +40,7 @@ def main(argv):
                 or path.resolve() == me:
             continue
         if path.suffix in C_EXT:
-            text = c_comments(path.read_text(encoding='utf-8', errors='replace'))
+            text = split_comments(path.read_text(encoding='utf-8', errors='replace'))[1]
         elif path.suffix in TEXT_EXT:
             text = path.read_text(encoding='utf-8', errors='replace')
         else:

@@ -8,29 +8,7 @@ they are blanked (keeping line numbers) before the search, string literals are k
 import pathlib
 import sys
 
-
-def strip_comments(text):
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith('//', i):
-            j = text.find('\n', i)
-            i = n if j < 0 else j
-        elif text.startswith('/*', i):
-            j = text.find('*/', i + 2)
-            j = n if j < 0 else j + 2
-            out.append(''.join(ch if ch == '\n' else ' ' for ch in text[i:j]))
-            i = j
-        elif c in '"\'':
-            j = i + 1
-            while j < n and text[j] != c and text[j] != '\n':
-                j += 2 if text[j] == '\\' else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return ''.join(out)
+from c_source import split_comments
 
 
 def main(argv):
@@ -44,7 +22,7 @@ def main(argv):
         return 2
     bad = 0
     for path in files:
-        code = strip_comments(path.read_text(encoding='utf-8', errors='replace'))
+        code = split_comments(path.read_text(encoding='utf-8', errors='replace'))[0]
         for lineno, line in enumerate(code.split('\n'), 1):
             for w in words:
                 if w in line:
