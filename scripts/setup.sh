@@ -3,7 +3,7 @@
 # Usage: scripts/setup.sh [builddir] [meson options...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev python3 cppcheck)
+pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev libopenblas-dev python3 cppcheck)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 # No pipe into a quiet grep under pipefail: grep -q exits at the first match, the writer dies of SIGPIPE

@@ -53,7 +53,7 @@ exit 0'
     case "$install" in *llvm-*) ok=0; why+=" an LLVM package was installed: '$install'";; esac
     case "$out" in *"building without LLVM"*) ;; *) ok=0; why+=" setup did not say it builds without LLVM: $out";; esac
   fi
-  for p in meson ninja-build check libpciaccess-dev libusb-1.0-0-dev liburing-dev; do
+  for p in meson ninja-build check libpciaccess-dev libusb-1.0-0-dev liburing-dev libopenblas-dev; do
     case " $install " in *" $p "*) ;; *) ok=0; why+=" $p missing from the install list";; esac
   done
   grep -q '^apt-get update' "$tmp/log" || { ok=0; why+=" apt-get update was not run before choosing"; }
