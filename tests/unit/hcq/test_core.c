@@ -25,6 +25,8 @@ START_TEST(target_index_ranges) {
   ck_assert_int_eq(bg_target_parse("PCI:0-2147483647+AMD", &t), -BG_EINVAL);
   ck_assert_ptr_nonnull(strstr(bg_last_error(), "0..255"));
   ck_assert_int_eq(bg_target_parse("PCI:99999999999+AMD", &t), -BG_EINVAL);
+  ck_assert_int_eq(bg_target_parse("PCI:0-999999+AMD", &t), -BG_EINVAL); /* a range past 255: the loop bound */
+  ck_assert_int_eq(bg_visible_filter("256", 3, map, 8), -BG_EINVAL);
   ck_assert_int_eq(bg_target_parse("AMD:256", &t), -BG_EINVAL);
   ck_assert_int_eq(bg_target_parse("PCI:0,+AMD", &t), -BG_EINVAL);
   OK(bg_target_parse("PCI:0-255+AMD:255", &t));
