@@ -9,8 +9,8 @@
 #include "am/am_soc.h"
 #include "am/am_smu.h"
 #include "baregpu/error.h"
-#include "hcq/pci_regs.h"
-#include "hcq/env.h"
+#include "platform/pci_regs.h"
+#include "util/env.h"
 
 bool bg_am_boot_check_warm(bg_am_dev *d) {
   if (bg_am_rr(d, BG_AM_R_SCRATCH7) != BG_AM_BOOT_MAGIC) return false;

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "baregpu/error.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci_regs.h"
 
 double bg_am_now_ms(void) {
   struct timespec ts;

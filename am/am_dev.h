@@ -2,7 +2,7 @@
  *
  * bg_am_dev_open() does, in this order, with register READS only (no register write, no VRAM write) until the
  * firmware set is loaded and validated:
- *   open the function through sysfs (hcq/pci.h) -> check the PCI id (am/chips.h) -> map BAR0 (VRAM, WC),
+ *   open the function through sysfs (platform/pci.h) -> check the PCI id (am/chips.h) -> map BAR0 (VRAM, WC),
  *   BAR2 (doorbells), BAR5 (registers) -> MEMSIZE (0xde3) -> discovery table at VRAM - 64 KiB through BAR0
  *   -> GC support check -> register tables (am/am_regs.h) and the cached addresses below -> firmware set
  *   (am/fw_load.h, from opts->fw_dir, else $BG_FIRMWARE_DIR, else /lib/firmware/amdgpu) ->
@@ -29,8 +29,8 @@
 #include "am/discovery.h"
 #include "am/fw_load.h"
 #include "am/mm_vram.h"
-#include "hcq/mmio.h"
-#include "hcq/pci.h"
+#include "platform/mmio.h"
+#include "platform/pci.h"
 
 #ifdef __cplusplus
 extern "C" {

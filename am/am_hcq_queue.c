@@ -18,7 +18,7 @@
 #include "am/am_sdma.h"
 #include "am/am_sdma_pkt.h"
 #include "am/am_soc.h"
-#include "hcq/env.h"
+#include "util/env.h"
 
 static uint64_t now_ns(void) {
   struct timespec ts;

@@ -1,7 +1,7 @@
 /* am/am_iface.c: the AMD interfaces of the device registry (hcq/registry.c), registered by name in am/meson.build
  * (backend_ifaces, which generates the registry's table; a new one here needs its line there):
  *   PCI+AMD      AMD GPUs AM supports on the PCI bus (sysfs), opened, booted (cold or warm) and driven as HCQ devices
- *   MOCKPCI+AMD  the emulated GPUs of tests/mockgpu: the plugin (hcq/mock_plugin.h) builds a fake sysfs tree with
+ *   MOCKPCI+AMD  the emulated GPUs of tests/mockgpu: the plugin (platform/mock_plugin.h) builds a fake sysfs tree with
  *                its devices, then the same driver path as PCI+AMD opens them; never chosen unless named.
  *   USB+AMD      GPUs behind ASM24 USB bridges with the custom firmware (usb/usb_pci.h: the bridge as a bg_pci_dev)
  *   MOCKUSB+AMD  the plugin's emulated GPUs behind emulated ASM24 bridges, reached through its USB transports
@@ -15,8 +15,8 @@
 #include "am/am_hcq.h"
 #include "am/chips.h"
 #include "hcq/dev_internal.h"
-#include "hcq/mock_plugin.h"
-#include "hcq/pci_scan.h"
+#include "platform/mock_plugin.h"
+#include "hcq/gpu_scan.h"
 #include "usb/usb_pci.h"
 #include "usb/usb_scan.h"
 
@@ -143,7 +143,7 @@ static int mock_open(bg_dev *dev, int index) {
   int e = bg_mock_plugin_start("MOCKPCI", "AMD", &md);
   if (e < 0) return e;
   if (index >= md.count) return bg_error(BG_ENODEV, "MOCKPCI+AMD: device %d of %d does not exist", index, md.count);
-  /* hcq/pci reads the sysfs root and the lock directory from the environment, for as long as the device lives
+  /* platform/pci reads the sysfs root and the lock directory from the environment, for as long as the device lives
    * (DMA mappings go through the root's hooks), so the emulated tree's become the process's. */
   if (set_env_once("BG_SYSFS_ROOT", md.sysfs_root) < 0 ||
       (md.lock_dir[0] && set_env_once("BG_LOCK_DIR", md.lock_dir) < 0))

@@ -7,7 +7,7 @@
 
 #include "am/am_soc.h"
 #include "baregpu/error.h"
-#include "hcq/mmio.h"
+#include "platform/mmio.h"
 
 #define F(n, v) n, (unsigned)(v)
 #define END (const char *)NULL

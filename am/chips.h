@@ -20,7 +20,7 @@ extern "C" {
 
 
 /* The one table of AMD PCI ids (bg_chip_info, hcq/chip.h): chip in Linux amdgpu's lower-case spelling, marketing
- * name, likely GC version and arch, family. The tools and hcq/pci_scan.c read it through bg_am_chip_info
+ * name, likely GC version and arch, family. The tools and platform/pci_scan.c read it through bg_am_chip_info
  * (bg_iface.chip_lookup of every AMD interface). */
 /* Entry for a supported device id, or NULL. */
 const bg_chip_info *bg_am_chip_lookup(uint16_t device_id);

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "baregpu/error.h"
-#include "hcq/fd_io.h"
+#include "util/fd_io.h"
 
 static bool ge(bg_am_ipver v, unsigned maj, unsigned min, unsigned rev) {
   if (v.maj != maj) return v.maj > maj;
@@ -55,7 +55,7 @@ const char *bg_am_fw_dir(const char *dir) {
 int bg_am_fw_read_file(const char *path, uint8_t **buf, size_t *len) {
   *buf = NULL;
   *len = 0;
-  /* Non-blocking and type-checked: a FIFO or device in the firmware folder is refused at once (hcq/fd_io.h).
+  /* Non-blocking and type-checked: a FIFO or device in the firmware folder is refused at once (util/fd_io.h).
    * No O_NOFOLLOW: linux-firmware installs some names as symbolic links (its WHENCE "Link:" lines). */
   int fd, rc = bg_open_regular(path, O_RDONLY, &fd);
   if (rc < 0) {

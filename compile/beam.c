@@ -8,7 +8,7 @@
 #include "compile/kcache.h"
 #include "compile/kernel_internal.h"
 #include "compile/sha256.h"
-#include "hcq/env.h"
+#include "util/env.h"
 
 enum { BEAM_RUNS = 3, BEAM_ROUNDS = 4, BEAM_MAX_CANDIDATES = 48, BEAM_MAX_ACTIONS = 64 };
 

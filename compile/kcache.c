@@ -15,7 +15,7 @@
 
 #include "baregpu/error.h"
 #include "compile/sha256.h"
-#include "hcq/fd_io.h"
+#include "util/fd_io.h"
 
 #define TRAILER_MAGIC "BGKC\x01\0\0\0"
 enum { TRAILER_SIZE = 8 + 8 + 32 };

@@ -10,7 +10,7 @@
  * (HOME=/nonexistent), one that is not writable, an entry that is a directory, a FIFO or unreadable all make
  * the caller compile without the cache. The first such problem in a process is printed as one warning on
  * stderr (bg_kcache_warn); later ones go to the BG_DEBUG=1 log. Entries are opened non-blocking and must be
- * regular files (hcq/fd_io.h), so a FIFO in the cache cannot hang a compile. */
+ * regular files (util/fd_io.h), so a FIFO in the cache cannot hang a compile. */
 #ifndef BG_COMPILE_KCACHE_H
 #define BG_COMPILE_KCACHE_H
 

@@ -1,4 +1,4 @@
-/* hcq/chip.h: what the tools and the PCI scan know about a GPU from its PCI id alone. Each backend owns the table
+/* hcq/chip.h: the chip look-up over the built-in backends (the type: platform/pci_chip.h). Each backend owns the table
  * of the ids it drives (AMD: am/chips.c) and hands entries out through bg_iface.chip_lookup; the core walks the
  * interfaces (bg_chip_lookup, hcq/registry.c), so hcq/ keeps no copy of a backend's table. */
 #ifndef BG_HCQ_CHIP_H
@@ -6,15 +6,9 @@
 
 #include <stdint.h>
 
-/* A known chip: matches when (device & mask) == this entry's device. */
-typedef struct bg_chip_info {
-  uint16_t vendor, device, mask;
-  const char *chip;     /* one spelling, Linux amdgpu's lower-case asic name: "navi31", "mi300x"; NVIDIA: "GA10x" */
-  const char *product;  /* marketing name: "Radeon RX 7900 XT/XTX/GRE" (NULL where unknown) */
-  const char *arch;     /* likely arch: "gfx1100", "sm_86" (AMD: discovery's GC version is authoritative) */
-  const char *family;   /* "RDNA3", "CDNA3", "Ampere" */
-  uint8_t gc[3];        /* AMD: likely GC IP version; zero elsewhere */
-} bg_chip_info;
+#include "platform/pci_chip.h"
+
+
 
 /* The entry of the first built-in interface whose backend knows (vendor, device), or NULL. */
 const bg_chip_info *bg_chip_lookup(uint16_t vendor, uint16_t device);

@@ -10,7 +10,7 @@
 
 #include "hcq/backend.h"
 #include "hcq/dev_internal.h"
-#include "hcq/env.h"
+#include "util/env.h"
 #include "hcq/target.h"
 
 const bg_chip_info *bg_chip_lookup(uint16_t vendor, uint16_t device) {
@@ -45,7 +45,9 @@ int bg_dev_open(const char *dev, bg_dev **out) {
   bg_target t;
   int r = bg_env_check();
   if (r < 0) return r;
-  const char *s = dev ? dev : getenv("DEV");
+  const char *env_dev = getenv("DEV"); /* a bad DEV is an error even when dev overrides it */
+  if (env_dev && *env_dev && (r = bg_target_parse(env_dev, &t)) < 0) return r;
+  const char *s = dev ? dev : env_dev;
   if (!s || !*s) { /* "" and an unset or empty DEV: the default device, as bg_target_parse("") says */
     /* Default: the first GPU a real interface opens, else CPU. */
     const bg_iface *const *ifs;

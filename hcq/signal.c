@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "hcq/dev_internal.h"
-#include "hcq/env.h"
+#include "util/env.h"
 
 #define SIGPAGE_SIZE 4096u
 #define SIGS_PER_PAGE (SIGPAGE_SIZE / 16u)

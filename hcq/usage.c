@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "hcq/backend.h"
-#include "hcq/pci_lock.h"
+#include "platform/pci_lock.h"
 #include "hcq/usage.h"
 
 #define MAX_TRACKED 64

@@ -1,7 +1,7 @@
 /* hcq/usage.h: the device memory a process holds, published next to the device's lock file.
  *
  * nvidia-smi shows each process's device memory; the kernel driver knows it. Here the process holding a device is
- * the driver, so it publishes its own use: <lock file>.mem (hcq/pci_lock.h: <dir>/baregpu-<name>.lock.mem) holds
+ * the driver, so it publishes its own use: <lock file>.mem (platform/pci_lock.h: <dir>/baregpu-<name>.lock.mem) holds
  * its pid, the DEV name it opened, the bytes of device memory allocated through bg_buf_alloc and not freed, and the
  * number of buffers. It is rewritten atomically (a temp file renamed over it) on every bg_buf_alloc / bg_buf_free
  * and removed by bg_dev_close; a file whose pid no longer holds the lock (a crashed process) is stale and ignored.

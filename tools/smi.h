@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #include "baregpu/hcq.h"
-#include "hcq/pci_scan.h"
+#include "hcq/gpu_scan.h"
 #include "hcq/usage.h"
 #include "usb/usb_scan.h"
 
@@ -58,7 +58,7 @@ typedef struct smi_opts {
   long count;          /* watch --count: refreshes, 0 for no limit */
 } smi_opts;
 
-/* Lock owner of a device (hcq/pci_lock.h) with its process name. */
+/* Lock owner of a device (platform/pci_lock.h) with its process name. */
 typedef struct smi_owner {
   pid_t pid;           /* 0 free, -1 held by a process that has not written its pid yet */
   char comm[64];       /* /proc/<pid>/comm, "" when unknown */

@@ -1,7 +1,7 @@
 /* tools/smi_admin.c: `hcq_smi unbind`, `bind` and `reset`: hand a GPU from its kernel driver to
  * baregpu and back, and reset it. reset of an AMD GPU baregpu can open (no kernel driver, no other
  * holder) is an SMU mode1 reset through am/ (smi_am.c, as tinygrad's am_smi reset); of any other
- * GPU, or with --function, a PCI function reset through sysfs (hcq/pci_admin.h). tinygrad's rmmod
+ * GPU, or with --function, a PCI function reset through sysfs (platform/pci_admin.h). tinygrad's rmmod
  * unloads the whole module (modprobe -r amdgpu); unbind detaches one device, and prints the
  * driver it had so that bind can hand it back. Each refuses while another process holds the
  * device's lock. */
@@ -11,7 +11,7 @@
 
 #include "baregpu/error.h"
 #include "bg_config.h"
-#include "hcq/pci_admin.h"
+#include "platform/pci_admin.h"
 #include "tools/json.h"
 #include "tools/smi.h"
 #include "tools/tool_err.h"

@@ -1,7 +1,7 @@
 /* tools/smi_am.c: `hcq_smi list`'s SMU metrics of AMD GPUs (tinygrad's am_smi: temperature, power, clocks,
  * activity from the SMU metrics table, am/am_smu.h).
  *
- * Only devices baregpu can open are read: one held by another process (its lock, hcq/pci_lock.h) or bound to a
+ * Only devices baregpu can open are read: one held by another process (its lock, platform/pci_lock.h) or bound to a
  * kernel driver is reported as such and not touched. Otherwise the device is opened through am/ (which takes its
  * lock for the duration), and when sOS and the SMU answer (a previous bg-bringup or AM run booted it) the driver table
  * is pointed at the boot region (SetDriverDramAddrHigh/Low, the address every AM open computes) and the metrics

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bg_config.h"
-#include "hcq/pci_lock.h"
+#include "platform/pci_lock.h"
 #include "tools/json.h"
 #include "tools/smi.h"
 #include "tools/tool_err.h"

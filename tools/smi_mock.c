@@ -1,7 +1,7 @@
 /* tools/smi_mock.c: the emulated devices of tests/mockgpu for hcq_smi and bg-bringup (--dev MOCKPCI+AMD,
  * and `hcq_smi list --all`).
  *
- * Emulated GPUs live in the process that starts them: the library's loader (hcq/mock_plugin.h) dlopens
+ * Emulated GPUs live in the process that starts them: the library's loader (platform/mock_plugin.h) dlopens
  * libbaregpu-mock.so, which builds a fake sysfs tree whose files carry the devices' register hooks, a lock
  * directory and a firmware directory with correctly-headed images. The tools then run their usual sysfs code on
  * that tree: BG_SYSFS_ROOT, BG_LOCK_DIR and BG_FIRMWARE_DIR name the plugin's directories, as MOCKPCI+AMD's own
@@ -18,8 +18,8 @@
 #include "am/am_boot.h"
 #include "am/am_dev.h"
 #include "baregpu/error.h"
-#include "hcq/mock_plugin.h"
-#include "hcq/pci.h"
+#include "platform/mock_plugin.h"
+#include "platform/pci.h"
 #include "tools/smi.h"
 #include "usb/usb_pci.h"
 

@@ -1,11 +1,11 @@
 /* tools/smi_pids.c: `hcq_smi pids`: the processes holding GPUs, from the lock files
- * (hcq/pci_lock.h), with their names from /proc/<pid>/comm and the device memory each published (hcq/usage.h). tinygrad runs lsof on its lock
+ * (platform/pci_lock.h), with their names from /proc/<pid>/comm and the device memory each published (hcq/usage.h). tinygrad runs lsof on its lock
  * files; here the lock file holds the owner's pid and the flock tells whether it is still held. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bg_config.h"
-#include "hcq/pci_lock.h"
+#include "platform/pci_lock.h"
 #include "tools/json.h"
 #include "tools/smi_fmt.h"
 #include "tools/smi.h"

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "baregpu/error.h"
-#include "hcq/pci_lock.h"
-#include "hcq/sysmem.h"
+#include "platform/pci_lock.h"
+#include "platform/sysmem.h"
 #include "tools/smi.h"
 
 /* First line of a small file into buf[n]; false when unreadable or empty. */

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "baregpu/error.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci_regs.h"
 #include "usb/asm24_internal.h"
 
 /* Type-1 header registers the set-up programs (PCI-to-PCI bridge spec; Linux pci_regs.h names). */

@@ -9,7 +9,7 @@
 
 #include "baregpu/error.h"
 #include "bg_config.h"
-#include "hcq/pci_lock.h"
+#include "platform/pci_lock.h"
 #include "usb/usb_scan.h"
 #include "usb/usb_transport.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "baregpu/error.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci_regs.h"
 #include "usb/usb_pci.h"
 
 typedef struct usb_pci {

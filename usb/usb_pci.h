@@ -1,11 +1,11 @@
-/* usb/usb_pci.h: the GPU behind an ASM24 bridge as a bg_pci_dev (hcq/pci.h; reference
+/* usb/usb_pci.h: the GPU behind an ASM24 bridge as a bg_pci_dev (platform/pci.h; reference
  * tinygrad tinygrad/runtime/support/system.py USBPCIDevice), so that am/ drives it like a PCI function.
  *
  * Open: the bridge protocol (usb/asm24.h) brings the PCIe link up, then the hierarchy is set up
  * (bus numbers, windows, the largest Resizable BAR, BARs placed at 0x10000000 / 32 GiB) and the
  * GPU at bus 4 gets memory decoding and bus mastering.
  *
- * BAR views are callback views (hcq/mmio.h): reads are streaming PCIe reads; writes through a
+ * BAR views are callback views (platform/mmio.h): reads are streaming PCIe reads; writes through a
  * view mapped with BG_PCI_MAP_WC (VRAM) are queued like write-combined stores and go out with the
  * next flush: any read, any write through an uncached view (registers, doorbells), unmap,
  * bg_usb_pci_flush or close. So ring bytes + wptr in VRAM followed by the doorbell write cost one
@@ -21,7 +21,7 @@
 #ifndef BG_USB_USB_PCI_H
 #define BG_USB_USB_PCI_H
 
-#include "hcq/pci.h"
+#include "platform/pci.h"
 #include "usb/asm24.h"
 #include "usb/usb_transport.h"
 

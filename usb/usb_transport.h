@@ -86,7 +86,7 @@ bool bg_usb_retryable(int status);
 /* ---------------- the libusb-1.0 implementation (usb_libusb.c) ---------------- */
 
 /* Open bridge number index (0-based, in bus/address order) among the custom-firmware bridges of
- * tinygrad tinygrad/runtime/support/usb.py ASM24Controller: lock "usb:BUS-ADDR" (hcq/pci_lock.h), check the product string, detach a kernel
+ * tinygrad tinygrad/runtime/support/usb.py ASM24Controller: lock "usb:BUS-ADDR" (platform/pci_lock.h), check the product string, detach a kernel
  * driver, set configuration 1, claim interface 0, alt setting 0. Errors say which: no such
  * bridge, stock ASMedia firmware (flash the custom one), claimed by another process (pid), no
  * permission, gone. */

@@ -6,7 +6,7 @@
  * Two figures per mode, both measured in this run: the raw host wall time per launch, and that time minus the time
  * the submitting thread spent inside the emulator. On a real GPU (PCI or USB) the register and bridge writes of a
  * submit are part of the launch a user waits for, so nothing is subtracted there. On MOCKPCI+AMD the emulator is
- * reached through the BAR views its PCI hooks handed out (hcq/pci_hook.h bar_map: HDP flush and doorbell writes,
+ * reached through the BAR views its PCI hooks handed out (platform/pci_hook.h bar_map: HDP flush and doorbell writes,
  * which take the emulated device's lock and wake its engine threads); on MOCKUSB+AMD through the USB transport
  * (usb/usb_transport.h: the emulated bridge runs every transfer, and the GPU behind it, inside submit). The bench
  * times those calls at that boundary by wrapping the views' and the transport's ops (emu_wrap below); the engines'

@@ -19,7 +19,7 @@
 #include "baregpu/error.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
-#include "hcq/mock_plugin.h"
+#include "platform/mock_plugin.h"
 #include "mock_sysfs.h"
 #include "usb/usb_pci.h"
 #if BG_HAVE_LLVM

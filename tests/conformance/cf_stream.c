@@ -13,7 +13,7 @@
 
 #include "conformance.h"
 #include "hcq/backend.h"
-#include "hcq/cpu.h"
+#include "cpu/cpu.h"
 
 static const bg_backend_ops *cap_orig;
 static uint8_t *cap_buf;

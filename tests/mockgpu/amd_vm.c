@@ -10,7 +10,7 @@
 #include "am/am_regs.h"
 #include "amd_gmc.h"
 #include "amd_internal.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci_regs.h"
 #include "mock_internal.h"
 
 #define PTE_VALID (1ull << 0)

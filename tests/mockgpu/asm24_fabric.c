@@ -6,7 +6,7 @@
 
 #include "asm24_internal.h"
 #include "baregpu/error.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci_regs.h"
 #include "mock_internal.h"
 
 /* Type-1 header offsets (PCI-to-PCI bridge spec). */

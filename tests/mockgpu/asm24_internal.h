@@ -4,7 +4,7 @@
 #define BG_MOCKGPU_ASM24_INTERNAL_H
 
 #include "asm24.h"
-#include "hcq/mmio.h"
+#include "platform/mmio.h"
 
 #define M24_NPORTS 4          /* bridge ports on buses 0..3; the GPU is on bus 4 (tinygrad tinygrad/runtime/support/usb.py ASM24Controller) */
 #define M24_GPU_BUS 4

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/mmio.h"
+#include "platform/mmio.h"
 #include "mock_sysfs.h"
 
 #define MOCK_MAX_DEVS 16

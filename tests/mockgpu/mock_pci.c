@@ -1,5 +1,5 @@
 /* tests/mockgpu/mock_pci.c: the emulated PCI function (mock_pci.h): configuration space, BARs,
- * register hooks, resize, reset, DMA. Config-space layout constants: hcq/pci_regs.h. */
+ * register hooks, resize, reset, DMA. Config-space layout constants: platform/pci_regs.h. */
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "baregpu/error.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci_regs.h"
 #include "mock_internal.h"
 
 static const bg_mmio_ops view_ops;

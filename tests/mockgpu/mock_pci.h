@@ -1,4 +1,4 @@
-/* tests/mockgpu/mock_pci.h: an emulated PCI function for the sysfs path of hcq/pci.
+/* tests/mockgpu/mock_pci.h: an emulated PCI function for the sysfs path of platform/pci.
  *
  * The model has a 4 KiB configuration space (type 0 header, PCIe and MSI capabilities, a
  * Resizable BAR extended capability), BARs backed by host memory, per-range register hooks a

@@ -1,7 +1,7 @@
-/* tests/mockgpu/mock_plugin.c: the loadable module libbaregpu-mock.so (contract: hcq/mock_plugin.h). start() builds a
+/* tests/mockgpu/mock_plugin.c: the loadable module libbaregpu-mock.so (contract: platform/mock_plugin.h). start() builds a
  * fake sysfs tree in a temp dir with MOCKGPU_COUNT emulated AMD GPUs (MOCKGPU_CHIP, MOCKGPU_VRAM_MB), writes
  * correctly-headed firmware for the chip into another temp dir (tests/unit/am/fw_gen.c, compiled in) and fuses it
- * into the devices; the tree's hooks go to the library's hcq/pci through host->pci_set_hooks, never through the
+ * into the devices; the tree's hooks go to the library's platform/pci through host->pci_set_hooks, never through the
  * module's own copy of bg_pci_set_hooks. The tree sets BG_SYSFS_ROOT / BG_LOCK_DIR / BG_PROC_ROOT while it is
  * built; the module puts the process environment back afterwards: the library gets the paths in bg_mock_devices.
  * MOCKPCI and MOCKUSB get GPUs of their own in the one tree (MOCKPCI at 0000:03:00.0.., MOCKUSB at 0000:13:00.0..,
@@ -20,7 +20,7 @@
 #include "asm24.h"
 #include "baregpu/error.h"
 #include "fw_gen.h"
-#include "hcq/mock_plugin.h"
+#include "platform/mock_plugin.h"
 #include "mock_sysfs.h"
 
 #define BG_EXPORT __attribute__((visibility("default")))

@@ -1,5 +1,5 @@
-/* tests/mockgpu/mock_sysfs.c: the fake sysfs tree and the hooks that connect hcq/pci's sysfs
- * code to the emulated devices (mock_sysfs.h, hcq/pci_hook.h). */
+/* tests/mockgpu/mock_sysfs.c: the fake sysfs tree and the hooks that connect platform/pci's sysfs
+ * code to the emulated devices (mock_sysfs.h, platform/pci_hook.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "baregpu/error.h"
-#include "hcq/pci_hook.h"
-#include "hcq/sysmem.h"
+#include "platform/pci_hook.h"
+#include "platform/sysmem.h"
 #include "mock_internal.h"
 
 /* ---------------- files ---------------- */

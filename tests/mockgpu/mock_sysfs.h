@@ -10,7 +10,7 @@
  *   module/vfio/parameters/enable_unsafe_noiommu_mode (mock_sysfs_add_vfio), lock/ (lock files),
  *   proc/sys/vm/compact_unevictable_allowed
  * mock_sysfs_new points BG_SYSFS_ROOT, BG_LOCK_DIR and BG_PROC_ROOT at it and attaches the tree's hooks
- * (hcq/pci_hook.h), so hcq/pci's sysfs code runs unchanged; the files are regular files the
+ * (platform/pci_hook.h), so platform/pci's sysfs code runs unchanged; the files are regular files the
  * model rewrites after each write to what the kernel would show. Not thread-safe. */
 #ifndef BG_MOCKGPU_MOCK_SYSFS_H
 #define BG_MOCKGPU_MOCK_SYSFS_H
@@ -60,7 +60,7 @@ void mock_sysfs_clear_failures(mock_sysfs *t);
 /* DMA mappings the driver holds (bus ranges handed out by the tree). */
 size_t mock_sysfs_dma_ranges(const mock_sysfs *t);
 
-/* How trees attach their hooks to hcq/pci: bg_pci_set_hooks by default; the plugin module (mock_plugin.c) points
+/* How trees attach their hooks to platform/pci: bg_pci_set_hooks by default; the plugin module (mock_plugin.c) points
  * it at the library's instance (bg_mock_host.pci_set_hooks). Set before creating a tree. */
 struct bg_pci_hooks;
 typedef int (*mock_sysfs_set_hooks_fn)(const char *root, const struct bg_pci_hooks *hooks, void *ctx);

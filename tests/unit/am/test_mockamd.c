@@ -1,5 +1,5 @@
 /* tests/unit/am/test_mockamd.c: the emulated AMD GPU of tests/mockgpu (amd_gpu.h), driven the way the
- * driver reaches it: hcq/pci's sysfs path on the fake tree and bg_mmio views of BAR0 (VRAM) and
+ * driver reaches it: platform/pci's sysfs path on the fake tree and bg_mmio views of BAR0 (VRAM) and
  * BAR5 (registers). Covers MEMSIZE/discovery, MM_INDEX and RSMU indirection, the strict PSP
  * bootloader and ring (generated firmware from fw_gen, parsed with am/fw_load.h), the SMU mailbox and
  * metrics table, and mode1 reset. */
@@ -14,7 +14,7 @@
 #include "amd_gpu.h"
 #include "amd_testbed.h"
 #include "baregpu/error.h"
-#include "hcq/pci.h"
+#include "platform/pci.h"
 
 #define BDF "0000:03:00.0"
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())

@@ -13,7 +13,7 @@
 #include "baregpu/error.h"
 #include "baregpu/hcq.h"
 #include "hcq/backend.h"
-#include "hcq/cpu.h"
+#include "cpu/cpu.h"
 
 static bg_dev *dev;
 

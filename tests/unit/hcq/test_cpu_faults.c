@@ -1,4 +1,4 @@
-/* tests/unit/hcq/test_cpu_faults.c: CPU kernels that fault or never finish (hcq/cpu_fault.c,
+/* tests/unit/hcq/test_cpu_faults.c: CPU kernels that fault or never finish (cpu/cpu_fault.c,
  * cpu_worker.c, cpu_queue.c). A faulting kernel is a fault of its queue, reported with the kernel,
  * the address and the work-group, not a crash of the process; faults outside kernels still reach
  * the application's handler or the default action; closing a device whose kernel loops for ever

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "baregpu/hcq.h"
-#include "hcq/mock_plugin.h"
+#include "platform/mock_plugin.h"
 #include "usb/asm24.h"
 
 #define NTHREADS 4

@@ -15,7 +15,7 @@
 #include "baregpu/compile.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
-#include "hcq/cpu.h"
+#include "cpu/cpu.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
 #endif

@@ -27,7 +27,7 @@
 #include "amd_sdma_exec.h"
 #include "amd_testbed.h"
 #include "baregpu/error.h"
-#include "hcq/pci.h"
+#include "platform/pci.h"
 
 #define BDF "0000:03:00.0"
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())

@@ -1,5 +1,5 @@
 /* tests/unit/mockamd/test_plugin.c: the module libbaregpu-mock.so (tests/mockgpu/mock_plugin.c, contract
- * hcq/mock_plugin.h) loaded with dlopen as the library's MOCKPCI interface would: it exports only its entry point;
+ * platform/mock_plugin.h) loaded with dlopen as the library's MOCKPCI interface would: it exports only its entry point;
  * start() builds the fake tree through the host's pci_set_hooks with the emulated GPU(s) and firmware, leaves the
  * environment alone and answers the same devices twice; the library's AM driver then boots the device through that
  * tree and a RELEASE_MEM on its compute queue executes; bad configurations are refused; stop() removes the temp
@@ -15,8 +15,8 @@
 #include "am/am_boot.h"
 #include "am/am_dev.h"
 #include "baregpu/error.h"
-#include "hcq/mock_plugin.h"
-#include "hcq/pci_hook.h"
+#include "platform/mock_plugin.h"
+#include "platform/pci_hook.h"
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 #define PACKET3(op, n) ((3u << 30) | (((op) & 0xffu) << 8) | (((n) & 0x3fffu) << 16))
@@ -71,7 +71,7 @@ START_TEST(start_boot_stop) {
   ck_assert_msg(exists(path), "%s", path);
   ck_assert_int_eq(p->start(&HOST, "MOCKPCI", "AMD", &d2, err, sizeof(err)), 0); /* the same devices */
   ck_assert_str_eq(d2.sysfs_root, d.sysfs_root);
-  /* the library's hcq/pci reaches the tree through the hooks the module registered with the host */
+  /* the library's platform/pci reaches the tree through the hooks the module registered with the host */
   setenv("BG_SYSFS_ROOT", d.sysfs_root, 1);
   setenv("BG_LOCK_DIR", d.lock_dir, 1);
   void *ctx = NULL;

@@ -2,10 +2,10 @@
  * open device and by address), removing sibling functions. */
 #include <errno.h>
 
-#include "hcq/pci.h"
-#include "hcq/pci_admin.h"
-#include "hcq/pci_attr.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci.h"
+#include "platform/pci_admin.h"
+#include "platform/pci_attr.h"
+#include "platform/pci_regs.h"
 #include "pci_test.h"
 
 START_TEST(unbind_bind) {

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "hcq/pci.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci.h"
+#include "platform/pci_regs.h"
 #include "pci_test.h"
 
 /* A tiny device model: a scratch register at BAR5+0x100, a read-only id at +0x0, doorbells

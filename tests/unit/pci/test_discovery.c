@@ -1,5 +1,5 @@
-/* tests/unit/pci/test_discovery.c: hcq/pci_scan over the emulated tree (BG_SYSFS_ROOT). */
-#include "hcq/pci_scan.h"
+/* tests/unit/pci/test_discovery.c: platform/pci_scan over the emulated tree (BG_SYSFS_ROOT). */
+#include "hcq/gpu_scan.h"
 #include "pci_test.h"
 
 static const bg_pci_info *find(const bg_pci_info *v, size_t n, const char *bdf) {

@@ -2,8 +2,8 @@
  * device, device-initiated DMA into the host buffers, and its strict failures. */
 #include <stdlib.h>
 
-#include "hcq/pci.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci.h"
+#include "platform/pci_regs.h"
 #include "pci_test.h"
 
 START_TEST(sysmem_and_device_dma) {

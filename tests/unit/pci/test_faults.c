@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "hcq/pci.h"
-#include "hcq/pci_lock.h"
-#include "hcq/vfio.h"
+#include "platform/pci.h"
+#include "platform/pci_lock.h"
+#include "platform/vfio.h"
 #include "pci_test.h"
 
 START_TEST(not_root) {

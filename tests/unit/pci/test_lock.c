@@ -8,9 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hcq/pci.h"
-#include "hcq/pci_admin.h"
-#include "hcq/pci_lock.h"
+#include "platform/pci.h"
+#include "platform/pci_admin.h"
+#include "platform/pci_lock.h"
 #include "pci_test.h"
 
 static const bg_pci_lock_entry *find(const bg_pci_lock_entry *v, size_t n, const char *name) {

@@ -1,4 +1,4 @@
-/* tests/unit/pci/test_main.c: the PCI device layer (hcq/pci*, sysmem, vfio) against the emulated
+/* tests/unit/pci/test_main.c: the PCI device layer (platform/pci*, sysmem, vfio) against the emulated
  * tree of tests/mockgpu: fixture and suite. */
 #include <stdio.h>
 #include <stdlib.h>

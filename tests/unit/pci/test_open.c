@@ -2,9 +2,9 @@
  * capabilities, and what an open holds. */
 #include <unistd.h>
 
-#include "hcq/pci.h"
-#include "hcq/pci_lock.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci.h"
+#include "platform/pci_lock.h"
+#include "platform/pci_regs.h"
 #include "pci_test.h"
 
 START_TEST(open_refuses_bound_driver) {

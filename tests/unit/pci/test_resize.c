@@ -3,9 +3,9 @@
  * mapped, and without privilege. */
 #include <errno.h>
 
-#include "hcq/pci.h"
-#include "hcq/pci_admin.h"
-#include "hcq/pci_regs.h"
+#include "platform/pci.h"
+#include "platform/pci_admin.h"
+#include "platform/pci_regs.h"
 #include "pci_test.h"
 
 static bg_pci_dev *open_amd(void) {

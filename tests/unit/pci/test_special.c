@@ -27,11 +27,11 @@
 #include "am/fw_load.h"
 #include "baregpu/error.h"
 #include "baregpu/hcq.h"
-#include "hcq/pci.h"
-#include "hcq/pci_attr.h"
-#include "hcq/pci_scan.h"
-#include "hcq/sysmem.h"
-#include "hcq/vfio.h"
+#include "platform/pci.h"
+#include "platform/pci_attr.h"
+#include "hcq/gpu_scan.h"
+#include "platform/sysmem.h"
+#include "platform/vfio.h"
 #include "mock_sysfs.h"
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())

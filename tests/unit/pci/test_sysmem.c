@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hcq/sysmem.h"
+#include "platform/sysmem.h"
 #include "pci_test.h"
 
 #define PRESENT (1ull << 63)

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hcq/pci_hook.h"
-#include "hcq/pci_scan.h"
+#include "platform/pci_hook.h"
+#include "platform/pci_scan.h"
 #include "smi_kernel.h"
 
 #define MAX_ATTRS 16

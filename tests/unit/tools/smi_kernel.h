@@ -1,7 +1,7 @@
 /* tests/unit/tools/smi_kernel.h: the kernel's side of the sysfs writes another process (the
  * hcq_smi executable) makes in an emulated tree (tests/mockgpu/mock_sysfs.h).
  *
- * The tree's hooks (hcq/pci_hook.h) live in the test process, so a write by another process to
+ * The tree's hooks (platform/pci_hook.h) live in the test process, so a write by another process to
  * one of the tree's files reaches no model. smi_kernel watches chosen attributes (regular files,
  * as in sysfs) with inotify from a thread of the test process: when a writer closes one, the
  * thread reads the value, checks it against the one the test announced (smi_kernel_expect),
@@ -17,7 +17,7 @@
 
 typedef struct smi_kernel smi_kernel;
 
-/* Serve rels (relative to BG_SYSFS_ROOT, as hcq/pci writes them: "bus/pci/drivers/amdgpu/unbind",
+/* Serve rels (relative to BG_SYSFS_ROOT, as platform/pci writes them: "bus/pci/drivers/amdgpu/unbind",
  * "bus/pci/devices/0000:03:00.0/reset"), (re)creating them as empty regular files. NULL on failure. */
 smi_kernel *smi_kernel_start(const char *const *rels, size_t n);
 /* The next write to rel will be value (the trailing newline is not compared). */

@@ -17,7 +17,7 @@
 
 #include "amd_testbed.h"
 #include "baregpu/error.h"
-#include "hcq/pci_lock.h"
+#include "platform/pci_lock.h"
 #include "json_check.h"
 #include "tools/json.h"
 #include "tools/smi.h"

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hcq/pci_lock.h"
+#include "platform/pci_lock.h"
 #include "mock_sysfs.h"
 #include "smi_kernel.h"
 #include "smi_run.h"

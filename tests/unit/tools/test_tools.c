@@ -1,4 +1,4 @@
-/* tests/unit/tools/test_tools.c: Check suite for tools/ and the scans they print (hcq/pci_scan,
+/* tests/unit/tools/test_tools.c: Check suite for tools/ and the scans they print (platform/pci_scan,
  * usb/usb_scan): JSON writer, chip table, size formatting, the real scan and an emulated sysfs tree. */
 #include <check.h>
 #include <stdio.h>
@@ -13,8 +13,8 @@
 #include "baregpu/error.h"
 #include "fake_sysfs.h"
 #include "hcq/chip.h"
-#include "hcq/pci_lock.h"
-#include "hcq/pci_scan.h"
+#include "platform/pci_lock.h"
+#include "hcq/gpu_scan.h"
 #include "hcq/usage.h"
 #include "json_check.h"
 #include "tools/json.h"

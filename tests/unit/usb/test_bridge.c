@@ -4,7 +4,7 @@
  * SRAM with the GPU's DMA, strictness of the model, a vanished device. */
 #include <stdio.h>
 
-#include "hcq/pci_regs.h"
+#include "platform/pci_regs.h"
 #include "mock_pci.h"
 #include "usb_test.h"
 

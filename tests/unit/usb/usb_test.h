@@ -11,7 +11,7 @@
 #include "amd_gpu.h"
 #include "asm24.h"
 #include "baregpu/error.h"
-#include "hcq/pci.h"
+#include "platform/pci.h"
 #include "mock_sysfs.h"
 #include "usb/asm24.h"
 #include "usb/usb_pci.h"

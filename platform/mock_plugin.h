@@ -1,0 +1,72 @@
+/* platform/mock_plugin.h: how the library reaches the emulated devices of tests/mockgpu.
+ *
+ * The emulated hardware is not part of libbaregpu. With -Dmock=true, tests/mockgpu also builds the
+ * loadable module libbaregpu-mock.so; the MOCKPCI / MOCKUSB interfaces (DEV=MOCKPCI+AMD) dlopen it
+ * (BG_MOCK_PLUGIN, else the build tree's path from bg_config.h, else <libdir>/baregpu/), call
+ * bg_mock_plugin_entry()->start, and then open the devices it created with the same driver code
+ * as PCI+AMD / USB+AMD: only the lowest access layer (the sysfs tree's hooks, the USB transport)
+ * is the model's.
+ *
+ * The plugin carries its own copies of the stateless library code it uses (discovery and
+ * firmware parsers); everything with process state the driver must share (the PCI hook table) it
+ * reaches through the bg_mock_host the library passes in. */
+#ifndef BG_HCQ_MOCK_PLUGIN_H
+#define BG_HCQ_MOCK_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform/pci_hook.h"
+
+/* ABI 2: MOCKUSB (an emulated ASM24 bridge in front of each GPU), usb_transport and exec_ns. */
+#define BG_MOCK_PLUGIN_ABI 2
+#define BG_MOCK_MAX_DEVICES 8
+
+/* usb/usb_transport.h: hcq/ only passes the pointer on. */
+typedef struct bg_usb_transport bg_usb_transport;
+
+typedef struct bg_mock_host {
+  unsigned abi;  /* BG_MOCK_PLUGIN_ABI */
+  int (*pci_set_hooks)(const char *root, const bg_pci_hooks *hooks, void *ctx);
+} bg_mock_host;
+
+typedef struct bg_mock_devices {
+  char sysfs_root[256];   /* fake sysfs tree of the PCI devices (what BG_SYSFS_ROOT would name) */
+  char lock_dir[256];     /* lock files for them */
+  char fw_dir[256];       /* firmware with correct headers for the emulated chips */
+  int count;
+  char bdf[BG_MOCK_MAX_DEVICES][16];
+} bg_mock_devices;
+
+typedef struct bg_mock_plugin {
+  unsigned abi;  /* BG_MOCK_PLUGIN_ABI */
+  /* Create the emulated devices of iface ("MOCKPCI", "MOCKUSB") and kind ("AMD") in this process on
+   * the first call; later calls describe the same ones. Configuration from the environment:
+   * MOCKGPU_CHIP=gfx11|gfx12|gfx942 (default gfx11: the shader core emulates RDNA3), MOCKGPU_COUNT
+   * (default 1), MOCKGPU_VRAM_MB (default 512). 0, or -BG_E* with err filled. */
+  int (*start)(const bg_mock_host *host, const char *iface, const char *kind, bg_mock_devices *out, char *err,
+               size_t errlen);
+  /* Free every emulated device (process exit; the driver has closed them): bridges before GPUs. */
+  void (*stop)(void);
+  /* MOCKUSB: a new transport to the bridge in front of device index (usb/usb_transport.h; closing it leaves the
+   * bridge alive). 0, or -BG_E* with err filled (not started as MOCKUSB, no such device). */
+  int (*usb_transport)(int index, bg_usb_transport **out, char *err, size_t errlen);
+  /* Wall time the emulated engines spent executing packets and shaders, summed over the module's GPUs
+   * (mock_amd_exec_ns), so benches can subtract the emulator's share. */
+  uint64_t (*exec_ns)(void);
+} bg_mock_plugin;
+
+/* The one symbol the module exports. */
+typedef const bg_mock_plugin *(*bg_mock_plugin_entry_fn)(void);
+#define BG_MOCK_PLUGIN_ENTRY "bg_mock_plugin_entry"
+
+/* The library's side (platform/mock_plugin.c): load the module once (BG_MOCK_PLUGIN, else BG_MOCK_PLUGIN_PATH of
+ * bg_config.h, else BG_MOCK_PLUGIN_INSTALL_PATH), check its ABI and call start(iface, kind). Errors name every
+ * path tried and dlerror(). Thread-safe; the module stays loaded until exit. */
+int bg_mock_plugin_start(const char *iface, const char *kind, bg_mock_devices *out);
+/* After bg_mock_plugin_start("MOCKUSB", ...): a transport to the bridge of device index. */
+int bg_mock_plugin_usb_transport(int index, bg_usb_transport **out);
+/* The loaded module's exec_ns(), 0 when no module is loaded. */
+uint64_t bg_mock_plugin_exec_ns(void);
+
+#endif

@@ -1,0 +1,20 @@
+/* util/env.h: the environment variables baregpu reads, parsed in one place with range checks.
+ * A variable that is set to a value outside its range is an error naming it (never silently
+ * ignored); unset or empty means the default. */
+#ifndef BG_HCQ_ENV_H
+#define BG_HCQ_ENV_H
+
+#include <stdbool.h>
+
+/* Integer variables: BG_DEBUG (0..4), BG_WAIT_TIMEOUT_MS (1..2^31-1, default 30000), BEAM (0..64),
+ * AM_RESET (0..1), IGNORE_BEAM_CACHE (0..1), AM_POWER_LIMIT (0..100000 W, 0 = highest DPM level).
+ * Returns 0 with *out set, or -BG_EINVAL naming the variable, its value and the expected range. */
+int bg_env_int(const char *name, long *out);
+
+/* Checks every variable above; the first bad one's error (bg_dev_open calls it, then checks DEV's form). */
+int bg_env_check(void);
+
+/* BG_WAIT_TIMEOUT_MS, the default wait of signals and queues (ms). */
+int bg_env_wait_timeout_ms(int *out);
+
+#endif
