@@ -193,18 +193,12 @@ static void vio_zero(void *ctx, uint64_t pa, uint64_t size) {
   }
 }
 
-/* PSP boot_time_tmr (tinygrad tinygrad/runtime/support/am/ip.py AM_PSP): MP0 13.0.6, 13.0.14, 14.0.2, 14.0.3 set up the TMR in the bootloader. */
-static bool mp0_boot_time_tmr(bg_am_ipver v) {
-  return (v.maj == 13 && v.min == 0 && (v.rev == 6 || v.rev == 14)) ||
-         (v.maj == 14 && v.min == 0 && (v.rev == 2 || v.rev == 3));
-}
-
 /* init_sw of the implemented blocks (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.init_sw: PSP, SMU), in that order; deterministic. The
  * GMC and IH allocations come first once those blocks exist, which will move these addresses. */
 static int init_sw(bg_am_dev *d) {
   struct bg_am_vram_config cfg = {
       .vram_size = d->vram_size,
-      .reserved_top = bg_am_vram_reserved_for_gc(d->gc.maj, d->gc.min),
+      .reserved_top = d->ip.gmc->reserved_vram,
       .visible_size = d->bar0_size,
   };
   bg_am_vram_io io = {vio_rd, vio_wr, vio_zero, d};
@@ -217,7 +211,7 @@ static int init_sw(bg_am_dev *d) {
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1000, 0x1000, true, &m->psp_fence)) < 0 ||
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x10000, 0x1000, false, &m->psp_ring)) < 0)
     return bg_error_context(e, "am: %s: psp init_sw: ", d->bdf);
-  if (!mp0_boot_time_tmr(d->mp0) &&
+  if (!d->ip.psp->boot_time_tmr && /* the bootloader sets the TMR up (am/am_ip.h) */
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1300000, 0x100000, false, &m->psp_tmr)) < 0)
     return bg_error_context(e, "am: %s: psp init_sw: TMR: ", d->bdf);
   if ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x4000, 0x1000, false, &m->smu_table)) < 0)
@@ -268,7 +262,7 @@ int bg_am_dev_open(const char *bdf, const bg_am_open_opts *opts, bg_am_dev **out
   d->gc = ipver(&d->disc, GC_HWIP);
   d->mp0 = ipver(&d->disc, MP0_HWIP);
   d->mp1 = ipver(&d->disc, MP1_HWIP);
-  if ((e = bg_am_gc_check_supported(d->gc.maj, d->gc.min, d->gc.rev)) < 0) goto fail;
+  if ((e = bg_am_ip_select(d)) < 0) goto fail;
   if ((e = bg_am_regs_select(&d->disc, &d->regs)) < 0) goto fail;
   if ((e = resolve_regs(d)) < 0) goto fail;
   bg_am_fw_ips ips = {d->gc, d->mp0, d->mp1, ipver(&d->disc, SDMA0_HWIP)};

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "am/am_ip.h"
 #include "am/am_regs.h"
 #include "am/chips.h"
 #include "am/discovery.h"
@@ -88,6 +89,7 @@ typedef struct bg_am_dev {
   struct bg_am_discovery disc;
   struct bg_am_regset regs;
   bg_am_ipver gc, mp0, mp1;
+  bg_am_ipset ip; /* per-block descriptors chosen from the IP versions (am/am_ip.h), set once at open */
   bg_am_regref r[BG_AM_R_COUNT];
   bg_am_fw *fw;
   bg_am_vram *mm;

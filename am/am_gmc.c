@@ -38,8 +38,8 @@ int bg_am_gmc_create(bg_am_dev *d, bg_am_gmc **out) {
   g->d = d;
   g->memscratch = g->dummy = UINT64_MAX; /* not allocated */
   uint32_t base = 0, top = 0;
-  int e = bg_am_pt_gen_for_gc(d->gc.maj, &g->gen);
-  if (e >= 0) e = bg_am_nrreg(d, MMHUB_HWIP, 0, "regMMMC_VM_FB_LOCATION_BASE", &base);
+  g->gen = d->ip.gmc->pt_gen; /* am/am_ip.h */
+  int e = bg_am_nrreg(d, MMHUB_HWIP, 0, "regMMMC_VM_FB_LOCATION_BASE", &base);
   if (e >= 0) e = bg_am_nrreg(d, MMHUB_HWIP, 0, "regMMMC_VM_FB_LOCATION_TOP", &top);
   if (e < 0) goto fail;
   g->fb_base = (uint64_t)(base & 0xffffffu) << 24;

@@ -10,13 +10,25 @@
 
 bool bg_am_psp_sos_alive(bg_am_dev *d) { return bg_am_rr(d, BG_AM_R_PSP81) != 0; }
 
-bool bg_am_psp_needs_setup_tmr(const bg_am_dev *d) {
-  bg_am_ipver v = d->mp0;
-  bool boot_time = (v.maj == 13 && v.min == 0 && (v.rev == 6 || v.rev == 14)) ||
-                   (v.maj == 14 && v.min == 0 && (v.rev == 2 || v.rev == 3));
-  bool autoload = !(v.maj == 13 && v.min == 0 && (v.rev == 6 || v.rev == 14));
-  return !boot_time || !autoload;
-}
+bool bg_am_psp_needs_setup_tmr(const bg_am_dev *d) { return !d->ip.psp->boot_time_tmr || !d->ip.psp->autoload_tmr; }
+
+/* Descriptors per MP0 generation (tinygrad tinygrad/runtime/support/am/ip.py AM_PSP: boot_time_tmr on 13.0.6, 13.0.14,
+ * 14.0.2, 14.0.3; autoload_tmr except on 13.0.6 and 13.0.14; AM_SMU.mode1_reset by MP0 version). */
+const struct bg_am_psp_ip bg_am_psp_v13_0 = {
+    .name = "psp_v13_0", .mpasp = false, .spl_table = false, .boot_time_tmr = false, .autoload_tmr = true,
+    .mode1 = BG_AM_MODE1_DEBUG};
+const struct bg_am_psp_ip bg_am_psp_v13_0_6 = {
+    .name = "psp_v13_0_6", .mpasp = false, .spl_table = false, .boot_time_tmr = true, .autoload_tmr = false,
+    .mode1 = BG_AM_MODE1_GFX_DRIVER_RESET};
+const struct bg_am_psp_ip bg_am_psp_v13_0_12 = {
+    .name = "psp_v13_0_12", .mpasp = false, .spl_table = false, .boot_time_tmr = false, .autoload_tmr = true,
+    .mode1 = BG_AM_MODE1_GFX_DRIVER_RESET};
+const struct bg_am_psp_ip bg_am_psp_v13_0_14 = {
+    .name = "psp_v13_0_14", .mpasp = false, .spl_table = false, .boot_time_tmr = true, .autoload_tmr = false,
+    .mode1 = BG_AM_MODE1_SMU_MSG};
+const struct bg_am_psp_ip bg_am_psp_v14_0_2 = {
+    .name = "psp_v14_0_2", .mpasp = true, .spl_table = true, .boot_time_tmr = true, .autoload_tmr = true,
+    .mode1 = BG_AM_MODE1_DEBUG};
 
 const char *bg_am_psp_cmd_name(uint32_t id) {
   switch (id) {
@@ -44,10 +56,10 @@ static int stage(bg_am_dev *d, const bg_fw_desc *c, const char *what) {
 /* ---------------- bootloader (step 1) ---------------- */
 
 int bg_am_psp_bootloader(bg_am_dev *d, int *ncomp) {
-  bool v14 = d->mp0.maj >= 14;
+  bool spl = d->ip.psp->spl_table;
   const struct { uint32_t type, cmd; const char *name; } order[] = {
       {BG_PSP_FW_KDB, BG_PSP_BL_KEY_DATABASE, "LOAD_KEY_DATABASE"},
-      {v14 ? BG_PSP_FW_SPL : BG_PSP_FW_KDB, BG_PSP_BL_TOS_SPL_TABLE, "LOAD_TOS_SPL_TABLE"},
+      {spl ? BG_PSP_FW_SPL : BG_PSP_FW_KDB, BG_PSP_BL_TOS_SPL_TABLE, "LOAD_TOS_SPL_TABLE"},
       {BG_PSP_FW_SYS_DRV, BG_PSP_BL_SYSDRV, "LOAD_SYSDRV"},
       {BG_PSP_FW_SOC_DRV, BG_PSP_BL_SOCDRV, "LOAD_SOCDRV"},
       {BG_PSP_FW_INTF_DRV, BG_PSP_BL_INTFDRV, "LOAD_INTFDRV"},
@@ -189,7 +201,7 @@ int bg_am_psp_load_fw(bg_am_dev *d, int *ncmds) {
     staged = c->data;
     n++;
   }
-  if (d->gc.maj >= 11) { /* step 7 */
+  if (d->ip.gfx->rlc_autoload) { /* step 7 */
     if ((e = bg_am_psp_submit(d, BG_PSP_CMD_AUTOLOAD_RLC, NULL, 0, 0, NULL)) < 0) return e;
   } else {
     const bg_fw_desc *rl = bg_am_fw_sos(d->fw, BG_PSP_FW_RL);

@@ -18,19 +18,10 @@ static const int IDS_13_0_0[BG_SMU_NMSGS] = {0x2, 0x6, 0xE, 0xF, 0x12, -1, 0x19,
 static const int IDS_14_0_2[BG_SMU_NMSGS] = {0x2, 0x6, 0xE, 0xF, 0x12, -1, 0x19, 0x1A, 0x1F, 0x32, -1, -1};
 static const int IDS_13_0_6[BG_SMU_NMSGS] = {0x2, 0x5, 0xD, 0xE, -1, 0x9, 0x13, 0x14, 0x17, 0x18, -1, 0x3};
 
-static bool mp1_cdna(const bg_am_dev *d) {
-  return d->mp1.maj == 13 && d->mp1.min == 0 && (d->mp1.rev == 6 || d->mp1.rev == 12 || d->mp1.rev == 14);
-}
-
-static const int *ids_of(const bg_am_dev *d) {
-  if (mp1_cdna(d)) return IDS_13_0_6;
-  return d->mp1.maj >= 14 ? IDS_14_0_2 : IDS_13_0_0;
-}
-
 const char *bg_am_smu_msg_name(bg_am_smu_msg msg) { return (unsigned)msg < BG_SMU_NMSGS ? MSG_NAMES[msg] : "?"; }
 
 int bg_am_smu_msg_id(const bg_am_dev *d, bg_am_smu_msg msg) {
-  return (unsigned)msg < BG_SMU_NMSGS ? ids_of(d)[msg] : -1;
+  return (unsigned)msg < BG_SMU_NMSGS ? d->ip.smu->msg_ids[msg] : -1;
 }
 
 int bg_am_smu_send(bg_am_dev *d, bg_am_smu_msg msg, uint32_t param, uint32_t *result, int timeout_ms) {
@@ -111,7 +102,7 @@ int bg_am_smu_set_clocks(bg_am_dev *d, int level) {
   /* UCLK, FCLK, SOCCLK, then GFXCLK unless CDNA (whose PPCLK ids differ: SOCCLK 2, UCLK 3, FCLK 4). */
   unsigned clks[4];
   int nclk = 0;
-  if (mp1_cdna(d)) {
+  if (d->ip.smu->cdna) {
     clks[nclk++] = 3, clks[nclk++] = 4, clks[nclk++] = 2;
   } else {
     clks[nclk++] = BG_SMU_PPCLK_UCLK, clks[nclk++] = BG_SMU_PPCLK_FCLK, clks[nclk++] = BG_SMU_PPCLK_SOCCLK;
@@ -131,8 +122,8 @@ int bg_am_smu_set_clocks(bg_am_dev *d, int level) {
       mn = mx = f[l];
     }
     if ((e = bg_am_smu_send(d, BG_SMU_SetSoftMinByFreq, c << 16 | mn, NULL, 0)) < 0) return e;
-    /* gfx9 (GC < 10): only the soft minimum, as tinygrad */
-    if (d->gc.maj >= 10 && (e = bg_am_smu_send(d, BG_SMU_SetSoftMaxByFreq, c << 16 | mx, NULL, 0)) < 0) return e;
+    /* CDNA (tinygrad: GC < 10): only the soft minimum */
+    if (!d->ip.smu->cdna && (e = bg_am_smu_send(d, BG_SMU_SetSoftMaxByFreq, c << 16 | mx, NULL, 0)) < 0) return e;
   }
   return 0;
 }
@@ -145,7 +136,7 @@ int bg_am_smu_read_table(bg_am_dev *d, uint32_t table, void *buf, uint32_t size)
   if (size > SMU_TABLE_SIZE)
     return bg_error(BG_EINVAL, "am: %s: smu: table read of %" PRIu32 " bytes exceeds the 16 KiB driver table", d->bdf,
                     size);
-  int e = bg_am_smu_send(d, mp1_cdna(d) ? BG_SMU_GetMetricsTable : BG_SMU_TransferTableSmu2Dram, table, NULL, 0);
+  int e = bg_am_smu_send(d, d->ip.smu->cdna ? BG_SMU_GetMetricsTable : BG_SMU_TransferTableSmu2Dram, table, NULL, 0);
   if (e < 0) return e;
   return bg_mmio_read(&d->vram, d->bm.smu_table, buf, size);
 }
@@ -209,13 +200,14 @@ static int read_metrics_13_0_6(bg_am_dev *d, bg_am_smu_metrics *m) {
 }
 
 int bg_am_smu_read_metrics(bg_am_dev *d, bg_am_smu_metrics *m) {
-  const metrics_layout *L = NULL;
-  if (d->mp1.maj == 13 && d->mp1.min == 0 && d->mp1.rev == 6) return read_metrics_13_0_6(d, m);
-  if (d->mp1.maj == 13 && d->mp1.min == 0 && (d->mp1.rev == 0 || d->mp1.rev == 7 || d->mp1.rev == 10)) L = &M_13_0_0;
-  if (d->mp1.maj == 14 && d->mp1.min == 0 && (d->mp1.rev == 2 || d->mp1.rev == 3)) L = &M_14_0_2;
-  if (!L)
-    return bg_error(BG_ENOTSUP, "am: %s: smu: the metrics layout of SMU %u.%u.%u is not known", d->bdf, d->mp1.maj,
-                    d->mp1.min, d->mp1.rev);
+  if (!d->ip.smu->read_metrics)
+    return bg_error(BG_ENOTSUP, "am: %s: smu: the metrics layout of SMU %u.%u.%u (%s) is not known", d->bdf,
+                    d->mp1.maj, d->mp1.min, d->mp1.rev, d->ip.smu->name);
+  return d->ip.smu->read_metrics(d, m);
+}
+
+/* SmuMetricsExternal_t of an RDNA SMU. */
+static int read_metrics_ext(bg_am_dev *d, const metrics_layout *L, bg_am_smu_metrics *m) {
   uint8_t t[512];
   int e = bg_am_smu_read_table(d, BG_SMU_TABLE_METRICS, t, L->size);
   if (e < 0) return e;
@@ -237,18 +229,21 @@ int bg_am_smu_read_metrics(bg_am_dev *d, bg_am_smu_metrics *m) {
 }
 
 int bg_am_smu_mode1_reset(bg_am_dev *d) {
-  bg_am_ipver v = d->mp0;
   int e;
   const char *how;
-  if (v.maj >= 14 || (v.maj == 13 && v.min == 0 && (v.rev == 0 || v.rev == 7 || v.rev == 10))) {
+  switch (d->ip.psp->mode1) {
+  case BG_AM_MODE1_DEBUG:
     how = "debug Mode1Reset";
     e = bg_am_smu_send_debug(d, BG_SMU_DEBUG_MODE1_RESET, 0, 0);
-  } else if (v.maj == 13 && v.min == 0 && (v.rev == 6 || v.rev == 12 || v.rev == 15)) {
+    break;
+  case BG_AM_MODE1_GFX_DRIVER_RESET:
     how = "GfxDriverReset(1)";
     e = bg_am_smu_send(d, BG_SMU_GfxDriverReset, 1, NULL, 0);
-  } else {
+    break;
+  default:
     how = "Mode1Reset";
     e = bg_am_smu_send(d, BG_SMU_Mode1Reset, 0, NULL, 0);
+    break;
   }
   if (e < 0) return bg_error_context(e, "am: %s: mode1 reset: ", d->bdf);
   BG_LOG(1, "am: %s: smu: mode1 reset (%s)", d->bdf, how);
@@ -258,3 +253,13 @@ int bg_am_smu_mode1_reset(bg_am_dev *d) {
   memset(d->dpm_n, 0, sizeof(d->dpm_n));
   return 0;
 }
+
+static int read_metrics_13_0_0(bg_am_dev *d, bg_am_smu_metrics *m) { return read_metrics_ext(d, &M_13_0_0, m); }
+static int read_metrics_14_0_2(bg_am_dev *d, bg_am_smu_metrics *m) { return read_metrics_ext(d, &M_14_0_2, m); }
+
+/* Descriptors per MP1 generation (am/am_ip.h): message ids, CDNA clocks and metrics, the metrics decoder. */
+const struct bg_am_smu_ip bg_am_smu_v13_0_0 = {"smu_v13_0_0", IDS_13_0_0, false, read_metrics_13_0_0};
+const struct bg_am_smu_ip bg_am_smu_v13_0_6 = {"smu_v13_0_6", IDS_13_0_6, true, read_metrics_13_0_6};
+/* MI350 (13.0.12, 13.0.14): the 13.0.6 messages; its metrics table is not decoded yet. */
+const struct bg_am_smu_ip bg_am_smu_v13_0_12 = {"smu_v13_0_12", IDS_13_0_6, true, NULL};
+const struct bg_am_smu_ip bg_am_smu_v14_0_2 = {"smu_v14_0_2", IDS_14_0_2, false, read_metrics_14_0_2};

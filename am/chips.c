@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "am/am_ip.h"
 #include "baregpu/error.h"
 
 /* PCI ids: exactly tinygrad's AM probe list (tinygrad/runtime/ops_amd.py PCIIface: 0x74a1, 0x744c, 0x7480, 0x7550,
@@ -80,10 +81,11 @@ int bg_am_gfx_arch(unsigned maj, unsigned min, unsigned rev, char *buf, size_t c
 }
 
 int bg_am_gc_check_supported(unsigned maj, unsigned min, unsigned rev) {
-  /* Explicit versions rather than targets: GC 9.4.2 (MI200, gfx90a in Linux) would also give target 90402. */
-  if ((maj == 9 && min == 4 && rev == 3) || (maj == 9 && min == 5 && rev == 0) || maj == 11 || maj == 12) return 0;
-  char arch[16];
+  /* The GFX rows of the IP table (am/am_ip.c): explicit versions rather than targets, since GC 9.4.2 (MI200, gfx90a in
+   * Linux) would also give target 90402. */
+  if (bg_am_ip_find(BG_AM_IP_GFX, maj, min, rev)) return 0;
+  char arch[16], list[256];
   if (bg_am_gfx_arch(maj, min, rev, arch, sizeof(arch)) < 0) snprintf(arch, sizeof(arch), "gfx?");
-  return bg_error(BG_ENOTSUP, "am: GC IP %u.%u.%u (%s) is not supported; AM drives GC 11.x, 12.x, 9.4.3 (gfx942) and "
-                  "9.5.0 (gfx950)", maj, min, rev, arch);
+  bg_am_ip_supported(BG_AM_IP_GFX, list, sizeof(list));
+  return bg_error(BG_ENOTSUP, "am: GC IP %u.%u.%u (%s) is not supported; AM drives GC %s", maj, min, rev, arch, list);
 }

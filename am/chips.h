@@ -40,10 +40,10 @@ uint32_t bg_am_gfx_target_version(unsigned maj, unsigned min, unsigned rev);
  * -BG_EINVAL if buf is too small or a version part is out of range (minor/rev > 15 cannot be written as one
  * hex digit). */
 int bg_am_gfx_arch(unsigned maj, unsigned min, unsigned rev, char *buf, size_t cap);
-/* Whether AM can drive a GC version: 9.4.3, 9.5.0, or GC major 11 or 12 (GC 9.4.2, MI200, is refused even
- * though the target rule maps it to 90402 as well: Linux calls it gfx90a). If not, records
- * BG_ENOTSUP ("am: GC IP 10.3.0 (gfx1030) is not supported; AM drives GC 11.x, 12.x, 9.4.3 (gfx942), 9.5.0 (gfx950)")
- * and returns its negative code; else 0. */
+/* Whether AM can drive a GC version: a GFX row of the IP table (am/am_ip.h: 9.4.3, 9.5.0, GC major 11 or 12; GC
+ * 9.4.2, MI200, is refused even though the target rule maps it to 90402 as well: Linux calls it gfx90a). If not,
+ * records BG_ENOTSUP ("am: GC IP 10.3.0 (gfx1030) is not supported; AM drives GC 9.4.3, 9.5.0, 11.x.x, 12.x.x") and
+ * returns its negative code; else 0. */
 int bg_am_gc_check_supported(unsigned maj, unsigned min, unsigned rev);
 
 #ifdef __cplusplus

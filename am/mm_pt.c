@@ -33,19 +33,6 @@ struct bg_am_pt {
 
 /* ---- encoders -------------------------------------------------------------------------------------- */
 
-int bg_am_pt_gen_for_gc(unsigned gc_major, enum bg_am_pt_gen *out) {
-  enum bg_am_pt_gen g;
-  switch (gc_major) {
-  case 9: g = BG_AM_PT_GFX9; break;
-  case 10:
-  case 11: g = BG_AM_PT_GFX11; break;
-  case 12: g = BG_AM_PT_GFX12; break;
-  default: return bg_error(BG_ENOTSUP, "pt: no page-table format for GC major version %u (AM knows 9, 10, 11, 12)", gc_major);
-  }
-  if (out) *out = g;
-  return 0;
-}
-
 unsigned bg_am_pt_hw_depth(enum bg_am_pt_gen gen) { return gen == BG_AM_PT_GFX9 ? 2u : 3u; }
 unsigned bg_am_pt_hw_block_size(enum bg_am_pt_gen gen) { return gen == BG_AM_PT_GFX9 ? 9u : 0u; }
 

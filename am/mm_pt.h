@@ -84,8 +84,7 @@ enum bg_am_pt_gen {
   BG_AM_PT_GFX11 = 11, /* GC 10.x and 11.x (identical layout) */
   BG_AM_PT_GFX12 = 12, /* GC 12.x */
 };
-/* Generation for a GC major version (9 -> GFX9, 10/11 -> GFX11, 12 -> GFX12); -BG_ENOTSUP otherwise. */
-int bg_am_pt_gen_for_gc(unsigned gc_major, enum bg_am_pt_gen *out);
+/* The generation of a device is its GMC descriptor's pt_gen (am/am_ip.h). */
 /* VM_CONTEXT0_CNTL page_table_depth / page_table_block_size for a root at PDB2 (tinygrad tinygrad/runtime/support/am/ip.py AM_GMC): gfx9 2/9, else 3/0. */
 unsigned bg_am_pt_hw_depth(enum bg_am_pt_gen gen);
 unsigned bg_am_pt_hw_block_size(enum bg_am_pt_gen gen);

@@ -19,10 +19,6 @@ struct bg_am_vram {
 
 static const char *const pool_names[] = {"boot", "page-table", "main"};
 
-uint64_t bg_am_vram_reserved_for_gc(unsigned maj, unsigned min) {
-  return (maj == 9 && (min == 4 || min == 5)) ? BG_AM_VRAM_RESERVED_TOP_GC94 : BG_AM_VRAM_RESERVED_TOP;
-}
-
 int bg_am_vram_create(const struct bg_am_vram_config *cfg, bg_am_vram **out) {
   if (!cfg || !out) return bg_error(BG_EINVAL, "vram: create: NULL argument");
   *out = NULL;

@@ -48,7 +48,7 @@ enum bg_am_vram_pool {
 
 struct bg_am_vram_config {
   uint64_t vram_size;     /* total VRAM bytes (rounded down to 4 KiB) */
-  uint64_t reserved_top;  /* bytes kept off the top; 0 = BG_AM_VRAM_RESERVED_TOP; see bg_am_vram_reserved_for_gc */
+  uint64_t reserved_top;  /* bytes kept off the top; 0 = BG_AM_VRAM_RESERVED_TOP; per GMC generation: am/am_ip.h */
   uint64_t visible_size;  /* CPU-visible BAR0 bytes; 0 or >= vram_size = large BAR (no page-table pool) */
   const bg_am_vram_io *io;/* may be NULL (then `zero` requests fail with BG_EINVAL); copied */
 };
@@ -61,9 +61,6 @@ struct bg_am_vram_layout {
 };
 
 typedef struct bg_am_vram bg_am_vram;
-
-/* Reserved-top size for a GC IP version: 384 MiB for GC 9.4.x and 9.5.x, else 64 MiB. */
-uint64_t bg_am_vram_reserved_for_gc(unsigned maj, unsigned min);
 
 /* -BG_EINVAL (naming the sizes) when VRAM cannot hold boot region + reserved top + at least one page of
  * the main pool, or when the small-BAR page-table pool would not fit in the visible BAR. */
