@@ -100,10 +100,11 @@ int bg_am_wait_reg_set(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, int tim
 
 void bg_am_flush_hdp(bg_am_dev *d) {
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  uint32_t remap = bg_am_rr(d, BG_AM_R_HDP_REMAP);
-  /* Before SOC init has programmed the remap it reads 0: tinygrad then writes MM_INDEX (dword 0); we skip it. */
-  if (remap) bg_am_wreg(d, remap / 4, 0);
+  uint32_t dw = d->hdp_flush_dw ? d->hdp_flush_dw : bg_am_rr(d, BG_AM_R_HDP_REMAP) / 4;
+  if (dw) bg_am_wreg(d, dw, 0);
 }
+
+void bg_am_flush_hdp_pin(bg_am_dev *d) { d->hdp_flush_dw = bg_am_rr(d, BG_AM_R_HDP_REMAP) / 4; }
 
 /* ---------------- open ---------------- */
 

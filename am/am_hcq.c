@@ -20,11 +20,6 @@
 
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
-void bg_am_hcq_flush_hdp(am_hcq *h) {
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  if (h->hdp_remap) bg_am_wreg(h->d, h->hdp_remap, 0);
-}
-
 /* tinygrad tinygrad/runtime/support/system.py PCIIfaceBase.alloc: host memory for BG_BUF_HOST, and for CPU-visible uncached buffers (large BAR) or any CPU-visible
  * buffer (small BAR: VRAM beyond the BAR has no CPU view). */
 static bool wants_sysmem(const am_hcq *h, unsigned flags) {
@@ -372,7 +367,7 @@ int bg_am_hcq_attach(bg_dev *dev, bg_am_dev *am, bg_am_blocks *blk, bool mock, c
     hcq_free(h);
     return bg_error_context(e, "am: %s: HCQ device: ", am->bdf);
   }
-  h->hdp_remap = bg_am_rr(am, BG_AM_R_HDP_REMAP) / 4;
+  bg_am_flush_hdp_pin(am);
   /* Everything the boot region holds is laid out: later allocations come from the main pool. */
   bg_am_vram_end_boot(am->mm);
   h->blk = *blk;

@@ -86,7 +86,6 @@ struct am_hcq {
   unsigned sdma_major;
   uint64_t max_copy;         /* COPY_LINEAR limit */
   uint32_t hdp_req, hdp_done;/* absolute dword addresses of GPU_HDP_FLUSH_REQ/DONE (PM4 memory barrier) */
-  uint32_t hdp_remap;        /* dword the CPU writes to flush HDP, 0: none */
   bg_queue_hw *q[2];
   /* scratch (tinygrad tinygrad/runtime/ops_amd.py AMDDevice._ensure_has_local_memory) */
   bg_mem scratch;
@@ -111,7 +110,7 @@ int bg_am_hcq_share(bg_dev *dev, const char *key);
 /* am_hcq.c */
 int bg_am_hcq_alloc(bg_dev *dev, uint64_t size, unsigned flags, bg_mem *out);
 void bg_am_hcq_free(bg_dev *dev, bg_mem *m);
-void bg_am_hcq_flush_hdp(am_hcq *h);
+static inline void bg_am_hcq_flush_hdp(am_hcq *h) { bg_am_flush_hdp(h->d); } /* am_dev.h */
 /* am_hcq_copy.c */
 int bg_am_hcq_copyin(bg_dev *dev, bg_mem *dst, uint64_t off, const void *src, uint64_t n);
 int bg_am_hcq_copyout(bg_dev *dev, const bg_mem *src, uint64_t off, void *dst, uint64_t n);
