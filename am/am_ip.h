@@ -41,6 +41,20 @@ struct bg_am_gfx_ip {
   bool rlc_autoload;   /* PSP AUTOLOAD_RLC (GC >= 11); else the sOS RL component as LOAD_IP_FW REG_LIST (gfx9) */
   bool aql;            /* AQL queue buffers and setup (v9 MQDs on every XCC) */
   unsigned pm4_gen;    /* generation the PM4 encoders take (am_pm4.h): 9, 11, 12 */
+  bool cp_soft_reset;  /* warm start: GRBM_SOFT_RESET of CP/CPC before the MEC restarts (GC < 12) */
+  bool sdma_rlc_cgcg;  /* clock gating: SDMA0/1_RLC_CGCG_CTRL.CGCG_INT_ENABLE in the GC table (GC >= 10) */
+  /* Stop the MEC and point it at its firmware (MEC v1: halt per XCC; RS64: program counters, PFP/ME on GC 12). */
+  int (*config_mec)(struct bg_am_dev *d);
+  /* Let it run. */
+  int (*enable_mec)(struct bg_am_dev *d);
+  /* Golden settings of XCC `inst` (GC instance); NULL: none. */
+  int (*golden)(struct bg_am_dev *d, unsigned inst);
+  /* SH_MEM_CONFIG of XCC `inst` (under the GRBM select of each VMID). */
+  int (*sh_mem_config)(struct bg_am_dev *d, unsigned inst);
+  /* MQD dwords outside the register image, for the k-th of n XCCs; NULL: none (v11/v12 MQDs). */
+  void (*mqd_extra)(uint32_t *mqd, bool aql, unsigned k, unsigned n);
+  /* Clock gating: clear the MGCG overrides of XCC `inst` (RLC_CGTT_MGCG_OVERRIDE, fields per generation). */
+  int (*cg_override)(struct bg_am_dev *d, unsigned inst);
 };
 
 /* ---- GMC (GC_HWIP, as Linux's gmc_v9/v11/v12): VM hubs, page tables, reserved VRAM ---- */
