@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tensor/tensor_internal.h"
+#include "util/grow.h"
 
 int bg_tctx_open(const char *dev, bg_tctx **out) {
   *out = NULL;
@@ -85,30 +86,18 @@ bg_tensor *t_null_arg(const char *op, const char *arg, bg_tensor *other) {
   return other ? t_fail(other->c, "%s: tensor argument '%s' is NULL", op, arg) : NULL;
 }
 
-static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return true;
-  size_t ncap = *cap ? *cap : 256;
-  while (ncap < need) ncap *= 2;
-  void *np = realloc(*p, ncap * elem);
-  if (!np) return false;
-  memset((char *)np + *cap * elem, 0, (ncap - *cap) * elem);
-  *p = np;
-  *cap = ncap;
-  return true;
-}
-
 bool t_tables(bg_tctx *c) {
   size_t need = ir_node_count(c->g);
   if (need > c->shapes_cap) {
     size_t cap = c->shapes_cap, cap2 = c->shapes_cap;
-    if (!grow((void **)&c->shapes, &cap, need, sizeof *c->shapes) ||
-        !grow((void **)&c->has_shape, &cap2, cap, 1))
+    if (!bg_grow((void **)&c->shapes, &cap, need, sizeof *c->shapes) ||
+        !bg_grow((void **)&c->has_shape, &cap2, cap, 1))
       return false;
     c->shapes_cap = cap;
   }
   if (need > c->real_cap) {
     size_t cap = c->real_cap, cap2 = c->real_cap;
-    if (!grow((void **)&c->real, &cap, need, sizeof *c->real) || !grow((void **)&c->handles, &cap2, cap, sizeof *c->handles))
+    if (!bg_grow((void **)&c->real, &cap, need, sizeof *c->real) || !bg_grow((void **)&c->handles, &cap2, cap, sizeof *c->handles))
       return false;
     c->real_cap = cap;
   }

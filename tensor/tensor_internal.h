@@ -136,8 +136,6 @@ bool t_dtype_ok(enum bg_dtype t);
 enum ir_scalar t_promote(enum ir_scalar a, enum ir_scalar b);
 /* Accumulator dtype of a sum (tinygrad's sum_acc_dtype). */
 enum ir_scalar t_sum_acc(enum ir_scalar s);
-uint16_t t_f32_to_f16(float f);
-float t_f16_to_f32(uint16_t h);
 double t_value_double(enum ir_scalar s, const void *p);
 
 /* ---- ops shared by the public entry points (tops.c) ---- */
