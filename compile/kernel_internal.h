@@ -73,7 +73,7 @@ void kopt_name(ir_ctx *ctx, const ir_node *sink, char *name, size_t n);
  * UPCAST ranges: each STORE duplicated for every value of the upcast ranges it depends on. */
 const ir_node *kexpand(ir_ctx *ctx, const ir_node *sink);
 
-/* ---- kdecomp.c ---- */
+/* ---- klower_half.c ---- */
 /* float16/bfloat16 values are stored as 16 bits; every ALU op on them is computed in float32 and
  * rounded back (per-op rounding, as IEEE half arithmetic), REDUCEs accumulate in float32. */
 const ir_node *kdecomp(ir_ctx *ctx, const ir_node *sink);

@@ -1,4 +1,4 @@
-/* compile/kdecomp.c: decompositions for the C renderer: 16-bit floats computed in float32.
+/* compile/klower_half.c: float16/bfloat16 lowered for the C renderer: 16-bit floats computed in float32.
  *
  * float16 and bfloat16 values stay 16-bit patterns (uint16_t in C) where they are loaded, stored,
  * cast or bitcast. Every other op on them is rebuilt in float32 on CAST(x -> float32) operands
