@@ -9,6 +9,7 @@
 
 #include "hcq/dev_internal.h"
 #include "util/env.h"
+#include "util/clock.h"
 
 #define SIGPAGE_SIZE 4096u
 #define SIGS_PER_PAGE (SIGPAGE_SIZE / 16u)
@@ -130,12 +131,6 @@ double bg_signal_timestamp_us(const bg_signal *s) {
   return (double)bg_signal_timestamp_raw(s) / s->dev->ops->ticks_per_us;
 }
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 
 int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms) {
   if (timeout_ms <= 0) {
@@ -147,11 +142,11 @@ int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms) {
   int r = sig_value(s, &seen);
   if (r < 0) return r;
   if (seen >= v) return 0;
-  uint64_t start = now_ns(), last_progress = start;
+  uint64_t start = bg_now_ns(), last_progress = start;
   for (unsigned spin = 0;; spin++) {
     if ((r = sig_value(s, &cur)) < 0) return r;
     if (cur >= v) return 0;
-    uint64_t t = now_ns();
+    uint64_t t = bg_now_ns();
     if (cur != seen) {
       seen = cur;
       last_progress = t;

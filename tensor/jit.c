@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tensor/tensor_internal.h"
+#include "util/grow.h"
 
 typedef struct jlaunch {
   size_t prog;                 /* index into c->progs (the array may move, indices stay) */
@@ -53,19 +54,9 @@ struct bg_jit {
   int64_t cur_in[16];          /* this replay's input buffers (per-launch mode) */
 };
 
-static bool grow(void **p, size_t *cap, size_t n, size_t elem) {
-  if (n < *cap) return true;
-  size_t nc = *cap ? *cap * 2 : 16;
-  void *np = realloc(*p, nc * elem);
-  if (!np) return false;
-  *p = np;
-  *cap = nc;
-  return true;
-}
-
 int t_jit_record(bg_tctx *c, size_t prog, const int64_t *uids, unsigned nbufs, const uint64_t *vals) {
   struct tjit_cap *k = c->cap;
-  if (!grow((void **)&k->l, &k->cap, k->n, sizeof *k->l)) return bg_error(BG_ENOMEM, "jit: out of host memory capturing");
+  if (!bg_grow((void **)&k->l, &k->cap, k->n + 1, sizeof *k->l)) return bg_error(BG_ENOMEM, "jit: out of host memory capturing");
   jlaunch *l = &k->l[k->n++];
   memset(l, 0, sizeof *l);
   l->prog = prog;
@@ -78,7 +69,7 @@ int t_jit_record(bg_tctx *c, size_t prog, const int64_t *uids, unsigned nbufs, c
 
 int t_jit_keep(bg_tctx *c, int64_t uid) {
   struct tjit_cap *k = c->cap;
-  if (!grow((void **)&k->kept, &k->kcap, k->nkept, sizeof *k->kept)) return bg_error(BG_ENOMEM, "jit: out of host memory capturing");
+  if (!bg_grow((void **)&k->kept, &k->kcap, k->nkept + 1, sizeof *k->kept)) return bg_error(BG_ENOMEM, "jit: out of host memory capturing");
   k->kept[k->nkept++] = uid;
   return 0;
 }
@@ -100,7 +91,7 @@ bool t_jit_masks_real(const bg_tctx *c, node u) {
   dframe *st = NULL;
   size_t n = 0, cap = 0;
   bool oom = false, result = true; /* on out of memory: recompute, which is always correct */
-  if (grow((void **)&st, &cap, n, sizeof *st)) st[n++] = (dframe){u, 0, false};
+  if (bg_grow((void **)&st, &cap, n + 1, sizeof *st)) st[n++] = (dframe){u, 0, false};
   else oom = true;
   while (n && !oom) {
     dframe *f = &st[n - 1];
@@ -113,7 +104,7 @@ bool t_jit_masks_real(const bg_tctx *c, node u) {
       tmap_ent *se = tmap_get(&k->dep, s->id, 0);
       if (se) {
         f->dep |= se->v == 1;
-      } else if (grow((void **)&st, &cap, n, sizeof *st)) {
+      } else if (bg_grow((void **)&st, &cap, n + 1, sizeof *st)) {
         st[n++] = (dframe){s, 0, false};
       } else {
         oom = true;
