@@ -55,8 +55,8 @@ static int usb_copy(am_hcq *h, const bg_mem *m, uint64_t off, const void *src, v
   uint64_t addr = 0;
   if (!a) return -BG_EINVAL;
   int e = bar_addr(h, a->pa + off, n, &addr);
-  if (e >= 0)
-    e = to_vram ? bg_pci_copy_in(h->d->pci, addr, src, n, NULL, NULL) : bg_pci_copy_out(h->d->pci, addr, dst, n, NULL, NULL);
+  if (e >= 0 && to_vram) e = bg_pci_copy_in(h->d->pci, addr, src, n, NULL, NULL);
+  else if (e >= 0) e = bg_pci_copy_out(h->d->pci, addr, dst, n, NULL, NULL);
   return e < 0 ? bg_error_context(e, "am: %s: copy of %" PRIu64 " bytes %s VRAM over USB: ", h->d->bdf, n,
                                   to_vram ? "to" : "from")
                : 0;

@@ -176,7 +176,8 @@ static int bar_of(bg_pci_dev *d, uint64_t addr, size_t n, int *bar, uint64_t *of
       return 0;
     }
   }
-  return bg_error(BG_EINVAL, "%s: copy of %zu bytes at bus address 0x%" PRIx64 ": expected a range inside one memory BAR",
+  return bg_error(BG_EINVAL,
+                  "%s: copy of %zu bytes at bus address 0x%" PRIx64 ": expected a range inside one memory BAR",
                   d->name, n, addr);
 }
 
