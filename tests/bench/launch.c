@@ -21,8 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "am/am_dev.h"
-#include "am/am_hcq.h"
+#include "am/am_query.h"
 #include "baregpu/compile.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
@@ -105,14 +104,16 @@ static size_t emu_nviews;
 static bool emu_wrap(bg_dev *d) {
   const char *iface = d->target.iface;
   if (strcmp(d->ops->kind, "AMD") != 0 || strncmp(iface, "MOCK", 4) != 0) return false;
-  const am_hcq *h = d->priv;
-  if (h->usb) { /* the BAR views are the library's bridge code; the emulator starts at the transport */
-    emu_xport = bg_asm24_transport(bg_usb_pci_bridge(h->d->pci));
+  bg_am_dev *am = bg_am_query_of(d);
+  if (!am) return false;
+  if (bg_am_query_is_usb(d)) { /* the BAR views are the library's bridge code; the emulator starts at the transport */
+    emu_xport = bg_asm24_transport(bg_usb_pci_bridge(bg_am_query_pci(am)));
     emu_xport_orig = emu_xport->ops;
     emu_xport->ops = &emu_xport_ops;
     return true;
   }
-  bg_mmio *views[3] = {&h->d->vram, &h->d->doorbell, &h->d->mmio};
+  bg_mmio *views[3];
+  bg_am_query_views(am, &views[0], &views[1], &views[2]);
   for (int k = 0; k < 3; k++) {
     if (!views[k]->ops) continue; /* a direct mapping (emulated VRAM is plain memory): no emulator code runs */
     emu_view *v = &emu_views[emu_nviews++];
