@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 #define BG_VERSION_MAJOR 0
-#define BG_VERSION_MINOR 1
+#define BG_VERSION_MINOR 2
 #define BG_VERSION_PATCH 0
 
 #define BG_VERSION_STR_(x) #x

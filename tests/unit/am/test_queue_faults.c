@@ -25,6 +25,14 @@
 #include "hcq/tmpl.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
+
+/* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
+static uint64_t sigval(const bg_signal *s) {
+  uint64_t v = 0;
+  ck_assert_msg(bg_signal_value(s, &v) == 0, "bg_signal_value: %s", bg_last_error());
+  return v;
+}
+#define SIGSET(s, v) ck_assert_msg(bg_signal_set((s), (v)) == 0, "bg_signal_set: %s", bg_last_error())
 #endif
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
@@ -64,7 +72,7 @@ static void sdma_fault(bg_buf *dst, bg_signal *s, bg_queue **qp) {
   bg_queue_signal(q, bg_sig(s), bg_const(7));
   OK(bg_queue_submit(q, NULL, 0)); /* checked when recorded: a live buffer */
   OK(bg_signal_wait(s, 7, 0));
-  bg_signal_set(s, 0);
+  SIGSET(s, 0);
   bg_buf_free(victim);
   OK(bg_queue_submit(q, NULL, 0)); /* the same program: constants are not re-checked, the page is gone */
   ck_assert_int_eq(mock_amd_engines_wait_idle(G, 10000), 0);
@@ -137,7 +145,7 @@ START_TEST(test_sdma_fault_reported_and_recovered) {
   ck_assert_int_eq(bg_dev_synchronize(D, 0), -BG_EHANG); /* latched until recovered */
   bg_queue *other;
   ck_assert_int_eq(bg_queue_new(D, BG_QUEUE_COMPUTE, &other), -BG_EHANG);
-  ck_assert_uint_eq(bg_signal_value(s), 0);
+  ck_assert_uint_eq(sigval(s), 0);
 
   OK(bg_dev_recover(D));
   OK(bg_dev_synchronize(D, 0));
@@ -165,7 +173,7 @@ START_TEST(test_sdma_fault_reported_and_recovered) {
   bg_buf_free(victim); /* after recording: the constant operands were checked against a live buffer */
   OK(bg_queue_submit(q, NULL, 0));
   OK(bg_dev_synchronize(D, 0));
-  bg_signal_set(gate, 1);
+  SIGSET(gate, 1);
   ck_assert_int_eq(mock_amd_engines_wait_idle(G, 10000), 0);
   ck_assert_int_eq(bg_dev_synchronize(D, 0), -BG_EHANG);
   ck_assert_msg(strstr(bg_last_error(), "page fault"), "%s", bg_last_error());
@@ -204,7 +212,7 @@ START_TEST(test_timeout_recovered) {
 #if BG_HAVE_LLVM
   if (mock_amd_chip_id(G) == MOCK_AMD_GFX11) kernel_and_check();
 #endif
-  ck_assert_uint_eq(bg_signal_value(never), 0);
+  ck_assert_uint_eq(sigval(never), 0);
   bg_buf_free(a);
   bg_buf_free(b);
   bg_signal_free(never);

@@ -14,6 +14,14 @@
 #include "hcq/target.h"
 #include "hcq/tmpl.h"
 
+/* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
+static uint64_t sigval(const bg_signal *s) {
+  uint64_t v = 0;
+  ck_assert_msg(bg_signal_value(s, &v) == 0, "bg_signal_value: %s", bg_last_error());
+  return v;
+}
+#define SIGSET(s, v) ck_assert_msg(bg_signal_set((s), (v)) == 0, "bg_signal_set: %s", bg_last_error())
+
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 
 /* ---------------- DEV= ---------------- */
@@ -251,7 +259,7 @@ START_TEST(resubmit_applies_only_changed_patches) {
     OK(bg_queue_submit(q, &i, 1));
     ck_assert_uint_eq(bg_dev_timeline_value(dev), tv + 1); /* the program claims the timeline */
     OK(bg_dev_synchronize(dev, 5000));
-    ck_assert_uint_eq(bg_signal_value(s), i);
+    ck_assert_uint_eq(sigval(s), i);
   }
   bg_queue_stats st;
   bg_queue_get_stats(q, &st);
@@ -322,10 +330,10 @@ START_TEST(timeline_wraps_after_2_31) {
   OK(bg_dev_synchronize(dev, 5000));
   ck_assert_ptr_ne(bg_dev_timeline(dev), before); /* swapped to the shadow signal */
   ck_assert_uint_eq(bg_dev_timeline_value(dev), 1);
-  ck_assert_uint_eq(bg_signal_value(bg_dev_timeline(dev)), 0);
+  ck_assert_uint_eq(sigval(bg_dev_timeline(dev)), 0);
   for (int i = 0; i < 5; i++) OK(bg_queue_submit(q, NULL, 0)); /* same program, new signal address */
   OK(bg_dev_synchronize(dev, 5000));
-  ck_assert_uint_eq(bg_signal_value(bg_dev_timeline(dev)), 5);
+  ck_assert_uint_eq(sigval(bg_dev_timeline(dev)), 5);
   bg_queue_free(q);
 }
 END_TEST
@@ -355,7 +363,7 @@ START_TEST(failed_sync_latches_error) {
   ck_assert_int_eq(bg_dev_synchronize(dev, 100), -BG_ETIMEDOUT); /* latched */
   ck_assert_ptr_nonnull(strstr(bg_last_error(), "error state"));
   ck_assert_int_lt(bg_queue_submit(q, NULL, 0), 0);
-  bg_signal_set(never, 1); /* let the worker finish so close is clean */
+  SIGSET(never, 1); /* let the worker finish so close is clean */
   bg_queue_free(q);
   bg_signal_free(never);
 }
