@@ -13,8 +13,8 @@
 /* A buffer with its place on the device's deferred-free list. bg_buf_free does not wait for the device: the buffer
  * leaves the live-allocation map at once (no new submit can name it) but its memory goes back to the allocator only
  * when the timeline reaches `retire`, the last value claimed when it was freed, so memory the queues may still
- * touch is never handed out again (as tinygrad's HCQ keeps a buffer until its last use's timeline value: runtime/
- * support/hcq.py, HCQAllocator._free). */
+ * touch is never handed out again (as TTM's delayed delete in Linux: drivers/gpu/drm/ttm/ttm_bo.c, ttm_bo_release
+ * queues a buffer object whose fences have not signalled instead of waiting for them). */
 typedef struct bg_buf_node {
   bg_buf b;                    /* first: a bg_buf * is a bg_buf_node * */
   uint64_t retire;
