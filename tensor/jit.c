@@ -159,7 +159,7 @@ void bg_jit_free(bg_jit *j) {
   if (j->q) bg_queue_free(j->q);
   for (size_t i = 0; i < j->cap.nkept; i++) {
     int64_t uid = j->cap.kept[i];
-    if (c->bufs[uid].b) bg_buf_free(c->bufs[uid].b); /* synchronizes the device first */
+    if (c->bufs[uid].b) bg_buf_free(c->bufs[uid].b); /* its memory returns once the work using it retires */
     c->bufs[uid].b = NULL;
   }
   free(j->cap.l);

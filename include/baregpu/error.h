@@ -1,7 +1,7 @@
 /* baregpu/error.h: the error model and logging shared by every layer above ir/.
  *
  * THE RULE every public function of baregpu follows (hcq.h, tensor.h, compile.h):
- *   1. A function that can fail returns int: 0 on success (or a non-negative count where its comment says so)
+ *   1. A function that can fail returns int: 0 on success (or a non-negative count or id where its comment says so)
  *      and a negative BG_E* code on failure, after recording a message with context in a thread-local buffer
  *      that bg_last_error() returns on the failing thread, e.g.
  *      "DEV=AMD:x: index 'x' is not a number; valid forms: ...". Nothing aborts on bad input.

@@ -27,7 +27,8 @@
  *   - One bg_dev and everything made from it (its buffers, signals, queues, programs, and its
  *     timeline) belong to one thread at a time: the caller serializes every call on them (a mutex of
  *     its own, or one bg_dev per thread). Two threads submitting on two queues of the same bg_dev, or
- *     one freeing a buffer the other copies into, is a data race on the bg_dev's timeline.
+ *     one freeing a buffer the other copies into, is a data race on the bg_dev's timeline and its list of freed
+ *     buffers waiting for their work to retire.
  *   - Exception: a signal's value and timestamp may be read, set and waited for from any thread
  *     (bg_signal_value, bg_signal_set, bg_signal_wait, bg_signal_timestamp_*) while its owner
  *     submits; creating and freeing signals stays with the owner.
@@ -235,7 +236,8 @@ void bg_queue_free(bg_queue *q);
  * size must be 1..N in each dimension with at most N threads in all, N the smaller of the device's limit (1024)
  * and the kernel's (AMD: the code object's .max_flat_workgroup_size). Constant operands are checked when recorded
  * (the error is sticky), symbolic ones at each submit whose variables changed them, and every copy again at
- * a submit after a buffer was freed (bg_buf_free); a failed check submits nothing and names the command, the operand and the buffer or limit. */
+ * a submit after a buffer was freed (bg_buf_free); a failed check submits nothing and names the command, the
+ * operand and the buffer or limit. */
 bg_queue *bg_queue_wait(bg_queue *q, bg_val signal_addr, bg_val value);
 bg_queue *bg_queue_signal(bg_queue *q, bg_val signal_addr, bg_val value);
 bg_queue *bg_queue_timestamp(bg_queue *q, bg_val signal_addr);

@@ -25,7 +25,7 @@ extern "C" {
    (BG_VERSION_MAJOR == (major) &&                                                                   \
     (BG_VERSION_MINOR > (minor) || (BG_VERSION_MINOR == (minor) && BG_VERSION_PATCH >= (patch)))))
 
-/* The running library's version, "MAJOR.MINOR.PATCH" (static storage; never NULL). */
+/* The running library's version, "MAJOR.MINOR.PATCH" (static storage; never NULL; cannot fail; any thread). */
 const char *bg_version(void);
 
 #ifdef __cplusplus
