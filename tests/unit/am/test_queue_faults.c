@@ -22,6 +22,7 @@
 #include "amd_testbed.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
+#include "hcq/memmap.h"
 #include "hcq/tmpl.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
@@ -73,8 +74,14 @@ static void sdma_fault(bg_buf *dst, bg_signal *s, bg_queue **qp) {
   OK(bg_queue_submit(q, NULL, 0)); /* checked when recorded: a live buffer */
   OK(bg_signal_wait(s, 7, 0));
   SIGSET(s, 0);
-  bg_buf_free(victim);
-  OK(bg_queue_submit(q, NULL, 0)); /* the same program: constants are not re-checked, the page is gone */
+  const uint64_t va = bg_buf_va(victim);
+  bg_buf_free(victim); /* its work retired: released at once, the page is gone */
+  /* The same program again is refused: copies are re-checked after a free. Put the stale range back in the
+   * live-allocation map so the copy reaches the engine and its read faults on the unmapped page. */
+  ck_assert_int_eq(bg_queue_submit(q, NULL, 0), -BG_EINVAL);
+  OK(bg_memmap_add(D, va, 1u << 16));
+  OK(bg_queue_submit(q, NULL, 0));
+  bg_memmap_remove(D, va);
   ck_assert_int_eq(mock_amd_engines_wait_idle(G, 10000), 0);
   mock_amd_sdma_stats ss;
   ck_assert(mock_amd_sdma_stats_get(G, &ss) && ss.hung);
@@ -170,8 +177,12 @@ START_TEST(test_sdma_fault_reported_and_recovered) {
   bg_queue_wait(q, bg_sig(gate), bg_const(1));
   bg_queue_copy(q, bg_addr(a, 0), bg_addr(victim, 0), 1u << 16);
   bg_queue_signal(q, bg_sig(s), bg_const(9));
+  const uint64_t victim_va = bg_buf_va(victim);
   bg_buf_free(victim); /* after recording: the constant operands were checked against a live buffer */
+  ck_assert_int_eq(bg_queue_submit(q, NULL, 0), -BG_EINVAL); /* and are again at the submit after a free */
+  OK(bg_memmap_add(D, victim_va, 1u << 16)); /* the stale range, so the copy reaches the engine (see sdma_fault) */
   OK(bg_queue_submit(q, NULL, 0));
+  bg_memmap_remove(D, victim_va);
   OK(bg_dev_synchronize(D, 0));
   SIGSET(gate, 1);
   ck_assert_int_eq(mock_amd_engines_wait_idle(G, 10000), 0);
