@@ -68,11 +68,14 @@ void bg_tctx_seed(bg_tctx *c, uint64_t seed) {
 }
 
 bg_tensor *t_fail(bg_tctx *c, const char *fmt, ...) {
+  char msg[sizeof c->err]; /* formatted apart: an argument may be bg_last_error() itself */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  bg_error(BG_EINVAL, "%s", msg); /* baregpu/error.h rule 4: the failing call's message is in bg_last_error() */
   if (!c->has_err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err, sizeof c->err, fmt, ap);
-    va_end(ap);
+    memcpy(c->err, msg, sizeof c->err);
     c->has_err = true;
     BG_LOG(1, "tensor: %s", c->err);
   }

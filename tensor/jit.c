@@ -150,7 +150,7 @@ void bg_jit_free(bg_jit *j) {
   if (j->q) bg_queue_free(j->q);
   for (size_t i = 0; i < j->cap.nkept; i++) {
     int64_t uid = j->cap.kept[i];
-    if (c->bufs[uid].b) bg_buf_free(c->bufs[uid].b); /* synchronizes the device first */
+    if (c->bufs[uid].b) bg_buf_free(c->bufs[uid].b); /* its memory returns once the work using it retires */
     c->bufs[uid].b = NULL;
   }
   free(j->cap.l);
@@ -323,7 +323,8 @@ static bg_tensor *replay_output(bg_jit *j, unsigned m, const uint64_t *slots) {
   for (unsigned d = 0; d < sh.n; d++) {
     if (!BG_DIM_IS_VAR(sh.d[d])) continue;
     int slot = var_slot(j, (int)BG_DIM_VAR(sh.d[d]));
-    if (slot >= 0) sh.d[d] = bg_tvar_bind(c, (int)BG_DIM_VAR(sh.d[d]), (int64_t)slots[slot]);
+    if (slot >= 0 && bg_tvar_bind(c, (int)BG_DIM_VAR(sh.d[d]), (int64_t)slots[slot], &sh.d[d]) < 0)
+      return NULL; /* the message is in bg_last_error() (and latched) */
   }
   const tbuf *b = &c->bufs[s->uid];
   return t_wrap(c, n_reshape(c, n_buffer(c, s->uid, b->numel, b->s), &sh));
@@ -377,7 +378,8 @@ static int replay(bg_jit *j, bg_tensor *const *in, bg_tensor **out) {
   j->replays++;
   c->st.kernels_run += j->cap.n;
   for (unsigned m = 0; m < j->nout; m++)
-    if (!(out[m] = replay_output(j, m, slots)) || !out[m]->u) return bg_error(BG_ENOMEM, "jit: out of host memory for an output");
+    if (!(out[m] = replay_output(j, m, slots)) || !out[m]->u)
+      return bg_error_context(-BG_EINVAL, "jit: output %u: ", m); /* the message: bind's or t_wrap's t_fail */
   return 0;
 }
 

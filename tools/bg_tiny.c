@@ -477,8 +477,9 @@ static int t_symbolic(tiny_run *r) {
   bg_tensor *ones = bg_tn_contiguous(bg_tn_ones(r->c, BG_FLOAT32, 1, sh));
   const int64_t sizes[] = {2, 5};
   for (int k = 0; k < 2; k++) {
-    int64_t s = sizes[k];
-    const int64_t b[1][2] = {{0, bg_tvar_bind(r->c, i, s)}}, cb[1][2] = {{0, s}}, osh[] = {s};
+    int64_t s = sizes[k], tok;
+    if (bg_tvar_bind(r->c, i, s, &tok) < 0) return fail(r, "bind: %s", why(r));
+    const int64_t b[1][2] = {{0, tok}}, cb[1][2] = {{0, s}}, osh[] = {s};
     bg_tensor *ret = bg_tn_addc(bg_tn_shrink(ones, b), 1);
     const double want[5] = {2, 2, 2, 2, 2};
     if (expect_vals(r, bg_tn_shrink(bg_tn_contiguous(ret), cb), BG_FLOAT32, 1, osh, want) < 0) return -1;
@@ -499,7 +500,9 @@ static int t_symbolic_reduce(tiny_run *r) {
   bg_tensor *ones = bg_tn_contiguous(bg_tn_ones(r->c, BG_FLOAT32, 1, sh));
   const int64_t sizes[] = {2, 5};
   for (int k = 0; k < 2; k++) {
-    const int64_t b[1][2] = {{0, bg_tvar_bind(r->c, i, sizes[k])}};
+    int64_t tok;
+    if (bg_tvar_bind(r->c, i, sizes[k], &tok) < 0) return fail(r, "bind: %s", why(r));
+    const int64_t b[1][2] = {{0, tok}};
     double v = 0;
     int rc = bg_tn_item(bg_tn_sum(bg_tn_shrink(ones, b), BG_ALL_AXES, false), &v);
     if (rc < 0) return fail(r, "item: %s: %s", bg_strerror(rc), why(r));
