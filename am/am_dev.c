@@ -138,10 +138,10 @@ static int resolve_regs(bg_am_dev *d) {
   if (e >= 0) e = resolve(d, BG_AM_R_HDP_REMAP, NBIO_HWIP, d->regs.nbio, regBIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL);
   if (e >= 0) e = resolve(d, BG_AM_R_SCRATCH6, GC_HWIP, d->regs.gc, regSCRATCH_REG6);
   if (e >= 0) e = resolve(d, BG_AM_R_SCRATCH7, GC_HWIP, d->regs.gc, regSCRATCH_REG7);
-  if (e >= 0)
-    e = resolve(d, BG_AM_R_FAULT_STATUS, GC_HWIP, d->regs.gc,
-                bg_am_reg_find(d->regs.gc, regGCVM_L2_PROTECTION_FAULT_STATUS_LO32) ? regGCVM_L2_PROTECTION_FAULT_STATUS_LO32
-                                                                                   : regGCVM_L2_PROTECTION_FAULT_STATUS);
+  enum bg_am_reg_id fs = bg_am_reg_find(d->regs.gc, regGCVM_L2_PROTECTION_FAULT_STATUS_LO32)
+                             ? regGCVM_L2_PROTECTION_FAULT_STATUS_LO32
+                             : regGCVM_L2_PROTECTION_FAULT_STATUS;
+  if (e >= 0) e = resolve(d, BG_AM_R_FAULT_STATUS, GC_HWIP, d->regs.gc, fs);
   return e;
 }
 

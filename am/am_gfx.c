@@ -118,8 +118,10 @@ static int config_mec(bg_am_gfx *x) {
   if (gfx9(d)) { /* MEC v1 (firmware loaded by the PSP): invalidate the icache, both MEs in reset and halted */
     unsigned xi[32], n = xcc_list(d, xi);
     for (unsigned k = 0; k < n; k++) {
-      int e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], regCP_MEC_CNTL, 1, NULL, BG_AM_F(CP_MEC_CNTL__MEC_INVALIDATE_ICACHE, 1),
-                                 BG_AM_F(CP_MEC_CNTL__MEC_ME1_PIPE0_RESET, 1), BG_AM_F(CP_MEC_CNTL__MEC_ME2_PIPE0_RESET, 1), BG_AM_F(CP_MEC_CNTL__MEC_ME1_HALT, 1),
+      int e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], regCP_MEC_CNTL, 1, NULL,
+                                 BG_AM_F(CP_MEC_CNTL__MEC_INVALIDATE_ICACHE, 1),
+                                 BG_AM_F(CP_MEC_CNTL__MEC_ME1_PIPE0_RESET, 1),
+                                 BG_AM_F(CP_MEC_CNTL__MEC_ME2_PIPE0_RESET, 1), BG_AM_F(CP_MEC_CNTL__MEC_ME1_HALT, 1),
                                  BG_AM_F(CP_MEC_CNTL__MEC_ME2_HALT, 1));
       if (e < 0) return e;
     }
@@ -143,7 +145,8 @@ static int enable_mec(bg_am_gfx *x) {
     unsigned xi[32], n = xcc_list(x->d, xi);
     for (unsigned k = 0; k < n && e >= 0; k++) e = bg_am_nwreg(x->d, GC_HWIP, xi[k], regCP_MEC_CNTL, 0);
   } else {
-    e = bg_am_nwreg_fields(x->d, GC_HWIP, 0, regCP_MEC_RS64_CNTL, 1, NULL, BG_AM_F(CP_MEC_RS64_CNTL__MEC_PIPE0_RESET, 0),
+    e = bg_am_nwreg_fields(x->d, GC_HWIP, 0, regCP_MEC_RS64_CNTL, 1, NULL,
+                           BG_AM_F(CP_MEC_RS64_CNTL__MEC_PIPE0_RESET, 0),
                            BG_AM_F(CP_MEC_RS64_CNTL__MEC_PIPE0_ACTIVE, 1), BG_AM_F(CP_MEC_RS64_CNTL__MEC_HALT, 0));
   }
   if (e >= 0) bg_am_sleep_ms(x->d->opts.settle_ms < 0 ? 0 : 50);
@@ -179,7 +182,8 @@ static int reset_mec(bg_am_gfx *x) {
   if (d->gc.maj < 12) {
     unsigned xi[32], n = xcc_list(d, xi);
     for (unsigned k = 0; k < n; k++)
-      if ((e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], regGRBM_SOFT_RESET, 0, NULL, BG_AM_F(GRBM_SOFT_RESET__SOFT_RESET_CP, 1),
+      if ((e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], regGRBM_SOFT_RESET, 0, NULL,
+                                  BG_AM_F(GRBM_SOFT_RESET__SOFT_RESET_CP, 1),
                                   BG_AM_F(GRBM_SOFT_RESET__SOFT_RESET_CPC, 1))) < 0)
         return e;
     bg_am_sleep_ms(d->opts.settle_ms < 0 ? 0 : 50);
@@ -225,18 +229,23 @@ int bg_am_gfx_init(bg_am_gfx *x, bool warm) {
   for (unsigned k = 0; k < n; k++) {
     unsigned i = xi[k];
     if (gfx9(d) && ((e = bg_am_nwreg(d, GC_HWIP, i, regGB_ADDR_CONFIG, 0x2a114042u)) < 0 || /* MI300 golden */
-                    (e = bg_am_nwreg_fields(d, GC_HWIP, i, regTCP_UTCL1_CNTL2, 1, NULL, BG_AM_F(TCP_UTCL1_CNTL2__SPARE, 1))) < 0))
+                    (e = bg_am_nwreg_fields(d, GC_HWIP, i, regTCP_UTCL1_CNTL2, 1, NULL,
+                                            BG_AM_F(TCP_UTCL1_CNTL2__SPARE, 1))) < 0))
       return e;
-    if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, regGRBM_CNTL, 1, NULL, BG_AM_F(GRBM_CNTL__READ_TIMEOUT, 0xff))) < 0) return e;
+    if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, regGRBM_CNTL, 1, NULL,
+                                BG_AM_F(GRBM_CNTL__READ_TIMEOUT, 0xff))) < 0) return e;
     for (unsigned vmid = 0; vmid < 16; vmid++) {
       if ((e = grbm_sel(d, 0, 0, 0, vmid, i)) < 0) return e;
       if (gfx9(d))
-        e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_CONFIG, 0, NULL, BG_AM_F(SH_MEM_CONFIG__RETRY_DISABLE, 1), BG_AM_F(SH_MEM_CONFIG__F8_MODE, 1),
+        e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_CONFIG, 0, NULL, BG_AM_F(SH_MEM_CONFIG__RETRY_DISABLE, 1),
+                               BG_AM_F(SH_MEM_CONFIG__F8_MODE, 1),
                                BG_AM_F(SH_MEM_CONFIG__ADDRESS_MODE, 0), BG_AM_F(SH_MEM_CONFIG__ALIGNMENT_MODE, 3));
       else
         e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_CONFIG, 0, NULL, BG_AM_F(SH_MEM_CONFIG__ADDRESS_MODE, 0),
-                               BG_AM_F(SH_MEM_CONFIG__ALIGNMENT_MODE, 3), BG_AM_F(SH_MEM_CONFIG__INITIAL_INST_PREFETCH, 3));
-      if (e < 0 || (e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_BASES, 0, NULL, BG_AM_F(SH_MEM_BASES__SHARED_BASE, 1),
+                               BG_AM_F(SH_MEM_CONFIG__ALIGNMENT_MODE, 3),
+                               BG_AM_F(SH_MEM_CONFIG__INITIAL_INST_PREFETCH, 3));
+      if (e < 0 || (e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_BASES, 0, NULL,
+                                           BG_AM_F(SH_MEM_BASES__SHARED_BASE, 1),
                                            BG_AM_F(SH_MEM_BASES__PRIVATE_BASE, 2))) < 0)
         return e;
     }

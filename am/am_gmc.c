@@ -105,25 +105,36 @@ static int hub_one(bg_am_gmc *g, enum bg_am_hub h, unsigned i) {
     e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_PROTECTION_FAULT_CNTL2), 1, NULL,
                            BG_AM_F(HF(h, VM_L2_PROTECTION_FAULT_CNTL2, ACTIVE_PAGE_MIGRATION_PTE_READ_RETRY), 1));
   if (e >= 0)
-    e = bg_am_nwreg_fields(d, hw, i, HR(h, MC_VM_MX_L1_TLB_CNTL), 1, NULL, BG_AM_F(HF(h, MC_VM_MX_L1_TLB_CNTL, ENABLE_L1_TLB), 1),
-                           BG_AM_F(HF(h, MC_VM_MX_L1_TLB_CNTL, SYSTEM_ACCESS_MODE), 3), BG_AM_F(HF(h, MC_VM_MX_L1_TLB_CNTL, ENABLE_ADVANCED_DRIVER_MODEL), 1),
-                           BG_AM_F(HF(h, MC_VM_MX_L1_TLB_CNTL, SYSTEM_APERTURE_UNMAPPED_ACCESS), 0), BG_AM_F(HF(h, MC_VM_MX_L1_TLB_CNTL, MTYPE), AMDGPU_MTYPE_UC));
+    e = bg_am_nwreg_fields(d, hw, i, HR(h, MC_VM_MX_L1_TLB_CNTL), 1, NULL,
+                           BG_AM_F(HF(h, MC_VM_MX_L1_TLB_CNTL, ENABLE_L1_TLB), 1),
+                           BG_AM_F(HF(h, MC_VM_MX_L1_TLB_CNTL, SYSTEM_ACCESS_MODE), 3),
+                           BG_AM_F(HF(h, MC_VM_MX_L1_TLB_CNTL, ENABLE_ADVANCED_DRIVER_MODEL), 1),
+                           BG_AM_F(HF(h, MC_VM_MX_L1_TLB_CNTL, SYSTEM_APERTURE_UNMAPPED_ACCESS), 0),
+                           BG_AM_F(HF(h, MC_VM_MX_L1_TLB_CNTL, MTYPE), AMDGPU_MTYPE_UC));
   if (e >= 0)
     e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL), 1, NULL, BG_AM_F(HF(h, VM_L2_CNTL, ENABLE_L2_CACHE), 1),
-                           BG_AM_F(HF(h, VM_L2_CNTL, ENABLE_DEFAULT_PAGE_OUT_TO_SYSTEM_MEMORY), 1), BG_AM_F(HF(h, VM_L2_CNTL, L2_PDE0_CACHE_TAG_GENERATION_MODE), 0),
-                           BG_AM_F(HF(h, VM_L2_CNTL, PDE_FAULT_CLASSIFICATION), 0), BG_AM_F(HF(h, VM_L2_CNTL, CONTEXT1_IDENTITY_ACCESS_MODE), 1),
-                           BG_AM_F(HF(h, VM_L2_CNTL, IDENTITY_MODE_FRAGMENT_SIZE), 0), BG_AM_F(HF(h, VM_L2_CNTL, ENABLE_L2_FRAGMENT_PROCESSING), pre10));
+                           BG_AM_F(HF(h, VM_L2_CNTL, ENABLE_DEFAULT_PAGE_OUT_TO_SYSTEM_MEMORY), 1),
+                           BG_AM_F(HF(h, VM_L2_CNTL, L2_PDE0_CACHE_TAG_GENERATION_MODE), 0),
+                           BG_AM_F(HF(h, VM_L2_CNTL, PDE_FAULT_CLASSIFICATION), 0),
+                           BG_AM_F(HF(h, VM_L2_CNTL, CONTEXT1_IDENTITY_ACCESS_MODE), 1),
+                           BG_AM_F(HF(h, VM_L2_CNTL, IDENTITY_MODE_FRAGMENT_SIZE), 0),
+                           BG_AM_F(HF(h, VM_L2_CNTL, ENABLE_L2_FRAGMENT_PROCESSING), pre10));
   if (e >= 0)
-    e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL2), 1, NULL, BG_AM_F(HF(h, VM_L2_CNTL2, INVALIDATE_ALL_L1_TLBS), 1),
+    e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL2), 1, NULL,
+                           BG_AM_F(HF(h, VM_L2_CNTL2, INVALIDATE_ALL_L1_TLBS), 1),
                            BG_AM_F(HF(h, VM_L2_CNTL2, INVALIDATE_L2_CACHE), 1));
   if (e >= 0)
-    e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL3), 0, NULL, BG_AM_F(HF(h, VM_L2_CNTL3, L2_CACHE_4K_ASSOCIATIVITY), 1),
-                           BG_AM_F(HF(h, VM_L2_CNTL3, L2_CACHE_BIGK_ASSOCIATIVITY), 1), BG_AM_F(HF(h, VM_L2_CNTL3, BANK_SELECT), pre10 ? 12 : 9),
+    e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL3), 0, NULL,
+                           BG_AM_F(HF(h, VM_L2_CNTL3, L2_CACHE_4K_ASSOCIATIVITY), 1),
+                           BG_AM_F(HF(h, VM_L2_CNTL3, L2_CACHE_BIGK_ASSOCIATIVITY), 1),
+                           BG_AM_F(HF(h, VM_L2_CNTL3, BANK_SELECT), pre10 ? 12 : 9),
                            BG_AM_F(HF(h, VM_L2_CNTL3, L2_CACHE_BIGK_FRAGMENT_SIZE), pre10 ? 9 : 6));
   if (e >= 0)
-    e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL4), 0, NULL, BG_AM_F(HF(h, VM_L2_CNTL4, L2_CACHE_4K_PARTITION_COUNT), 1));
+    e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL4), 0, NULL,
+                           BG_AM_F(HF(h, VM_L2_CNTL4, L2_CACHE_4K_PARTITION_COUNT), 1));
   if (e >= 0 && !pre10)
-    e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL5), 0, NULL, BG_AM_F(HF(h, VM_L2_CNTL5, WALKER_PRIORITY_CLIENT_ID), 0x1ff));
+    e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL5), 0, NULL,
+                           BG_AM_F(HF(h, VM_L2_CNTL5, WALKER_PRIORITY_CLIENT_ID), 0x1ff));
   /* enable_vm_addressing(root, vmid 0) */
   if (e >= 0) e = w(g, h, i, HR(h, VM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32), (uint32_t)(g->vm_base >> 12));
   if (e >= 0) e = w(g, h, i, HR(h, VM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32), (uint32_t)(g->vm_base >> 44));
@@ -138,10 +149,11 @@ static int hub_one(bg_am_gmc *g, enum bg_am_hub h, unsigned i) {
       return bg_error(BG_ENOTSUP, "am: %s: gmc: no register %s", d->bdf, bg_am_reg_id_name(HR(h, VM_CONTEXT0_CNTL)));
 #define PF(X) BG_AM_F(HF(h, VM_CONTEXT0_CNTL, X##_PROTECTION_FAULT_ENABLE_INTERRUPT), 1), \
               BG_AM_F(HF(h, VM_CONTEXT0_CNTL, X##_PROTECTION_FAULT_ENABLE_DEFAULT), 1)
-    const struct bg_am_fv fv[] = {PF(RANGE), PF(DUMMY_PAGE), PF(PDE0), PF(VALID), PF(READ), PF(WRITE), PF(EXECUTE),
-                                  BG_AM_F(HF(h, VM_CONTEXT0_CNTL, ENABLE_CONTEXT), 1),
-                                  BG_AM_F(HF(h, VM_CONTEXT0_CNTL, PAGE_TABLE_DEPTH), bg_am_pt_hw_depth(g->gen)),
-                                  BG_AM_F(HF(h, VM_CONTEXT0_CNTL, PAGE_TABLE_BLOCK_SIZE), bg_am_pt_hw_block_size(g->gen))};
+    const struct bg_am_fv fv[] = {
+        PF(RANGE), PF(DUMMY_PAGE), PF(PDE0), PF(VALID), PF(READ), PF(WRITE), PF(EXECUTE),
+        BG_AM_F(HF(h, VM_CONTEXT0_CNTL, ENABLE_CONTEXT), 1),
+        BG_AM_F(HF(h, VM_CONTEXT0_CNTL, PAGE_TABLE_DEPTH), bg_am_pt_hw_depth(g->gen)),
+        BG_AM_F(HF(h, VM_CONTEXT0_CNTL, PAGE_TABLE_BLOCK_SIZE), bg_am_pt_hw_block_size(g->gen))};
 #undef PF
     if ((e = bg_am_reg_fields_set(r, &v, fv, sizeof(fv) / sizeof(fv[0]))) < 0)
       return bg_error_context(e, "am: %s: gmc: ", d->bdf);

@@ -57,7 +57,8 @@ static int ring_regs(bg_am_ih *ih, int r) {
   if (r == 0)
     e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 0, NULL, BG_AM_F(IH_RB_CNTL__MC_SPACE, 4),
                            BG_AM_F(IH_RB_CNTL__WPTR_OVERFLOW_CLEAR, 1), BG_AM_F(IH_RB_CNTL__RB_SIZE, 16),
-                           BG_AM_F(IH_RB_CNTL__MC_SNOOP, 1), BG_AM_F(IH_RB_CNTL__MC_RO, 0), BG_AM_F(IH_RB_CNTL__MC_VMID, 0),
+                           BG_AM_F(IH_RB_CNTL__MC_SNOOP, 1), BG_AM_F(IH_RB_CNTL__MC_RO, 0),
+                           BG_AM_F(IH_RB_CNTL__MC_VMID, 0),
                            BG_AM_F(IH_RB_CNTL__WPTR_OVERFLOW_ENABLE, 1), BG_AM_F(IH_RB_CNTL__RPTR_REARM, 1));
   else
     e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL_RING1, 0, NULL, BG_AM_F(IH_RB_CNTL_RING1__MC_SPACE, 4),
@@ -80,13 +81,16 @@ int bg_am_ih_init(bg_am_ih *ih) {
   /* A fresh ring: zero the write-pointer pages so that stale entries from a previous run are not read. */
   for (int r = 0; r < 2 && e >= 0; r++) e = bg_am_vram_zero(d->mm, ih->wptr[r], 0x1000);
   for (int r = 0; r < 2 && e >= 0; r++) e = ring_regs(ih, r);
-  bool v442 = d->regs.osssys == bg_am_regtab_by_name("osssys_4_4_2");
+  bool v442 = d->regs.osssys == &bg_am_regtab_osssys_4_4_2;
   if (e >= 0 && !v442) {
-    e = bg_am_nwreg_fields(d, OSS, 0, regIH_STORM_CLIENT_LIST_CNTL, 1, NULL, BG_AM_F(IH_STORM_CLIENT_LIST_CNTL__CLIENT18_IS_STORM_CLIENT, 1));
-    if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, regIH_INT_FLOOD_CNTL, 1, NULL, BG_AM_F(IH_INT_FLOOD_CNTL__FLOOD_CNTL_ENABLE, 1));
+    e = bg_am_nwreg_fields(d, OSS, 0, regIH_STORM_CLIENT_LIST_CNTL, 1, NULL,
+                           BG_AM_F(IH_STORM_CLIENT_LIST_CNTL__CLIENT18_IS_STORM_CLIENT, 1));
+    if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, regIH_INT_FLOOD_CNTL, 1, NULL,
+                                       BG_AM_F(IH_INT_FLOOD_CNTL__FLOOD_CNTL_ENABLE, 1));
     if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, regIH_MSI_STORM_CTRL, 1, NULL, BG_AM_F(IH_MSI_STORM_CTRL__DELAY, 3));
   }
-  if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 1, NULL, BG_AM_F(IH_RB_CNTL__RB_ENABLE, 1), BG_AM_F(IH_RB_CNTL__ENABLE_INTR, 1));
+  if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 1, NULL, BG_AM_F(IH_RB_CNTL__RB_ENABLE, 1),
+                                     BG_AM_F(IH_RB_CNTL__ENABLE_INTR, 1));
   if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL_RING1, 1, NULL, BG_AM_F(IH_RB_CNTL_RING1__RB_ENABLE, 1));
   return e < 0 ? bg_error_context(e, "am: %s: ih: ", d->bdf) : 0;
 }
@@ -150,8 +154,10 @@ int bg_am_ih_drain(bg_am_ih *ih, bg_am_ih_entry *out, size_t max, size_t *n) {
   if ((e = bg_am_nwreg(d, OSS, 0, regIH_RB_RPTR, (w % ndw) << 2)) < 0) return e;
   if (wreg & 1) { /* RB_OVERFLOW */
     if ((e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_WPTR, 1, NULL, BG_AM_F(IH_RB_WPTR__RB_OVERFLOW, 0))) < 0) return e;
-    if ((e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 1, NULL, BG_AM_F(IH_RB_CNTL__WPTR_OVERFLOW_CLEAR, 1))) < 0) return e;
-    if ((e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 1, NULL, BG_AM_F(IH_RB_CNTL__WPTR_OVERFLOW_CLEAR, 0))) < 0) return e;
+    if ((e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 1, NULL,
+                                BG_AM_F(IH_RB_CNTL__WPTR_OVERFLOW_CLEAR, 1))) < 0) return e;
+    if ((e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 1, NULL,
+                                BG_AM_F(IH_RB_CNTL__WPTR_OVERFLOW_CLEAR, 0))) < 0) return e;
   }
   return nerr;
 }

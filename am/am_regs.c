@@ -175,8 +175,8 @@ int bg_am_reg_id_by_name(const char *name, enum bg_am_reg_id *out) {
     else
       lo = mid + 1;
   }
-  return bg_error(BG_EINVAL, "regs: no register named '%s' in any table (expected a Linux name such as regGCVM_L2_CNTL)",
-                  name);
+  return bg_error(BG_EINVAL,
+                  "regs: no register named '%s' in any table (expected a Linux name such as regGCVM_L2_CNTL)", name);
 }
 
 int bg_am_reg_get(const struct bg_am_regtab *t, enum bg_am_reg_id id, const struct bg_am_reg **out) {

@@ -80,7 +80,8 @@ static int init_v44(bg_am_sdma *s) {
   int e;
   uint32_t insts = d->disc.ip[SDMA0_HWIP].inst_mask;
   for (unsigned i = 0; i < 32; i++)
-    if ((insts >> i & 1) && (e = bg_am_nwreg_fields(d, SDMA0_HWIP, i, regSDMA_CNTL, 1, NULL, BG_AM_F(SDMA_CNTL__TRAP_ENABLE, 1),
+    if ((insts >> i & 1) && (e = bg_am_nwreg_fields(d, SDMA0_HWIP, i, regSDMA_CNTL, 1, NULL,
+                                                    BG_AM_F(SDMA_CNTL__TRAP_ENABLE, 1),
                                                     BG_AM_F(SDMA_CNTL__UTC_L1_ENABLE, 1))) < 0)
       return e;
   if (!bg_am_nbio79(d)) return bg_am_doorbell_enable(d, 2, 0xe, 0x3, BG_AM_SDMA_DOORBELL * 2, 4);
@@ -94,7 +95,8 @@ static int init_v44(bg_am_sdma *s) {
       if (entry >= sizeof(DB_ENTRY) / sizeof(DB_ENTRY[0]))
         return bg_error(BG_EINVAL, "am: %s: sdma: doorbell entry %u of AID %u (expected at most 16)", d->bdf, entry, aid);
       if ((e = bg_am_nwreg_fields(d, NBIO_HWIP, 0, DB_ENTRY[entry].reg, 0, NULL, BG_AM_F(DB_ENTRY[entry].size, 20),
-                                  BG_AM_F(DB_ENTRY[entry].offset, (BG_AM_SDMA_DOORBELL + (entry - 1) * 0xa) * 2))) < 0 ||
+                                  BG_AM_F(DB_ENTRY[entry].offset,
+                                          (BG_AM_SDMA_DOORBELL + (entry - 1) * 0xa) * 2))) < 0 ||
           (e = bg_am_doorbell_enable_aid(d, route[k].port, route[k].awid, route[k].awaddr, route[k].offset, 4, aid)) < 0)
         return e;
     }
@@ -106,20 +108,27 @@ int bg_am_sdma_init(bg_am_sdma *s) {
   bg_am_dev *d = s->d;
   int e;
   if (s->v44) return init_v44(s);
-  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_WATCHDOG_CNTL, 1, NULL, BG_AM_F(SDMA0_WATCHDOG_CNTL__QUEUE_HANG_COUNT, 100))) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_UTCL1_CNTL, 1, NULL, BG_AM_F(SDMA0_UTCL1_CNTL__RESP_MODE, 3), BG_AM_F(SDMA0_UTCL1_CNTL__REDO_DELAY, 9))) < 0)
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_WATCHDOG_CNTL, 1, NULL,
+                              BG_AM_F(SDMA0_WATCHDOG_CNTL__QUEUE_HANG_COUNT, 100))) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_UTCL1_CNTL, 1, NULL, BG_AM_F(SDMA0_UTCL1_CNTL__RESP_MODE, 3),
+                              BG_AM_F(SDMA0_UTCL1_CNTL__REDO_DELAY, 9))) < 0)
     return e;
   if (s->mcu) {
     if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_UTCL1_PAGE, 1, NULL, BG_AM_F(SDMA0_UTCL1_PAGE__RD_L2_POLICY, 2),
                                 BG_AM_F(SDMA0_UTCL1_PAGE__WR_L2_POLICY, 3))) < 0 ||
-        (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_MCU_CNTL, 1, NULL, BG_AM_F(SDMA0_MCU_CNTL__HALT, 0), BG_AM_F(SDMA0_MCU_CNTL__RESET, 0))) < 0)
+        (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_MCU_CNTL, 1, NULL, BG_AM_F(SDMA0_MCU_CNTL__HALT, 0),
+                                BG_AM_F(SDMA0_MCU_CNTL__RESET, 0))) < 0)
       return e;
-  } else if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_UTCL1_PAGE, 1, NULL, BG_AM_F(SDMA0_UTCL1_PAGE__RD_L2_POLICY, 2),
-                                     BG_AM_F(SDMA0_UTCL1_PAGE__WR_L2_POLICY, 3), BG_AM_F(SDMA0_UTCL1_PAGE__LLC_NOALLOC, 1))) < 0 ||
-             (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_F32_CNTL, 1, NULL, BG_AM_F(SDMA0_F32_CNTL__HALT, 0), BG_AM_F(SDMA0_F32_CNTL__TH1_RESET, 0))) < 0) {
+  } else if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_UTCL1_PAGE, 1, NULL,
+                                     BG_AM_F(SDMA0_UTCL1_PAGE__RD_L2_POLICY, 2),
+                                     BG_AM_F(SDMA0_UTCL1_PAGE__WR_L2_POLICY, 3),
+                                     BG_AM_F(SDMA0_UTCL1_PAGE__LLC_NOALLOC, 1))) < 0 ||
+             (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_F32_CNTL, 1, NULL, BG_AM_F(SDMA0_F32_CNTL__HALT, 0),
+                                     BG_AM_F(SDMA0_F32_CNTL__TH1_RESET, 0))) < 0) {
     return e;
   }
-  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_CNTL, 1, NULL, BG_AM_F(SDMA0_CNTL__TRAP_ENABLE, 1))) < 0) return e;
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_CNTL, 1, NULL,
+                              BG_AM_F(SDMA0_CNTL__TRAP_ENABLE, 1))) < 0) return e;
   return bg_am_doorbell_enable(d, 2, 0xe, 0x3, BG_AM_SDMA_DOORBELL * 2, 4);
 }
 
@@ -177,7 +186,8 @@ int bg_am_sdma_fini(bg_am_sdma *s) {
   if ((e = bg_am_nwreg_fields(d, hw, 0, QREG(s, RB_CNTL), 1, NULL, BG_AM_F(QF(s, RB_CNTL, RB_ENABLE), 0))) < 0 ||
       (e = bg_am_nwreg_fields(d, hw, 0, QREG(s, IB_CNTL), 1, NULL, BG_AM_F(QF(s, IB_CNTL, IB_ENABLE), 0))) < 0 ||
       (e = bg_am_nwreg_fields(d, hw, 0, QREG(s, DOORBELL), 1, NULL, BG_AM_F(QF(s, DOORBELL, ENABLE), 0))) < 0 ||
-      (e = bg_am_nwreg_fields(d, hw, 0, QREG(s, DOORBELL_OFFSET), 1, NULL, BG_AM_F(QF(s, DOORBELL_OFFSET, OFFSET), 0))) < 0)
+      (e = bg_am_nwreg_fields(d, hw, 0, QREG(s, DOORBELL_OFFSET), 1, NULL,
+                              BG_AM_F(QF(s, DOORBELL_OFFSET, OFFSET), 0))) < 0)
     return e;
   s->ring_on = false;
   return 0;
