@@ -41,11 +41,10 @@ void bg_am_ih_destroy(bg_am_ih *ih) {
 
 /* The registers of IH ring 0 and ring 1 (Linux ih_v6_0.c ih_v6_0_init_register_offset). */
 static const struct {
-  enum bg_am_reg_id base, base_hi, cntl, wptr, rptr, doorbell;
+  enum bg_am_reg_id base, base_hi, wptr, rptr, doorbell; /* IH_RB_CNTL(_RING1): fields differ, written below */
 } RING[2] = {
-    {regIH_RB_BASE, regIH_RB_BASE_HI, regIH_RB_CNTL, regIH_RB_WPTR, regIH_RB_RPTR, regIH_DOORBELL_RPTR},
-    {regIH_RB_BASE_RING1, regIH_RB_BASE_HI_RING1, regIH_RB_CNTL_RING1, regIH_RB_WPTR_RING1, regIH_RB_RPTR_RING1,
-     regIH_DOORBELL_RPTR_RING1},
+    {regIH_RB_BASE, regIH_RB_BASE_HI, regIH_RB_WPTR, regIH_RB_RPTR, regIH_DOORBELL_RPTR},
+    {regIH_RB_BASE_RING1, regIH_RB_BASE_HI_RING1, regIH_RB_WPTR_RING1, regIH_RB_RPTR_RING1, regIH_DOORBELL_RPTR_RING1},
 };
 
 static int ring_regs(bg_am_ih *ih, int r) {
