@@ -365,8 +365,8 @@ int bg_am_hcq_attach(bg_dev *dev, bg_am_dev *am, bg_am_blocks *blk, bool mock, c
   h->sdma_major = am->disc.ip[SDMA0_HWIP].maj;
   h->max_copy = h->sdma_major >= 5 ? BG_SDMA_MAX_COPY_V5 : BG_SDMA_MAX_COPY_V4;
   int e = bg_am_va_create(blk->gmc->vm_base ? blk->gmc->vm_base : BG_AM_VA_BASE, BG_AM_VA_SIZE, &h->va);
-  if (e >= 0) e = bg_am_nreg_addr(am, NBIO_HWIP, 0, "regBIF_BX_PF0_GPU_HDP_FLUSH_REQ", &h->hdp_req);
-  if (e >= 0) e = bg_am_nreg_addr(am, NBIO_HWIP, 0, "regBIF_BX_PF0_GPU_HDP_FLUSH_DONE", &h->hdp_done);
+  if (e >= 0) e = bg_am_nreg_addr(am, NBIO_HWIP, 0, regBIF_BX_PF0_GPU_HDP_FLUSH_REQ, &h->hdp_req);
+  if (e >= 0) e = bg_am_nreg_addr(am, NBIO_HWIP, 0, regBIF_BX_PF0_GPU_HDP_FLUSH_DONE, &h->hdp_done);
   if (e < 0) {
     hcq_free(h);
     return bg_error_context(e, "am: %s: HCQ device: ", am->bdf);

@@ -217,7 +217,7 @@ void bg_am_hcq_queue_state(const bg_queue_hw *q, char *buf, size_t n) {
 
 static int ih_wptr(am_hcq *h, uint32_t *w) {
   if (!h->ih_wptr_reg) {
-    int e = bg_am_nreg_addr(h->d, OSSSYS_HWIP, 0, "regIH_RB_WPTR", &h->ih_wptr_reg);
+    int e = bg_am_nreg_addr(h->d, OSSSYS_HWIP, 0, regIH_RB_WPTR, &h->ih_wptr_reg);
     if (e < 0) return e;
   }
   *w = bg_am_rreg(h->d, h->ih_wptr_reg);
@@ -262,8 +262,8 @@ int bg_am_hcq_recover(bg_dev *dev) {
    * status so the next fault raises an interrupt again. The drained errors were reported already or are the fault
    * being recovered from. */
   if (h->blk.ih && (e = bg_am_ih_drain(h->blk.ih, NULL, 0, &n)) < 0) return e;
-  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regGCVM_L2_PROTECTION_FAULT_CNTL", 1, NULL,
-                              "CLEAR_PROTECTION_FAULT_STATUS_ADDR", 1u, (const char *)NULL)) < 0)
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regGCVM_L2_PROTECTION_FAULT_CNTL, 1, NULL,
+                              BG_AM_F(GCVM_L2_PROTECTION_FAULT_CNTL__CLEAR_PROTECTION_FAULT_STATUS_ADDR, 1))) < 0)
     return e;
   for (int k = 0; k < 2; k++) {
     bg_queue_hw *q = h->q[k];
