@@ -86,21 +86,19 @@ int bg_am_boot_fini(bg_am_dev *d, bg_am_blocks *blk) {
   return e < 0 ? e : e2 < 0 ? e2 : e3;
 }
 
-#define F(n, v) n, (unsigned)(v)
-#define END (const char *)NULL
-
 /* SOC.set_clockgating_state (tinygrad tinygrad/runtime/support/am/ip.py AM_SOC, AM_GMC): HDP >= 5.2.1 memory light/deep sleep, MMHUB ATC L2 CG if present. */
 static int soc_clockgating(bg_am_dev *d) {
   int e;
   const struct bg_am_ip *h = &d->disc.ip[HDP_HWIP];
   unsigned hv = (unsigned)h->maj << 16 | (unsigned)h->min << 8 | h->rev;
-  if (d->regs.mmhub && bg_am_reg_find(d->regs.mmhub, "regMM_ATC_L2_MISC_CG") &&
-      (e = bg_am_nwreg_fields(d, MMHUB_HWIP, 0, "regMM_ATC_L2_MISC_CG", 1, NULL, F("ENABLE", 1), F("MEM_LS_ENABLE", 1),
-                              END)) < 0)
+  if (d->regs.mmhub && bg_am_reg_find(d->regs.mmhub, regMM_ATC_L2_MISC_CG) &&
+      (e = bg_am_nwreg_fields(d, MMHUB_HWIP, 0, regMM_ATC_L2_MISC_CG, 1, NULL, BG_AM_F(MM_ATC_L2_MISC_CG__ENABLE, 1),
+                              BG_AM_F(MM_ATC_L2_MISC_CG__MEM_LS_ENABLE, 1))) < 0)
     return e;
   if (hv >= (5u << 16 | 2u << 8 | 1u) && d->regs.hdp &&
-      (e = bg_am_nwreg_fields(d, HDP_HWIP, 0, "regHDP_MEM_POWER_CTRL", 1, NULL, F("ATOMIC_MEM_POWER_CTRL_EN", 1),
-                              F("ATOMIC_MEM_POWER_DS_EN", 1), END)) < 0)
+      (e = bg_am_nwreg_fields(d, HDP_HWIP, 0, regHDP_MEM_POWER_CTRL, 1, NULL,
+                              BG_AM_F(HDP_MEM_POWER_CTRL__ATOMIC_MEM_POWER_CTRL_EN, 1),
+                              BG_AM_F(HDP_MEM_POWER_CTRL__ATOMIC_MEM_POWER_DS_EN, 1))) < 0)
     return e;
   return 0;
 }
@@ -110,8 +108,9 @@ static int soc_clockgating(bg_am_dev *d) {
 static int gfx_clockgating_xcc(bg_am_dev *d, unsigned i) {
   int e;
   uint32_t a, v = 0;
-  if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, "regRLC_SAFE_MODE", 0, NULL, F("MESSAGE", 1), F("CMD", 1), END)) < 0 ||
-      (e = bg_am_nreg_addr(d, GC_HWIP, i, "regRLC_SAFE_MODE", &a)) < 0)
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, regRLC_SAFE_MODE, 0, NULL, BG_AM_F(RLC_SAFE_MODE__MESSAGE, 1),
+                              BG_AM_F(RLC_SAFE_MODE__CMD, 1))) < 0 ||
+      (e = bg_am_nreg_addr(d, GC_HWIP, i, regRLC_SAFE_MODE, &a)) < 0)
     return e;
   int tmo = d->opts.timeout_ms > 0 ? d->opts.timeout_ms : 10000;
   double t0 = bg_am_now_ms();
@@ -121,29 +120,47 @@ static int gfx_clockgating_xcc(bg_am_dev *d, unsigned i) {
                       "cmd bit not cleared", d->bdf, i, a, v, tmo);
     bg_am_sleep_ms(1);
   }
-  if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, "regRLC_CGCG_CGLS_CTRL", 1, NULL, F("CGCG_GFX_IDLE_THRESHOLD", 0x36),
-                              F("CGCG_EN", 1), F("CGLS_REP_COMPANSAT_DELAY", 0xf), F("CGLS_EN", 1), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, i, "regCP_RB_WPTR_POLL_CNTL", 1, NULL, F("POLL_FREQUENCY", 0x100),
-                              F("IDLE_POLL_COUNT", 0x90), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, i, "regCP_INT_CNTL", 1, NULL, F("CNTX_BUSY_INT_ENABLE", 1),
-                              F("CNTX_EMPTY_INT_ENABLE", 1), F("CMP_BUSY_INT_ENABLE", 1), END)) < 0)
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, regRLC_CGCG_CGLS_CTRL, 1, NULL,
+                              BG_AM_F(RLC_CGCG_CGLS_CTRL__CGCG_GFX_IDLE_THRESHOLD, 0x36),
+                              BG_AM_F(RLC_CGCG_CGLS_CTRL__CGCG_EN, 1),
+                              BG_AM_F(RLC_CGCG_CGLS_CTRL__CGLS_REP_COMPANSAT_DELAY, 0xf),
+                              BG_AM_F(RLC_CGCG_CGLS_CTRL__CGLS_EN, 1))) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, i, regCP_RB_WPTR_POLL_CNTL, 1, NULL,
+                              BG_AM_F(CP_RB_WPTR_POLL_CNTL__POLL_FREQUENCY, 0x100),
+                              BG_AM_F(CP_RB_WPTR_POLL_CNTL__IDLE_POLL_COUNT, 0x90))) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, i, regCP_INT_CNTL, 1, NULL, BG_AM_F(CP_INT_CNTL__CNTX_BUSY_INT_ENABLE, 1),
+                              BG_AM_F(CP_INT_CNTL__CNTX_EMPTY_INT_ENABLE, 1),
+                              BG_AM_F(CP_INT_CNTL__CMP_BUSY_INT_ENABLE, 1))) < 0)
     return e;
   if (d->gc.maj >= 10 &&
-      ((e = bg_am_nwreg_fields(d, GC_HWIP, i, "regSDMA0_RLC_CGCG_CTRL", 1, NULL, F("CGCG_INT_ENABLE", 1), END)) < 0 ||
-       (e = bg_am_nwreg_fields(d, GC_HWIP, i, "regSDMA1_RLC_CGCG_CTRL", 1, NULL, F("CGCG_INT_ENABLE", 1), END)) < 0))
+      ((e = bg_am_nwreg_fields(d, GC_HWIP, i, regSDMA0_RLC_CGCG_CTRL, 1, NULL,
+                               BG_AM_F(SDMA0_RLC_CGCG_CTRL__CGCG_INT_ENABLE, 1))) < 0 ||
+       (e = bg_am_nwreg_fields(d, GC_HWIP, i, regSDMA1_RLC_CGCG_CTRL, 1, NULL,
+                               BG_AM_F(SDMA1_RLC_CGCG_CTRL__CGCG_INT_ENABLE, 1))) < 0))
     return e;
   if (d->gc.maj == 9)
-    e = bg_am_nwreg_fields(d, GC_HWIP, i, "regRLC_CGTT_MGCG_OVERRIDE", 1, NULL, F("GFXIP_MGLS_OVERRIDE", 0),
-                           F("GFXIP_REP_FGCG_OVERRIDE", 0), F("GFXIP_FGCG_OVERRIDE", 0), F("GRBM_CGTT_SCLK_OVERRIDE", 0),
-                           F("RLC_CGTT_SCLK_OVERRIDE", 0), F("GFXIP_MGCG_OVERRIDE", 0), F("GFXIP_CGLS_OVERRIDE", 0),
-                           F("GFXIP_CGCG_OVERRIDE", 0), END);
+    e = bg_am_nwreg_fields(d, GC_HWIP, i, regRLC_CGTT_MGCG_OVERRIDE, 1, NULL,
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_MGLS_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_REP_FGCG_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_FGCG_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GRBM_CGTT_SCLK_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__RLC_CGTT_SCLK_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_MGCG_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_CGLS_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_CGCG_OVERRIDE, 0));
   else
-    e = bg_am_nwreg_fields(d, GC_HWIP, i, "regRLC_CGTT_MGCG_OVERRIDE", 1, NULL, F("GFXIP_FGCG_OVERRIDE", 0),
-                           F("GRBM_CGTT_SCLK_OVERRIDE", 0), F("RLC_CGTT_SCLK_OVERRIDE", 0), F("GFXIP_MGCG_OVERRIDE", 0),
-                           F("GFXIP_CGLS_OVERRIDE", 0), F("GFXIP_CGCG_OVERRIDE", 0), F("PERFMON_CLOCK_STATE", 1),
-                           F("GFXIP_REPEATER_FGCG_OVERRIDE", 0), END);
+    e = bg_am_nwreg_fields(d, GC_HWIP, i, regRLC_CGTT_MGCG_OVERRIDE, 1, NULL,
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_FGCG_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GRBM_CGTT_SCLK_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__RLC_CGTT_SCLK_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_MGCG_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_CGLS_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_CGCG_OVERRIDE, 0),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__PERFMON_CLOCK_STATE, 1),
+                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_REPEATER_FGCG_OVERRIDE, 0));
   if (e < 0) return e;
-  return bg_am_nwreg_fields(d, GC_HWIP, i, "regRLC_SAFE_MODE", 0, NULL, F("MESSAGE", 0), F("CMD", 1), END);
+  return bg_am_nwreg_fields(d, GC_HWIP, i, regRLC_SAFE_MODE, 0, NULL, BG_AM_F(RLC_SAFE_MODE__MESSAGE, 0),
+                            BG_AM_F(RLC_SAFE_MODE__CMD, 1));
 }
 
 static int gfx_clockgating(bg_am_dev *d) {

@@ -108,41 +108,41 @@ void bg_am_flush_hdp_pin(bg_am_dev *d) { d->hdp_flush_dw = bg_am_rr(d, BG_AM_R_H
 
 /* ---------------- open ---------------- */
 
-static int resolve(bg_am_dev *d, enum bg_am_regid id, int hwip, const struct bg_am_regtab *t, const char *name) {
-  const struct bg_am_reg *r = bg_am_reg_find(t, name);
-  if (!r) return bg_error(BG_ENOTSUP, "am: %s: register table %s has no %s", d->bdf, t->name, name);
+static int resolve(bg_am_dev *d, enum bg_am_regid id, int hwip, const struct bg_am_regtab *t, enum bg_am_reg_id reg) {
+  const struct bg_am_reg *r = bg_am_reg_find(t, reg);
+  if (!r) return bg_error(BG_ENOTSUP, "am: %s: register table %s has no %s", d->bdf, t->name, bg_am_reg_id_name(reg));
   d->r[id].name = r->name;
   return bg_am_reg_abs(&d->disc, hwip, 0, r, &d->r[id].addr);
 }
 
 static int resolve_regs(bg_am_dev *d) {
-  static const struct { int id; const char *sfx; } psp[] = {
-      {BG_AM_R_PSP35, "35"}, {BG_AM_R_PSP36, "36"}, {BG_AM_R_PSP64, "64"}, {BG_AM_R_PSP67, "67"},
-      {BG_AM_R_PSP69, "69"}, {BG_AM_R_PSP70, "70"}, {BG_AM_R_PSP71, "71"}, {BG_AM_R_PSP81, "81"}};
-  static const struct { int id; const char *sfx; } smu[] = {
-      {BG_AM_R_SMU53, "53"}, {BG_AM_R_SMU54, "54"}, {BG_AM_R_SMU66, "66"},
-      {BG_AM_R_SMU75, "75"}, {BG_AM_R_SMU82, "82"}, {BG_AM_R_SMU90, "90"}};
-  char name[64];
+  /* PSP mailbox: MP0 on MP 13.0.x, MPASP on 14.0.x; SMU mailbox: MP1 (am/am_regs.h) */
+  static const struct { enum bg_am_regid id; enum bg_am_reg_id mp0, mpasp; } psp[] = {
+      {BG_AM_R_PSP35, regMP0_SMN_C2PMSG_35, regMPASP_SMN_C2PMSG_35},
+      {BG_AM_R_PSP36, regMP0_SMN_C2PMSG_36, regMPASP_SMN_C2PMSG_36},
+      {BG_AM_R_PSP64, regMP0_SMN_C2PMSG_64, regMPASP_SMN_C2PMSG_64},
+      {BG_AM_R_PSP67, regMP0_SMN_C2PMSG_67, regMPASP_SMN_C2PMSG_67},
+      {BG_AM_R_PSP69, regMP0_SMN_C2PMSG_69, regMPASP_SMN_C2PMSG_69},
+      {BG_AM_R_PSP70, regMP0_SMN_C2PMSG_70, regMPASP_SMN_C2PMSG_70},
+      {BG_AM_R_PSP71, regMP0_SMN_C2PMSG_71, regMPASP_SMN_C2PMSG_71},
+      {BG_AM_R_PSP81, regMP0_SMN_C2PMSG_81, regMPASP_SMN_C2PMSG_81}};
+  static const struct { enum bg_am_regid id; enum bg_am_reg_id reg; } smu[] = {
+      {BG_AM_R_SMU53, mmMP1_SMN_C2PMSG_53}, {BG_AM_R_SMU54, mmMP1_SMN_C2PMSG_54}, {BG_AM_R_SMU66, mmMP1_SMN_C2PMSG_66},
+      {BG_AM_R_SMU75, mmMP1_SMN_C2PMSG_75}, {BG_AM_R_SMU82, mmMP1_SMN_C2PMSG_82}, {BG_AM_R_SMU90, mmMP1_SMN_C2PMSG_90}};
   int e = 0;
-  const char *pfx = d->mp0.maj >= 14 ? "regMPASP_SMN_C2PMSG_" : "regMP0_SMN_C2PMSG_";
-  for (size_t i = 0; i < sizeof(psp) / sizeof(psp[0]) && e >= 0; i++) {
-    snprintf(name, sizeof(name), "%s%s", pfx, psp[i].sfx);
-    e = resolve(d, (enum bg_am_regid)psp[i].id, MP0_HWIP, d->regs.mp, name);
-  }
-  for (size_t i = 0; i < sizeof(smu) / sizeof(smu[0]) && e >= 0; i++) {
-    snprintf(name, sizeof(name), "mmMP1_SMN_C2PMSG_%s", smu[i].sfx);
-    e = resolve(d, (enum bg_am_regid)smu[i].id, MP1_HWIP, d->regs.smu, name);
-  }
-  if (e >= 0) e = resolve(d, BG_AM_R_RSMU_INDEX, NBIO_HWIP, d->regs.nbio, "regBIF_BX_PF0_RSMU_INDEX");
-  if (e >= 0) e = resolve(d, BG_AM_R_RSMU_DATA, NBIO_HWIP, d->regs.nbio, "regBIF_BX_PF0_RSMU_DATA");
-  if (e >= 0) e = resolve(d, BG_AM_R_HDP_REMAP, NBIO_HWIP, d->regs.nbio, "regBIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL");
-  if (e >= 0) e = resolve(d, BG_AM_R_SCRATCH6, GC_HWIP, d->regs.gc, "regSCRATCH_REG6");
-  if (e >= 0) e = resolve(d, BG_AM_R_SCRATCH7, GC_HWIP, d->regs.gc, "regSCRATCH_REG7");
-  if (e >= 0)
-    e = resolve(d, BG_AM_R_FAULT_STATUS, GC_HWIP, d->regs.gc,
-                bg_am_reg_find(d->regs.gc, "regGCVM_L2_PROTECTION_FAULT_STATUS_LO32")
-                    ? "regGCVM_L2_PROTECTION_FAULT_STATUS_LO32"
-                    : "regGCVM_L2_PROTECTION_FAULT_STATUS");
+  for (size_t i = 0; i < sizeof(psp) / sizeof(psp[0]) && e >= 0; i++)
+    e = resolve(d, psp[i].id, MP0_HWIP, d->regs.mp, d->mp0.maj >= 14 ? psp[i].mpasp : psp[i].mp0);
+  for (size_t i = 0; i < sizeof(smu) / sizeof(smu[0]) && e >= 0; i++)
+    e = resolve(d, smu[i].id, MP1_HWIP, d->regs.smu, smu[i].reg);
+  if (e >= 0) e = resolve(d, BG_AM_R_RSMU_INDEX, NBIO_HWIP, d->regs.nbio, regBIF_BX_PF0_RSMU_INDEX);
+  if (e >= 0) e = resolve(d, BG_AM_R_RSMU_DATA, NBIO_HWIP, d->regs.nbio, regBIF_BX_PF0_RSMU_DATA);
+  if (e >= 0) e = resolve(d, BG_AM_R_HDP_REMAP, NBIO_HWIP, d->regs.nbio, regBIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL);
+  if (e >= 0) e = resolve(d, BG_AM_R_SCRATCH6, GC_HWIP, d->regs.gc, regSCRATCH_REG6);
+  if (e >= 0) e = resolve(d, BG_AM_R_SCRATCH7, GC_HWIP, d->regs.gc, regSCRATCH_REG7);
+  enum bg_am_reg_id fs = bg_am_reg_find(d->regs.gc, regGCVM_L2_PROTECTION_FAULT_STATUS_LO32)
+                             ? regGCVM_L2_PROTECTION_FAULT_STATUS_LO32
+                             : regGCVM_L2_PROTECTION_FAULT_STATUS;
+  if (e >= 0) e = resolve(d, BG_AM_R_FAULT_STATUS, GC_HWIP, d->regs.gc, fs);
   return e;
 }
 

@@ -11,8 +11,6 @@
 #include "am/am_soc.h"
 #include "baregpu/error.h"
 
-#define F(n, v) n, (unsigned)(v)
-#define END (const char *)NULL
 #define MQD_DWORDS 512u
 #define MQD_REG0 0x80u /* MQD dword of CP_MQD_BASE_ADDR */
 #define MQD_NREGS 56u  /* CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI */
@@ -37,7 +35,7 @@ static unsigned xcc_list(const bg_am_dev *d, unsigned inst[32]) {
 }
 
 static int grbm_sel(bg_am_dev *d, unsigned me, unsigned pipe, unsigned queue, unsigned vmid, unsigned inst) {
-  return bg_am_nwreg(d, GC_HWIP, inst, "regGRBM_GFX_CNTL",
+  return bg_am_nwreg(d, GC_HWIP, inst, regGRBM_GFX_CNTL,
                      (pipe & 3u) | (me & 3u) << 2 | (vmid & 0xfu) << 4 | (queue & 7u) << 8);
 }
 
@@ -81,10 +79,10 @@ void bg_am_gfx_destroy(bg_am_gfx *x) {
 }
 
 /* Poll a GC register until (v & mask) == want; the timeout names the register. */
-static int wait_gc_inst(bg_am_dev *d, unsigned inst, const char *name, uint32_t mask, uint32_t want,
+static int wait_gc_inst(bg_am_dev *d, unsigned inst, enum bg_am_reg_id id, uint32_t mask, uint32_t want,
                         const char *what) {
   uint32_t a, v = 0;
-  int e = bg_am_nreg_addr(d, GC_HWIP, inst, name, &a);
+  int e = bg_am_nreg_addr(d, GC_HWIP, inst, id, &a);
   if (e < 0) return e;
   int tmo = d->opts.timeout_ms > 0 ? d->opts.timeout_ms : 10000;
   double t0 = bg_am_now_ms();
@@ -95,24 +93,24 @@ static int wait_gc_inst(bg_am_dev *d, unsigned inst, const char *name, uint32_t 
     bg_am_sleep_ms(1);
   }
   return bg_error(BG_ETIMEDOUT, "am: %s: gfx: %s: %s (XCC %u, 0x%x) & 0x%x = 0x%x after %d ms, expected 0x%x", d->bdf,
-                  what, name, inst, a, mask, v & mask, tmo, want);
+                  what, bg_am_reg_id_name(id), inst, a, mask, v & mask, tmo, want);
 }
 
-static int wait_gc(bg_am_dev *d, const char *name, uint32_t mask, uint32_t want, const char *what) {
-  return wait_gc_inst(d, 0, name, mask, want, what);
+static int wait_gc(bg_am_dev *d, enum bg_am_reg_id id, uint32_t mask, uint32_t want, const char *what) {
+  return wait_gc_inst(d, 0, id, mask, want, what);
 }
 
 /* cfg(eng, cntl, pcreg, me) of config_mec. */
-static int cfg_engine(bg_am_dev *d, uint64_t ucode_start, const char *pcreg, const char *pcreg_hi, unsigned me,
-                      const char *cntl, const char *field) {
+static int cfg_engine(bg_am_dev *d, uint64_t ucode_start, enum bg_am_reg_id pcreg, enum bg_am_reg_id pcreg_hi,
+                      unsigned me, enum bg_am_reg_id cntl, enum bg_am_field_id field) {
   int e;
   uint64_t pc = ucode_start >> 2;
   if ((e = bg_am_gfx_grbm_select(d, me, 0, 0, 0)) < 0 || (e = bg_am_nwreg(d, GC_HWIP, 0, pcreg, (uint32_t)pc)) < 0 ||
       (e = bg_am_nwreg(d, GC_HWIP, 0, pcreg_hi, (uint32_t)(pc >> 32))) < 0 ||
       (e = bg_am_gfx_grbm_select(d, 0, 0, 0, 0)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, cntl, 1, NULL, F(field, 1), END)) < 0)
+      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, cntl, 1, NULL, BG_AM_F(field, 1))) < 0)
     return e;
-  return bg_am_nwreg_fields(d, GC_HWIP, 0, cntl, 1, NULL, F(field, 0), END);
+  return bg_am_nwreg_fields(d, GC_HWIP, 0, cntl, 1, NULL, BG_AM_F(field, 0));
 }
 
 static int config_mec(bg_am_gfx *x) {
@@ -120,33 +118,36 @@ static int config_mec(bg_am_gfx *x) {
   if (gfx9(d)) { /* MEC v1 (firmware loaded by the PSP): invalidate the icache, both MEs in reset and halted */
     unsigned xi[32], n = xcc_list(d, xi);
     for (unsigned k = 0; k < n; k++) {
-      int e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], "regCP_MEC_CNTL", 1, NULL, F("MEC_INVALIDATE_ICACHE", 1),
-                                 F("MEC_ME1_PIPE0_RESET", 1), F("MEC_ME2_PIPE0_RESET", 1), F("MEC_ME1_HALT", 1),
-                                 F("MEC_ME2_HALT", 1), END);
+      int e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], regCP_MEC_CNTL, 1, NULL,
+                                 BG_AM_F(CP_MEC_CNTL__MEC_INVALIDATE_ICACHE, 1),
+                                 BG_AM_F(CP_MEC_CNTL__MEC_ME1_PIPE0_RESET, 1),
+                                 BG_AM_F(CP_MEC_CNTL__MEC_ME2_PIPE0_RESET, 1), BG_AM_F(CP_MEC_CNTL__MEC_ME1_HALT, 1),
+                                 BG_AM_F(CP_MEC_CNTL__MEC_ME2_HALT, 1));
       if (e < 0) return e;
     }
     return 0;
   }
   if (d->gc.maj >= 12) {
     int e;
-    if ((e = cfg_engine(d, d->fw->rs64_start[0], "regCP_PFP_PRGRM_CNTR_START", "regCP_PFP_PRGRM_CNTR_START_HI", 0,
-                        "regCP_ME_CNTL", "PFP_PIPE0_RESET")) < 0 ||
-        (e = cfg_engine(d, d->fw->rs64_start[1], "regCP_ME_PRGRM_CNTR_START", "regCP_ME_PRGRM_CNTR_START_HI", 0,
-                        "regCP_ME_CNTL", "ME_PIPE0_RESET")) < 0)
+    if ((e = cfg_engine(d, d->fw->rs64_start[0], regCP_PFP_PRGRM_CNTR_START, regCP_PFP_PRGRM_CNTR_START_HI, 0,
+                        regCP_ME_CNTL, CP_ME_CNTL__PFP_PIPE0_RESET)) < 0 ||
+        (e = cfg_engine(d, d->fw->rs64_start[1], regCP_ME_PRGRM_CNTR_START, regCP_ME_PRGRM_CNTR_START_HI, 0,
+                        regCP_ME_CNTL, CP_ME_CNTL__ME_PIPE0_RESET)) < 0)
       return e;
   }
-  return cfg_engine(d, d->fw->rs64_start[2], "regCP_MEC_RS64_PRGRM_CNTR_START", "regCP_MEC_RS64_PRGRM_CNTR_START_HI",
-                    1, "regCP_MEC_RS64_CNTL", "MEC_PIPE0_RESET");
+  return cfg_engine(d, d->fw->rs64_start[2], regCP_MEC_RS64_PRGRM_CNTR_START, regCP_MEC_RS64_PRGRM_CNTR_START_HI,
+                    1, regCP_MEC_RS64_CNTL, CP_MEC_RS64_CNTL__MEC_PIPE0_RESET);
 }
 
 static int enable_mec(bg_am_gfx *x) {
   int e = 0;
   if (gfx9(x->d)) {
     unsigned xi[32], n = xcc_list(x->d, xi);
-    for (unsigned k = 0; k < n && e >= 0; k++) e = bg_am_nwreg(x->d, GC_HWIP, xi[k], "regCP_MEC_CNTL", 0);
+    for (unsigned k = 0; k < n && e >= 0; k++) e = bg_am_nwreg(x->d, GC_HWIP, xi[k], regCP_MEC_CNTL, 0);
   } else {
-    e = bg_am_nwreg_fields(x->d, GC_HWIP, 0, "regCP_MEC_RS64_CNTL", 1, NULL, F("MEC_PIPE0_RESET", 0),
-                           F("MEC_PIPE0_ACTIVE", 1), F("MEC_HALT", 0), END);
+    e = bg_am_nwreg_fields(x->d, GC_HWIP, 0, regCP_MEC_RS64_CNTL, 1, NULL,
+                           BG_AM_F(CP_MEC_RS64_CNTL__MEC_PIPE0_RESET, 0),
+                           BG_AM_F(CP_MEC_RS64_CNTL__MEC_PIPE0_ACTIVE, 1), BG_AM_F(CP_MEC_RS64_CNTL__MEC_HALT, 0));
   }
   if (e >= 0) bg_am_sleep_ms(x->d->opts.settle_ms < 0 ? 0 : 50);
   return e;
@@ -159,12 +160,12 @@ int bg_am_gfx_dequeue(bg_am_gfx *x) {
   for (unsigned q = 0; q < 2 && e >= 0; q++) {
     for (unsigned k = 0; k < n && e >= 0; k++) {
       uint32_t act = 0;
-      if ((e = grbm_sel(d, 1, 0, q, 0, xi[k])) < 0 || (e = bg_am_nrreg(d, GC_HWIP, xi[k], "regCP_HQD_ACTIVE", &act)) < 0)
+      if ((e = grbm_sel(d, 1, 0, q, 0, xi[k])) < 0 || (e = bg_am_nrreg(d, GC_HWIP, xi[k], regCP_HQD_ACTIVE, &act)) < 0)
         break;
       if (!(act & 1)) continue;
-      if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], "regCP_HQD_DEQUEUE_REQUEST", 2)) < 0 ||
-          (e = bg_am_nwreg(d, GC_HWIP, xi[k], "regSPI_COMPUTE_QUEUE_RESET", 1)) < 0 ||
-          (e = wait_gc_inst(d, xi[k], "regCP_HQD_ACTIVE", 1, 0, "dequeue")) < 0)
+      if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], regCP_HQD_DEQUEUE_REQUEST, 2)) < 0 ||
+          (e = bg_am_nwreg(d, GC_HWIP, xi[k], regSPI_COMPUTE_QUEUE_RESET, 1)) < 0 ||
+          (e = wait_gc_inst(d, xi[k], regCP_HQD_ACTIVE, 1, 0, "dequeue")) < 0)
         break;
     }
   }
@@ -181,12 +182,13 @@ static int reset_mec(bg_am_gfx *x) {
   if (d->gc.maj < 12) {
     unsigned xi[32], n = xcc_list(d, xi);
     for (unsigned k = 0; k < n; k++)
-      if ((e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], "regGRBM_SOFT_RESET", 0, NULL, F("SOFT_RESET_CP", 1),
-                                  F("SOFT_RESET_CPC", 1), END)) < 0)
+      if ((e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], regGRBM_SOFT_RESET, 0, NULL,
+                                  BG_AM_F(GRBM_SOFT_RESET__SOFT_RESET_CP, 1),
+                                  BG_AM_F(GRBM_SOFT_RESET__SOFT_RESET_CPC, 1))) < 0)
         return e;
     bg_am_sleep_ms(d->opts.settle_ms < 0 ? 0 : 50);
     for (unsigned k = 0; k < n; k++)
-      if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], "regGRBM_SOFT_RESET", 0)) < 0) return e;
+      if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], regGRBM_SOFT_RESET, 0)) < 0) return e;
   }
   if ((e = config_mec(x)) < 0) return e;
   return enable_mec(x);
@@ -199,52 +201,57 @@ int bg_am_gfx_init(bg_am_gfx *x, bool warm) {
     if ((e = bg_am_gmc_init_hub(x->gmc, BG_AM_HUB_GC)) < 0) return e;
     return reset_mec(x);
   }
-  if ((e = wait_gc(d, "regCP_STAT", 0xffffffffu, 0, "RLC autoload (CP idle)")) < 0) return e;
+  if ((e = wait_gc(d, regCP_STAT, 0xffffffffu, 0, "RLC autoload (CP idle)")) < 0) return e;
   /* gfx9 has no RLC autoload (the PSP loads the RLC with REG_LIST): no bootload status to wait for */
-  if (bg_am_reg_find(d->regs.gc, "regRLC_RLCS_BOOTLOAD_STATUS") &&
-      (e = wait_gc(d, "regRLC_RLCS_BOOTLOAD_STATUS", 0x80000000u, 0x80000000u, "RLC autoload (BOOTLOAD_COMPLETE)")) < 0)
+  if (bg_am_reg_find(d->regs.gc, regRLC_RLCS_BOOTLOAD_STATUS) &&
+      (e = wait_gc(d, regRLC_RLCS_BOOTLOAD_STATUS, 0x80000000u, 0x80000000u, "RLC autoload (BOOTLOAD_COMPLETE)")) < 0)
     return e;
   /* GC hub: done by bg_am_gmc_init (am/am_gmc.h) */
   if ((e = config_mec(x)) < 0) return e;
   unsigned xi[32], n = xcc_list(d, xi);
   uint32_t v;
   for (unsigned k = 0; k < n; k++) /* golden value from Linux: TCP_CNTL |= 0x20000000 */
-    if ((e = bg_am_nrreg(d, GC_HWIP, xi[k], "regTCP_CNTL", &v)) < 0 ||
-        (e = bg_am_nwreg(d, GC_HWIP, xi[k], "regTCP_CNTL", v | 0x20000000u)) < 0)
+    if ((e = bg_am_nrreg(d, GC_HWIP, xi[k], regTCP_CNTL, &v)) < 0 ||
+        (e = bg_am_nwreg(d, GC_HWIP, xi[k], regTCP_CNTL, v | 0x20000000u)) < 0)
       return e;
   for (unsigned k = 0; k < n; k++)
-    if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], "regRLC_CNTL", 1)) < 0) return e;
+    if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], regRLC_CNTL, 1)) < 0) return e;
   for (unsigned k = 0; k < n; k++)
-    if ((e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], "regRLC_SRM_CNTL", 1, NULL, F("SRM_ENABLE", 1),
-                                F("AUTO_INCR_ADDR", 1), END)) < 0)
+    if ((e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], regRLC_SRM_CNTL, 1, NULL, BG_AM_F(RLC_SRM_CNTL__SRM_ENABLE, 1),
+                                BG_AM_F(RLC_SRM_CNTL__AUTO_INCR_ADDR, 1))) < 0)
       return e;
   for (unsigned k = 0; k < n; k++)
-    if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], "regRLC_SPM_MC_CNTL", 0xf)) < 0) return e;
+    if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], regRLC_SPM_MC_CNTL, 0xf)) < 0) return e;
   /* NBIO 7.9 routes the MEC doorbells itself (SOC init fences them per XCC) */
   if (!bg_am_nbio79(d) &&
       ((e = bg_am_doorbell_enable(d, 0, 0x3, 0x3, 0, 0)) < 0 || (e = bg_am_doorbell_enable(d, 3, 0x6, 0x3, 0, 0)) < 0))
     return e;
   for (unsigned k = 0; k < n; k++) {
     unsigned i = xi[k];
-    if (gfx9(d) && ((e = bg_am_nwreg(d, GC_HWIP, i, "regGB_ADDR_CONFIG", 0x2a114042u)) < 0 || /* MI300 golden */
-                    (e = bg_am_nwreg_fields(d, GC_HWIP, i, "regTCP_UTCL1_CNTL2", 1, NULL, F("SPARE", 1), END)) < 0))
+    if (gfx9(d) && ((e = bg_am_nwreg(d, GC_HWIP, i, regGB_ADDR_CONFIG, 0x2a114042u)) < 0 || /* MI300 golden */
+                    (e = bg_am_nwreg_fields(d, GC_HWIP, i, regTCP_UTCL1_CNTL2, 1, NULL,
+                                            BG_AM_F(TCP_UTCL1_CNTL2__SPARE, 1))) < 0))
       return e;
-    if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, "regGRBM_CNTL", 1, NULL, F("READ_TIMEOUT", 0xff), END)) < 0) return e;
+    if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, regGRBM_CNTL, 1, NULL,
+                                BG_AM_F(GRBM_CNTL__READ_TIMEOUT, 0xff))) < 0) return e;
     for (unsigned vmid = 0; vmid < 16; vmid++) {
       if ((e = grbm_sel(d, 0, 0, 0, vmid, i)) < 0) return e;
       if (gfx9(d))
-        e = bg_am_nwreg_fields(d, GC_HWIP, i, "regSH_MEM_CONFIG", 0, NULL, F("RETRY_DISABLE", 1), F("F8_MODE", 1),
-                               F("ADDRESS_MODE", 0), F("ALIGNMENT_MODE", 3), END);
+        e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_CONFIG, 0, NULL, BG_AM_F(SH_MEM_CONFIG__RETRY_DISABLE, 1),
+                               BG_AM_F(SH_MEM_CONFIG__F8_MODE, 1),
+                               BG_AM_F(SH_MEM_CONFIG__ADDRESS_MODE, 0), BG_AM_F(SH_MEM_CONFIG__ALIGNMENT_MODE, 3));
       else
-        e = bg_am_nwreg_fields(d, GC_HWIP, i, "regSH_MEM_CONFIG", 0, NULL, F("ADDRESS_MODE", 0),
-                               F("ALIGNMENT_MODE", 3), F("INITIAL_INST_PREFETCH", 3), END);
-      if (e < 0 || (e = bg_am_nwreg_fields(d, GC_HWIP, i, "regSH_MEM_BASES", 0, NULL, F("SHARED_BASE", 1),
-                                           F("PRIVATE_BASE", 2), END)) < 0)
+        e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_CONFIG, 0, NULL, BG_AM_F(SH_MEM_CONFIG__ADDRESS_MODE, 0),
+                               BG_AM_F(SH_MEM_CONFIG__ALIGNMENT_MODE, 3),
+                               BG_AM_F(SH_MEM_CONFIG__INITIAL_INST_PREFETCH, 3));
+      if (e < 0 || (e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_BASES, 0, NULL,
+                                           BG_AM_F(SH_MEM_BASES__SHARED_BASE, 1),
+                                           BG_AM_F(SH_MEM_BASES__PRIVATE_BASE, 2))) < 0)
         return e;
     }
     if ((e = grbm_sel(d, 0, 0, 0, 0, i)) < 0 ||
-        (e = bg_am_nwreg(d, GC_HWIP, i, "regCP_MEC_DOORBELL_RANGE_LOWER", 0x100u * k)) < 0 ||
-        (e = bg_am_nwreg(d, GC_HWIP, i, "regCP_MEC_DOORBELL_RANGE_UPPER", 0x100u * k + 0xf8)) < 0)
+        (e = bg_am_nwreg(d, GC_HWIP, i, regCP_MEC_DOORBELL_RANGE_LOWER, 0x100u * k)) < 0 ||
+        (e = bg_am_nwreg(d, GC_HWIP, i, regCP_MEC_DOORBELL_RANGE_UPPER, 0x100u * k + 0xf8)) < 0)
       return e;
   }
   if ((e = enable_mec(x)) < 0) return e;
@@ -253,12 +260,12 @@ int bg_am_gfx_init(bg_am_gfx *x, bool warm) {
 }
 
 /* MQD dword of register `name` (inside CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI). */
-static int mqd_put(bg_am_dev *d, unsigned inst, uint32_t *mqd, uint32_t base, const char *name, uint32_t v) {
+static int mqd_put(bg_am_dev *d, unsigned inst, uint32_t *mqd, uint32_t base, enum bg_am_reg_id id, uint32_t v) {
   uint32_t a;
-  int e = bg_am_nreg_addr(d, GC_HWIP, inst, name, &a);
+  int e = bg_am_nreg_addr(d, GC_HWIP, inst, id, &a);
   if (e < 0) return e;
   if (a < base || a - base >= MQD_NREGS)
-    return bg_error(BG_EINVAL, "am: gfx: %s (0x%x) outside the MQD register window 0x%x+%u", name, a, base, MQD_NREGS);
+    return bg_error(BG_EINVAL, "am: gfx: %s (0x%x) outside the MQD register window 0x%x+%u", bg_am_reg_id_name(id), a, base, MQD_NREGS);
   mqd[MQD_REG0 + (a - base)] = v;
   return 0;
 }
@@ -275,7 +282,7 @@ static int setup_ring(bg_am_gfx *x, unsigned queue, bool aql, uint64_t ring_off,
                       unsigned doorbell, uint32_t *pq_control_out) {
   bg_am_dev *d = x->d;
   unsigned xi[32], n = xcc_list(d, xi);
-  const struct bg_am_reg *pqc_reg = bg_am_reg_find(d->regs.gc, "regCP_HQD_PQ_CONTROL");
+  const struct bg_am_reg *pqc_reg = bg_am_reg_find(d->regs.gc, regCP_HQD_PQ_CONTROL);
   if (!pqc_reg) return bg_error(BG_ENOTSUP, "am: %s: gfx: %s has no regCP_HQD_PQ_CONTROL", d->bdf, d->regs.gc->name);
   uint64_t ring = bg_am_mc(d, ring_off), eop = bg_am_mc(d, eop_off);
   uint64_t rptr = bg_am_mc(d, ptrs_off) + 0x80, wptr = bg_am_mc(d, ptrs_off) + 0x38;
@@ -284,31 +291,31 @@ static int setup_ring(bg_am_gfx *x, unsigned queue, bool aql, uint64_t ring_off,
     uint32_t mqd[MQD_DWORDS], base;
     memset(mqd, 0, sizeof(mqd));
     int e;
-    if ((e = bg_am_nreg_addr(d, GC_HWIP, i, "regCP_MQD_BASE_ADDR", &base)) < 0) return e;
+    if ((e = bg_am_nreg_addr(d, GC_HWIP, i, regCP_MQD_BASE_ADDR, &base)) < 0) return e;
     uint64_t mqd_off = x->mqd[queue] + 0x1000ull * k, mqd_mc = bg_am_mc(d, mqd_off);
     uint32_t pqc = (log2u64(BG_AM_GFX_RING_SIZE / 4) - 1) | 5u << 8; /* queue_size, rptr_block_size */
-    if (aql && ((e = bg_am_reg_field_set(pqc_reg, &pqc, "QUEUE_FULL_EN", 1)) < 0 ||
-                (e = bg_am_reg_field_set(pqc_reg, &pqc, "SLOT_BASED_WPTR", 2)) < 0 ||
-                (e = bg_am_reg_field_set(pqc_reg, &pqc, "NO_UPDATE_RPTR", k != 0 || n == 1)) < 0))
+    if (aql && ((e = bg_am_reg_field_set(pqc_reg, &pqc, CP_HQD_PQ_CONTROL__QUEUE_FULL_EN, 1)) < 0 ||
+                (e = bg_am_reg_field_set(pqc_reg, &pqc, CP_HQD_PQ_CONTROL__SLOT_BASED_WPTR, 2)) < 0 ||
+                (e = bg_am_reg_field_set(pqc_reg, &pqc, CP_HQD_PQ_CONTROL__NO_UPDATE_RPTR, k != 0 || n == 1)) < 0))
       return bg_error_context(e, "am: %s: gfx: ", d->bdf);
     if (k == 0) *pq_control_out = pqc;
     mqd[0] = BG_AM_MQD_HEADER;
     struct {
-      const char *n;
+      enum bg_am_reg_id n;
       uint32_t v;
     } f[] = {
-        {"regCP_MQD_BASE_ADDR", (uint32_t)mqd_mc}, {"regCP_MQD_BASE_ADDR_HI", (uint32_t)(mqd_mc >> 32)},
-        {"regCP_HQD_PIPE_PRIORITY", 2}, {"regCP_HQD_QUEUE_PRIORITY", 0xf}, {"regCP_HQD_QUANTUM", 0x111},
-        {"regCP_HQD_PERSISTENT_STATE", 0x5501},
-        {"regCP_HQD_PQ_BASE", (uint32_t)(ring >> 8)}, {"regCP_HQD_PQ_BASE_HI", (uint32_t)(ring >> 40)},
-        {"regCP_HQD_PQ_RPTR_REPORT_ADDR", (uint32_t)rptr}, {"regCP_HQD_PQ_RPTR_REPORT_ADDR_HI", (uint32_t)(rptr >> 32)},
-        {"regCP_HQD_PQ_WPTR_POLL_ADDR", (uint32_t)wptr}, {"regCP_HQD_PQ_WPTR_POLL_ADDR_HI", (uint32_t)(wptr >> 32)},
-        {"regCP_HQD_PQ_DOORBELL_CONTROL", (doorbell * 2u) << 2 | 1u << 30},
-        {"regCP_HQD_PQ_CONTROL", pqc}, {"regCP_HQD_IB_CONTROL", 3u << 20},
-        {"regCP_HQD_HQ_SCHEDULER0", 0x20004000}, /* cp_hqd_hq_status0 */
-        {"regCP_MQD_CONTROL", 1u << 8}, {"regCP_HQD_VMID", 0}, {"regCP_HQD_AQL_CONTROL", aql ? 1u : 0u},
-        {"regCP_HQD_EOP_BASE_ADDR", (uint32_t)(eop >> 8)}, {"regCP_HQD_EOP_BASE_ADDR_HI", (uint32_t)(eop >> 40)},
-        {"regCP_HQD_EOP_CONTROL", log2u64(BG_AM_GFX_EOP_SIZE / 4) - 1},
+        {regCP_MQD_BASE_ADDR, (uint32_t)mqd_mc}, {regCP_MQD_BASE_ADDR_HI, (uint32_t)(mqd_mc >> 32)},
+        {regCP_HQD_PIPE_PRIORITY, 2}, {regCP_HQD_QUEUE_PRIORITY, 0xf}, {regCP_HQD_QUANTUM, 0x111},
+        {regCP_HQD_PERSISTENT_STATE, 0x5501},
+        {regCP_HQD_PQ_BASE, (uint32_t)(ring >> 8)}, {regCP_HQD_PQ_BASE_HI, (uint32_t)(ring >> 40)},
+        {regCP_HQD_PQ_RPTR_REPORT_ADDR, (uint32_t)rptr}, {regCP_HQD_PQ_RPTR_REPORT_ADDR_HI, (uint32_t)(rptr >> 32)},
+        {regCP_HQD_PQ_WPTR_POLL_ADDR, (uint32_t)wptr}, {regCP_HQD_PQ_WPTR_POLL_ADDR_HI, (uint32_t)(wptr >> 32)},
+        {regCP_HQD_PQ_DOORBELL_CONTROL, (doorbell * 2u) << 2 | 1u << 30},
+        {regCP_HQD_PQ_CONTROL, pqc}, {regCP_HQD_IB_CONTROL, 3u << 20},
+        {regCP_HQD_HQ_SCHEDULER0, 0x20004000}, /* cp_hqd_hq_status0 */
+        {regCP_MQD_CONTROL, 1u << 8}, {regCP_HQD_VMID, 0}, {regCP_HQD_AQL_CONTROL, aql ? 1u : 0u},
+        {regCP_HQD_EOP_BASE_ADDR, (uint32_t)(eop >> 8)}, {regCP_HQD_EOP_BASE_ADDR_HI, (uint32_t)(eop >> 40)},
+        {regCP_HQD_EOP_CONTROL, log2u64(BG_AM_GFX_EOP_SIZE / 4) - 1},
     };
     for (size_t j = 0; j < sizeof(f) / sizeof(f[0]); j++)
       if ((e = mqd_put(d, i, mqd, base, f[j].n, f[j].v)) < 0) return e;
@@ -322,7 +329,7 @@ static int setup_ring(bg_am_gfx *x, unsigned queue, bool aql, uint64_t ring_off,
     if ((e = grbm_sel(d, 1, 0, queue, 0, i)) < 0) return e;
     for (uint32_t r = 0; r < MQD_NREGS; r++)
       if ((e = bg_am_wreg(d, base + r, mqd[MQD_REG0 + r])) < 0) return e;
-    if ((e = bg_am_nwreg(d, GC_HWIP, i, "regCP_HQD_ACTIVE", 1)) < 0) return e;
+    if ((e = bg_am_nwreg(d, GC_HWIP, i, regCP_HQD_ACTIVE, 1)) < 0) return e;
     bg_am_flush_hdp(d);
     if ((e = grbm_sel(d, 0, 0, 0, 0, i)) < 0) return e;
   }

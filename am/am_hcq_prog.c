@@ -1,5 +1,5 @@
 /* am/am_hcq_prog.c: AMD code objects as HCQ programs (tinygrad tinygrad/runtime/ops_amd.py AMDProgram) and the scratch they need (tinygrad tinygrad/runtime/ops_amd.py AMDDevice._ensure_has_local_memory).
- * The ELF is parsed and relocated by compile/amdgpu_elf.h; this file places it in VRAM, derives the dispatch
+ * The ELF is parsed and relocated by formats/amdgpu_elf.h; this file places it in VRAM, derives the dispatch
  * registers from the kernel descriptor and checks it against the bg_program_info the caller gave. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "am/am_hcq.h"
-#include "compile/amdgpu_elf.h"
+#include "formats/amdgpu_elf.h"
 #include "hcq/memmap.h"
 
 #define KCP_WAVE32 (1u << 10) /* ENABLE_WAVEFRONT_SIZE32 */

@@ -19,12 +19,7 @@
 #include "am/am_sdma_pkt.h"
 #include "am/am_soc.h"
 #include "util/env.h"
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "util/clock.h"
 
 int bg_am_hcq_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **out) {
   am_hcq *h = dev->priv;
@@ -105,12 +100,12 @@ static int ring_room(bg_queue_hw *q, uint64_t need) {
   if (q->put + need - q->consumed < size) return 0;
   int tmo, r = bg_env_wait_timeout_ms(&tmo);
   if (r < 0) return r;
-  uint64_t last = now_ns(), seen = q->consumed;
+  uint64_t last = bg_now_ns(), seen = q->consumed;
   for (unsigned spin = 0;; spin++) {
     uint64_t cur = read_consumed(q);
     if (cur > q->consumed && cur <= q->put) q->consumed = cur;
     if (q->put + need - q->consumed < size) return 0;
-    uint64_t t = now_ns();
+    uint64_t t = bg_now_ns();
     if (q->consumed != seen) {
       seen = q->consumed;
       last = t;
@@ -191,12 +186,12 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
   }
   int e = bg_mmio_wr64(&d->vram, q->wptr, q->put);
   if (e < 0) return e;
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bg_now_ns();
   /* Over USB the BAR writes reach VRAM as PCIe writes in order and tinygrad flushes no HDP there (tinygrad tinygrad/runtime/ops_amd.py USBIface):
    * the doorbell (uncached view) sends the queued ring + wptr writes and itself in one round trip. */
   if (!h->usb) bg_am_hcq_flush_hdp(h);
   e = bg_mmio_wr64(&d->doorbell, (uint64_t)q->doorbell * 8, q->put);
-  q->kick_ns += now_ns() - t0;
+  q->kick_ns += bg_now_ns() - t0;
   q->nsubmits++;
   return e;
 }
@@ -222,7 +217,7 @@ void bg_am_hcq_queue_state(const bg_queue_hw *q, char *buf, size_t n) {
 
 static int ih_wptr(am_hcq *h, uint32_t *w) {
   if (!h->ih_wptr_reg) {
-    int e = bg_am_nreg_addr(h->d, OSSSYS_HWIP, 0, "regIH_RB_WPTR", &h->ih_wptr_reg);
+    int e = bg_am_nreg_addr(h->d, OSSSYS_HWIP, 0, regIH_RB_WPTR, &h->ih_wptr_reg);
     if (e < 0) return e;
   }
   *w = bg_am_rreg(h->d, h->ih_wptr_reg);
@@ -267,8 +262,8 @@ int bg_am_hcq_recover(bg_dev *dev) {
    * status so the next fault raises an interrupt again. The drained errors were reported already or are the fault
    * being recovered from. */
   if (h->blk.ih && (e = bg_am_ih_drain(h->blk.ih, NULL, 0, &n)) < 0) return e;
-  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regGCVM_L2_PROTECTION_FAULT_CNTL", 1, NULL,
-                              "CLEAR_PROTECTION_FAULT_STATUS_ADDR", 1u, (const char *)NULL)) < 0)
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regGCVM_L2_PROTECTION_FAULT_CNTL, 1, NULL,
+                              BG_AM_F(GCVM_L2_PROTECTION_FAULT_CNTL__CLEAR_PROTECTION_FAULT_STATUS_ADDR, 1))) < 0)
     return e;
   for (int k = 0; k < 2; k++) {
     bg_queue_hw *q = h->q[k];

@@ -5,12 +5,12 @@
  * through mem_read/mem_write below, which go through the BAR0 view: it is mapped write-combined, so writes queue in
  * the bridge and ride in front of the next read or uncached write (the doorbell). That makes a submit — kernel
  * arguments, ring bytes, wptr, doorbell — one USB round trip; a signal poll is one round trip (mode-2 read).
- * Host copies stream through BAR0 with the bridge's pipelined copies (1 MiB streams, 4 in flight). */
+ * Host copies stream through BAR0 with the PCI device's bulk copy (bg_pci_copy_in/out; over the bridge: pipelined
+ * copies, 1 MiB streams, 4 in flight). */
 #include <inttypes.h>
 
 #include "am/am_hcq.h"
-#include "usb/asm24.h"
-#include "usb/usb_pci.h"
+#include "platform/pci.h"
 
 /* BAR0 bus address of VRAM offset pa, or an error when [pa, pa+n) is beyond the BAR. */
 static int bar_addr(am_hcq *h, uint64_t pa, uint64_t n, uint64_t *addr) {
@@ -55,10 +55,8 @@ static int usb_copy(am_hcq *h, const bg_mem *m, uint64_t off, const void *src, v
   uint64_t addr = 0;
   if (!a) return -BG_EINVAL;
   int e = bar_addr(h, a->pa + off, n, &addr);
-  if (e >= 0) {
-    bg_asm24 *b = bg_usb_pci_bridge(h->d->pci);
-    e = to_vram ? bg_asm24_copy_in(b, addr, src, n, NULL, NULL) : bg_asm24_copy_out(b, addr, dst, n, NULL, NULL);
-  }
+  if (e >= 0 && to_vram) e = bg_pci_copy_in(h->d->pci, addr, src, n, NULL, NULL);
+  else if (e >= 0) e = bg_pci_copy_out(h->d->pci, addr, dst, n, NULL, NULL);
   return e < 0 ? bg_error_context(e, "am: %s: copy of %" PRIu64 " bytes %s VRAM over USB: ", h->d->bdf, n,
                                   to_vram ? "to" : "from")
                : 0;

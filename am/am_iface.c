@@ -3,7 +3,7 @@
  *   PCI+AMD      AMD GPUs AM supports on the PCI bus (sysfs), opened, booted (cold or warm) and driven as HCQ devices
  *   MOCKPCI+AMD  the emulated GPUs of tests/mockgpu: the plugin (platform/mock_plugin.h) builds a fake sysfs tree with
  *                its devices, then the same driver path as PCI+AMD opens them; never chosen unless named.
- *   USB+AMD      GPUs behind ASM24 USB bridges with the custom firmware (usb/usb_pci.h: the bridge as a bg_pci_dev)
+ *   USB+AMD      GPUs behind ASM24 USB bridges with the custom firmware (platform/pci_usb.h: the bridge as a bg_pci_dev)
  *   MOCKUSB+AMD  the plugin's emulated GPUs behind emulated ASM24 bridges, reached through its USB transports
  * PCI ends in open_bdf (bg_am_dev_open), USB in open_usb (bg_usb_pci_open + bg_am_dev_open_pci); both then
  * bg_am_boot_ex -> bg_am_hcq_attach (boot_attach). */
@@ -17,8 +17,7 @@
 #include "hcq/dev_internal.h"
 #include "platform/mock_plugin.h"
 #include "hcq/gpu_scan.h"
-#include "usb/usb_pci.h"
-#include "usb/usb_scan.h"
+#include "platform/pci_usb.h"
 
 /* Boot an opened AM device and make it dev's backend; on failure am is closed. */
 static int boot_attach(bg_dev *dev, bg_am_dev *am, bool mock, const char *key) {
@@ -157,32 +156,15 @@ const bg_iface bg_am_mockpci_iface = {
 
 /* ---------------- USB+AMD ---------------- */
 
-/* Names ("usb:BUS-ADDR") of the bridges with the custom firmware, in the order bg_usb_open_libusb counts them;
- * count or a negative error. */
-static int scan_usb(char (*names)[16], int max) {
-  bg_usb_info *list = NULL;
-  size_t n = 0;
-  int e = bg_usb_scan(&list, &n);
-  if (e < 0) return e;
-  int cnt = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!list[i].id || !list[i].id->custom_fw) continue;
-    if (cnt < max) snprintf(names[cnt], 16, "%s", list[i].name);
-    cnt++;
-  }
-  bg_usb_free(list);
-  return cnt;
-}
-
 static int usb_count(void) {
   char names[1][16];
-  int n = scan_usb(names, 0);
+  int n = bg_usb_pci_scan(names, 0);
   return n < 0 ? 0 : n; /* built without libusb, or no USB access: no devices */
 }
 
 static int usb_open(bg_dev *dev, int index) {
   char names[64][16];
-  int n = scan_usb(names, 64);
+  int n = bg_usb_pci_scan(names, 64);
   if (n < 0) return n;
   if (index >= n || index >= 64) return bg_error(BG_ENODEV, "USB+AMD: bridge %d of %d does not exist", index, n);
   bg_am_open_opts opts = {0};

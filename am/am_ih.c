@@ -9,8 +9,6 @@
 #include "baregpu/error.h"
 #include "platform/mmio.h"
 
-#define F(n, v) n, (unsigned)(v)
-#define END (const char *)NULL
 #define OSS OSSSYS_HWIP
 
 int bg_am_ih_create(bg_am_dev *d, bg_am_ih **out) {
@@ -41,32 +39,39 @@ void bg_am_ih_destroy(bg_am_ih *ih) {
   free(ih);
 }
 
+/* The registers of IH ring 0 and ring 1 (Linux ih_v6_0.c ih_v6_0_init_register_offset). */
+static const struct {
+  enum bg_am_reg_id base, base_hi, wptr, rptr, doorbell; /* IH_RB_CNTL(_RING1): fields differ, written below */
+} RING[2] = {
+    {regIH_RB_BASE, regIH_RB_BASE_HI, regIH_RB_WPTR, regIH_RB_RPTR, regIH_DOORBELL_RPTR},
+    {regIH_RB_BASE_RING1, regIH_RB_BASE_HI_RING1, regIH_RB_WPTR_RING1, regIH_RB_RPTR_RING1, regIH_DOORBELL_RPTR_RING1},
+};
+
 static int ring_regs(bg_am_ih *ih, int r) {
   bg_am_dev *d = ih->d;
-  const char *s = r ? "_RING1" : "";
-  char n[64];
   uint64_t mc = bg_am_mc(d, ih->ring[r]) >> 8, wp = bg_am_mc(d, ih->wptr[r]);
   int e;
-#define NAME(x) (snprintf(n, sizeof(n), "reg" x "%s", s), n)
-  if ((e = bg_am_nwreg(d, OSS, 0, NAME("IH_RB_BASE"), (uint32_t)mc)) < 0) return e;
-  if ((e = bg_am_nwreg(d, OSS, 0, NAME("IH_RB_BASE_HI"), (uint32_t)(mc >> 32))) < 0) return e;
+  if ((e = bg_am_nwreg(d, OSS, 0, RING[r].base, (uint32_t)mc)) < 0) return e;
+  if ((e = bg_am_nwreg(d, OSS, 0, RING[r].base_hi, (uint32_t)(mc >> 32))) < 0) return e;
   if (r == 0)
-    e = bg_am_nwreg_fields(d, OSS, 0, NAME("IH_RB_CNTL"), 0, NULL, F("MC_SPACE", 4), F("WPTR_OVERFLOW_CLEAR", 1),
-                           F("RB_SIZE", 16), F("MC_SNOOP", 1), F("MC_RO", 0), F("MC_VMID", 0),
-                           F("WPTR_OVERFLOW_ENABLE", 1), F("RPTR_REARM", 1), END);
+    e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 0, NULL, BG_AM_F(IH_RB_CNTL__MC_SPACE, 4),
+                           BG_AM_F(IH_RB_CNTL__WPTR_OVERFLOW_CLEAR, 1), BG_AM_F(IH_RB_CNTL__RB_SIZE, 16),
+                           BG_AM_F(IH_RB_CNTL__MC_SNOOP, 1), BG_AM_F(IH_RB_CNTL__MC_RO, 0),
+                           BG_AM_F(IH_RB_CNTL__MC_VMID, 0),
+                           BG_AM_F(IH_RB_CNTL__WPTR_OVERFLOW_ENABLE, 1), BG_AM_F(IH_RB_CNTL__RPTR_REARM, 1));
   else
-    e = bg_am_nwreg_fields(d, OSS, 0, NAME("IH_RB_CNTL"), 0, NULL, F("MC_SPACE", 4), F("WPTR_OVERFLOW_CLEAR", 1),
-                           F("RB_SIZE", 16), F("MC_SNOOP", 1), F("MC_RO", 0), F("MC_VMID", 0),
-                           F("RB_FULL_DRAIN_ENABLE", 1), END);
+    e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL_RING1, 0, NULL, BG_AM_F(IH_RB_CNTL_RING1__MC_SPACE, 4),
+                           BG_AM_F(IH_RB_CNTL_RING1__WPTR_OVERFLOW_CLEAR, 1), BG_AM_F(IH_RB_CNTL_RING1__RB_SIZE, 16),
+                           BG_AM_F(IH_RB_CNTL_RING1__MC_SNOOP, 1), BG_AM_F(IH_RB_CNTL_RING1__MC_RO, 0),
+                           BG_AM_F(IH_RB_CNTL_RING1__MC_VMID, 0), BG_AM_F(IH_RB_CNTL_RING1__RB_FULL_DRAIN_ENABLE, 1));
   if (e < 0) return e;
   if (r == 0) {
-    if ((e = bg_am_nwreg(d, OSS, 0, "regIH_RB_WPTR_ADDR_LO", (uint32_t)wp)) < 0) return e;
-    if ((e = bg_am_nwreg(d, OSS, 0, "regIH_RB_WPTR_ADDR_HI", (uint32_t)(wp >> 32))) < 0) return e;
+    if ((e = bg_am_nwreg(d, OSS, 0, regIH_RB_WPTR_ADDR_LO, (uint32_t)wp)) < 0) return e;
+    if ((e = bg_am_nwreg(d, OSS, 0, regIH_RB_WPTR_ADDR_HI, (uint32_t)(wp >> 32))) < 0) return e;
   }
-  if ((e = bg_am_nwreg(d, OSS, 0, NAME("IH_RB_WPTR"), 0)) < 0) return e;
-  if ((e = bg_am_nwreg(d, OSS, 0, NAME("IH_RB_RPTR"), 0)) < 0) return e;
-  return bg_am_nwreg(d, OSS, 0, NAME("IH_DOORBELL_RPTR"), 0);
-#undef NAME
+  if ((e = bg_am_nwreg(d, OSS, 0, RING[r].wptr, 0)) < 0) return e;
+  if ((e = bg_am_nwreg(d, OSS, 0, RING[r].rptr, 0)) < 0) return e;
+  return bg_am_nwreg(d, OSS, 0, RING[r].doorbell, 0);
 }
 
 int bg_am_ih_init(bg_am_ih *ih) {
@@ -75,27 +80,30 @@ int bg_am_ih_init(bg_am_ih *ih) {
   /* A fresh ring: zero the write-pointer pages so that stale entries from a previous run are not read. */
   for (int r = 0; r < 2 && e >= 0; r++) e = bg_am_vram_zero(d->mm, ih->wptr[r], 0x1000);
   for (int r = 0; r < 2 && e >= 0; r++) e = ring_regs(ih, r);
-  bool v442 = d->regs.osssys == bg_am_regtab_by_name("osssys_4_4_2");
+  bool v442 = d->regs.osssys == &bg_am_regtab_osssys_4_4_2;
   if (e >= 0 && !v442) {
-    e = bg_am_nwreg_fields(d, OSS, 0, "regIH_STORM_CLIENT_LIST_CNTL", 1, NULL, F("CLIENT18_IS_STORM_CLIENT", 1), END);
-    if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, "regIH_INT_FLOOD_CNTL", 1, NULL, F("FLOOD_CNTL_ENABLE", 1), END);
-    if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, "regIH_MSI_STORM_CTRL", 1, NULL, F("DELAY", 3), END);
+    e = bg_am_nwreg_fields(d, OSS, 0, regIH_STORM_CLIENT_LIST_CNTL, 1, NULL,
+                           BG_AM_F(IH_STORM_CLIENT_LIST_CNTL__CLIENT18_IS_STORM_CLIENT, 1));
+    if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, regIH_INT_FLOOD_CNTL, 1, NULL,
+                                       BG_AM_F(IH_INT_FLOOD_CNTL__FLOOD_CNTL_ENABLE, 1));
+    if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, regIH_MSI_STORM_CTRL, 1, NULL, BG_AM_F(IH_MSI_STORM_CTRL__DELAY, 3));
   }
-  if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, "regIH_RB_CNTL", 1, NULL, F("RB_ENABLE", 1), F("ENABLE_INTR", 1), END);
-  if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, "regIH_RB_CNTL_RING1", 1, NULL, F("RB_ENABLE", 1), END);
+  if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 1, NULL, BG_AM_F(IH_RB_CNTL__RB_ENABLE, 1),
+                                     BG_AM_F(IH_RB_CNTL__ENABLE_INTR, 1));
+  if (e >= 0) e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL_RING1, 1, NULL, BG_AM_F(IH_RB_CNTL_RING1__RB_ENABLE, 1));
   return e < 0 ? bg_error_context(e, "am: %s: ih: ", d->bdf) : 0;
 }
 
 static int utcl2_fault(bg_am_ih *ih, bg_am_ih_entry *en) {
   bg_am_dev *d = ih->d;
   uint32_t lo = 0, hi = 0;
-  int e = bg_am_nrreg(d, GC_HWIP, 0, "regGCVM_L2_PROTECTION_FAULT_ADDR_LO32", &lo);
-  if (e >= 0) e = bg_am_nrreg(d, GC_HWIP, 0, "regGCVM_L2_PROTECTION_FAULT_ADDR_HI32", &hi);
+  int e = bg_am_nrreg(d, GC_HWIP, 0, regGCVM_L2_PROTECTION_FAULT_ADDR_LO32, &lo);
+  if (e >= 0) e = bg_am_nrreg(d, GC_HWIP, 0, regGCVM_L2_PROTECTION_FAULT_ADDR_HI32, &hi);
   if (e < 0) return e;
   en->fault_status = bg_am_rr(d, BG_AM_R_FAULT_STATUS);
   en->fault_addr = ((uint64_t)hi << 32 | lo) << 12;
-  return bg_am_nwreg_fields(d, GC_HWIP, 0, "regGCVM_L2_PROTECTION_FAULT_CNTL", 1, NULL,
-                            F("CLEAR_PROTECTION_FAULT_STATUS_ADDR", 1), END);
+  return bg_am_nwreg_fields(d, GC_HWIP, 0, regGCVM_L2_PROTECTION_FAULT_CNTL, 1, NULL,
+                            BG_AM_F(GCVM_L2_PROTECTION_FAULT_CNTL__CLEAR_PROTECTION_FAULT_STATUS_ADDR, 1));
 }
 
 /* GFX_11_0_0__SRCID__SQ_INTERRUPT_ID / GFX_9_0__SRCID__SQ_INTERRUPT_ID (Linux ivsrcid/gfx/irqsrcs_gfx_*.h) */
@@ -105,8 +113,8 @@ int bg_am_ih_drain(bg_am_ih *ih, bg_am_ih_entry *out, size_t max, size_t *n) {
   bg_am_dev *d = ih->d;
   const uint32_t ndw = BG_AM_IH_RING_SIZE / 4;
   uint32_t wreg = 0, rreg = 0;
-  int e = bg_am_nrreg(d, OSS, 0, "regIH_RB_WPTR", &wreg);
-  if (e >= 0) e = bg_am_nrreg(d, OSS, 0, "regIH_RB_RPTR", &rreg);
+  int e = bg_am_nrreg(d, OSS, 0, regIH_RB_WPTR, &wreg);
+  if (e >= 0) e = bg_am_nrreg(d, OSS, 0, regIH_RB_RPTR, &rreg);
   if (e < 0) return e;
   uint32_t w = (wreg >> 2) & 0xffffu, r = (rreg >> 2) % ndw; /* OFFSET[2:17], dword index */
   size_t cnt = 0;
@@ -142,11 +150,13 @@ int bg_am_ih_drain(bg_am_ih *ih, bg_am_ih_entry *out, size_t max, size_t *n) {
     cnt++;
   }
   if (n) *n = cnt;
-  if ((e = bg_am_nwreg(d, OSS, 0, "regIH_RB_RPTR", (w % ndw) << 2)) < 0) return e;
+  if ((e = bg_am_nwreg(d, OSS, 0, regIH_RB_RPTR, (w % ndw) << 2)) < 0) return e;
   if (wreg & 1) { /* RB_OVERFLOW */
-    if ((e = bg_am_nwreg_fields(d, OSS, 0, "regIH_RB_WPTR", 1, NULL, F("RB_OVERFLOW", 0), END)) < 0) return e;
-    if ((e = bg_am_nwreg_fields(d, OSS, 0, "regIH_RB_CNTL", 1, NULL, F("WPTR_OVERFLOW_CLEAR", 1), END)) < 0) return e;
-    if ((e = bg_am_nwreg_fields(d, OSS, 0, "regIH_RB_CNTL", 1, NULL, F("WPTR_OVERFLOW_CLEAR", 0), END)) < 0) return e;
+    if ((e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_WPTR, 1, NULL, BG_AM_F(IH_RB_WPTR__RB_OVERFLOW, 0))) < 0) return e;
+    if ((e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 1, NULL,
+                                BG_AM_F(IH_RB_CNTL__WPTR_OVERFLOW_CLEAR, 1))) < 0) return e;
+    if ((e = bg_am_nwreg_fields(d, OSS, 0, regIH_RB_CNTL, 1, NULL,
+                                BG_AM_F(IH_RB_CNTL__WPTR_OVERFLOW_CLEAR, 0))) < 0) return e;
   }
   return nerr;
 }

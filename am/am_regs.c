@@ -133,14 +133,13 @@ int bg_am_regs_select(const struct bg_am_discovery *d, struct bg_am_regset *out)
 
 /* ---- look-ups ---- */
 
-const struct bg_am_reg *bg_am_reg_find(const struct bg_am_regtab *t, const char *name) {
-  if (!t || !name) return NULL;
+const struct bg_am_reg *bg_am_reg_find(const struct bg_am_regtab *t, enum bg_am_reg_id id) {
+  if (!t) return NULL;
   size_t lo = 0, hi = t->nregs;
-  while (lo < hi) {
+  while (lo < hi) { /* tables are sorted by id (am/regs/gen_regs.py) */
     size_t mid = lo + (hi - lo) / 2;
-    int c = strcmp(name, t->regs[mid].name);
-    if (c == 0) return &t->regs[mid];
-    if (c < 0)
+    if (t->regs[mid].id == (unsigned)id) return &t->regs[mid];
+    if ((unsigned)id < t->regs[mid].id)
       hi = mid;
     else
       lo = mid + 1;
@@ -148,28 +147,63 @@ const struct bg_am_reg *bg_am_reg_find(const struct bg_am_regtab *t, const char 
   return NULL;
 }
 
-int bg_am_reg_get(const struct bg_am_regtab *t, const char *name, const struct bg_am_reg **out) {
-  if (!t || !name || !out) return bg_error(BG_EINVAL, "regs: NULL argument");
-  *out = bg_am_reg_find(t, name);
-  if (!*out) return bg_error(BG_EINVAL, "regs: %s has no register %s", t->name, name);
+const char *bg_am_reg_id_name(enum bg_am_reg_id id) {
+  if ((unsigned)id >= BG_AM_REG_ID_COUNT) return "(bad register id)";
+  return bg_am_reg_id_names[id];
+}
+
+const char *bg_am_field_id_name(enum bg_am_field_id f) {
+  unsigned r = BG_AM_FIELD_REG(f), i = BG_AM_FIELD_IDX(f);
+  if (f < 0 || r >= BG_AM_REG_ID_COUNT || bg_am_field_id_first[r] + i >= bg_am_field_id_first[r + 1])
+    return "(bad field id)";
+  return bg_am_field_id_names[bg_am_field_id_first[r] + i];
+}
+
+/* Tools and tests only (names typed by a user or read from a trace): a binary search of the generated names. */
+int bg_am_reg_id_by_name(const char *name, enum bg_am_reg_id *out) {
+  if (!name || !out) return bg_error(BG_EINVAL, "regs: NULL argument");
+  size_t lo = 0, hi = BG_AM_REG_ID_COUNT;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(name, bg_am_reg_id_names[mid]);
+    if (c == 0) {
+      *out = (enum bg_am_reg_id)mid;
+      return 0;
+    }
+    if (c < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return bg_error(BG_EINVAL,
+                  "regs: no register named '%s' in any table (expected a Linux name such as regGCVM_L2_CNTL)", name);
+}
+
+int bg_am_reg_get(const struct bg_am_regtab *t, enum bg_am_reg_id id, const struct bg_am_reg **out) {
+  if (!t || !out) return bg_error(BG_EINVAL, "regs: NULL argument");
+  *out = bg_am_reg_find(t, id);
+  if (!*out) return bg_error(BG_EINVAL, "regs: %s has no register %s", t->name, bg_am_reg_id_name(id));
   return 0;
 }
 
-const struct bg_am_regfield *bg_am_reg_field_find(const struct bg_am_reg *r, const char *field) {
-  if (!r || !field) return NULL;
+const struct bg_am_regfield *bg_am_reg_field_find(const struct bg_am_reg *r, enum bg_am_field_id f) {
+  if (!r || f < 0 || BG_AM_FIELD_REG(f) != r->id) return NULL;
   for (unsigned i = 0; i < r->nfields; i++)
-    if (strcmp(r->fields[i].name, field) == 0) return &r->fields[i];
+    if (r->fields[i].idx == BG_AM_FIELD_IDX(f)) return &r->fields[i];
   return NULL;
 }
 
-static int field_get(const struct bg_am_reg *r, const char *field, const struct bg_am_regfield **f) {
-  if (!r || !field) return bg_error(BG_EINVAL, "regs: NULL argument");
+static int field_get(const struct bg_am_reg *r, enum bg_am_field_id field, const struct bg_am_regfield **f) {
+  if (!r) return bg_error(BG_EINVAL, "regs: NULL argument");
+  if (field < 0 || BG_AM_FIELD_REG(field) != r->id)
+    return bg_error(BG_EINVAL, "regs: field %s of register %s used with register %s", bg_am_field_id_name(field),
+                    bg_am_reg_id_name(BG_AM_FIELD_REG(field)), r->name);
   *f = bg_am_reg_field_find(r, field);
-  if (!*f) return bg_error(BG_EINVAL, "regs: register %s has no field %s", r->name, field);
+  if (!*f) return bg_error(BG_EINVAL, "regs: register %s has no field %s in this version", r->name, bg_am_field_id_name(field));
   return 0;
 }
 
-int bg_am_reg_field(const struct bg_am_reg *r, const char *field, unsigned *shift, uint32_t *mask) {
+int bg_am_reg_field(const struct bg_am_reg *r, enum bg_am_field_id field, unsigned *shift, uint32_t *mask) {
   const struct bg_am_regfield *f;
   int e = field_get(r, field, &f);
   if (e < 0) return e;
@@ -178,20 +212,29 @@ int bg_am_reg_field(const struct bg_am_reg *r, const char *field, unsigned *shif
   return 0;
 }
 
-int bg_am_reg_field_set(const struct bg_am_reg *r, uint32_t *val, const char *field, uint32_t fv) {
+int bg_am_reg_field_set(const struct bg_am_reg *r, uint32_t *val, enum bg_am_field_id field, uint32_t fv) {
   const struct bg_am_regfield *f;
   if (!val) return bg_error(BG_EINVAL, "regs: NULL argument");
   int e = field_get(r, field, &f);
   if (e < 0) return e;
   uint32_t max = f->mask >> f->shift;
   if (fv > max)
-    return bg_error(BG_EINVAL, "regs: value 0x%" PRIx32 " does not fit %s.%s (max 0x%" PRIx32 ")", fv, r->name, field,
+    return bg_error(BG_EINVAL, "regs: value 0x%" PRIx32 " does not fit %s.%s (max 0x%" PRIx32 ")", fv, r->name, f->name,
                     max);
   *val = (*val & ~f->mask) | ((fv << f->shift) & f->mask);
   return 0;
 }
 
-int bg_am_reg_field_get(const struct bg_am_reg *r, uint32_t val, const char *field, uint32_t *fv) {
+int bg_am_reg_fields_set(const struct bg_am_reg *r, uint32_t *val, const struct bg_am_fv *fv, size_t n) {
+  if (!fv && n) return bg_error(BG_EINVAL, "regs: NULL argument");
+  for (size_t i = 0; i < n; i++) {
+    int e = bg_am_reg_field_set(r, val, fv[i].f, fv[i].v);
+    if (e < 0) return e;
+  }
+  return 0;
+}
+
+int bg_am_reg_field_get(const struct bg_am_reg *r, uint32_t val, enum bg_am_field_id field, uint32_t *fv) {
   const struct bg_am_regfield *f;
   if (!fv) return bg_error(BG_EINVAL, "regs: NULL argument");
   int e = field_get(r, field, &f);
@@ -207,10 +250,10 @@ int bg_am_reg_abs(const struct bg_am_discovery *d, int hwip, unsigned inst, cons
   return 0;
 }
 
-int bg_am_reg_abs_by_name(const struct bg_am_discovery *d, int hwip, unsigned inst, const struct bg_am_regtab *t,
-                          const char *name, uint32_t *addr) {
+int bg_am_reg_abs_id(const struct bg_am_discovery *d, int hwip, unsigned inst, const struct bg_am_regtab *t,
+                     enum bg_am_reg_id id, uint32_t *addr) {
   const struct bg_am_reg *r;
-  int e = bg_am_reg_get(t, name, &r);
+  int e = bg_am_reg_get(t, id, &r);
   if (e < 0) return e;
   return bg_am_reg_abs(d, hwip, inst, r, addr);
 }

@@ -7,8 +7,27 @@
 #include "am/am_soc.h"
 #include "baregpu/error.h"
 
-#define F(n, v) n, (unsigned)(v)
-#define END (const char *)NULL
+/* S2A doorbell routing entries by port: NBIO 4.3/7.9 (regS2A_...) and NBIF 6.3.1 (regGDC_S2A0_..., GC 12). */
+#define S2A(n) {regS2A_DOORBELL_ENTRY_##n##_CTRL, regGDC_S2A0_S2A_DOORBELL_ENTRY_##n##_CTRL}
+static const enum bg_am_reg_id S2A_ENTRY[16][2] = {S2A(0), S2A(1), S2A(2),  S2A(3),  S2A(4),  S2A(5),  S2A(6),  S2A(7),
+                                                   S2A(8), S2A(9), S2A(10), S2A(11), S2A(12), S2A(13), S2A(14), S2A(15)};
+#undef S2A
+
+/* NBIO 7.9 doorbell range entries 1..16 (four per AID): register, RANGE_SIZE and RANGE_OFFSET fields. */
+#define DBE(n)                                                                                                  \
+  {regDOORBELL0_CTRL_ENTRY_##n, DOORBELL0_CTRL_ENTRY_##n##__BIF_DOORBELL##n##_RANGE_SIZE_ENTRY,                \
+   DOORBELL0_CTRL_ENTRY_##n##__BIF_DOORBELL##n##_RANGE_OFFSET_ENTRY}
+static const struct {
+  enum bg_am_reg_id reg;
+  enum bg_am_field_id size, offset;
+} DB_ENTRY[17] = {DBE(0), DBE(1),  DBE(2),  DBE(3),  DBE(4),  DBE(5),  DBE(6),  DBE(7), DBE(8),
+                  DBE(9), DBE(10), DBE(11), DBE(12), DBE(13), DBE(14), DBE(15), DBE(16)};
+#undef DBE
+
+/* Queue 0 register / field X: regSDMA0_QUEUE0_X in the GC table, or regSDMA_GFX_X of SDMA instance 0 (4.4.x);
+ * both identifiers must exist, so a typo fails the build. */
+#define QREG(s, X) ((s)->v44 ? regSDMA_GFX_##X : regSDMA0_QUEUE0_##X)
+#define QF(s, X, F) ((s)->v44 ? SDMA_GFX_##X##__##F : SDMA0_QUEUE0_##X##__##F)
 
 int bg_am_doorbell_enable(bg_am_dev *d, unsigned port, unsigned awid, unsigned awaddr, unsigned offset, unsigned size) {
   return bg_am_doorbell_enable_aid(d, port, awid, awaddr, offset, size, 0);
@@ -16,8 +35,8 @@ int bg_am_doorbell_enable(bg_am_dev *d, unsigned port, unsigned awid, unsigned a
 
 int bg_am_doorbell_enable_aid(bg_am_dev *d, unsigned port, unsigned awid, unsigned awaddr, unsigned offset,
                               unsigned size, unsigned aid) {
-  char name[64];
-  snprintf(name, sizeof(name), "reg%sS2A_DOORBELL_ENTRY_%u_CTRL", d->gc.maj >= 12 ? "GDC_S2A0_" : "", port);
+  if (port >= 16) return bg_error(BG_EINVAL, "am: %s: doorbell: S2A port %u (expected 0..15)", d->bdf, port);
+  enum bg_am_reg_id name = S2A_ENTRY[port][d->gc.maj >= 12];
   uint32_t v = 1u | (awid & 0x1fu) << 1 | (offset & 0x3ffu) << 7 | (size & 0xffu) << 17 | (awaddr & 0xfu) << 28;
   if (!bg_am_nbio79(d)) return bg_am_nwreg(d, NBIO_HWIP, 0, name, v);
   uint32_t a;
@@ -61,8 +80,9 @@ static int init_v44(bg_am_sdma *s) {
   int e;
   uint32_t insts = d->disc.ip[SDMA0_HWIP].inst_mask;
   for (unsigned i = 0; i < 32; i++)
-    if ((insts >> i & 1) && (e = bg_am_nwreg_fields(d, SDMA0_HWIP, i, "regSDMA_CNTL", 1, NULL, F("TRAP_ENABLE", 1),
-                                                    F("UTC_L1_ENABLE", 1), END)) < 0)
+    if ((insts >> i & 1) && (e = bg_am_nwreg_fields(d, SDMA0_HWIP, i, regSDMA_CNTL, 1, NULL,
+                                                    BG_AM_F(SDMA_CNTL__TRAP_ENABLE, 1),
+                                                    BG_AM_F(SDMA_CNTL__UTC_L1_ENABLE, 1))) < 0)
       return e;
   if (!bg_am_nbio79(d)) return bg_am_doorbell_enable(d, 2, 0xe, 0x3, BG_AM_SDMA_DOORBELL * 2, 4);
   static const struct { unsigned port, awid, offset, awaddr; } route[4] = {
@@ -72,12 +92,11 @@ static int init_v44(bg_am_sdma *s) {
     if (!(aids >> aid & 1)) continue;
     for (unsigned k = 0; k < 4; k++) {
       unsigned entry = k + 1 + 4 * aid;
-      char reg[48], fsize[48], foff[48];
-      snprintf(reg, sizeof(reg), "regDOORBELL0_CTRL_ENTRY_%u", entry);
-      snprintf(fsize, sizeof(fsize), "BIF_DOORBELL%u_RANGE_SIZE_ENTRY", entry);
-      snprintf(foff, sizeof(foff), "BIF_DOORBELL%u_RANGE_OFFSET_ENTRY", entry);
-      if ((e = bg_am_nwreg_fields(d, NBIO_HWIP, 0, reg, 0, NULL, F(fsize, 20),
-                                  F(foff, (BG_AM_SDMA_DOORBELL + (entry - 1) * 0xa) * 2), END)) < 0 ||
+      if (entry >= sizeof(DB_ENTRY) / sizeof(DB_ENTRY[0]))
+        return bg_error(BG_EINVAL, "am: %s: sdma: doorbell entry %u of AID %u (expected at most 16)", d->bdf, entry, aid);
+      if ((e = bg_am_nwreg_fields(d, NBIO_HWIP, 0, DB_ENTRY[entry].reg, 0, NULL, BG_AM_F(DB_ENTRY[entry].size, 20),
+                                  BG_AM_F(DB_ENTRY[entry].offset,
+                                          (BG_AM_SDMA_DOORBELL + (entry - 1) * 0xa) * 2))) < 0 ||
           (e = bg_am_doorbell_enable_aid(d, route[k].port, route[k].awid, route[k].awaddr, route[k].offset, 4, aid)) < 0)
         return e;
     }
@@ -89,22 +108,27 @@ int bg_am_sdma_init(bg_am_sdma *s) {
   bg_am_dev *d = s->d;
   int e;
   if (s->v44) return init_v44(s);
-  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA0_WATCHDOG_CNTL", 1, NULL, F("QUEUE_HANG_COUNT", 100), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA0_UTCL1_CNTL", 1, NULL, F("RESP_MODE", 3), F("REDO_DELAY", 9),
-                              END)) < 0)
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_WATCHDOG_CNTL, 1, NULL,
+                              BG_AM_F(SDMA0_WATCHDOG_CNTL__QUEUE_HANG_COUNT, 100))) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_UTCL1_CNTL, 1, NULL, BG_AM_F(SDMA0_UTCL1_CNTL__RESP_MODE, 3),
+                              BG_AM_F(SDMA0_UTCL1_CNTL__REDO_DELAY, 9))) < 0)
     return e;
   if (s->mcu) {
-    if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA0_UTCL1_PAGE", 1, NULL, F("RD_L2_POLICY", 2),
-                                F("WR_L2_POLICY", 3), END)) < 0 ||
-        (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA0_MCU_CNTL", 1, NULL, F("HALT", 0), F("RESET", 0), END)) < 0)
+    if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_UTCL1_PAGE, 1, NULL, BG_AM_F(SDMA0_UTCL1_PAGE__RD_L2_POLICY, 2),
+                                BG_AM_F(SDMA0_UTCL1_PAGE__WR_L2_POLICY, 3))) < 0 ||
+        (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_MCU_CNTL, 1, NULL, BG_AM_F(SDMA0_MCU_CNTL__HALT, 0),
+                                BG_AM_F(SDMA0_MCU_CNTL__RESET, 0))) < 0)
       return e;
-  } else if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA0_UTCL1_PAGE", 1, NULL, F("RD_L2_POLICY", 2),
-                                     F("WR_L2_POLICY", 3), F("LLC_NOALLOC", 1), END)) < 0 ||
-             (e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA0_F32_CNTL", 1, NULL, F("HALT", 0), F("TH1_RESET", 0),
-                                     END)) < 0) {
+  } else if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_UTCL1_PAGE, 1, NULL,
+                                     BG_AM_F(SDMA0_UTCL1_PAGE__RD_L2_POLICY, 2),
+                                     BG_AM_F(SDMA0_UTCL1_PAGE__WR_L2_POLICY, 3),
+                                     BG_AM_F(SDMA0_UTCL1_PAGE__LLC_NOALLOC, 1))) < 0 ||
+             (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_F32_CNTL, 1, NULL, BG_AM_F(SDMA0_F32_CNTL__HALT, 0),
+                                     BG_AM_F(SDMA0_F32_CNTL__TH1_RESET, 0))) < 0) {
     return e;
   }
-  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, "regSDMA0_CNTL", 1, NULL, F("TRAP_ENABLE", 1), END)) < 0) return e;
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regSDMA0_CNTL, 1, NULL,
+                              BG_AM_F(SDMA0_CNTL__TRAP_ENABLE, 1))) < 0) return e;
   return bg_am_doorbell_enable(d, 2, 0xe, 0x3, BG_AM_SDMA_DOORBELL * 2, 4);
 }
 
@@ -114,45 +138,41 @@ static unsigned log2u64(uint64_t v) {
   return n;
 }
 
-/* Queue 0 registers: regSDMA0_QUEUE0_<sfx> in the GC table, or regSDMA_GFX_<sfx> of SDMA instance 0 (4.4.x). */
-static const char *qn(const bg_am_sdma *s, char *buf, size_t n, const char *sfx) {
-  snprintf(buf, n, "%s%s", s->v44 ? "regSDMA_GFX" : "regSDMA0_QUEUE0", sfx);
-  return buf;
-}
-static int qw(bg_am_sdma *s, const char *sfx, uint32_t v) {
-  char n[64];
-  return bg_am_nwreg(s->d, s->v44 ? SDMA0_HWIP : GC_HWIP, 0, qn(s, n, sizeof(n), sfx), v);
+static int qw(bg_am_sdma *s, enum bg_am_reg_id id, uint32_t v) {
+  return bg_am_nwreg(s->d, s->v44 ? SDMA0_HWIP : GC_HWIP, 0, id, v);
 }
 
 int bg_am_sdma_setup_queue(bg_am_sdma *s) {
   bg_am_dev *d = s->d;
   int hw = s->v44 ? SDMA0_HWIP : GC_HWIP;
-  char n[64];
   uint64_t ring = bg_am_mc(d, s->ring), rptr = bg_am_mc(d, s->ptrs) + 0x80, wptr = bg_am_mc(d, s->ptrs) + 0x38;
   struct {
-    const char *n;
+    enum bg_am_reg_id n;
     uint32_t v;
   } w[] = {
-      {"_MINOR_PTR_UPDATE", 1}, {"_RB_RPTR", 0}, {"_RB_RPTR_HI", 0}, {"_RB_WPTR", 0}, {"_RB_WPTR_HI", 0},
-      {"_RB_BASE", (uint32_t)(ring >> 8)}, {"_RB_BASE_HI", (uint32_t)(ring >> 40)},
-      {"_RB_RPTR_ADDR_LO", (uint32_t)rptr}, {"_RB_RPTR_ADDR_HI", (uint32_t)(rptr >> 32)},
-      {"_RB_WPTR_POLL_ADDR_LO", (uint32_t)wptr}, {"_RB_WPTR_POLL_ADDR_HI", (uint32_t)(wptr >> 32)},
+      {QREG(s, MINOR_PTR_UPDATE), 1}, {QREG(s, RB_RPTR), 0}, {QREG(s, RB_RPTR_HI), 0}, {QREG(s, RB_WPTR), 0},
+      {QREG(s, RB_WPTR_HI), 0}, {QREG(s, RB_BASE), (uint32_t)(ring >> 8)}, {QREG(s, RB_BASE_HI), (uint32_t)(ring >> 40)},
+      {QREG(s, RB_RPTR_ADDR_LO), (uint32_t)rptr}, {QREG(s, RB_RPTR_ADDR_HI), (uint32_t)(rptr >> 32)},
+      {QREG(s, RB_WPTR_POLL_ADDR_LO), (uint32_t)wptr}, {QREG(s, RB_WPTR_POLL_ADDR_HI), (uint32_t)(wptr >> 32)},
   };
   int e;
   for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
     if ((e = qw(s, w[i].n, w[i].v)) < 0) return e;
-  if ((e = bg_am_nwreg_fields(d, hw, 0, qn(s, n, sizeof(n), "_DOORBELL_OFFSET"), 1, NULL,
-                              F("OFFSET", BG_AM_SDMA_DOORBELL * 2), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, hw, 0, qn(s, n, sizeof(n), "_DOORBELL"), 1, NULL, F("ENABLE", 1), END)) < 0 ||
-      (e = qw(s, "_MINOR_PTR_UPDATE", 0)) < 0)
+  if ((e = bg_am_nwreg_fields(d, hw, 0, QREG(s, DOORBELL_OFFSET), 1, NULL,
+                              BG_AM_F(QF(s, DOORBELL_OFFSET, OFFSET), BG_AM_SDMA_DOORBELL * 2))) < 0 ||
+      (e = bg_am_nwreg_fields(d, hw, 0, QREG(s, DOORBELL), 1, NULL, BG_AM_F(QF(s, DOORBELL, ENABLE), 1))) < 0 ||
+      (e = qw(s, QREG(s, MINOR_PTR_UPDATE), 0)) < 0)
     return e;
-  /* SDMA 4.4 sets no wptr-poll enable in RB_CNTL (tinygrad; the doorbell carries the wptr): a NULL field name
-   * ends the list there */
-  const char *poll = s->v44 ? NULL : s->mcu ? "MCU_WPTR_POLL_ENABLE" : "F32_WPTR_POLL_ENABLE";
-  if ((e = bg_am_nwreg_fields(d, hw, 0, qn(s, n, sizeof(n), "_RB_CNTL"), 0, &s->rb_cntl, F("RB_ENABLE", 1),
-                              F("RB_SIZE", log2u64(BG_AM_SDMA_RING_SIZE / 4)), F("RPTR_WRITEBACK_ENABLE", 1),
-                              F("RPTR_WRITEBACK_TIMER", 4), F("RB_PRIV", 1), F("RB_VMID", 0), F(poll, 1), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, hw, 0, qn(s, n, sizeof(n), "_IB_CNTL"), 1, NULL, F("IB_ENABLE", 1), END)) < 0)
+  /* SDMA 4.4 sets no wptr-poll enable in RB_CNTL (tinygrad; the doorbell carries the wptr): the last field
+   * value is left out there */
+  struct bg_am_fv rb[] = {
+      BG_AM_F(QF(s, RB_CNTL, RB_ENABLE), 1), BG_AM_F(QF(s, RB_CNTL, RB_SIZE), log2u64(BG_AM_SDMA_RING_SIZE / 4)),
+      BG_AM_F(QF(s, RB_CNTL, RPTR_WRITEBACK_ENABLE), 1), BG_AM_F(QF(s, RB_CNTL, RPTR_WRITEBACK_TIMER), 4),
+      BG_AM_F(QF(s, RB_CNTL, RB_PRIV), 1), BG_AM_F(QF(s, RB_CNTL, RB_VMID), 0),
+      BG_AM_F(s->mcu ? SDMA0_QUEUE0_RB_CNTL__MCU_WPTR_POLL_ENABLE : SDMA0_QUEUE0_RB_CNTL__F32_WPTR_POLL_ENABLE, 1)};
+  size_t nrb = sizeof(rb) / sizeof(rb[0]) - (s->v44 ? 1 : 0);
+  if ((e = bg_am_nwreg_fv(d, hw, 0, QREG(s, RB_CNTL), 0, &s->rb_cntl, rb, nrb)) < 0 ||
+      (e = bg_am_nwreg_fields(d, hw, 0, QREG(s, IB_CNTL), 1, NULL, BG_AM_F(QF(s, IB_CNTL, IB_ENABLE), 1))) < 0)
     return e;
   s->ring_on = true;
   return 0;
@@ -162,12 +182,12 @@ int bg_am_sdma_fini(bg_am_sdma *s) {
   bg_am_dev *d = s->d;
   int e;
   int hw = s->v44 ? SDMA0_HWIP : GC_HWIP;
-  char n[64];
   if (!s->ring_on) return 0;
-  if ((e = bg_am_nwreg_fields(d, hw, 0, qn(s, n, sizeof(n), "_RB_CNTL"), 1, NULL, F("RB_ENABLE", 0), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, hw, 0, qn(s, n, sizeof(n), "_IB_CNTL"), 1, NULL, F("IB_ENABLE", 0), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, hw, 0, qn(s, n, sizeof(n), "_DOORBELL"), 1, NULL, F("ENABLE", 0), END)) < 0 ||
-      (e = bg_am_nwreg_fields(d, hw, 0, qn(s, n, sizeof(n), "_DOORBELL_OFFSET"), 1, NULL, F("OFFSET", 0), END)) < 0)
+  if ((e = bg_am_nwreg_fields(d, hw, 0, QREG(s, RB_CNTL), 1, NULL, BG_AM_F(QF(s, RB_CNTL, RB_ENABLE), 0))) < 0 ||
+      (e = bg_am_nwreg_fields(d, hw, 0, QREG(s, IB_CNTL), 1, NULL, BG_AM_F(QF(s, IB_CNTL, IB_ENABLE), 0))) < 0 ||
+      (e = bg_am_nwreg_fields(d, hw, 0, QREG(s, DOORBELL), 1, NULL, BG_AM_F(QF(s, DOORBELL, ENABLE), 0))) < 0 ||
+      (e = bg_am_nwreg_fields(d, hw, 0, QREG(s, DOORBELL_OFFSET), 1, NULL,
+                              BG_AM_F(QF(s, DOORBELL_OFFSET, OFFSET), 0))) < 0)
     return e;
   s->ring_on = false;
   return 0;

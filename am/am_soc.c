@@ -1,7 +1,5 @@
-/* am/am_soc.c: SOC init and register access by name (am/am_soc.h). */
+/* am/am_soc.c: SOC init and register access by id (am/am_soc.h). */
 #include "am/am_soc.h"
-
-#include <stdarg.h>
 
 #include "baregpu/error.h"
 
@@ -19,49 +17,42 @@ const struct bg_am_regtab *bg_am_tab_of(const bg_am_dev *d, int hwip) {
   }
 }
 
-static int lookup(bg_am_dev *d, int hwip, unsigned inst, const char *name, const struct bg_am_reg **r,
+static int lookup(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, const struct bg_am_reg **r,
                   uint32_t *addr) {
   const struct bg_am_regtab *t = bg_am_tab_of(d, hwip);
-  if (!t) return bg_error(BG_EINVAL, "am: %s: no register table for hwip %d (%s)", d->bdf, hwip, name);
-  int e = bg_am_reg_get(t, name, r);
+  if (!t) return bg_error(BG_EINVAL, "am: %s: no register table for hwip %d (%s)", d->bdf, hwip, bg_am_reg_id_name(id));
+  int e = bg_am_reg_get(t, id, r);
   if (e < 0) return bg_error_context(e, "am: %s: ", d->bdf);
   e = bg_am_reg_abs(&d->disc, hwip == NBIF_HWIP ? NBIO_HWIP : hwip, inst, *r, addr);
   return e < 0 ? bg_error_context(e, "am: %s: ", d->bdf) : 0;
 }
 
-int bg_am_nreg_addr(bg_am_dev *d, int hwip, unsigned inst, const char *name, uint32_t *addr) {
+int bg_am_nreg_addr(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, uint32_t *addr) {
   const struct bg_am_reg *r;
-  return lookup(d, hwip, inst, name, &r, addr);
+  return lookup(d, hwip, inst, id, &r, addr);
 }
 
-int bg_am_nwreg(bg_am_dev *d, int hwip, unsigned inst, const char *name, uint32_t v) {
+int bg_am_nwreg(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, uint32_t v) {
   uint32_t a;
-  int e = bg_am_nreg_addr(d, hwip, inst, name, &a);
+  int e = bg_am_nreg_addr(d, hwip, inst, id, &a);
   return e < 0 ? e : bg_am_wreg(d, a, v);
 }
 
-int bg_am_nrreg(bg_am_dev *d, int hwip, unsigned inst, const char *name, uint32_t *v) {
+int bg_am_nrreg(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, uint32_t *v) {
   uint32_t a;
-  int e = bg_am_nreg_addr(d, hwip, inst, name, &a);
+  int e = bg_am_nreg_addr(d, hwip, inst, id, &a);
   if (e >= 0) *v = bg_am_rreg(d, a);
   return e;
 }
 
-int bg_am_nwreg_fields(bg_am_dev *d, int hwip, unsigned inst, const char *name, int rmw, uint32_t *out, ...) {
+int bg_am_nwreg_fv(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, int rmw, uint32_t *out,
+                   const struct bg_am_fv *fv, size_t n) {
   const struct bg_am_reg *r;
   uint32_t a, v;
-  int e = lookup(d, hwip, inst, name, &r, &a);
+  int e = lookup(d, hwip, inst, id, &r, &a);
   if (e < 0) return e;
   v = rmw ? bg_am_rreg(d, a) : 0;
-  va_list ap;
-  va_start(ap, out);
-  const char *f;
-  while ((f = va_arg(ap, const char *)) != NULL) {
-    unsigned fv = va_arg(ap, unsigned);
-    if ((e = bg_am_reg_field_set(r, &v, f, fv)) < 0) break;
-  }
-  va_end(ap);
-  if (e < 0) return bg_error_context(e, "am: %s: ", d->bdf);
+  if ((e = bg_am_reg_fields_set(r, &v, fv, n)) < 0) return bg_error_context(e, "am: %s: ", d->bdf);
   if (out) *out = v;
   return bg_am_wreg(d, a, v);
 }
@@ -86,10 +77,10 @@ unsigned bg_am_xcc_count(const bg_am_dev *d) { return (unsigned)__builtin_popcou
 int bg_am_indirect_wreg_pcie(bg_am_dev *d, uint32_t reg, uint32_t v, unsigned aid) {
   uint64_t a = (uint64_t)reg * 4 + (aid ? ((uint64_t)(aid & 3u) << 32 | 1ull << 34) : 0);
   uint32_t hi = (uint32_t)(a >> 32);
-  int e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIF_BX0_PCIE_INDEX2", (uint32_t)a);
-  if (e >= 0 && hi) e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIF_BX0_PCIE_INDEX2_HI", hi & 0xffu);
-  if (e >= 0) e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIF_BX0_PCIE_DATA2", v);
-  if (e >= 0 && hi) e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIF_BX0_PCIE_INDEX2_HI", 0);
+  int e = bg_am_nwreg(d, NBIO_HWIP, 0, regBIF_BX0_PCIE_INDEX2, (uint32_t)a);
+  if (e >= 0 && hi) e = bg_am_nwreg(d, NBIO_HWIP, 0, regBIF_BX0_PCIE_INDEX2_HI, hi & 0xffu);
+  if (e >= 0) e = bg_am_nwreg(d, NBIO_HWIP, 0, regBIF_BX0_PCIE_DATA2, v);
+  if (e >= 0 && hi) e = bg_am_nwreg(d, NBIO_HWIP, 0, regBIF_BX0_PCIE_INDEX2_HI, 0);
   return e < 0 ? bg_error_context(e, "am: %s: indirect PCIe write of 0x%x to AID %u: ", d->bdf, reg, aid) : 0;
 }
 
@@ -97,21 +88,21 @@ int bg_am_soc_init(bg_am_dev *d) {
   int e;
   if (bg_am_nbio79(d)) { /* NBIO 7.9.x (MI300): fence the doorbells of harvested XCCs, slave mode on other AIDs */
     unsigned live = bg_am_xcc_mask(d) & 0xffu;
-    if ((e = bg_am_nwreg(d, NBIO_HWIP, 0, "regXCC_DOORBELL_FENCE", 0xffu & ~live)) < 0) return e;
+    if ((e = bg_am_nwreg(d, NBIO_HWIP, 0, regXCC_DOORBELL_FENCE, 0xffu & ~live)) < 0) return e;
     uint32_t fence, slave = 0;
-    const struct bg_am_reg *r = bg_am_reg_find(d->regs.nbio, "regXCC_DOORBELL_FENCE");
-    if ((e = bg_am_nreg_addr(d, NBIO_HWIP, 0, "regXCC_DOORBELL_FENCE", &fence)) < 0 ||
-        (e = bg_am_reg_field_set(r, &slave, "SHUB_SLV_MODE", 1)) < 0)
+    const struct bg_am_reg *r = bg_am_reg_find(d->regs.nbio, regXCC_DOORBELL_FENCE);
+    if ((e = bg_am_nreg_addr(d, NBIO_HWIP, 0, regXCC_DOORBELL_FENCE, &fence)) < 0 ||
+        (e = bg_am_reg_field_set(r, &slave, XCC_DOORBELL_FENCE__SHUB_SLV_MODE, 1)) < 0)
       return e;
     uint32_t aids = bg_am_aid_mask(d);
     for (unsigned aid = 1; aid < 32; aid++)
       if ((aids >> aid & 1) && (e = bg_am_indirect_wreg_pcie(d, fence, slave, aid)) < 0) return e;
-    if ((e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIFC_GFX_INT_MONITOR_MASK", 0x7ff)) < 0) return e;
-    if ((e = bg_am_nwreg(d, NBIO_HWIP, 0, "regBIFC_DOORBELL_ACCESS_EN_PF", 0xfffff)) < 0) return e;
-  } else if ((e = bg_am_nwreg_fields(d, NBIO_HWIP, 0, "regRCC_DEV0_EPF2_STRAP2", 1, NULL,
-                                     "STRAP_NO_SOFT_RESET_DEV0_F2", 0u, (const char *)NULL)) < 0) {
+    if ((e = bg_am_nwreg(d, NBIO_HWIP, 0, regBIFC_GFX_INT_MONITOR_MASK, 0x7ff)) < 0) return e;
+    if ((e = bg_am_nwreg(d, NBIO_HWIP, 0, regBIFC_DOORBELL_ACCESS_EN_PF, 0xfffff)) < 0) return e;
+  } else if ((e = bg_am_nwreg_fields(d, NBIO_HWIP, 0, regRCC_DEV0_EPF2_STRAP2, 1, NULL,
+                                     BG_AM_F(RCC_DEV0_EPF2_STRAP2__STRAP_NO_SOFT_RESET_DEV0_F2, 0))) < 0) {
     return e;
   }
-  return bg_am_nwreg_fields(d, NBIO_HWIP, 0, "regRCC_DEV0_EPF0_RCC_DOORBELL_APER_EN", 0, NULL,
-                            "BIF_DOORBELL_APER_EN", 1u, (const char *)NULL);
+  return bg_am_nwreg_fields(d, NBIO_HWIP, 0, regRCC_DEV0_EPF0_RCC_DOORBELL_APER_EN, 0, NULL,
+                            BG_AM_F(RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN__BIF_DOORBELL_APER_EN, 1));
 }

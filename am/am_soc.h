@@ -1,4 +1,4 @@
-/* am/am_soc.h: SOC init of the AM bring-up (tinygrad tinygrad/runtime/support/am/ip.py AM_SOC), and register access by name through the generated
+/* am/am_soc.h: SOC init of the AM bring-up (tinygrad tinygrad/runtime/support/am/ip.py AM_SOC), and register access by id through the generated
  * tables (used by am_soc.c, am_gmc.c, am_ih.c).
  *
  * SOC init_hw: NBIO 7.9.x: XCC_DOORBELL_FENCE = 0xff & ~live XCCs on AID 0, {SHUB_SLV_MODE = 1} on every other AID
@@ -20,13 +20,20 @@ extern "C" {
 
 /* Register table of an IP block (GC, MMHUB, NBIO/NBIF, OSSSYS, HDP, MP0), NULL otherwise. */
 const struct bg_am_regtab *bg_am_tab_of(const bg_am_dev *d, int hwip);
-/* Absolute address of register `name` of instance `inst` of `hwip`; errors name the register. */
-int bg_am_nreg_addr(bg_am_dev *d, int hwip, unsigned inst, const char *name, uint32_t *addr);
-int bg_am_nwreg(bg_am_dev *d, int hwip, unsigned inst, const char *name, uint32_t v);
-int bg_am_nrreg(bg_am_dev *d, int hwip, unsigned inst, const char *name, uint32_t *v);
-/* Write fields given as (const char *field, unsigned value) pairs ending with NULL: from 0 (rmw false) or on
- * top of the register's current value (rmw true: read, then write). *out (may be NULL) gets the written value. */
-int bg_am_nwreg_fields(bg_am_dev *d, int hwip, unsigned inst, const char *name, int rmw, uint32_t *out, ...);
+/* Absolute address of register `id` of instance `inst` of `hwip`; errors name the table and the register. */
+int bg_am_nreg_addr(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, uint32_t *addr);
+int bg_am_nwreg(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, uint32_t v);
+int bg_am_nrreg(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, uint32_t *v);
+/* Write n field values from 0 (rmw false) or on top of the register's current value (rmw true: read, then
+ * write). *out (may be NULL) gets the written value. A field of another register is -BG_EINVAL naming both. */
+int bg_am_nwreg_fv(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, int rmw, uint32_t *out,
+                   const struct bg_am_fv *fv, size_t n);
+/* The same with the field values as arguments, each BG_AM_F(FIELD_ID, value):
+ *   bg_am_nwreg_fields(d, GC_HWIP, 0, regGRBM_CNTL, 1, NULL, BG_AM_F(GRBM_CNTL__READ_TIMEOUT, 0xff)) */
+#define BG_AM_F(field, val) {(field), (uint32_t)(val)}
+#define bg_am_nwreg_fields(d, hwip, inst, id, rmw, out, ...)                                               \
+  bg_am_nwreg_fv((d), (hwip), (inst), (id), (rmw), (out), (const struct bg_am_fv[]){__VA_ARGS__},          \
+                 sizeof((const struct bg_am_fv[]){__VA_ARGS__}) / sizeof(struct bg_am_fv))
 
 int bg_am_soc_init(bg_am_dev *d);
 

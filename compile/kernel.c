@@ -8,7 +8,7 @@
 #include "baregpu/compile.h"
 #include "baregpu/error.h"
 #include "bg_config.h"
-#include "compile/amdgpu_elf.h"
+#include "formats/amdgpu_elf.h"
 #include "compile/kernel_internal.h"
 #include "compile/klinear.h"
 #include "compile/krender.h"

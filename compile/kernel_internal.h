@@ -73,15 +73,11 @@ void kopt_name(ir_ctx *ctx, const ir_node *sink, char *name, size_t n);
  * UPCAST ranges: each STORE duplicated for every value of the upcast ranges it depends on. */
 const ir_node *kexpand(ir_ctx *ctx, const ir_node *sink);
 
-/* ---- kdecomp.c ---- */
+/* ---- klower_half.c ---- */
 /* float16/bfloat16 values are stored as 16 bits; every ALU op on them is computed in float32 and
  * rounded back (per-op rounding, as IEEE half arithmetic), REDUCEs accumulate in float32. */
 const ir_node *kdecomp(ir_ctx *ctx, const ir_node *sink);
-/* Host-side conversions with the prelude's semantics (round to nearest even; inf, nan, denormals). */
-uint16_t kf32_to_f16(float f);
-float kf16_to_f32(uint16_t h);
-uint16_t kf32_to_bf16(float f);
-float kbf16_to_f32(uint16_t h);
+/* The host-side conversions with the prelude's semantics are util/half.h's. */
 
 /* ---- kstr.c: growable string ---- */
 typedef struct kstr {

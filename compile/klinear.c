@@ -17,6 +17,7 @@
 
 #include "baregpu/error.h"
 #include "compile/klinear.h"
+#include "util/grow.h"
 
 typedef const ir_node *node;
 
@@ -72,17 +73,6 @@ typedef struct lctx {
 
 /* ---- allocation ---- */
 
-static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return true;
-  size_t n = *cap ? *cap : 16;
-  while (n < need) n *= 2;
-  void *q = realloc(*p, n * elem);
-  if (!q) return false;
-  *p = q;
-  *cap = n;
-  return true;
-}
-
 static int oom(lctx *c) {
   if (!c->err) c->err = bg_error(BG_ENOMEM, "kernel: out of memory linearizing");
   return c->err;
@@ -99,7 +89,7 @@ static kitem *new_item(lctx *c, enum kitem_kind kind, node u, unsigned nops) {
   klin *l = c->l;
   kitem *it = calloc(1, sizeof *it);
   if (!it || (nops && !(it->ops = calloc(nops, sizeof *it->ops))) ||
-      !grow((void **)&l->items, &l->items_cap, l->nitems + 1, sizeof *l->items)) {
+      !bg_grow((void **)&l->items, &l->items_cap, l->nitems + 1, sizeof *l->items)) {
     if (it) free(it->ops);
     free(it);
     oom(c);
@@ -115,7 +105,7 @@ static kitem *new_item(lctx *c, enum kitem_kind kind, node u, unsigned nops) {
 static kscope *new_scope(lctx *c, kscope *parent, kitem *loop) {
   klin *l = c->l;
   kscope *s = calloc(1, sizeof *s);
-  if (!s || !grow((void **)&l->scopes, &l->scopes_cap, l->nscopes + 1, sizeof *l->scopes)) {
+  if (!s || !bg_grow((void **)&l->scopes, &l->scopes_cap, l->nscopes + 1, sizeof *l->scopes)) {
     free(s);
     oom(c);
     return NULL;
@@ -165,7 +155,7 @@ static void place(kscope *s, kitem *it) {
 
 static bool path_push(lctx *c, kscope *s) {
   size_t cap = c->pcap;
-  if (!grow((void **)&c->path, &cap, c->plen + 1u, sizeof *c->path)) return oom(c), false;
+  if (!bg_grow((void **)&c->path, &cap, c->plen + 1u, sizeof *c->path)) return oom(c), false;
   c->pcap = (unsigned)cap;
   c->path[c->plen++] = s;
   return true;
@@ -179,7 +169,7 @@ static kscope *open_loop(lctx *c, kscope *s, node r, kitem *extent) {
   if (!it) return NULL;
   it->ops[0] = extent;
   place(s, it);
-  if (!grow((void **)&s->saved, &s->saved_cap, s->nsaved + 1, sizeof *s->saved)) return oom(c), NULL;
+  if (!bg_grow((void **)&s->saved, &s->saved_cap, s->nsaved + 1, sizeof *s->saved)) return oom(c), NULL;
   s->saved[s->nsaved++] = s->cursor;
   s->cursor = it;
   kscope *b = new_scope(c, s, it);
@@ -320,7 +310,7 @@ static bool reaches_busy(lctx *c, node a) {
 /* ---- emission ---- */
 
 static bool push(lctx *c, int kind, node u) {
-  if (!grow((void **)&c->st, &c->cap, c->sp + 1, sizeof *c->st)) return oom(c), false;
+  if (!bg_grow((void **)&c->st, &c->cap, c->sp + 1, sizeof *c->st)) return oom(c), false;
   c->st[c->sp++] = (frame){.kind = kind, .u = u};
   return true;
 }
@@ -509,7 +499,7 @@ static void step_group(lctx *c, frame *f) {
     while (g->m < g->nm) {
       node value = g->mem[g->m]->src[0];
       unsigned nl = value->op == IR_VECTORIZE ? value->nsrc : 1;
-      if (!grow((void **)&g->lanes, &g->lanes_cap, nl, sizeof *g->lanes)) {
+      if (!bg_grow((void **)&g->lanes, &g->lanes_cap, nl, sizeof *g->lanes)) {
         oom(c);
         return;
       }

@@ -2,7 +2,7 @@
  * the kernel uses it.
  *
  * bg_h2f/bg_f2h: IEEE binary16 <-> float32, round to nearest even, infinities, NaNs (quieted) and
- * denormals handled (the host-side twins are kf16_to_f32/kf32_to_f16 in kdecomp.c).
+ * denormals handled (the host-side twins are bg_f16_to_f32/bg_f32_to_f16 in util/half.c).
  * bg_bf2f/bg_f2bf: bfloat16, round to nearest even.
  * bg_threefry2x32: Threefry-2x32 with 20 rounds (Salmon et al., Random123), as tinygrad's
  * threefry2x32: x and key are uint64 whose low 32 bits are word 0 and high 32 bits word 1;

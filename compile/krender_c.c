@@ -21,6 +21,7 @@
 
 #include "baregpu/error.h"
 #include "compile/krender.h"
+#include "util/half.h"
 
 typedef const ir_node *node;
 
@@ -95,8 +96,8 @@ static void lit_float(char *b, size_t n, double v, bool f32) {
 
 static void lit_const(char *b, size_t n, node u) {
   enum ir_scalar s = IR_DT_SCALAR(u->dt);
-  if (s == IR_DT_FLOAT16) snprintf(b, n, "((uint16_t)0x%04xu)", kf32_to_f16((float)u->arg.f));
-  else if (s == IR_DT_BFLOAT16) snprintf(b, n, "((uint16_t)0x%04xu)", kf32_to_bf16((float)u->arg.f));
+  if (s == IR_DT_FLOAT16) snprintf(b, n, "((uint16_t)0x%04xu)", bg_f32_to_f16((float)u->arg.f));
+  else if (s == IR_DT_BFLOAT16) snprintf(b, n, "((uint16_t)0x%04xu)", bg_f32_to_bf16((float)u->arg.f));
   else if (ir_scalar_is_float(s)) lit_float(b, n, u->arg.f, s != IR_DT_FLOAT64);
   else lit_int(b, n, s, u->arg.i);
 }

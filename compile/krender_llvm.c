@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "baregpu/error.h"
+#include "util/half.h"
 
 typedef const ir_node *node;
 
@@ -135,7 +136,7 @@ static void fail_node(rctx *r, node u, const char *what) {
 
 static void lit_float(char *b, size_t n, double v, const char *ty) {
   if (!strcmp(ty, "half") || !strcmp(ty, "bfloat")) {
-    uint16_t h = !strcmp(ty, "half") ? kf32_to_f16((float)v) : kf32_to_bf16((float)v);
+    uint16_t h = !strcmp(ty, "half") ? bg_f32_to_f16((float)v) : bg_f32_to_bf16((float)v);
     snprintf(b, n, "0x%c%04X", ty[0] == 'h' ? 'H' : 'R', h);
     return;
   }

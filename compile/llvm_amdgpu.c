@@ -17,7 +17,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "baregpu/error.h"
-#include "compile/amdgpu_elf.h"
+#include "formats/amdgpu_elf.h"
 #include "compile/kcache.h"
 #include "compile/sha256.h"
 

@@ -10,16 +10,11 @@
 
 #include "cpu/cpu.h"
 #include "util/env.h"
+#include "util/clock.h"
 
 /* The worker's signal stack: the fault handler runs there (with room for a chained application
  * handler), also when the kernel overflowed its stack. */
 #define CPU_ALTSTACK_SIZE (64u << 10)
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static const char *kind_name(enum bg_queue_kind k) { return k == BG_QUEUE_COPY ? "copy" : "compute"; }
 
@@ -98,7 +93,7 @@ static bool stop_worker(bg_queue_hw *hq) {
     if (e == 0) return true;
     if (e != ETIMEDOUT) break;
     uint64_t since = atomic_load_explicit(&hq->exec_since_ns, memory_order_acquire);
-    if (since && now_ns() - since >= (uint64_t)timeout_ms * 1000000u) break;
+    if (since && bg_now_ns() - since >= (uint64_t)timeout_ms * 1000000u) break;
   }
   const cpu_prog *prg = atomic_load(&hq->exec_prg);
   char name[sizeof(prg->name)];
@@ -152,11 +147,11 @@ static int wait_room(bg_queue_hw *hq, uint64_t put, uint64_t n) {
   if (put + n - done <= hq->nslots) return 0;
   int timeout_ms, r = bg_env_wait_timeout_ms(&timeout_ms);
   if (r < 0) return r;
-  uint64_t last = now_ns();
+  uint64_t last = bg_now_ns();
   for (unsigned spin = 0;; spin++) {
     uint64_t cur = atomic_load_explicit(&hq->done, memory_order_acquire);
     if (put + n - cur <= hq->nslots) return 0;
-    uint64_t t = now_ns();
+    uint64_t t = bg_now_ns();
     if (cur != done) {
       done = cur;
       last = t;

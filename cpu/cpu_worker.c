@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cpu/cpu.h"
+#include "util/clock.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define BG_ASAN 1
@@ -43,12 +44,6 @@ static void futex_wait(atomic_uint *word, unsigned expected) {
 void bg_cpu_wake(bg_queue_hw *hq) {
   atomic_fetch_add(&hq->wake_seq, 1);
   syscall(SYS_futex, (unsigned *)&hq->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Signal memory is plain device memory written by other queues and the host: access it with
@@ -110,7 +105,7 @@ static bool exec(bg_queue_hw *hq, const cpu_slot *s, uint64_t idx) {
          gsz[2], lsz[0], lsz[1], lsz[2]);
   cpu_fault_ctx *f = &hq->fault;
   atomic_store_explicit(&hq->exec_prg, prg, memory_order_relaxed);
-  atomic_store_explicit(&hq->exec_since_ns, now_ns(), memory_order_release);
+  atomic_store_explicit(&hq->exec_since_ns, bg_now_ns(), memory_order_release);
   if (sigsetjmp(f->jmp, 0) == 0) {   /* no mask saved: no syscall per launch */
     pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
     pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
@@ -151,7 +146,7 @@ static enum run_result run(bg_queue_hw *hq, const cpu_slot *s, uint64_t idx) {
     return RUN_OK;
   case CPU_OP_TIMESTAMP:
     if (!check(hq, idx, "timestamp of signal", s->a, 16, 8)) return RUN_FAULT;
-    atomic_store_explicit(sig_word(s->a + 8), now_ns(), memory_order_release);
+    atomic_store_explicit(sig_word(s->a + 8), bg_now_ns(), memory_order_release);
     return RUN_OK;
   case CPU_OP_BARRIER:
     atomic_thread_fence(memory_order_seq_cst);
@@ -172,11 +167,11 @@ static enum run_result run(bg_queue_hw *hq, const cpu_slot *s, uint64_t idx) {
 
 /* Poll, then sleep on the futex until put moves or the queue stops. Returns true to exit. */
 static bool idle(bg_queue_hw *hq, uint64_t done) {
-  uint64_t until = now_ns() + IDLE_SPIN_NS;
+  uint64_t until = bg_now_ns() + IDLE_SPIN_NS;
   for (unsigned i = 1;; i++) {
     if (atomic_load_explicit(&hq->put, memory_order_acquire) != done) return false;
     if (atomic_load_explicit(&hq->stop, memory_order_acquire)) return true;
-    if (i % 64 == 0 && now_ns() >= until) break;
+    if (i % 64 == 0 && bg_now_ns() >= until) break;
     cpu_relax();
   }
   unsigned seq = atomic_load(&hq->wake_seq);

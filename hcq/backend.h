@@ -177,7 +177,8 @@ struct bg_dev {
   struct bg_sigpage *sigpages;  /* signal pool */
   bg_queue_hw *hwq[2];          /* hardware queue per enum bg_queue_kind */
   int error;                    /* latched error state (negative code) or 0 */
-  bool closing;                 /* bg_dev_close has synchronized: frees skip their sync */
+  bool closing;                 /* bg_dev_close has synchronized and stops the queues: frees release at once */
+  struct bg_buf_node *deferred; /* freed buffers the queues may still use, released when they retire (dev.c) */
   uint64_t submits;             /* submits so far; fault_checked: the count at the last fault check */
   uint64_t fault_checked;
   char error_msg[512];

@@ -10,6 +10,42 @@
 #define KARGS_ARENA_SIZE (16u << 20) /* reused without fences: relies on its size (as tinygrad) */
 #define TIMELINE_WRAP (1ull << 31)   /* AMD waits compare 32 bits: wrap well before */
 
+/* A buffer with its place on the device's deferred-free list. bg_buf_free does not wait for the device: the buffer
+ * leaves the live-allocation map at once (no new submit can name it) but its memory goes back to the allocator only
+ * when the timeline reaches `retire`, the last value claimed when it was freed, so memory the queues may still
+ * touch is never handed out again (as TTM's delayed delete in Linux: drivers/gpu/drm/ttm/ttm_bo.c, ttm_bo_release
+ * queues a buffer object whose fences have not signalled instead of waiting for them). */
+typedef struct bg_buf_node {
+  bg_buf b;                    /* first: a bg_buf * is a bg_buf_node * */
+  uint64_t retire;
+  struct bg_buf_node *next;
+} bg_buf_node;
+
+static void release(bg_dev *d, bg_buf_node *n) {
+  bg_usage_note(d, -(int64_t)n->b.mem.size);
+  d->ops->free(d, &n->b.mem);
+  free(n);
+}
+
+/* Release the deferred buffers whose work retired: every one when `all` (the device is idle or its queues are gone),
+ * else those whose retire value the timeline signal has reached. A failed signal read releases nothing. */
+static void reap(bg_dev *d, bool all) {
+  if (!d->deferred) return;
+  uint64_t done = 0;
+  if (!all && bg_signal_value(d->timeline, &done) < 0) return;
+  for (bg_buf_node **p = &d->deferred; *p;) {
+    bg_buf_node *n = *p;
+    if (all || n->retire <= done) {
+      *p = n->next;
+      release(d, n);
+    } else {
+      p = &n->next;
+    }
+  }
+}
+
+void bg_dev_reap(bg_dev *d) { reap(d, false); }
+
 int bg_dev_create(const bg_iface *ifc, const bg_target *t, int phys_index, bg_dev **out) {
   bg_dev *d = calloc(1, sizeof(*d));
   if (!d) return bg_error(BG_ENOMEM, "out of host memory opening %s", t->kind);
@@ -41,6 +77,7 @@ void bg_dev_close(bg_dev *d) {
   d->closing = true;
   for (int k = 0; k < 2; k++)
     if (d->hwq[k]) d->ops->queue_destroy(d, d->hwq[k]);
+  reap(d, true); /* the queues are gone: nothing can touch deferred buffers any more */
   if (d->kargs_buf) bg_buf_free(d->kargs_buf);
   bg_signal_free(d->timeline);
   bg_signal_free(d->timeline_shadow);
@@ -61,8 +98,9 @@ uint64_t bg_dev_timeline_value(const bg_dev *d) { return d->timeline_value; }
 uint64_t bg_dev_next_timeline(bg_dev *d) { return d->timeline_value++; }
 
 void bg_dev_set_timeline(bg_dev *d, uint64_t next_value) {
+  reap(d, false); /* retire values count on the old timeline */
   d->timeline_value = next_value;
-  bg_signal_set(d->timeline, next_value - 1);
+  if (bg_signal_set(d->timeline, next_value - 1) < 0) BG_LOG(1, "%s", bg_last_error());
 }
 
 int bg_dev_check(bg_dev *d) {
@@ -93,12 +131,13 @@ int bg_dev_synchronize(bg_dev *d, int timeout_ms) {
     snprintf(d->error_msg, sizeof(d->error_msg), "%s", bg_last_error());
     return r;
   }
+  reap(d, true); /* every submit that claimed the timeline has finished */
   if (d->timeline_value > TIMELINE_WRAP) {
     /* Everything is idle: swap to the shadow signal and restart the count. */
+    if ((r = bg_signal_set(d->timeline_shadow, 0)) < 0) return r; /* still idle and unwrapped: a later sync retries */
     bg_signal *t = d->timeline;
     d->timeline = d->timeline_shadow;
     d->timeline_shadow = t;
-    bg_signal_set(d->timeline, 0);
     d->timeline_value = 1;
     BG_LOG(2, "%s: timeline wrapped", d->name);
   }
@@ -128,18 +167,22 @@ int bg_buf_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_buf **out) {
   *out = NULL;
   if (size == 0) return bg_error(BG_EINVAL, "%s: buffer of size 0", d->name);
   if (bg_buf_flags_check(d, flags) < 0) return -BG_EINVAL;
-  bg_buf *b = calloc(1, sizeof(*b));
-  if (!b) return bg_error(BG_ENOMEM, "out of host memory");
+  bg_buf_node *n = calloc(1, sizeof(*n));
+  if (!n) return bg_error(BG_ENOMEM, "out of host memory");
+  bg_buf *b = &n->b;
+  reap(d, false);
   int r = d->ops->alloc(d, size, flags, &b->mem);
+  if (r == -BG_ENOMEM && d->deferred && !d->error && bg_dev_synchronize(d, 0) == 0) /* memory waiting to retire */
+    r = d->ops->alloc(d, size, flags, &b->mem);
   if (r < 0) {
-    free(b);
+    free(n);
     return bg_error_context(r, "%s: allocating %llu bytes: ", d->name, (unsigned long long)size);
   }
   b->dev = d;
   b->flags = flags;
   if ((r = bg_memmap_add(d, b->mem.va, b->mem.size)) < 0) {
     d->ops->free(d, &b->mem);
-    free(b);
+    free(n);
     return r;
   }
   bg_usage_note(d, (int64_t)b->mem.size); /* hcq/usage.h: published for hcq_smi */
@@ -150,12 +193,18 @@ int bg_buf_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_buf **out) {
 void bg_buf_free(bg_buf *b) {
   if (!b) return;
   bg_dev *d = b->dev;
-  if (!d->error && !d->closing && bg_dev_synchronize(d, 0) < 0)
-    BG_LOG(1, "%s: freeing a buffer after a failed sync: %s", d->name, bg_last_error());
-  bg_memmap_remove(d, b->mem.va);
-  bg_usage_note(d, -(int64_t)b->mem.size);
-  d->ops->free(d, &b->mem);
-  free(b);
+  bg_buf_node *n = (bg_buf_node *)b;
+  bg_memmap_remove(d, b->mem.va); /* new submits can no longer name it */
+  if (d->closing) {
+    release(d, n);
+    return;
+  }
+  /* Work submitted so far retires when the timeline reaches the last claimed value (what bg_dev_synchronize waits
+   * for). On a device in an error state it may never: the buffer waits for bg_dev_recover or bg_dev_close. */
+  n->retire = d->timeline_value - 1;
+  n->next = d->deferred;
+  d->deferred = n;
+  if (!d->error) reap(d, false);
 }
 
 uint64_t bg_buf_va(const bg_buf *b) { return b->mem.va; }
@@ -204,7 +253,7 @@ int bg_dev_recover(bg_dev *d) {
   if (d->error) BG_LOG(1, "%s: recovered from: %s", d->name, d->error_msg);
   d->error = 0;
   d->error_msg[0] = '\0';
-  bg_signal_set(d->timeline, d->timeline_value - 1);
+  reap(d, true); /* the queues were reset: the dropped work touches nothing any more */
   d->fault_checked = d->submits;
-  return 0;
+  return bg_signal_set(d->timeline, d->timeline_value - 1);
 }

@@ -21,6 +21,9 @@ void bg_phys_unlock(bg_phys_key *k);
 /* Test hook, not exported: set the next timeline value and the signal to value-1, so the wrap-around tests
  * (tests/unit/hcq/test_core.c, tests/conformance/hcq_sync.c) reach 2^31 without 2^31 submits. */
 void bg_dev_set_timeline(bg_dev *d, uint64_t next_value);
+/* Give the buffers freed while their work was pending (d->deferred) back to the allocator once the timeline has
+ * passed the value they wait for (dev.c; bg_queue_submit calls it). */
+void bg_dev_reap(bg_dev *d);
 /* Programs keep a cached run queue (program.c). */
 void bg_program_release_queue(bg_program *p);
 #endif

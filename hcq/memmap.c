@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@ typedef struct span {
 } span;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t nfrees; /* allocations forgotten: bumped before the span goes, read without the lock */
 static span *spans;
 static size_t nspans, cap;
 
@@ -66,15 +68,19 @@ void bg_memmap_remove(bg_dev *d, uint64_t va) {
   if (at > 0 && spans[at - 1].space == s && spans[at - 1].va == va) {
     memmove(&spans[at - 1], &spans[at], (nspans - at) * sizeof(*spans));
     nspans--;
+    atomic_fetch_add(&nfrees, 1);
   }
   pthread_mutex_unlock(&lock);
 }
+
+uint64_t bg_memmap_frees(void) { return atomic_load(&nfrees); }
 
 void bg_memmap_drop_dev(const bg_dev *d) {
   pthread_mutex_lock(&lock);
   size_t k = 0;
   for (size_t i = 0; i < nspans; i++)
     if (spans[i].owner != d) spans[k++] = spans[i];
+  if (k != nspans) atomic_fetch_add(&nfrees, 1);
   nspans = k;
   if (!nspans) {
     free(spans);

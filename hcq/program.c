@@ -117,6 +117,10 @@ int bg_program_run(bg_program *p, bg_buf *const *bufs, size_t nbufs, const uint6
   if ((r = bg_queue_submit(p->run_q, vars, p->nargs + 6u)) < 0) return r;
   if (!wait) return 0;
   if ((r = bg_dev_synchronize(d, 0)) < 0) return r;
-  if (us) *us = (double)(bg_signal_timestamp_raw(p->run_ts[1]) - bg_signal_timestamp_raw(p->run_ts[0])) / d->ops->ticks_per_us;
+  if (!us) return 0;
+  uint64_t t0, t1;
+  if ((r = bg_signal_timestamp_raw(p->run_ts[0], &t0)) < 0 || (r = bg_signal_timestamp_raw(p->run_ts[1], &t1)) < 0)
+    return r;
+  *us = (double)(t1 - t0) / d->ops->ticks_per_us;
   return 0;
 }

@@ -9,7 +9,8 @@
 #include "hcq/memmap.h"
 #include "hcq/tmpl.h"
 
-/* An operand check run at submit: a copy (dst, src) or an exec (work-group x, y, z) whose operands are symbolic. */
+/* An operand check run at submit: a copy (dst, src), or an exec (work-group x, y, z) whose operands are symbolic.
+ * Copies with constant operands are checked when recorded and again at a submit after any buffer was freed. */
 typedef struct qcheck {
   size_t cmd;
   bg_texpr e[3];
@@ -30,8 +31,9 @@ struct bg_queue {
   uint64_t slots[BG_NSLOTS];
   uint64_t user_needed;       /* user slots the template reads */
   size_t submits, last_applied;
-  qcheck *checks;             /* symbolic operands to check at submit (constants are checked when recorded) */
+  qcheck *checks;             /* operands to check at submit: every copy, symbolic work-group sizes */
   size_t nchecks;
+  uint64_t frees_seen;        /* bg_memmap_frees() when the copies were last checked */
   bool recheck;               /* a submit failed after binding: the next one re-checks and re-patches everything */
 };
 
@@ -287,12 +289,13 @@ bg_queue *bg_queue_copy(bg_queue *q, bg_val dst, bg_val src, uint64_t n) {
 
 static bool is_const(const ir_node *u) { return u->op == IR_CONST; }
 
-/* Symbolic copy and work-group operands get a check compiled against the template's slots. */
+/* Copies and symbolic work-group operands get a check compiled against the template's slots (a copy's constant
+ * operands too: a buffer freed after recording must fail the next submit, not be written after its free). */
 static int build_checks(bg_queue *q) {
   size_t n = 0;
   for (size_t i = 0; i < q->ncmds; i++) {
     const bg_cmd *c = &q->cmds[i];
-    if ((c->op == BG_CMD_COPY && (!is_const(c->addr) || !is_const(c->value))) ||
+    if (c->op == BG_CMD_COPY ||
         (c->op == BG_CMD_EXEC && (!is_const(c->lsz[0]) || !is_const(c->lsz[1]) || !is_const(c->lsz[2]))))
       n++;
   }
@@ -302,7 +305,7 @@ static int build_checks(bg_queue *q) {
     const bg_cmd *c = &q->cmds[i];
     const ir_node *ops[3];
     int nops;
-    if (c->op == BG_CMD_COPY && (!is_const(c->addr) || !is_const(c->value))) {
+    if (c->op == BG_CMD_COPY) {
       ops[0] = c->addr, ops[1] = c->value, nops = 2;
     } else if (c->op == BG_CMD_EXEC && (!is_const(c->lsz[0]) || !is_const(c->lsz[1]) || !is_const(c->lsz[2]))) {
       ops[0] = c->lsz[0], ops[1] = c->lsz[1], ops[2] = c->lsz[2], nops = 3;
@@ -321,12 +324,14 @@ static int build_checks(bg_queue *q) {
   return 0;
 }
 
-/* The checks whose operands changed (all of them when `all`), with the slots of this submit. */
-static int run_checks(const bg_queue *q, const uint64_t changed[2], bool all) {
+/* The checks whose operands changed (all of them when `all`, every copy when `copies`: a buffer was freed), with
+ * the slots of this submit. */
+static int run_checks(const bg_queue *q, const uint64_t changed[2], bool all, bool copies) {
   for (size_t i = 0; i < q->nchecks; i++) {
     const qcheck *k = &q->checks[i];
-    if (!all && !(k->deps[0] & changed[0]) && !(k->deps[1] & changed[1])) continue;
     const bg_cmd *c = &q->cmds[k->cmd];
+    if (!all && !(copies && c->op == BG_CMD_COPY) && !(k->deps[0] & changed[0]) && !(k->deps[1] & changed[1]))
+      continue;
     uint64_t v[3];
     for (int j = 0; j < (c->op == BG_CMD_COPY ? 2 : 3); j++) v[j] = bg_tmpl_eval(&q->tmpl, &k->e[j], q->slots);
     int r = c->op == BG_CMD_COPY ? check_copy(q, k->cmd, v[0], v[1], c->size) : check_workgroup(q, k->cmd, c->prg, v);
@@ -371,10 +376,12 @@ int bg_queue_submit(bg_queue *q, const uint64_t *vars, size_t nvars) {
   if (q->slots[BG_SLOT_TIMELINE_ADDR] != tl_addr) { q->slots[BG_SLOT_TIMELINE_ADDR] = tl_addr; changed[1] |= 1ull << (BG_SLOT_TIMELINE_ADDR - 64); }
   if (q->slots[BG_SLOT_TIMELINE_VALUE] != tl_val) { q->slots[BG_SLOT_TIMELINE_VALUE] = tl_val; changed[1] |= 1ull << (BG_SLOT_TIMELINE_VALUE - 64); }
   bool all = q->submits == 0 || q->recheck;
-  if (q->nchecks && (r = run_checks(q, changed, all)) < 0) {
+  uint64_t frees = bg_memmap_frees();
+  if (q->nchecks && (r = run_checks(q, changed, all, frees != q->frees_seen)) < 0) {
     q->recheck = true; /* the slots hold this submit's values now: the next submit must not trust them */
     return bg_error_context(r, "%s: %s queue: nothing submitted: ", d->name, kind_name(q->kind));
   }
+  q->frees_seen = frees;
   void *kcpu = NULL;
   uint64_t kva = 0;
   if (q->tmpl.kargs_len) {
@@ -392,6 +399,7 @@ int bg_queue_submit(bg_queue *q, const uint64_t *vars, size_t nvars) {
   q->submits++;
   q->recheck = false;
   d->submits++;
+  if (d->deferred) bg_dev_reap(d); /* buffers freed earlier whose work has retired go back to the allocator */
   return 0;
 }
 

@@ -97,6 +97,8 @@ int bg_dev_list(bool include_mock, char (*names)[48], size_t max) {
   for (size_t i = 0; i < n; i++) {
     if (ifs[i]->mock && !include_mock) continue;
     int c = ifs[i]->count();
+    if (c < 0) BG_LOG(1, "listing %s%s%s devices: %s", ifs[i]->name, ifs[i]->name[0] ? "+" : "", ifs[i]->kind,
+                      bg_last_error()); /* a scan that fails lists nothing; the others still count */
     for (int k = 0; k < c; k++, total++) {
       if ((size_t)total >= max) continue;
       if (ifs[i]->name[0])

@@ -9,6 +9,7 @@
 
 #include "hcq/dev_internal.h"
 #include "util/env.h"
+#include "util/clock.h"
 
 #define SIGPAGE_SIZE 4096u
 #define SIGS_PER_PAGE (SIGPAGE_SIZE / 16u)
@@ -56,7 +57,7 @@ int bg_signal_new(bg_dev *d, uint64_t init, bg_signal **out) {
   s->va = pg->buf->mem.va + slot * 16u;
   if (s->cpu) {
     s->cpu[1] = 0;
-    bg_signal_set(s, init);
+    __atomic_store_n((uint64_t *)s->cpu, init, __ATOMIC_RELEASE);
   } else { /* no CPU view: value and timestamp in one device write */
     uint64_t v[2] = {init, 0};
     int r = d->ops->mem_write(d, &pg->buf->mem, slot * 16u, v, sizeof(v));
@@ -94,46 +95,33 @@ void bg_sigpool_free(bg_dev *d) {
 uint64_t bg_signal_va(const bg_signal *s) { return s->va; }
 bg_val bg_sig(const bg_signal *s) { return bg_const(s->va); }
 
-uint64_t bg_signal_value(const bg_signal *s) {
-  if (s->cpu) return __atomic_load_n((const uint64_t *)s->cpu, __ATOMIC_ACQUIRE);
-  uint64_t v = 0;
-  if (sig_read(s, 0, &v) < 0) BG_LOG(1, "%s", bg_last_error()); /* waits report it through sig_read themselves */
-  return v;
-}
-
-void bg_signal_set(bg_signal *s, uint64_t v) {
+/* Word k (0 value, 1 timestamp) of a signal, from its CPU view or through the backend. */
+static int sig_word(const bg_signal *s, unsigned k, uint64_t *v) {
   if (s->cpu) {
-    __atomic_store_n((uint64_t *)s->cpu, v, __ATOMIC_RELEASE);
-    return;
-  }
-  int r = s->dev->ops->mem_write(s->dev, &s->page->buf->mem, s->slot * 16u, &v, sizeof(v));
-  if (r < 0) BG_LOG(1, "%s: setting signal 0x%llx: %s", s->dev->name, (unsigned long long)s->va, bg_last_error());
-}
-
-uint64_t bg_signal_timestamp_raw(const bg_signal *s) {
-  if (s->cpu) return __atomic_load_n((const uint64_t *)s->cpu + 1, __ATOMIC_ACQUIRE);
-  uint64_t v = 0;
-  if (sig_read(s, 1, &v) < 0) BG_LOG(1, "%s", bg_last_error());
-  return v;
-}
-
-/* The value for waits: a failed device read ends the wait with its error. */
-static int sig_value(const bg_signal *s, uint64_t *v) {
-  if (s->cpu) {
-    *v = __atomic_load_n((const uint64_t *)s->cpu, __ATOMIC_ACQUIRE);
+    *v = __atomic_load_n((const uint64_t *)s->cpu + k, __ATOMIC_ACQUIRE);
     return 0;
   }
-  return sig_read(s, 0, v);
+  return sig_read(s, k, v);
 }
 
-double bg_signal_timestamp_us(const bg_signal *s) {
-  return (double)bg_signal_timestamp_raw(s) / s->dev->ops->ticks_per_us;
+int bg_signal_value(const bg_signal *s, uint64_t *out) { return sig_word(s, 0, out); }
+
+int bg_signal_set(bg_signal *s, uint64_t v) {
+  if (s->cpu) {
+    __atomic_store_n((uint64_t *)s->cpu, v, __ATOMIC_RELEASE);
+    return 0;
+  }
+  int r = s->dev->ops->mem_write(s->dev, &s->page->buf->mem, s->slot * 16u, &v, sizeof(v));
+  return r < 0 ? bg_error_context(r, "%s: setting signal 0x%llx: ", s->dev->name, (unsigned long long)s->va) : 0;
 }
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+int bg_signal_timestamp_raw(const bg_signal *s, uint64_t *out) { return sig_word(s, 1, out); }
+
+int bg_signal_timestamp_us(const bg_signal *s, double *out) {
+  uint64_t raw;
+  int r = sig_word(s, 1, &raw);
+  if (r == 0) *out = (double)raw / s->dev->ops->ticks_per_us;
+  return r;
 }
 
 
@@ -144,14 +132,14 @@ int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms) {
   }
   bg_dev *d = s->dev;
   uint64_t seen, cur;
-  int r = sig_value(s, &seen);
+  int r = sig_word(s, 0, &seen);
   if (r < 0) return r;
   if (seen >= v) return 0;
-  uint64_t start = now_ns(), last_progress = start;
+  uint64_t start = bg_now_ns(), last_progress = start;
   for (unsigned spin = 0;; spin++) {
-    if ((r = sig_value(s, &cur)) < 0) return r;
+    if ((r = sig_word(s, 0, &cur)) < 0) return r;
     if (cur >= v) return 0;
-    uint64_t t = now_ns();
+    uint64_t t = bg_now_ns();
     if (cur != seen) {
       seen = cur;
       last_progress = t;

@@ -7,19 +7,12 @@
 
 #include "hcq/backend.h"
 #include "hcq/tmpl.h"
+#include "util/grow.h"
 
 #define MAX_STACK 16
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t nc = *cap ? *cap : 16;
-  while (nc < need) nc *= 2;
-  void *np = realloc(*p, nc * elem);
-  if (!np) return bg_error(BG_ENOMEM, "out of host memory for a command template");
-  memset((uint8_t *)np + *cap * elem, 0, (nc - *cap) * elem);
-  *p = np;
-  *cap = nc;
-  return 0;
+  return bg_grow(p, cap, need, elem) ? 0 : bg_error(BG_ENOMEM, "out of host memory for a command template");
 }
 
 long bg_tmpl_reserve(bg_tmpl *t, enum bg_tmpl_section sec, size_t n, size_t align) {

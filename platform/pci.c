@@ -1,5 +1,6 @@
 /* platform/pci.c: the implementation-independent half of platform/pci.h: argument checks done once for
  * every implementation, capability walks, fault checks. */
+#include <inttypes.h>
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -160,6 +161,50 @@ bool bg_pci_has_irq(const bg_pci_dev *d) { return d->ops->wait_irq != NULL; }
 int bg_pci_wait_irq(bg_pci_dev *d, int timeout_ms) {
   if (!d->ops->wait_irq) return bg_error(BG_ENOTSUP, "%s: no interrupts on this interface: poll instead", d->name);
   return d->ops->wait_irq(d, timeout_ms);
+}
+
+unsigned bg_pci_features(const bg_pci_dev *d) { return d->ops->features; }
+
+/* The memory BAR holding [addr, addr+n), or -BG_EINVAL naming the range. */
+static int bar_of(bg_pci_dev *d, uint64_t addr, size_t n, int *bar, uint64_t *off) {
+  for (int i = 0; i < BG_PCI_NBARS; i++) {
+    bg_pci_bar b;
+    if (d->ops->bar_info(d, i, &b) < 0 || b.size == 0 || b.is_io) continue;
+    if (addr >= b.base && addr - b.base <= b.size && n <= b.size - (addr - b.base)) {
+      *bar = i;
+      *off = addr - b.base;
+      return 0;
+    }
+  }
+  return bg_error(BG_EINVAL,
+                  "%s: copy of %zu bytes at bus address 0x%" PRIx64 ": expected a range inside one memory BAR",
+                  d->name, n, addr);
+}
+
+/* Without a transport copy: map the pages of the BAR that hold the range and copy through the view. */
+static int copy_mapped(bg_pci_dev *d, uint64_t addr, const void *src, void *dst, size_t n, bg_pci_progress_fn progress,
+                       void *ctx) {
+  int bar = 0;
+  uint64_t off = 0;
+  int r = bar_of(d, addr, n, &bar, &off);
+  if (r < 0 || n == 0) return r;
+  uint64_t page = off & ~(uint64_t)4095, len = off + n - page;
+  bg_mmio m;
+  if ((r = bg_pci_map_bar(d, bar, page, len, BG_PCI_MAP_WC, &m)) < 0) return r;
+  r = src ? bg_mmio_write(&m, off - page, src, n) : bg_mmio_read(&m, off - page, dst, n);
+  bg_pci_unmap_bar(d, &m);
+  if (r == 0 && progress) progress(ctx, n, n);
+  return r;
+}
+
+int bg_pci_copy_in(bg_pci_dev *d, uint64_t addr, const void *src, size_t n, bg_pci_progress_fn progress, void *ctx) {
+  if (d->ops->copy_in) return d->ops->copy_in(d, addr, src, n, progress, ctx);
+  return copy_mapped(d, addr, src, NULL, n, progress, ctx);
+}
+
+int bg_pci_copy_out(bg_pci_dev *d, uint64_t addr, void *dst, size_t n, bg_pci_progress_fn progress, void *ctx) {
+  if (d->ops->copy_out) return d->ops->copy_out(d, addr, dst, n, progress, ctx);
+  return copy_mapped(d, addr, NULL, dst, n, progress, ctx);
 }
 
 int bg_pci_check_alive(bg_pci_dev *d) {

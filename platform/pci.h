@@ -1,8 +1,9 @@
 /* platform/pci.h: one PCI-device interface for the drivers in am/ and nv/.
  *
  * A bg_pci_dev gives configuration space, BAR info and mappings, resizable BAR, function reset,
- * DMA memory with bus addresses, and (optionally) interrupts. Implementations: sysfs (+VFIO for
- * interrupts) in platform/pci_sysfs.c, the USB bridge in usb/ (later). The handle is opaque; an
+ * DMA memory with bus addresses, bulk copies to and from BAR memory, and (optionally) interrupts.
+ * Implementations: sysfs (+VFIO for interrupts) in platform/pci_sysfs.c, the USB bridge in
+ * usb/usb_pci.c (opened through platform/pci_usb.h). The handle is opaque; an
  * implementation allocates it with bg_pci_dev_new and keeps its state in bg_pci_priv.
  *
  * Every function returns 0 or a negative BG_E* code with a message naming the device, e.g.
@@ -26,7 +27,19 @@ enum bg_pci_map_flags {
   BG_PCI_MAP_WC = 1u << 0,  /* write-combined (resourceN_wc) when the BAR offers it: VRAM */
 };
 
+/* bg_pci_ops.features: what a driver must do differently on this device. */
+enum bg_pci_features {
+  /* The device cannot reach host RAM (behind a USB bridge: tinygrad tinygrad/runtime/support/system.py
+   * USBPCIDevice): its buffers live in its own memory, host copies go through bg_pci_copy_in/out, and
+   * writes through a BG_PCI_MAP_WC view are queued until the next read or uncached write. */
+  BG_PCI_FEAT_NO_HOST_DMA = 1u << 0,
+};
+
+/* Progress of a long bulk copy: done of total bytes (NULL: not reported). */
+typedef void (*bg_pci_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
 typedef struct bg_pci_ops {
+  unsigned features;  /* enum bg_pci_features */
   int (*cfg_read)(bg_pci_dev *d, uint32_t off, unsigned size, uint32_t *v);
   int (*cfg_write)(bg_pci_dev *d, uint32_t off, unsigned size, uint32_t v);
   int (*bar_info)(bg_pci_dev *d, int bar, bg_pci_bar *out);
@@ -43,6 +56,11 @@ typedef struct bg_pci_ops {
   /* Bus addresses of existing host memory (a CPU buffer mapped into the GPU): locks it first. */
   int (*dma_map)(bg_pci_dev *d, void *va, uint64_t size, uint64_t *bus);
   void (*dma_unmap)(bg_pci_dev *d, void *va, uint64_t size);
+  /* Bulk copy between host memory and [addr, addr+n) of the device's BAR memory (addr a bus address,
+   * checked by the caller to lie in one BAR), pipelined where the transport can (the USB bridge: 1 MiB
+   * streams). NULL: the BAR is mapped and memcpy is the copy (sysfs: the CPU reaches the BAR itself). */
+  int (*copy_in)(bg_pci_dev *d, uint64_t addr, const void *src, size_t n, bg_pci_progress_fn progress, void *ctx);
+  int (*copy_out)(bg_pci_dev *d, uint64_t addr, void *dst, size_t n, bg_pci_progress_fn progress, void *ctx);
   /* Wait for an interrupt; 0 fired, -BG_ETIMEDOUT. NULL: polling only. */
   int (*wait_irq)(bg_pci_dev *d, int timeout_ms);
   /* 0 when the device still answers, -BG_ENODEV naming it otherwise. */
@@ -89,6 +107,15 @@ int bg_pci_alloc_sysmem(bg_pci_dev *d, uint64_t size, unsigned flags, void *fixe
 void bg_pci_free_sysmem(bg_pci_dev *d, bg_sysmem *m);
 int bg_pci_dma_map(bg_pci_dev *d, void *va, uint64_t size, uint64_t *bus);
 void bg_pci_dma_unmap(bg_pci_dev *d, void *va, uint64_t size);
+
+/* enum bg_pci_features of d's implementation. */
+unsigned bg_pci_features(const bg_pci_dev *d);
+
+/* Copy n bytes from host memory to bus address addr of BAR memory (copy_out: the other way), through the
+ * implementation's copy (progress per stream) or, without one, a mapping of the BAR holding the range
+ * (progress once at the end). A range not inside one memory BAR is -BG_EINVAL naming it. */
+int bg_pci_copy_in(bg_pci_dev *d, uint64_t addr, const void *src, size_t n, bg_pci_progress_fn progress, void *ctx);
+int bg_pci_copy_out(bg_pci_dev *d, uint64_t addr, void *dst, size_t n, bg_pci_progress_fn progress, void *ctx);
 
 bool bg_pci_has_irq(const bg_pci_dev *d);
 int bg_pci_wait_irq(bg_pci_dev *d, int timeout_ms);

@@ -15,6 +15,7 @@
 #include "baregpu/error.h"
 #include "bg_config.h"
 #include "util/fd_io.h"
+#include "platform/pci_resource.h"
 #include "platform/pci_scan.h"
 
 #if BG_HAVE_PCIACCESS
@@ -97,13 +98,7 @@ static void read_extras(bg_pci_info *p) {
   }
 }
 
-/* Linux IORESOURCE_* flags of the sysfs "resource" file (include/linux/ioport.h). */
-#define IORES_IO 0x100ul
-#define IORES_MEM 0x200ul
-#define IORES_PREFETCH 0x2000ul
-#define IORES_MEM_64 0x100000ul
-
-/* BARs from the sysfs "resource" file: line i is "0xSTART 0xEND 0xFLAGS" (Linux drivers/pci/pci-sysfs.c resource_show). */
+/* BARs from the sysfs "resource" file (pci_resource.c parses each line). */
 static int read_resource(bg_pci_info *p) {
   char path[PATH_MAX];
   snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/resource", bg_pci_sysfs_root(), p->bdf);
@@ -121,18 +116,10 @@ static int read_resource(bg_pci_info *p) {
   }
   char line[128];
   for (int i = 0; i < BG_PCI_NBARS && fgets(line, sizeof(line), f); i++) {
-    unsigned long long start, end, flags;
-    if (sscanf(line, "%llx %llx %llx", &start, &end, &flags) != 3) {
+    if (!bg_pci_resource_line(line, &p->bars[i])) {
       fclose(f);
       return -EINVAL;
     }
-    bg_pci_bar *b = &p->bars[i];
-    b->base = start;
-    /* Unimplemented BARs read "0x0 0x0 0x0": no IO/MEM flag. */
-    b->size = (flags & (IORES_IO | IORES_MEM)) && end >= start ? end - start + 1 : 0;
-    b->is_io = (flags & IORES_IO) != 0;
-    b->is_64 = (flags & IORES_MEM_64) != 0;
-    b->prefetch = (flags & IORES_PREFETCH) != 0;
   }
   fclose(f);
   return 0;

@@ -17,6 +17,7 @@
 #include "platform/pci_hook.h"
 #include "platform/pci_lock.h"
 #include "platform/pci_regs.h"
+#include "platform/pci_resource.h"
 #include "platform/vfio.h"
 
 typedef struct sysfs_map {
@@ -102,20 +103,8 @@ static int bar_info(bg_pci_dev *d, int bar, bg_pci_bar *out) {
   rel_of(s, "resource", rel, sizeof(rel));
   int r = bg_sysfs_read(rel, buf, sizeof(buf));
   if (r < 0) return vanished_or(s, r);
-  const char *line = buf;
-  for (int i = 0; i < bar && line; i++) {
-    line = strchr(line, '\n');
-    if (line) line++;
-  }
-  unsigned long long start, end, flags;
-  if (!line || sscanf(line, "%llx %llx %llx", &start, &end, &flags) != 3)
-    return bg_error(BG_EFORMAT, "%s: %s has no line for BAR%d", s->bdf, rel, bar);
-  memset(out, 0, sizeof(*out));
-  out->base = start;
-  out->size = (flags & (BG_IORESOURCE_IO | BG_IORESOURCE_MEM)) && end > start ? end - start + 1 : 0;
-  out->is_io = (flags & BG_IORESOURCE_IO) != 0;
-  out->is_64 = (flags & BG_IORESOURCE_MEM_64) != 0;
-  out->prefetch = (flags & BG_IORESOURCE_PREFETCH) != 0;
+  if (!bg_pci_resource_bar(buf, bar, out))
+    return bg_error(BG_EFORMAT, "%s: %s has no line \"0xSTART 0xEND 0xFLAGS\" for BAR%d", s->bdf, rel, bar);
   return 0;
 }
 

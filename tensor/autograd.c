@@ -41,15 +41,21 @@ bg_tensor *bg_tn_requires_grad(bg_tensor *t, bool on) {
 
 bool bg_tn_requires_grad_get(const bg_tensor *t) { return t && t->u && t->requires_grad; }
 
-bg_tensor *bg_tn_grad(bg_tensor *t) {
-  if (!t || !t->u) return t ? &t->c->err_t : NULL;
+int bg_tn_grad(bg_tensor *t, bg_tensor **out) {
+  if (!t || !out) return bg_error(BG_EINVAL, "grad: %s is NULL", t ? "out" : "tensor argument 't'");
+  if (!t->u) {
+    t_fail(t->c, "grad: the tensor is the error tensor");
+    return -BG_EINVAL;
+  }
   if (!t->requires_grad) {
     tshape s = t_mkshape(t->ndim, t->shape);
     SHSTR(ss, &s);
-    return t_fail(t->c, "grad: tensor %s of dtype %s does not require grad (call bg_tn_requires_grad first)", ss,
-                  bg_dtype_name(t->dt));
+    t_fail(t->c, "grad: tensor %s of dtype %s does not require grad (call bg_tn_requires_grad first)", ss,
+           bg_dtype_name(t->dt));
+    return -BG_EINVAL;
   }
-  return t->grad;
+  *out = t->grad;
+  return 0;
 }
 
 void bg_tn_zero_grad(bg_tensor *t) {

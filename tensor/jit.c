@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tensor/tensor_internal.h"
+#include "util/grow.h"
 
 typedef struct jlaunch {
   size_t prog;                 /* index into c->progs (the array may move, indices stay) */
@@ -53,19 +54,9 @@ struct bg_jit {
   int64_t cur_in[16];          /* this replay's input buffers (per-launch mode) */
 };
 
-static bool grow(void **p, size_t *cap, size_t n, size_t elem) {
-  if (n < *cap) return true;
-  size_t nc = *cap ? *cap * 2 : 16;
-  void *np = realloc(*p, nc * elem);
-  if (!np) return false;
-  *p = np;
-  *cap = nc;
-  return true;
-}
-
 int t_jit_record(bg_tctx *c, size_t prog, const int64_t *uids, unsigned nbufs, const uint64_t *vals) {
   struct tjit_cap *k = c->cap;
-  if (!grow((void **)&k->l, &k->cap, k->n, sizeof *k->l)) return bg_error(BG_ENOMEM, "jit: out of host memory capturing");
+  if (!bg_grow((void **)&k->l, &k->cap, k->n + 1, sizeof *k->l)) return bg_error(BG_ENOMEM, "jit: out of host memory capturing");
   jlaunch *l = &k->l[k->n++];
   memset(l, 0, sizeof *l);
   l->prog = prog;
@@ -78,7 +69,7 @@ int t_jit_record(bg_tctx *c, size_t prog, const int64_t *uids, unsigned nbufs, c
 
 int t_jit_keep(bg_tctx *c, int64_t uid) {
   struct tjit_cap *k = c->cap;
-  if (!grow((void **)&k->kept, &k->kcap, k->nkept, sizeof *k->kept)) return bg_error(BG_ENOMEM, "jit: out of host memory capturing");
+  if (!bg_grow((void **)&k->kept, &k->kcap, k->nkept + 1, sizeof *k->kept)) return bg_error(BG_ENOMEM, "jit: out of host memory capturing");
   k->kept[k->nkept++] = uid;
   return 0;
 }
@@ -100,7 +91,7 @@ bool t_jit_masks_real(const bg_tctx *c, node u) {
   dframe *st = NULL;
   size_t n = 0, cap = 0;
   bool oom = false, result = true; /* on out of memory: recompute, which is always correct */
-  if (grow((void **)&st, &cap, n, sizeof *st)) st[n++] = (dframe){u, 0, false};
+  if (bg_grow((void **)&st, &cap, n + 1, sizeof *st)) st[n++] = (dframe){u, 0, false};
   else oom = true;
   while (n && !oom) {
     dframe *f = &st[n - 1];
@@ -113,7 +104,7 @@ bool t_jit_masks_real(const bg_tctx *c, node u) {
       tmap_ent *se = tmap_get(&k->dep, s->id, 0);
       if (se) {
         f->dep |= se->v == 1;
-      } else if (grow((void **)&st, &cap, n, sizeof *st)) {
+      } else if (bg_grow((void **)&st, &cap, n + 1, sizeof *st)) {
         st[n++] = (dframe){s, 0, false};
       } else {
         oom = true;
@@ -159,7 +150,7 @@ void bg_jit_free(bg_jit *j) {
   if (j->q) bg_queue_free(j->q);
   for (size_t i = 0; i < j->cap.nkept; i++) {
     int64_t uid = j->cap.kept[i];
-    if (c->bufs[uid].b) bg_buf_free(c->bufs[uid].b); /* synchronizes the device first */
+    if (c->bufs[uid].b) bg_buf_free(c->bufs[uid].b); /* its memory returns once the work using it retires */
     c->bufs[uid].b = NULL;
   }
   free(j->cap.l);
@@ -332,7 +323,8 @@ static bg_tensor *replay_output(bg_jit *j, unsigned m, const uint64_t *slots) {
   for (unsigned d = 0; d < sh.n; d++) {
     if (!BG_DIM_IS_VAR(sh.d[d])) continue;
     int slot = var_slot(j, (int)BG_DIM_VAR(sh.d[d]));
-    if (slot >= 0) sh.d[d] = bg_tvar_bind(c, (int)BG_DIM_VAR(sh.d[d]), (int64_t)slots[slot]);
+    if (slot >= 0 && bg_tvar_bind(c, (int)BG_DIM_VAR(sh.d[d]), (int64_t)slots[slot], &sh.d[d]) < 0)
+      return NULL; /* the message is in bg_last_error() (and latched) */
   }
   const tbuf *b = &c->bufs[s->uid];
   return t_wrap(c, n_reshape(c, n_buffer(c, s->uid, b->numel, b->s), &sh));
@@ -386,7 +378,8 @@ static int replay(bg_jit *j, bg_tensor *const *in, bg_tensor **out) {
   j->replays++;
   c->st.kernels_run += j->cap.n;
   for (unsigned m = 0; m < j->nout; m++)
-    if (!(out[m] = replay_output(j, m, slots)) || !out[m]->u) return bg_error(BG_ENOMEM, "jit: out of host memory for an output");
+    if (!(out[m] = replay_output(j, m, slots)) || !out[m]->u)
+      return bg_error_context(-BG_EINVAL, "jit: output %u: ", m); /* the message: bind's or t_wrap's t_fail */
   return 0;
 }
 

@@ -1,9 +1,10 @@
-/* tensor/tdtype.c: the public dtypes, their ir scalars, tinygrad's promotion lattice and half
- * conversions (float16 data cross the API as IEEE binary16 bits in uint16_t). */
+/* tensor/tdtype.c: the public dtypes, their ir scalars, tinygrad's promotion lattice and host
+ * values of elements (float16 data cross the API as IEEE binary16 bits in uint16_t, util/half.h). */
 #include <math.h>
 #include <string.h>
 
 #include "tensor/tensor_internal.h"
+#include "util/half.h"
 
 static const enum ir_scalar to_ir[] = {
     [BG_BOOL] = IR_DT_BOOL,     [BG_INT8] = IR_DT_INT8,       [BG_UINT8] = IR_DT_UINT8,
@@ -69,41 +70,6 @@ enum ir_scalar t_sum_acc(enum ir_scalar s) {
   return t_promote(s, IR_DT_INT32);
 }
 
-uint16_t t_f32_to_f16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
-  if (e == 0xff) return (uint16_t)(sign | 0x7c00u | (m ? 0x200u : 0));          /* inf, nan */
-  int32_t ne = (int32_t)e - 127 + 15;
-  if (ne >= 0x1f) return (uint16_t)(sign | 0x7c00u);                              /* overflow */
-  if (ne <= 0) {                                                                   /* subnormal */
-    if (ne < -10) return (uint16_t)sign;
-    m |= 0x800000u;
-    uint32_t shift = (uint32_t)(14 - ne), half = m >> shift, rem = m & ((1u << shift) - 1), mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1))) half++;
-    return (uint16_t)(sign | half);
-  }
-  uint32_t h = sign | ((uint32_t)ne << 10) | (m >> 13), rem = m & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;                          /* round to nearest even */
-  return (uint16_t)h;
-}
-
-float t_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
-  if (e == 0) {
-    if (!m) x = sign;
-    else {                                                                         /* normalize */
-      e = 127 - 15 + 1;
-      while (!(m & 0x400u)) { m <<= 1; e--; }
-      x = sign | (e << 23) | ((m & 0x3ffu) << 13);
-    }
-  } else if (e == 0x1f) x = sign | 0x7f800000u | (m << 13);
-  else x = sign | ((e - 15 + 127) << 23) | (m << 13);
-  float f;
-  memcpy(&f, &x, 4);
-  return f;
-}
-
 double t_value_double(enum ir_scalar s, const void *p) {
   switch (s) {
   case IR_DT_BOOL: return *(const uint8_t *)p != 0;
@@ -115,7 +81,7 @@ double t_value_double(enum ir_scalar s, const void *p) {
   case IR_DT_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
   case IR_DT_INT64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
   case IR_DT_UINT64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
-  case IR_DT_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return t_f16_to_f32(v); }
+  case IR_DT_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return bg_f16_to_f32(v); }
   case IR_DT_FLOAT32: { float v; memcpy(&v, p, 4); return v; }
   default: return NAN;
   }

@@ -113,7 +113,7 @@ bool t_shrink_ok(const bg_tctx *c, int64_t d, int64_t lo, int64_t hi);
 /* The binding in kern of the variable called name, or -1 if the kernel does not use it. */
 int64_t t_kernel_var_value(const bg_tctx *c, const struct tkernel *kern, const char *name);
 
-/* ---- context (tctx.c) ---- */
+/* ---- context (context.c) and handles, side tables (handles.c) ---- */
 /* Latches the first error (later ones are dropped); returns the error tensor. */
 bg_tensor *t_fail(bg_tctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A NULL tensor argument `arg` of op: "op: tensor argument 'arg' is NULL" for bg_last_error() and latched on the
@@ -136,8 +136,6 @@ bool t_dtype_ok(enum bg_dtype t);
 enum ir_scalar t_promote(enum ir_scalar a, enum ir_scalar b);
 /* Accumulator dtype of a sum (tinygrad's sum_acc_dtype). */
 enum ir_scalar t_sum_acc(enum ir_scalar s);
-uint16_t t_f32_to_f16(float f);
-float t_f16_to_f32(uint16_t h);
 double t_value_double(enum ir_scalar s, const void *p);
 
 /* ---- ops shared by the public entry points (tops.c) ---- */
@@ -210,7 +208,7 @@ int t_jit_keep(bg_tctx *c, int64_t uid);
  * (e.g. by call 1 on the same inputs) must be recomputed so its kernel is captured. */
 bool t_jit_masks_real(const bg_tctx *c, node u);
 
-/* ---- small id-keyed hash map (tmap.c) ---- */
+/* ---- small id-keyed hash map (idmap.c) ---- */
 typedef struct tmap_ent {
   uint64_t k1, k2;
   uint64_t v;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tensor/tensor_internal.h"
+#include "util/half.h"
 
 static const tshape scalar_shape = {0, {0}};
 
@@ -70,7 +71,7 @@ static node move(bg_tctx *c, enum ir_op op, node u, const int64_t *v, unsigned m
  * table, which moves when a new node grows it. */
 node n_const(bg_tctx *c, enum ir_scalar s, double v, const tshape *shp) {
   tshape sh0 = *shp, *sh = &sh0;
-  if (s == IR_DT_FLOAT16) v = t_f16_to_f32(t_f32_to_f16((float)v)); /* the value a half can hold */
+  if (s == IR_DT_FLOAT16) v = bg_f16_to_f32(bg_f32_to_f16((float)v)); /* the value a half can hold */
   node k = with_shape(c, ir_const_float(c->g, s, v), &scalar_shape);
   return k && sh->n ? n_broadcast_to(c, k, sh) : k;
 }

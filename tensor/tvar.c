@@ -38,19 +38,20 @@ int bg_tvar_new(bg_tctx *c, const char *name, int64_t min, int64_t max) {
   return (int)c->nvars++;
 }
 
-int64_t bg_tvar_bind(bg_tctx *c, int v, int64_t value) {
-  if (!c) return 0;
+int bg_tvar_bind(bg_tctx *c, int v, int64_t value, int64_t *token) {
+  if (!c || !token) return bg_error(BG_EINVAL, "bind: %s is NULL", c ? "token" : "context");
   if (v < 0 || (unsigned)v >= c->nvars) {
     t_fail(c, "bind: variable %d does not exist (the context has %u)", v, c->nvars);
-    return 0;
+    return -BG_EINVAL;
   }
   const tvar *x = &c->vars[v];
   if (value < x->min || value > x->max) {
     t_fail(c, "bind: %s = %lld is outside its bounds [%lld, %lld]", x->name, (long long)value, (long long)x->min,
            (long long)x->max);
-    return 0;
+    return -BG_EINVAL;
   }
-  return (int64_t)(2ull << 62 | (uint64_t)v << 32 | (uint64_t)value);
+  *token = (int64_t)(2ull << 62 | (uint64_t)v << 32 | (uint64_t)value);
+  return 0;
 }
 
 const char *bg_tvar_name(const bg_tctx *c, int v) {

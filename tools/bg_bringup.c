@@ -3,7 +3,7 @@
  *
  *   bg-bringup [--dev BDF|DEV] [--json] [--reset] [--fw-dir DIR]
  *
- * Opens an AMD GPU through am/ (bg_am_dev_open: PCI, BARs, discovery, register tables, firmware set), runs the
+ * Opens an AMD GPU through am/am_query.h (PCI, BARs, discovery, register tables, firmware set), runs the
  * boot sequence of am/am_boot.h (cold, or warm when our magic is present; --reset = AM_RESET=1: ignore it and
  * mode1-reset a running device), then reads the SMU metrics once. Prints the chip, its IP versions, the firmware
  * files used and every step with its time, as text or (--json) one JSON document. BG_DEBUG=1 adds the library's
@@ -18,9 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "am/am_boot.h"
-#include "am/am_dev.h"
-#include "am/am_smu.h"
+#include "am/am_query.h"
 #include "baregpu/error.h"
 #include "bg_config.h"
 #include "tools/json.h"
@@ -47,9 +45,9 @@ typedef struct br_state {
   char bdf[64];
   br_step steps[BR_MAX_STEPS];
   int nsteps;
-  bg_am_boot_report rep;
+  bg_am_query_boot rep;
   bool booted, have_metrics;
-  bg_am_smu_metrics m;
+  bg_am_query_metrics m;
   char metrics_err[256];
   double total_ms;
   char err[1024];
@@ -153,16 +151,18 @@ static void add_hint(br_state *s, int code) {
 /* GFX bring-up as the chip does it: gfx9 (CDNA, GC 9.x) has PSP load the RLC register list (REG_LIST) and
  * starts MEC and queues per XCC; gfx10+ has the RLC autoload the CP firmware and one compute HQD. */
 static const char *gfx_step_name(const bg_am_dev *d) {
-  if (d->gc.maj < 10) return "gfx (rlc reg list, mec per xcc, pm4 + aql queues)";
+  bg_am_query_info info;
+  bg_am_query_info_get(d, &info);
+  if (info.gc.maj < 10) return "gfx (rlc reg list, mec per xcc, pm4 + aql queues)";
   return "gfx (rlc autoload, mec, compute hqd)";
 }
 
 static int run_boot(br_state *s, bg_am_dev **out) {
-  bg_am_open_opts oo = {.fw_dir = s->fw_dir};
-  double t0 = bg_am_now_ms();
+  bg_am_query_open oo = {.fw_dir = s->fw_dir};
+  double t0 = bg_am_query_now_ms();
   bg_am_dev *d = NULL;
-  int e = bg_am_dev_open(s->bdf, &oo, &d);
-  double t1 = bg_am_now_ms();
+  int e = bg_am_query_dev_open(s->bdf, &oo, &d);
+  double t1 = bg_am_query_now_ms();
   if (e < 0) {
     snprintf(s->err, sizeof(s->err), "%s", bg_last_error());
     add_hint(s, e);
@@ -170,15 +170,16 @@ static int run_boot(br_state *s, bg_am_dev **out) {
     return e;
   }
   *out = d;
+  bg_am_query_info info;
+  bg_am_query_info_get(d, &info);
   snprintf(add_step(s, "open", t1 - t0)->detail, sizeof(s->steps[0].detail),
-           "pci, BARs, discovery, registers, %d firmware descriptors", d->fw->ndescs);
-  bg_am_boot_opts bo = {.force_reset = s->reset};
-  e = bg_am_boot(d, &bo, &s->rep);
-  double t2 = bg_am_now_ms();
-  const bg_am_boot_report *r = &s->rep;
+           "pci, BARs, discovery, registers, %d firmware descriptors", info.fw_descs);
+  e = bg_am_query_boot_run(d, s->reset, &s->rep);
+  double t2 = bg_am_query_now_ms();
+  const bg_am_query_boot *r = &s->rep;
   if (r->warm) {
     snprintf(add_step(s, "warm start", t2 - t1)->detail, sizeof(s->steps[0].detail),
-             "SCRATCH_REG7 = 0x%x: PSP and SMU left as they are", BG_AM_BOOT_MAGIC);
+             "SCRATCH_REG7 = 0x%x: PSP and SMU left as they are", r->magic);
   } else {
     br_step *st = add_step(s, "mode1 reset", r->ms_reset);
     if (r->mode1_reset) snprintf(st->detail, sizeof(st->detail), "PSP and SMU were running");
@@ -207,37 +208,36 @@ static int run_boot(br_state *s, bg_am_dev **out) {
     return e;
   }
   s->booted = true;
-  double t3 = bg_am_now_ms();
-  if (bg_am_smu_read_metrics(d, &s->m) == 0) {
+  double t3 = bg_am_query_now_ms();
+  if (bg_am_query_metrics_read(d, false, &s->m) == 0) {
     s->have_metrics = true;
-    add_step(s, "smu metrics", bg_am_now_ms() - t3);
+    add_step(s, "smu metrics", bg_am_query_now_ms() - t3);
   } else {
     snprintf(s->metrics_err, sizeof(s->metrics_err), "%s", bg_last_error());
   }
   return 0;
 }
 
-static void ipstr(bg_am_ipver v, char *buf, size_t n) { snprintf(buf, n, "%u.%u.%u", v.maj, v.min, v.rev); }
+static void ipstr(bg_am_query_ip v, char *buf, size_t n) { snprintf(buf, n, "%u.%u.%u", v.maj, v.min, v.rev); }
 
 /* ---------------- text ---------------- */
 
 static void print_text(const br_state *s, const bg_am_dev *d, FILE *f) {
+  bg_am_query_info info;
+  if (d) bg_am_query_info_get(d, &info);
   if (d) {
     char sz[32], sz2[32], gc[16], mp0[16], mp1[16], sdma[16];
-    ipstr(d->gc, gc, sizeof(gc));
-    ipstr(d->mp0, mp0, sizeof(mp0));
-    ipstr(d->mp1, mp1, sizeof(mp1));
-    ipstr(d->fw->ip.sdma0, sdma, sizeof(sdma));
-    fprintf(f, "bg-bringup: %s  AMD 1002:%04x  %s (%s), arch %s\n", s->bdf, d->device_id,
-            d->chip ? d->chip->chip : "?", d->chip ? d->chip->product : "?", d->disc.arch);
+    ipstr(info.gc, gc, sizeof(gc));
+    ipstr(info.mp0, mp0, sizeof(mp0));
+    ipstr(info.mp1, mp1, sizeof(mp1));
+    ipstr(info.sdma0, sdma, sizeof(sdma));
+    fprintf(f, "bg-bringup: %s  AMD 1002:%04x  %s (%s), arch %s\n", s->bdf, info.device_id,
+            info.chip ? info.chip : "?", info.chip ? info.product : "?", info.arch);
     fprintf(f, "  IP versions     GC %s  MP0 %s  MP1 %s  SDMA %s\n", gc, mp0, mp1, sdma);
-    fprintf(f, "  VRAM            %s (BAR0 %s)\n", smi_fmt_size(d->vram_size, sz, sizeof(sz)),
-            smi_fmt_size(d->bar0_size, sz2, sizeof(sz2)));
-    fprintf(f, "  firmware        %s\n", d->fw->dir);
-    for (int i = 0; i < BG_AM_FW_NFILES; i++) {
-      const bg_am_fw_file *ff = &d->fw->files[i];
-      if (ff->present) fprintf(f, "    %-28s %zu bytes\n", ff->name, ff->len);
-    }
+    fprintf(f, "  VRAM            %s (BAR0 %s)\n", smi_fmt_size(info.vram_size, sz, sizeof(sz)),
+            smi_fmt_size(info.bar0_size, sz2, sizeof(sz2)));
+    fprintf(f, "  firmware        %s\n", info.fw_dir);
+    for (int i = 0; i < info.nfw; i++) fprintf(f, "    %-28s %zu bytes\n", info.fw[i].name, info.fw[i].len);
     fprintf(f, "  steps:\n");
   } else {
     fprintf(f, "bg-bringup: %s\n", s->bdf);
@@ -249,7 +249,7 @@ static void print_text(const br_state *s, const bg_am_dev *d, FILE *f) {
     else fprintf(f, "    %s %.1f ms\n", st->name, st->ms);
   }
   if (s->have_metrics) {
-    const bg_am_smu_metrics *m = &s->m;
+    const bg_am_query_metrics *m = &s->m;
     /* CDNA (MI300, SMU 13.0.6) has no edge sensor and no fan: n/a, not 0 */
     char edge[16] = "n/a", fan[24] = "n/a";
     if (!m->cdna) {
@@ -258,15 +258,15 @@ static void print_text(const br_state *s, const bg_am_dev *d, FILE *f) {
     }
     fprintf(f, "  smu metrics     edge %s, hotspot %u C, mem %u C; %u W (limit %u W); gfx %u MHz, uclk %" PRIu32
                " MHz; activity gfx %u%% mem %u%%; fan %s\n",
-            edge, m->temp_hotspot, m->temp_mem, m->socket_power, m->power_limit, m->gfxclk,
-            m->curr_clock[BG_SMU_PPCLK_UCLK], m->gfx_activity, m->uclk_activity, fan);
+            edge, m->temp_hotspot, m->temp_mem, m->power_w, m->power_limit_w, m->gfxclk, m->uclk, m->gfx_activity,
+            m->mem_activity, fan);
   } else if (s->metrics_err[0]) {
     fprintf(f, "  smu metrics     unavailable: %s\n", s->metrics_err);
   }
   if (s->booted)
     fprintf(f, "%s in %.1f ms (register reads %" PRIu64 ", writes %" PRIu64 ")\n",
             s->rep.warm ? "warm start" : s->rep.mode1_reset ? "booted after mode1 reset" : "booted", s->total_ms,
-            d->nrreg, d->nwreg);
+            info.nrreg, info.nwreg);
   else
     fprintf(f, "FAILED after %.1f ms\n", s->total_ms);
 }
@@ -274,6 +274,8 @@ static void print_text(const br_state *s, const bg_am_dev *d, FILE *f) {
 /* ---------------- JSON ---------------- */
 
 static int print_json(const br_state *s, const bg_am_dev *d, FILE *f) {
+  bg_am_query_info info;
+  if (d) bg_am_query_info_get(d, &info);
   jw w;
   jw_init(&w, f);
   jw_obj_begin(&w);
@@ -287,36 +289,34 @@ static int print_json(const br_state *s, const bg_am_dev *d, FILE *f) {
   if (d) {
     char buf[32];
     jw_obj_begin(&w);
-    jw_khex(&w, "device", d->device_id, 4);
-    jw_kstr(&w, "name", d->chip ? d->chip->chip : NULL);
-    jw_kstr(&w, "product", d->chip ? d->chip->product : NULL);
-    jw_kstr(&w, "arch", d->disc.arch);
-    jw_kuint(&w, "vram_size", d->vram_size);
-    jw_kuint(&w, "bar0_size", d->bar0_size);
+    jw_khex(&w, "device", info.device_id, 4);
+    jw_kstr(&w, "name", info.chip);
+    jw_kstr(&w, "product", info.product);
+    jw_kstr(&w, "arch", info.arch);
+    jw_kuint(&w, "vram_size", info.vram_size);
+    jw_kuint(&w, "bar0_size", info.bar0_size);
     jw_key(&w, "ip");
     jw_obj_begin(&w);
-    ipstr(d->gc, buf, sizeof(buf));
+    ipstr(info.gc, buf, sizeof(buf));
     jw_kstr(&w, "gc", buf);
-    ipstr(d->mp0, buf, sizeof(buf));
+    ipstr(info.mp0, buf, sizeof(buf));
     jw_kstr(&w, "mp0", buf);
-    ipstr(d->mp1, buf, sizeof(buf));
+    ipstr(info.mp1, buf, sizeof(buf));
     jw_kstr(&w, "mp1", buf);
-    ipstr(d->fw->ip.sdma0, buf, sizeof(buf));
+    ipstr(info.sdma0, buf, sizeof(buf));
     jw_kstr(&w, "sdma0", buf);
     jw_obj_end(&w);
     jw_obj_end(&w);
     jw_key(&w, "firmware");
     jw_obj_begin(&w);
-    jw_kstr(&w, "dir", d->fw->dir);
-    jw_kint(&w, "descriptors", d->fw->ndescs);
+    jw_kstr(&w, "dir", info.fw_dir);
+    jw_kint(&w, "descriptors", info.fw_descs);
     jw_key(&w, "files");
     jw_arr_begin(&w);
-    for (int i = 0; i < BG_AM_FW_NFILES; i++) {
-      const bg_am_fw_file *ff = &d->fw->files[i];
-      if (!ff->present) continue;
+    for (int i = 0; i < info.nfw; i++) {
       jw_obj_begin(&w);
-      jw_kstr(&w, "name", ff->name);
-      jw_kuint(&w, "size", ff->len);
+      jw_kstr(&w, "name", info.fw[i].name);
+      jw_kuint(&w, "size", info.fw[i].len);
       jw_obj_end(&w);
     }
     jw_arr_end(&w);
@@ -344,26 +344,26 @@ static int print_json(const br_state *s, const bg_am_dev *d, FILE *f) {
   jw_kint(&w, "ring_commands", s->rep.ring_cmds);
   jw_kuint(&w, "total_us", (uint64_t)(s->total_ms * 1000.0 + 0.5));
   jw_key(&w, "register_reads");
-  if (d) jw_uint(&w, d->nrreg);
+  if (d) jw_uint(&w, info.nrreg);
   else jw_null(&w);
   jw_key(&w, "register_writes");
-  if (d) jw_uint(&w, d->nwreg);
+  if (d) jw_uint(&w, info.nwreg);
   else jw_null(&w);
   jw_key(&w, "metrics");
   if (s->have_metrics) {
-    const bg_am_smu_metrics *m = &s->m;
+    const bg_am_query_metrics *m = &s->m;
     jw_obj_begin(&w);
     jw_key(&w, "temp_edge_c");
     if (m->cdna) jw_null(&w);
     else jw_uint(&w, m->temp_edge);
     jw_kuint(&w, "temp_hotspot_c", m->temp_hotspot);
     jw_kuint(&w, "temp_mem_c", m->temp_mem);
-    jw_kuint(&w, "power_w", m->socket_power);
-    jw_kuint(&w, "power_limit_w", m->power_limit);
+    jw_kuint(&w, "power_w", m->power_w);
+    jw_kuint(&w, "power_limit_w", m->power_limit_w);
     jw_kuint(&w, "gfxclk_mhz", m->gfxclk);
-    jw_kuint(&w, "uclk_mhz", m->curr_clock[BG_SMU_PPCLK_UCLK]);
+    jw_kuint(&w, "uclk_mhz", m->uclk);
     jw_kuint(&w, "gfx_activity_pct", m->gfx_activity);
-    jw_kuint(&w, "mem_activity_pct", m->uclk_activity);
+    jw_kuint(&w, "mem_activity_pct", m->mem_activity);
     jw_key(&w, "fan_rpm");
     if (m->cdna) jw_null(&w);
     else jw_uint(&w, m->fan_rpm);
@@ -437,7 +437,7 @@ static int bringup(int argc, char **argv) {
     tool_err("%s: %s", s->bdf, s->err);
     ret = BR_FAIL;
   }
-  bg_am_dev_close(d);
+  bg_am_query_dev_close(d);
   free(s);
   return ret;
 }

@@ -15,6 +15,7 @@
 #include "baregpu/hcq.h"
 #include "baregpu/tensor.h"
 #include "tools/tiny_mnist.h"
+#include "util/half.h"
 
 enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -43,12 +44,6 @@ static const char *why(const tiny_run *r) {
   if (e && *e) return e;
   e = bg_last_error();
   return e && *e ? e : "(no message)";
-}
-
-static double half_to_double(uint16_t h) {
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
-  return (h & 0x8000) ? -v : v;
 }
 
 static void fmt_shape(char *buf, size_t cap, unsigned ndim, const int64_t *shape) {
@@ -100,7 +95,7 @@ static int read_vals(tiny_run *r, bg_tensor *t, enum bg_dtype want, unsigned ndi
   for (int64_t i = 0; i < n; i++) {
     switch (want) {
       case BG_FLOAT32: { float f; memcpy(&f, (char *)raw + i * 4, 4); v[i] = f; break; }
-      case BG_FLOAT16: { uint16_t h; memcpy(&h, (char *)raw + i * 2, 2); v[i] = half_to_double(h); break; }
+      case BG_FLOAT16: { uint16_t h; memcpy(&h, (char *)raw + i * 2, 2); v[i] = bg_f16_to_f32(h); break; }
       case BG_INT32: { int32_t x; memcpy(&x, (char *)raw + i * 4, 4); v[i] = x; break; }
       default: free(raw); free(v); return fail(r, "internal: no reader for %s", bg_dtype_name(want));
     }
@@ -239,16 +234,6 @@ static void fill_ints(float *v, int64_t n, uint32_t seed) {
   }
 }
 
-/* float32 -> float16 bits for the values fill_ints makes (integers of magnitude < 2048: exact). */
-static uint16_t half_of_int(float f) {
-  if (f == 0.0f) return 0;
-  uint16_t sign = f < 0 ? 0x8000 : 0;
-  double a = fabs((double)f);
-  int e;
-  double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-  return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)(lround((m * 2.0 - 1.0) * 1024.0) & 0x3ff));
-}
-
 /* a(rows, n) @ b(n, m) in dtype dt with non-symmetric integer inputs, against a C reference with double accumulation
  * (tinygrad multiplies ones by eye, which a transposed or swapped operand index also passes). Integer products and
  * their sums are exact at the default sizes, so the result must be too; only a GEMM_N large enough for partial sums
@@ -281,8 +266,8 @@ static int matmul_check(tiny_run *r, enum bg_dtype dt, int64_t rows, int64_t n, 
     }
   const void *ad = a, *bd = b;
   if (dt == BG_FLOAT16) {
-    for (int64_t i = 0; i < rows * n; i++) ah[i] = half_of_int(a[i]);
-    for (int64_t i = 0; i < n * m; i++) bh[i] = half_of_int(b[i]);
+    for (int64_t i = 0; i < rows * n; i++) ah[i] = bg_f32_to_f16(a[i]);
+    for (int64_t i = 0; i < n * m; i++) bh[i] = bg_f32_to_f16(b[i]);
     ad = ah, bd = bh;
   }
   bg_tensor *ta = bg_tn_from(r->c, dt, 2, ash, ad), *tb = bg_tn_from(r->c, dt, 2, bsh, bd);
@@ -492,8 +477,9 @@ static int t_symbolic(tiny_run *r) {
   bg_tensor *ones = bg_tn_contiguous(bg_tn_ones(r->c, BG_FLOAT32, 1, sh));
   const int64_t sizes[] = {2, 5};
   for (int k = 0; k < 2; k++) {
-    int64_t s = sizes[k];
-    const int64_t b[1][2] = {{0, bg_tvar_bind(r->c, i, s)}}, cb[1][2] = {{0, s}}, osh[] = {s};
+    int64_t s = sizes[k], tok;
+    if (bg_tvar_bind(r->c, i, s, &tok) < 0) return fail(r, "bind: %s", why(r));
+    const int64_t b[1][2] = {{0, tok}}, cb[1][2] = {{0, s}}, osh[] = {s};
     bg_tensor *ret = bg_tn_addc(bg_tn_shrink(ones, b), 1);
     const double want[5] = {2, 2, 2, 2, 2};
     if (expect_vals(r, bg_tn_shrink(bg_tn_contiguous(ret), cb), BG_FLOAT32, 1, osh, want) < 0) return -1;
@@ -514,7 +500,9 @@ static int t_symbolic_reduce(tiny_run *r) {
   bg_tensor *ones = bg_tn_contiguous(bg_tn_ones(r->c, BG_FLOAT32, 1, sh));
   const int64_t sizes[] = {2, 5};
   for (int k = 0; k < 2; k++) {
-    const int64_t b[1][2] = {{0, bg_tvar_bind(r->c, i, sizes[k])}};
+    int64_t tok;
+    if (bg_tvar_bind(r->c, i, sizes[k], &tok) < 0) return fail(r, "bind: %s", why(r));
+    const int64_t b[1][2] = {{0, tok}};
     double v = 0;
     int rc = bg_tn_item(bg_tn_sum(bg_tn_shrink(ones, b), BG_ALL_AXES, false), &v);
     if (rc < 0) return fail(r, "item: %s: %s", bg_strerror(rc), why(r));

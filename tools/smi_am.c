@@ -1,5 +1,5 @@
 /* tools/smi_am.c: `hcq_smi list`'s SMU metrics of AMD GPUs (tinygrad's am_smi: temperature, power, clocks,
- * activity from the SMU metrics table, am/am_smu.h).
+ * activity from the SMU metrics table, through am/am_query.h).
  *
  * Only devices baregpu can open are read: one held by another process (its lock, platform/pci_lock.h) or bound to a
  * kernel driver is reported as such and not touched. Otherwise the device is opened through am/ (which takes its
@@ -14,10 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "am/am_boot.h"
-#include "am/am_dev.h"
-#include "am/am_psp.h"
-#include "am/am_smu.h"
+#include "am/am_query.h"
 #include "baregpu/error.h"
 #include "tools/json.h"
 #include "tools/smi.h"
@@ -45,9 +42,9 @@ int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *dri
     snprintf(m->msg, sizeof(m->msg), "bound to the kernel driver %s (hcq_smi unbind %s)", driver, bdf);
     return -1;
   }
-  bg_am_open_opts oo = {.timeout_ms = 1000, .settle_ms = -1, .reset_delay_ms = -1};
+  bg_am_query_open oo = {.timeout_ms = 1000, .settle_ms = -1, .reset_delay_ms = -1};
   bg_am_dev *d = NULL;
-  int e = bg_am_dev_open(bdf, &oo, &d);
+  int e = bg_am_query_dev_open(bdf, &oo, &d);
   if (e < 0) {
     /* Locked between the scan and the open, or bound: the library's message names the pid / driver. */
     smi_am_state st = SMI_AM_ERROR;
@@ -55,34 +52,33 @@ int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *dri
     return fail(m, st, bg_last_error());
   }
   int ret = smi_am_metrics_dev(d, m);
-  bg_am_dev_close(d);
+  bg_am_query_dev_close(d);
   return ret;
 }
 
 int smi_am_metrics_dev(bg_am_dev *d, smi_am_metrics *m) {
-  snprintf(m->arch, sizeof(m->arch), "%s", d->disc.arch);
-  m->vram_size = d->vram_size;
+  bg_am_query_info info;
+  bg_am_query_info_get(d, &info);
+  snprintf(m->arch, sizeof(m->arch), "%s", info.arch);
+  m->vram_size = info.vram_size;
   /* The SMU answers from power-on, but its tables only once booted: sOS running (PSP booted by AM or amdgpu)
    * is the sign the SMU firmware was loaded and its features enabled. */
-  if (!bg_am_psp_sos_alive(d) || !bg_am_smu_alive(d))
+  if (!bg_am_query_sos_alive(d) || !bg_am_query_smu_alive(d))
     return fail(m, SMI_AM_DOWN, "SMU not running (device not booted; bg-bringup --dev BDF boots it)");
-  uint64_t mc = bg_am_mc(d, d->bm.smu_table);
-  bg_am_smu_metrics sm;
-  if (bg_am_smu_send(d, BG_SMU_SetDriverDramAddrHigh, (uint32_t)(mc >> 32), NULL, 0) < 0 ||
-      bg_am_smu_send(d, BG_SMU_SetDriverDramAddrLow, (uint32_t)mc, NULL, 0) < 0 || bg_am_smu_read_metrics(d, &sm) < 0)
-    return fail(m, SMI_AM_ERROR, bg_last_error());
+  bg_am_query_metrics sm;
+  if (bg_am_query_metrics_read(d, true, &sm) < 0) return fail(m, SMI_AM_ERROR, bg_last_error());
   m->state = SMI_AM_OK;
   m->temp_edge = sm.temp_edge;
   m->temp_hotspot = sm.temp_hotspot;
   m->temp_mem = sm.temp_mem;
-  m->power_w = sm.socket_power;
-  m->power_limit_w = sm.power_limit;
+  m->power_w = sm.power_w;
+  m->power_limit_w = sm.power_limit_w;
   m->gfxclk = sm.gfxclk;
-  m->socclk = sm.curr_clock[BG_SMU_PPCLK_SOCCLK];
-  m->uclk = sm.curr_clock[BG_SMU_PPCLK_UCLK];
-  m->fclk = sm.curr_clock[BG_SMU_PPCLK_FCLK];
+  m->socclk = sm.socclk;
+  m->uclk = sm.uclk;
+  m->fclk = sm.fclk;
   m->gfx_activity = sm.gfx_activity;
-  m->mem_activity = sm.uclk_activity;
+  m->mem_activity = sm.mem_activity;
   m->fan_rpm = sm.fan_rpm;
   m->cdna = sm.cdna;
   return 0;
@@ -92,9 +88,9 @@ int smi_am_mode1_reset(const char *bdf, char *smu_ver, size_t nver, char *err, s
   if (nver) smu_ver[0] = '\0';
   if (nerr) err[0] = '\0';
   /* reset_delay_ms 0: the library's delay after the reset (500 ms, as tinygrad) */
-  bg_am_open_opts oo = {.timeout_ms = 1000, .settle_ms = -1, .reset_delay_ms = 0};
+  bg_am_query_open oo = {.timeout_ms = 1000, .settle_ms = -1, .reset_delay_ms = 0};
   bg_am_dev *d = NULL;
-  int e = bg_am_dev_open(bdf, &oo, &d);
+  int e = bg_am_query_dev_open(bdf, &oo, &d);
   if (e < 0) {
     snprintf(err, nerr, "%s", bg_last_error());
     /* Locked or bound since the scan: a failure. Anything else (not a chip am/ knows, no register BAR, no
@@ -102,25 +98,25 @@ int smi_am_mode1_reset(const char *bdf, char *smu_ver, size_t nver, char *err, s
     if (e == -BG_EBUSY || e == -BG_EPERM) return e;
     return SMI_AM_RESET_NOT_OPENED;
   }
-  snprintf(smu_ver, nver, "%u.%u.%u", d->mp1.maj, d->mp1.min, d->mp1.rev);
-  if (!bg_am_smu_alive(d)) {
+  bg_am_query_smu_version(d, smu_ver, nver);
+  if (!bg_am_query_smu_alive(d)) {
     snprintf(err, nerr,
              "%s: the SMU (%s) is not answering, no mode1 reset possible; use a PCI function reset: hcq_smi reset "
              "--function %s",
              bdf, smu_ver, bdf);
-    bg_am_dev_close(d);
+    bg_am_query_dev_close(d);
     return -BG_ETIMEDOUT;
   }
-  e = bg_am_boot_bus_master(d, false);
-  if (e >= 0) e = bg_am_smu_mode1_reset(d);
+  e = bg_am_query_bus_master(d, false);
+  if (e >= 0) e = bg_am_query_mode1_reset(d);
   if (e < 0)
     snprintf(err, nerr, "%s (or use a PCI function reset: hcq_smi reset --function %s)", bg_last_error(), bdf);
-  int e2 = bg_am_boot_bus_master(d, true);
+  int e2 = bg_am_query_bus_master(d, true);
   if (e >= 0 && e2 < 0) {
     e = e2;
     snprintf(err, nerr, "%s", bg_last_error());
   }
-  bg_am_dev_close(d);
+  bg_am_query_dev_close(d);
   return e < 0 ? e : 0;
 }
 

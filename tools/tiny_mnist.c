@@ -241,7 +241,7 @@ int tiny_mnist_backward(bg_tctx *c, char *err, size_t errlen) {
   if (bg_tn_backward(loss) < 0) return say(err, errlen, "backward: %s", why(c));
   bg_tensor *all[1 + BACKWARD_NP] = {loss};
   for (unsigned i = 0; i < BACKWARD_NP; i++) {
-    all[1 + i] = bg_tn_grad(p[i]);
+    if (bg_tn_grad(p[i], &all[1 + i]) < 0) return say(err, errlen, "gradient of %s: %s", backward_defs[i].name, why(c));
     if (!all[1 + i]) return say(err, errlen, "no gradient reached %s", backward_defs[i].name);
   }
   if (bg_tn_realize(all, 1 + BACKWARD_NP) < 0) return say(err, errlen, "realizing the loss and the gradients: %s", why(c));

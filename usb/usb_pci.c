@@ -232,12 +232,22 @@ static int check_alive(bg_pci_dev *d) {
   return 0;
 }
 
+/* Bulk copies: the bridge's pipelined streams (usb/asm24_copy.c), which take the bridge lock themselves. */
+static int copy_in(bg_pci_dev *d, uint64_t addr, const void *src, size_t n, bg_pci_progress_fn progress, void *ctx) {
+  return bg_asm24_copy_in(priv(d)->b, addr, src, n, progress, ctx);
+}
+
+static int copy_out(bg_pci_dev *d, uint64_t addr, void *dst, size_t n, bg_pci_progress_fn progress, void *ctx) {
+  return bg_asm24_copy_out(priv(d)->b, addr, dst, n, progress, ctx);
+}
+
 static void close_dev(bg_pci_dev *d) {
   track(d, false);
   bg_asm24_close(priv(d)->b);
 }
 
 static const bg_pci_ops usb_pci_ops = {
+  .features = BG_PCI_FEAT_NO_HOST_DMA, .copy_in = copy_in, .copy_out = copy_out,
   .cfg_read = cfg_read, .cfg_write = cfg_write, .bar_info = bar_info, .map_bar = map_bar, .unmap_bar = unmap_bar,
   .resize_bar = NULL, .reset = NULL, .alloc_sysmem = alloc_sysmem, .free_sysmem = free_sysmem, .dma_map = NULL,
   .dma_unmap = NULL, .wait_irq = NULL, .check_alive = check_alive, .close = close_dev,

@@ -16,19 +16,18 @@
  * writes go through the SRAM engine (a shadow copy fills the rest of the 512-byte sectors they
  * touch); host reads arm the engine and read from slot 0 (on hardware the firmware releases an
  * armed read once the GPU wrote it, tinygrad tinygrad/runtime/ops_amd.py USBIface; the emulated bridge answers at once). dma_map
- * is not possible: the GPU cannot reach host RAM over USB. No function reset, no interrupts.
+ * is not possible: the GPU cannot reach host RAM over USB (BG_PCI_FEAT_NO_HOST_DMA). No function reset, no interrupts.
  * Internal: not installed. */
 #ifndef BG_USB_USB_PCI_H
 #define BG_USB_USB_PCI_H
 
 #include "platform/pci.h"
+#include "platform/pci_usb.h"
 #include "usb/asm24.h"
 #include "usb/usb_transport.h"
 
-/* Take the transport (closed on failure too) and open the GPU behind it. */
-int bg_usb_pci_open(bg_usb_transport *t, bg_pci_dev **out);
-/* The index-th custom-firmware bridge through libusb (bg_usb_open_libusb). */
-int bg_usb_pci_open_index(int index, bg_pci_dev **out);
+/* bg_usb_pci_scan, bg_usb_pci_open, bg_usb_pci_open_index: platform/pci_usb.h (what drivers use). Copies to and
+ * from VRAM through bg_pci_copy_in/out are the bridge's pipelined copies (bg_asm24_copy_in/out). */
 
 /* True when d was opened here. */
 bool bg_usb_pci_is_usb(const bg_pci_dev *d);

@@ -5,6 +5,7 @@
 
 #include "baregpu/error.h"
 #include "bg_config.h"
+#include "platform/pci_usb.h"
 #include "usb/usb_scan.h"
 
 #if BG_HAVE_LIBUSB
@@ -146,3 +147,19 @@ int bg_usb_scan(bg_usb_info **out, size_t *n) {
                   "reconfigure with -Dusb=enabled)");
 }
 #endif
+
+/* platform/pci_usb.h: the usable bridges by name, for the drivers' device counts (am/am_iface.c USB+AMD). */
+int bg_usb_pci_scan(char (*names)[16], int max) {
+  bg_usb_info *list = NULL;
+  size_t n = 0;
+  int e = bg_usb_scan(&list, &n);
+  if (e < 0) return e;
+  int cnt = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!list[i].id || !list[i].id->custom_fw) continue;
+    if (cnt < max) snprintf(names[cnt], 16, "%s", list[i].name);
+    cnt++;
+  }
+  bg_usb_free(list);
+  return cnt;
+}

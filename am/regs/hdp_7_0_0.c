@@ -8,18 +8,19 @@
  * (name filters of tinygrad tinygrad/runtime/support/am/amdev.py AMDev._build_regs) with all their fields.
  * 1 registers, 14 fields (14 distinct runs). */
 #include "am/regs/am_regtab.h"
+#include "am/regs/am_reg_ids.h"
 
 static const struct bg_am_regfield F[14] = {
-  {"ATOMIC_MEM_POWER_CTRL_EN",0,0x1}, {"ATOMIC_MEM_POWER_LS_EN",1,0x2}, {"ATOMIC_MEM_POWER_DS_EN",2,0x4},
-  {"ATOMIC_MEM_POWER_SD_EN",3,0x8}, {"ATOMIC_MEM_IDLE_HYSTERESIS",4,0x70},
-  {"ATOMIC_MEM_POWER_UP_RECOVER_DELAY",8,0x3f00}, {"ATOMIC_MEM_POWER_DOWN_ENTER_DELAY",14,0xc000},
-  {"RC_MEM_POWER_CTRL_EN",16,0x10000}, {"RC_MEM_POWER_LS_EN",17,0x20000}, {"RC_MEM_POWER_DS_EN",18,0x40000},
-  {"RC_MEM_POWER_SD_EN",19,0x80000}, {"RC_MEM_IDLE_HYSTERESIS",20,0x700000},
-  {"RC_MEM_POWER_UP_RECOVER_DELAY",24,0x3f000000}, {"RC_MEM_POWER_DOWN_ENTER_DELAY",30,0xc0000000},
+  {"ATOMIC_MEM_POWER_CTRL_EN",1,0,0x1}, {"ATOMIC_MEM_POWER_LS_EN",4,1,0x2}, {"ATOMIC_MEM_POWER_DS_EN",3,2,0x4},
+  {"ATOMIC_MEM_POWER_SD_EN",5,3,0x8}, {"ATOMIC_MEM_IDLE_HYSTERESIS",0,4,0x70},
+  {"ATOMIC_MEM_POWER_UP_RECOVER_DELAY",6,8,0x3f00}, {"ATOMIC_MEM_POWER_DOWN_ENTER_DELAY",2,14,0xc000},
+  {"RC_MEM_POWER_CTRL_EN",15,16,0x10000}, {"RC_MEM_POWER_LS_EN",19,17,0x20000}, {"RC_MEM_POWER_DS_EN",18,18,0x40000},
+  {"RC_MEM_POWER_SD_EN",20,19,0x80000}, {"RC_MEM_IDLE_HYSTERESIS",14,20,0x700000},
+  {"RC_MEM_POWER_UP_RECOVER_DELAY",21,24,0x3f000000}, {"RC_MEM_POWER_DOWN_ENTER_DELAY",16,30,0xc0000000},
 };
 
 static const struct bg_am_reg R[1] = {
-  {"regHDP_MEM_POWER_CTRL",0xd4,0,14,F+0},
+  {"regHDP_MEM_POWER_CTRL",regHDP_MEM_POWER_CTRL,0xd4,0,14,F+0},
 };
 
 const struct bg_am_regtab bg_am_regtab_hdp_7_0_0 = {"hdp_7_0_0", 1, R};

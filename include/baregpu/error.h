@@ -1,8 +1,24 @@
 /* baregpu/error.h: the error model and logging shared by every layer above ir/.
  *
- * Functions return 0 (or a count) on success and a negative BG_E* code on failure, after recording a
- * message with context in a thread-local buffer that bg_last_error() returns, e.g.
- * "DEV=AMD:x: index 'x' is not a number; valid forms: ...". Nothing aborts on bad input. */
+ * THE RULE every public function of baregpu follows (hcq.h, tensor.h, compile.h):
+ *   1. A function that can fail returns int: 0 on success (or a non-negative count or id where its comment says so)
+ *      and a negative BG_E* code on failure, after recording a message with context in a thread-local buffer
+ *      that bg_last_error() returns on the failing thread, e.g.
+ *      "DEV=AMD:x: index 'x' is not a number; valid forms: ...". Nothing aborts on bad input.
+ *   2. Results come back through out-parameters, written only on success; a constructor (bg_*_open, _new,
+ *      _alloc, _load) sets *out to NULL on failure. No value doubles as an error marker (0, NULL, -1).
+ *   3. A function that returns something else (a value, a pointer, void) cannot fail: getters of host-side state
+ *      and frees. The exception is bg_dev_close, which always succeeds at closing and leaves a failed final
+ *      synchronize in bg_last_error() and the log.
+ *   4. Two kinds of calls build something and report failure later, each through the same code and message:
+ *      - queue recording (bg_queue_wait, ..., bg_queue_copy) returns the queue; the first error is kept on the
+ *        queue and bg_queue_submit returns it (-code, the same message in bg_last_error());
+ *      - tensor-building calls (bg_tensor *bg_tn_...) record the message in bg_last_error() (BG_EINVAL), latch
+ *        the first one on the context (bg_tctx_error) and return the context's error tensor, which later ops
+ *        pass through; realize/read then return -BG_EINVAL with the latched message. int-returning tensor calls
+ *        follow 1 and latch their error on the context too.
+ * Ownership: what a function allocates is freed with its own bg_*_free/_close (named next to each function);
+ * strings returned as const char * belong to the library and live as long as the object they came from. */
 #ifndef BAREGPU_ERROR_H
 #define BAREGPU_ERROR_H
 
@@ -27,7 +43,8 @@ enum bg_errcode {
   BG_EFORMAT = 11,  /* a file (firmware, ELF, table) is malformed */
 };
 
-/* Message of the last failure on this thread ("" if none). */
+/* Message of the last failure on this thread ("" if none); thread-local storage, valid until this thread's next
+ * failing call. Thread safety: every function here may be called from any thread. */
 const char *bg_last_error(void);
 /* Name of a code: "BG_EINVAL", ... (accepts the negative form too). */
 const char *bg_strerror(int code);

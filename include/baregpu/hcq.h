@@ -7,7 +7,13 @@
  * patch records; every later submit evaluates only the patches whose variables changed. Recorded
  * graphs (JIT) are replayed this way.
  *
- * Errors: 0 or a negative BG_E* code with a message from bg_last_error() (baregpu/error.h).
+ * Errors: the rule of baregpu/error.h: 0 or a negative BG_E* code with a message from bg_last_error(); values
+ * through out-parameters; recording calls keep their first error on the queue for bg_queue_submit.
+ *
+ * Ownership: every object is made by one call and freed by one (bg_dev_open/bg_dev_close, bg_buf_alloc/bg_buf_free,
+ * bg_signal_new/bg_signal_free, bg_queue_new/bg_queue_free, bg_program_load/bg_program_free); the caller owns
+ * what it made and frees it before closing the bg_dev it came from (bg_dev_close frees leftovers, logged). Strings
+ * and pointers returned by getters belong to the object and live as long as it does.
  *
  * Thread safety (what the library guarantees, and what the caller serializes):
  *   - bg_dev_open and bg_dev_close may be called from any number of threads at once, for the same
@@ -21,7 +27,8 @@
  *   - One bg_dev and everything made from it (its buffers, signals, queues, programs, and its
  *     timeline) belong to one thread at a time: the caller serializes every call on them (a mutex of
  *     its own, or one bg_dev per thread). Two threads submitting on two queues of the same bg_dev, or
- *     one freeing a buffer the other copies into, is a data race on the bg_dev's timeline.
+ *     one freeing a buffer the other copies into, is a data race on the bg_dev's timeline and its list of freed
+ *     buffers waiting for their work to retire.
  *   - Exception: a signal's value and timestamp may be read, set and waited for from any thread
  *     (bg_signal_value, bg_signal_set, bg_signal_wait, bg_signal_timestamp_*) while its owner
  *     submits; creating and freeing signals stays with the owner.
@@ -59,18 +66,20 @@ typedef struct bg_target {
   int index;          /* device index within the visible list, default 0 */
 } bg_target;
 
-/* Parse one target. Errors name the string, what is wrong, and the valid forms. */
+/* Parse one target into the caller's *out. Errors name the string, what is wrong, and the valid forms.
+ * Thread safety (bg_target_*): pure functions, callable from any thread. */
 int bg_target_parse(const char *s, bg_target *out);
-/* Format a target back to its canonical DEV= string. */
+/* Format a target back to its canonical DEV= string into the caller's buf of n bytes (truncated to fit;
+ * cannot fail). */
 void bg_target_format(const bg_target *t, char *buf, size_t n);
-/* The valid forms, for error messages and --help. */
+/* The valid forms, for error messages and --help (static storage). */
 const char *bg_target_forms(void);
 
 /* Open a device. `dev` is a DEV= string; NULL uses the DEV environment variable, and without it the
  * first GPU found by a non-mock interface, else CPU. Thread safety: callable from several threads at
  * once; each call gets its own bg_dev, and a GPU already open in the process is shared, not opened
  * again (see "Thread safety" above). */
-int bg_dev_open(const char *dev, bg_dev **out);
+int bg_dev_open(const char *dev, bg_dev **out);    /* *out: the caller's, freed by bg_dev_close */
 /* Synchronizes (a wait gives up after BG_WAIT_TIMEOUT_MS without progress), then frees everything the
  * device owns, and always returns; the last close of a shared GPU shuts it down. Close has no result: a
  * failure is left in bg_last_error() and logged. On the CPU device a kernel still running after the wait
@@ -79,6 +88,7 @@ int bg_dev_open(const char *dev, bg_dev **out);
  * Thread safety: closes of different bg_devs (of the same GPU or not) may run at once and alongside
  * other threads' opens; a close must not race with other calls on the same bg_dev. */
 void bg_dev_close(bg_dev *d);
+/* Getters of a bg_dev (cannot fail; strings live as long as d; any thread while d is open). */
 const char *bg_dev_name(const bg_dev *d);        /* canonical, e.g. "CPU", "MOCKPCI+AMD:0" */
 const char *bg_dev_arch(const bg_dev *d);        /* "host", "gfx1100", ... */
 bool bg_dev_has_copy_queue(const bg_dev *d);
@@ -86,7 +96,9 @@ bool bg_dev_has_copy_queue(const bg_dev *d);
 double bg_dev_ticks_per_us(const bg_dev *d);
 
 /* Enumerate openable devices: every registered kind and interface (mocks only when
- * include_mock), by canonical name. Returns the count found (may exceed max). */
+ * include_mock), by canonical name into the caller's names[0..max). Returns the count found (may exceed max);
+ * cannot fail: an interface whose scan fails lists nothing and its message is logged (BG_DEBUG=1).
+ * Thread safety: any thread. */
 int bg_dev_list(bool include_mock, char (*names)[48], size_t max);
 
 /* ---------------- buffers ---------------- */
@@ -99,20 +111,30 @@ enum bg_buf_flags {
   BG_BUF_ZERO = 1u << 4,        /* zero-filled */
 };
 
+/* *out: the caller's, freed by bg_buf_free before bg_dev_close. When the device is out of memory while freed
+ * buffers wait for their work to retire, the allocation synchronizes once and tries again. */
 int bg_buf_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_buf **out);
-void bg_buf_free(bg_buf *b);                     /* synchronizes the owning device first */
+/* Free b without waiting for the device: b stops being a valid operand at once (a copy recorded or re-checked
+ * afterwards fails: no live allocation), but its memory goes back to the allocator only when the work submitted
+ * before the free retires, i.e. the device timeline reaches the last value claimed so far (checked at later
+ * allocations, submits and frees, at bg_dev_synchronize, bg_dev_recover and bg_dev_close). Work submitted before
+ * the free may still use b. Cannot fail; NULL is a no-op. Thread safety: the owner's (see above). */
+void bg_buf_free(bg_buf *b);
+/* Getters (cannot fail). */
 uint64_t bg_buf_va(const bg_buf *b);             /* device virtual address */
 uint64_t bg_buf_size(const bg_buf *b);
-void *bg_buf_cpu(const bg_buf *b);               /* direct CPU view, or NULL */
+void *bg_buf_cpu(const bg_buf *b);               /* direct CPU view owned by b, or NULL */
 bg_dev *bg_buf_dev(const bg_buf *b);
-/* Host <-> device copies through the device's copy path (synchronous). */
+/* Host <-> device copies through the device's copy path (synchronous); src and dst stay the caller's. */
 int bg_buf_write(bg_buf *b, uint64_t off, const void *src, uint64_t n);
 int bg_buf_read(const bg_buf *b, uint64_t off, void *dst, uint64_t n);
 
 /* ---------------- symbolic operands ---------------- */
 
 struct ir_node;
-/* A queue operand: a constant (sym == NULL) or an ir expression owned by the queue's context. */
+/* A queue operand: a constant (sym == NULL) or an ir expression owned by the queue's context (freed with the queue
+ * by bg_queue_free). The functions making operands cannot fail: an error (bad slot, out of
+ * host memory) is kept on the queue like a recording error and returned by bg_queue_submit. */
 typedef struct bg_val {
   const struct ir_node *sym;
   uint64_t c;
@@ -136,20 +158,26 @@ bg_val bg_mul(bg_queue *q, bg_val a, bg_val b);
 
 /* ---------------- signals: 16 bytes, u64 value at +0, u64 raw timestamp at +8 ---------------- */
 
+/* *out: the caller's, freed by bg_signal_free before bg_dev_close (the device's timeline is the device's). */
 int bg_signal_new(bg_dev *d, uint64_t init, bg_signal **out);
 void bg_signal_free(bg_signal *s);
 uint64_t bg_signal_va(const bg_signal *s);
 bg_val bg_sig(const bg_signal *s);               /* bg_const(bg_signal_va(s)) */
-uint64_t bg_signal_value(const bg_signal *s);
-void bg_signal_set(bg_signal *s, uint64_t v);
-uint64_t bg_signal_timestamp_raw(const bg_signal *s);
-double bg_signal_timestamp_us(const bg_signal *s);
+/* Value and timestamp reads and the value write. On a device without a CPU view of signal memory (a GPU behind a
+ * USB bridge) each is a device access that can fail: -BG_EIO (or the backend's code) naming the signal, and *out
+ * untouched. Thread safety: any thread, also while the owner submits (see above). */
+int bg_signal_value(const bg_signal *s, uint64_t *out);
+int bg_signal_set(bg_signal *s, uint64_t v);
+int bg_signal_timestamp_raw(const bg_signal *s, uint64_t *out);
+int bg_signal_timestamp_us(const bg_signal *s, double *out);
 /* Wait until value >= v. The timeout restarts whenever the value changes; on timeout the message
  * names the signal, the expected and the seen value. timeout_ms <= 0 uses BG_WAIT_TIMEOUT_MS or
  * 30000. */
 int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms);
 
-/* The device timeline: signal value reaches timeline_value-1 when all submitted work is done. */
+/* The device timeline: signal value reaches timeline_value-1 when all submitted work is done. The signal is the
+ * device's (never free it) and changes when the timeline wraps: call bg_dev_timeline again after a synchronize.
+ * These cannot fail; they belong to the owner's thread. */
 bg_signal *bg_dev_timeline(bg_dev *d);
 uint64_t bg_dev_timeline_value(const bg_dev *d);  /* the next value to signal */
 uint64_t bg_dev_next_timeline(bg_dev *d);         /* returns the next value and advances it */
@@ -178,14 +206,18 @@ typedef struct bg_program_info {
 } bg_program_info;
 
 /* Load a binary the device's compiler produced (CPU: a shared object's bytes; AMD: a code object). */
+/* bin and info stay the caller's (copied); *out: the caller's, freed by bg_program_free before bg_dev_close. */
 int bg_program_load(bg_dev *d, const void *bin, size_t size, const bg_program_info *info, bg_program **out);
+/* Synchronizes the device first (queues recorded with p must not be submitted again). Cannot fail. */
 void bg_program_free(bg_program *p);
+/* Getters (cannot fail; the name lives as long as p). */
 const char *bg_program_name(const bg_program *p);
 unsigned bg_program_nargs(const bg_program *p);
 /* Kernel arguments block size in bytes (C-like layout: each arg aligned to its size). */
 unsigned bg_program_kernargs_size(const bg_program *p);
 /* Convenience: wait timeline, exec, signal timeline, submit; with `wait` also synchronize and
- * return the kernel time measured by queue timestamps in *us. */
+ * return the kernel time measured by queue timestamps in *us (us may be NULL). bufs and vals stay the caller's.
+ * The queue it records is cached in p and freed with it. */
 int bg_program_run(bg_program *p, bg_buf *const *bufs, size_t nbufs, const uint64_t *vals, size_t nvals,
                    const uint32_t gsz[3], const uint32_t lsz[3], bool wait, double *us);
 
@@ -195,15 +227,17 @@ enum bg_queue_kind { BG_QUEUE_COMPUTE = 0, BG_QUEUE_COPY = 1 };
 
 /* A new empty recorded queue program for device d. A device without a copy engine gives
  * -BG_ENOTSUP for BG_QUEUE_COPY; a kind that is neither gives -BG_EINVAL. */
-int bg_queue_new(bg_dev *d, enum bg_queue_kind kind, bg_queue **out);
+int bg_queue_new(bg_dev *d, enum bg_queue_kind kind, bg_queue **out);  /* *out: freed by bg_queue_free */
+/* Frees the recording and its operands; work already submitted from q runs on. Cannot fail. */
 void bg_queue_free(bg_queue *q);
 /* Recording. Errors are sticky: the first one is kept and returned by bg_queue_submit. Each returns q.
  * Operands are checked before anything runs: a copy's destination and source ranges must each lie inside one live
  * allocation of the device (bg_buf_alloc; a second open of the same GPU shares them), and an exec's work-group
  * size must be 1..N in each dimension with at most N threads in all, N the smaller of the device's limit (1024)
  * and the kernel's (AMD: the code object's .max_flat_workgroup_size). Constant operands are checked when recorded
- * (the error is sticky), symbolic ones at each submit whose variables changed them; a failed check submits
- * nothing and names the command, the operand and the buffer or limit. */
+ * (the error is sticky), symbolic ones at each submit whose variables changed them, and every copy again at
+ * a submit after a buffer was freed (bg_buf_free); a failed check submits nothing and names the command, the
+ * operand and the buffer or limit. */
 bg_queue *bg_queue_wait(bg_queue *q, bg_val signal_addr, bg_val value);
 bg_queue *bg_queue_signal(bg_queue *q, bg_val signal_addr, bg_val value);
 bg_queue *bg_queue_timestamp(bg_queue *q, bg_val signal_addr);
@@ -211,16 +245,18 @@ bg_queue *bg_queue_memory_barrier(bg_queue *q);
 bg_queue *bg_queue_exec(bg_queue *q, bg_program *p, const bg_val *args, size_t nargs,
                         const bg_val gsz[3], const bg_val lsz[3]);
 bg_queue *bg_queue_copy(bg_queue *q, bg_val dst, bg_val src, uint64_t n);
-/* Lower (first time only), bind vars[0..nvars) and the timeline, patch what changed, push to the ring. */
+/* Lower (first time only), bind vars[0..nvars) and the timeline, patch what changed, push to the ring. vars stays
+ * the caller's (copied). Returns the recording's sticky error if any. */
 int bg_queue_submit(bg_queue *q, const uint64_t *vars, size_t nvars);
-/* Drop the recording to record a new program (the lowered template is discarded). */
+/* Drop the recording to record a new program (the lowered template and the sticky error are discarded; operands
+ * made for q stay valid). Cannot fail. */
 void bg_queue_reset(bg_queue *q);
 /* Introspection for tests and benches: commands recorded, template bytes, patch records,
  * patches evaluated by the last submit. */
 typedef struct bg_queue_stats {
   size_t ncmds, template_bytes, npatches, patches_applied_last, submits;
 } bg_queue_stats;
-void bg_queue_get_stats(const bg_queue *q, bg_queue_stats *st);
+void bg_queue_get_stats(const bg_queue *q, bg_queue_stats *st);   /* fills the caller's *st; cannot fail */
 /* Debugging aid: print the recorded program to `f`, one command a line with its operands as expressions
  * (what BG_DEBUG shows). The format is for people and may change between releases; do not parse it. */
 void bg_queue_dump(const bg_queue *q, FILE *f);

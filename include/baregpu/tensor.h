@@ -4,9 +4,18 @@
  * context closes). Ops build the graph; bg_tn_realize (or reading a tensor) schedules it into fused
  * kernels, compiles them and runs them on the device's HCQ queues.
  *
- * Errors never abort: a bad shape, axis or reshape latches the first error on the context (with a
- * message naming the op and the shapes) and returns the context's error tensor, which every later op
- * passes through; realize/read then fail with -BG_EINVAL and bg_tctx_error() says why. */
+ * Errors follow baregpu/error.h, rule 4: a bad shape, axis or reshape records its message in bg_last_error()
+ * (BG_EINVAL), latches the first one on the context (a message naming the op and the shapes, bg_tctx_error) and
+ * returns the context's error tensor, which every later op passes through; realize/read then fail with
+ * -BG_EINVAL and bg_tctx_error() says why. A tensor-building call returns NULL only when it has no context to
+ * latch on (every tensor argument NULL); the message is then in bg_last_error(). Calls returning int follow
+ * rule 1 (0 or -BG_E*, values through out-parameters) and latch their error on the context as well.
+ *
+ * Ownership: the context owns every tensor made in it (handles are never freed one by one; they live until
+ * bg_tctx_close) and its JITs until bg_jit_free or close. Data passed in (bg_tn_from, shapes, axis orders) is
+ * copied; strings returned belong to the context.
+ * Thread safety: a context and everything made in it belong to one thread at a time (as a bg_dev in
+ * baregpu/hcq.h: the caller serializes calls); different contexts may be used from different threads. */
 #ifndef BAREGPU_TENSOR_H
 #define BAREGPU_TENSOR_H
 
@@ -27,14 +36,18 @@ enum bg_dtype { BG_BOOL, BG_INT8, BG_UINT8, BG_INT16, BG_UINT16, BG_INT32, BG_UI
                 BG_FLOAT16, BG_FLOAT32 };
 #define BG_MAX_DIMS 8
 
-/* dev: DEV string, NULL = DEV environment / default device. */
+/* dev: DEV string, NULL = DEV environment / default device. *out: the caller's, freed by bg_tctx_close, which
+ * frees every tensor, buffer and JIT of the context and closes its device (cannot fail). */
 int bg_tctx_open(const char *dev, bg_tctx **out);
 void bg_tctx_close(bg_tctx *c);
-const char *bg_tctx_error(const bg_tctx *c);      /* first latched error, or NULL */
+/* First latched error (the message bg_last_error() had when it was latched; the code is BG_EINVAL), or NULL.
+ * The string belongs to c and lives until bg_tctx_clear_error or close. */
+const char *bg_tctx_error(const bg_tctx *c);
 void bg_tctx_clear_error(bg_tctx *c);
 const char *bg_tctx_device(const bg_tctx *c);
 /* Wait until every kernel launched so far has finished (realize only submits). */
 int bg_tctx_sync(bg_tctx *c);
+/* Pure functions (any thread): 0 and "invalid" for a value outside enum bg_dtype. */
 unsigned bg_dtype_size(enum bg_dtype t);
 const char *bg_dtype_name(enum bg_dtype t);
 
@@ -45,9 +58,9 @@ typedef struct bg_tstats {
   unsigned last_nkernels;
   char last_kernels[32][64];
 } bg_tstats;
-void bg_tctx_stats(const bg_tctx *c, bg_tstats *st);
+void bg_tctx_stats(const bg_tctx *c, bg_tstats *st);   /* fills the caller's *st; cannot fail */
 
-/* ---- creation ---- */
+/* ---- creation (data, shapes: copied; the tensors: the context's) ---- */
 bg_tensor *bg_tn_from(bg_tctx *c, enum bg_dtype t, unsigned ndim, const int64_t *shape, const void *data);
 bg_tensor *bg_tn_full(bg_tctx *c, enum bg_dtype t, unsigned ndim, const int64_t *shape, double v);
 bg_tensor *bg_tn_zeros(bg_tctx *c, enum bg_dtype t, unsigned ndim, const int64_t *shape);
@@ -57,7 +70,7 @@ bg_tensor *bg_tn_arange(bg_tctx *c, enum bg_dtype t, double start, double stop, 
 bg_tensor *bg_tn_eye(bg_tctx *c, enum bg_dtype t, int64_t n);
 /* Uniform [0,1) float32 from the context's threefry counter generator (seed via bg_tctx_seed). */
 bg_tensor *bg_tn_rand(bg_tctx *c, unsigned ndim, const int64_t *shape);
-void bg_tctx_seed(bg_tctx *c, uint64_t seed);
+void bg_tctx_seed(bg_tctx *c, uint64_t seed);   /* cannot fail */
 
 /* ---- elementwise (broadcasting as numpy/tinygrad; mixed dtypes promote as tinygrad) ---- */
 bg_tensor *bg_tn_add(bg_tensor *a, bg_tensor *b);
@@ -113,16 +126,17 @@ int bg_tn_item(bg_tensor *t, double *out);
  * gradient (or anything else) runs them through the same fusing scheduler. Parameters should be
  * realized or contiguous() tensors: two equal lazy constants are one graph node and would share a
  * gradient. */
-/* Marks t (a float tensor) as needing a gradient; returns t. */
+/* Marks t (a float tensor) as needing a gradient; returns t (the error tensor, latched, for a non-float t). */
 bg_tensor *bg_tn_requires_grad(bg_tensor *t, bool on);
 bool bg_tn_requires_grad_get(const bg_tensor *t);
 /* Adds d(loss)/d(t) to t's gradient for every tensor t of the context that requires grad and that the
  * loss depends on (as tinygrad, gradients accumulate over calls). loss must be a float scalar.
  * 0, or -BG_EINVAL with the reason latched on the context. */
 int bg_tn_backward(bg_tensor *loss);
-/* t's accumulated gradient (shape and dtype of t); NULL while no backward reached t; the error
- * tensor (and a latched error) when t does not require grad. */
-bg_tensor *bg_tn_grad(bg_tensor *t);
+/* t's accumulated gradient (shape and dtype of t, owned by the context) in *out: 0 with *out = NULL while no
+ * backward reached t; -BG_EINVAL (latched on the context) when t does not require grad or is the error tensor. */
+int bg_tn_grad(bg_tensor *t, bg_tensor **out);
+/* Forget t's gradient (cannot fail; NULL is a no-op). */
 void bg_tn_zero_grad(bg_tensor *t);
 
 /* ---- nn layers (tensor/nn*.c), as tinygrad's Tensor methods and nn classes ---- */
@@ -146,6 +160,7 @@ bg_tensor *bg_tn_sparse_cross_entropy(bg_tensor *logits, bg_tensor *labels);
  * old one stops requiring it). Parameters no gradient reached stay. 0 or a negative BG_E*. */
 int bg_tn_sgd_step(bg_tensor **params, unsigned n, double lr);
 
+/* Getters (cannot fail; the shape array belongs to t). */
 unsigned bg_tn_ndim(const bg_tensor *t);
 const int64_t *bg_tn_shape(const bg_tensor *t);
 int64_t bg_tn_numel(const bg_tensor *t);
@@ -167,8 +182,10 @@ bg_tctx *bg_tn_ctx(const bg_tensor *t);
 /* A variable of context c: its id (>= 0), or a negative BG_E* (bad bounds, or the name exists with
  * other bounds; the same name and bounds give the same id). */
 int bg_tvar_new(bg_tctx *c, const char *name, int64_t min, int64_t max);
-/* The token of variable v bound to value; 0 and a latched error when out of bounds. */
-int64_t bg_tvar_bind(bg_tctx *c, int v, int64_t value);
+/* The token of variable v bound to value, in *token: 0, or -BG_EINVAL (latched on the context) when v is not a
+ * variable of c or value is outside its bounds (*token untouched). */
+int bg_tvar_bind(bg_tctx *c, int v, int64_t value, int64_t *token);
+/* The variable's name (owned by c), or NULL when v is not a variable of c. */
 const char *bg_tvar_name(const bg_tctx *c, int v);
 
 /* ---- JIT (tinygrad's TinyJit) ----
@@ -184,8 +201,11 @@ const char *bg_tvar_name(const bg_tctx *c, int v);
 typedef struct bg_jit bg_jit;
 /* Fill out[0..nout) (nout is the count given to bg_jit_new); 0 or a negative BG_E*. */
 typedef int (*bg_jit_fn)(void *user, bg_tensor *const *in, unsigned nin, bg_tensor **out, unsigned nout);
+/* *out: the caller's, freed by bg_jit_free (before bg_tctx_close); user stays the caller's. */
 int bg_jit_new(bg_tctx *c, bg_jit_fn fn, void *user, unsigned nout, bg_jit **out);
+/* out[0..nout): tensors of the context (a replay's are views of the captured buffers, see above). */
 int bg_jit_call(bg_jit *j, bg_tensor *const *in, unsigned nin, bg_tensor **out);
+/* Frees the JIT's queue and its captured buffers (cannot fail; NULL is a no-op). */
 void bg_jit_free(bg_jit *j);
 typedef struct bg_jit_stats {
   unsigned long calls, fn_calls, replays;
@@ -193,7 +213,7 @@ typedef struct bg_jit_stats {
   unsigned nslots;            /* queue variables: input/output addresses and kernel variables */
   size_t ncmds, npatches, patches_applied_last, submits; /* the replay queue (bg_queue_stats) */
 } bg_jit_stats;
-void bg_jit_get_stats(const bg_jit *j, bg_jit_stats *st);
+void bg_jit_get_stats(const bg_jit *j, bg_jit_stats *st);   /* fills the caller's *st; cannot fail */
 /* Replay launch by launch (bg_program_run per captured kernel) instead of the one queue program:
  * the per-launch baseline for benches, and a fallback to tell a queue-program fault from a kernel's. */
 void bg_jit_set_per_launch(bg_jit *j, bool per_launch);

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 #define BG_VERSION_MAJOR 0
-#define BG_VERSION_MINOR 1
+#define BG_VERSION_MINOR 2
 #define BG_VERSION_PATCH 0
 
 #define BG_VERSION_STR_(x) #x
@@ -25,7 +25,7 @@ extern "C" {
    (BG_VERSION_MAJOR == (major) &&                                                                   \
     (BG_VERSION_MINOR > (minor) || (BG_VERSION_MINOR == (minor) && BG_VERSION_PATCH >= (patch)))))
 
-/* The running library's version, "MAJOR.MINOR.PATCH" (static storage; never NULL). */
+/* The running library's version, "MAJOR.MINOR.PATCH" (static storage; never NULL; cannot fail; any thread). */
 const char *bg_version(void);
 
 #ifdef __cplusplus

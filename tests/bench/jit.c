@@ -8,15 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "baregpu/tensor.h"
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "util/clock.h"
 
 #define TRY(x) do { if ((x) < 0) { fprintf(stderr, "bench-jit: %s: %s\n", #x, bg_last_error()); exit(1); } } while (0)
 
@@ -52,12 +46,12 @@ int main(int argc, char **argv) {
   /* (a) plain calls */
   uint64_t plain_ns = 0;
   for (int i = 0; i < calls; i += batch) {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bg_now_ns();
     for (int k = 0; k < batch; k++) {
       TRY(chain(&nk, &in[k & 1], 1, &out, 1));
       TRY(bg_tn_realize(&out, 1));
     }
-    plain_ns += now_ns() - t0;
+    plain_ns += bg_now_ns() - t0;
     TRY(bg_tctx_sync(c));
   }
   TRY(chain(&nk, &in[0], 1, &out, 1));
@@ -73,9 +67,9 @@ int main(int argc, char **argv) {
   for (int mode = 0; mode < 2; mode++) {
     bg_jit_set_per_launch(j, mode == 0);
     for (int i = 0; i < calls; i += batch) {
-      uint64_t t0 = now_ns();
+      uint64_t t0 = bg_now_ns();
       for (int k = 0; k < batch; k++) TRY(bg_jit_call(j, &in[k & 1], 1, &out));
-      replay_ns[mode] += now_ns() - t0;
+      replay_ns[mode] += bg_now_ns() - t0;
       TRY(bg_tctx_sync(c));
     }
     TRY(bg_jit_call(j, &in[0], 1, &out));

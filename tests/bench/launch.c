@@ -21,13 +21,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "am/am_dev.h"
-#include "am/am_hcq.h"
+#include "am/am_query.h"
 #include "baregpu/compile.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
 #include "hcq/backend.h"
 #include "usb/usb_pci.h"
+#include "util/clock.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
 #endif
@@ -51,7 +51,6 @@ static uint64_t clock_ns(clockid_t c) {
   clock_gettime(c, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-static uint64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 static uint64_t cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 /* ---------------- time inside the emulator, measured at its boundary ---------------- */
@@ -66,16 +65,16 @@ typedef struct emu_view {
 
 static int emu_view_read(void *ctx, uint64_t off, void *dst, size_t n) {
   const emu_view *v = ctx;
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bg_now_ns();
   int r = v->orig.ops->read(v->orig.ctx, off, dst, n);
-  atomic_fetch_add(&emu_ns, now_ns() - t0);
+  atomic_fetch_add(&emu_ns, bg_now_ns() - t0);
   return r;
 }
 static int emu_view_write(void *ctx, uint64_t off, const void *src, size_t n) {
   const emu_view *v = ctx;
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bg_now_ns();
   int r = v->orig.ops->write(v->orig.ctx, off, src, n);
-  atomic_fetch_add(&emu_ns, now_ns() - t0);
+  atomic_fetch_add(&emu_ns, bg_now_ns() - t0);
   return r;
 }
 static const bg_mmio_ops emu_view_ops = {emu_view_read, emu_view_write};
@@ -84,15 +83,15 @@ static const bg_mmio_ops emu_view_ops = {emu_view_read, emu_view_write};
 static bg_usb_transport *emu_xport;
 static const bg_usb_transport_ops *emu_xport_orig;
 static int emu_xport_submit(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bg_now_ns();
   int r = emu_xport_orig->submit(t, x, n);
-  atomic_fetch_add(&emu_ns, now_ns() - t0);
+  atomic_fetch_add(&emu_ns, bg_now_ns() - t0);
   return r;
 }
 static int emu_xport_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bg_now_ns();
   int r = emu_xport_orig->wait(t, x, n);
-  atomic_fetch_add(&emu_ns, now_ns() - t0);
+  atomic_fetch_add(&emu_ns, bg_now_ns() - t0);
   return r;
 }
 static void emu_xport_close(bg_usb_transport *t) { emu_xport_orig->close(t); }
@@ -105,14 +104,16 @@ static size_t emu_nviews;
 static bool emu_wrap(bg_dev *d) {
   const char *iface = d->target.iface;
   if (strcmp(d->ops->kind, "AMD") != 0 || strncmp(iface, "MOCK", 4) != 0) return false;
-  const am_hcq *h = d->priv;
-  if (h->usb) { /* the BAR views are the library's bridge code; the emulator starts at the transport */
-    emu_xport = bg_asm24_transport(bg_usb_pci_bridge(h->d->pci));
+  bg_am_dev *am = bg_am_query_of(d);
+  if (!am) return false;
+  if (bg_am_query_is_usb(d)) { /* the BAR views are the library's bridge code; the emulator starts at the transport */
+    emu_xport = bg_asm24_transport(bg_usb_pci_bridge(bg_am_query_pci(am)));
     emu_xport_orig = emu_xport->ops;
     emu_xport->ops = &emu_xport_ops;
     return true;
   }
-  bg_mmio *views[3] = {&h->d->vram, &h->d->doorbell, &h->d->mmio};
+  bg_mmio *views[3];
+  bg_am_query_views(am, &views[0], &views[1], &views[2]);
   for (int k = 0; k < 3; k++) {
     if (!views[k]->ops) continue; /* a direct mapping (emulated VRAM is plain memory): no emulator code runs */
     emu_view *v = &emu_views[emu_nviews++];
@@ -179,7 +180,7 @@ static void bench_dev(const char *devname, int n, launch_ns *out) {
   /* (a) fresh recording per launch */
   launch_t fresh = {0, 0, 0};
   for (int i = 0; i < n; i += batch) {
-    uint64_t t0 = now_ns(), c0 = cpu_ns(), e0 = atomic_load(&emu_ns);
+    uint64_t t0 = bg_now_ns(), c0 = cpu_ns(), e0 = atomic_load(&emu_ns);
     for (int k = 0; k < batch; k++) {
       bg_queue_reset(q);
       bg_val arg = bg_addr(buf, (uint64_t)(k % 64) * 8);
@@ -188,7 +189,7 @@ static void bench_dev(const char *devname, int n, launch_ns *out) {
       bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
       TRY(bg_queue_submit(q, NULL, 0));
     }
-    fresh.wall += now_ns() - t0;
+    fresh.wall += bg_now_ns() - t0;
     fresh.cpu += cpu_ns() - c0;
     fresh.emu += atomic_load(&emu_ns) - e0;
     TRY(bg_dev_synchronize(d, 0));
@@ -202,12 +203,12 @@ static void bench_dev(const char *devname, int n, launch_ns *out) {
   bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
   launch_t replay = {0, 0, 0};
   for (int i = 0; i < n; i += batch) {
-    uint64_t t0 = now_ns(), c0 = cpu_ns(), e0 = atomic_load(&emu_ns);
+    uint64_t t0 = bg_now_ns(), c0 = cpu_ns(), e0 = atomic_load(&emu_ns);
     for (int k = 0; k < batch; k++) {
       uint64_t v = bg_buf_va(buf) + (uint64_t)(k % 64) * 8;
       TRY(bg_queue_submit(q, &v, 1));
     }
-    replay.wall += now_ns() - t0;
+    replay.wall += bg_now_ns() - t0;
     replay.cpu += cpu_ns() - c0;
     replay.emu += atomic_load(&emu_ns) - e0;
     TRY(bg_dev_synchronize(d, 0));

@@ -25,7 +25,9 @@ static int test_signal(cf_ctx *c) {
   CF_EXPECT(bg_dev_timeline_value(c->d) == v + 1, "a queue signalling a constant moved the timeline to %" PRIu64
             " (expected %" PRIu64 ")", bg_dev_timeline_value(c->d), v + 1);
   CF_OK(bg_signal_wait(tl, v, CF_TIMEOUT_MS));
-  CF_EXPECT(bg_signal_value(tl) == v, "timeline is %" PRIu64 " after signalling %" PRIu64, bg_signal_value(tl), v);
+  uint64_t seen;
+  CF_OK(bg_signal_value(tl, &seen));
+  CF_EXPECT(seen == v, "timeline is %" PRIu64 " after signalling %" PRIu64, seen, v);
 
   /* A plain signal gets exactly the value written. */
   bg_signal *s;
@@ -34,7 +36,8 @@ static int test_signal(cf_ctx *c) {
   bg_queue_signal(q3, bg_sig(s), bg_const(0x42));
   CF_OK(bg_queue_submit(q3, NULL, 0));
   CF_OK(bg_signal_wait(s, 0x42, CF_TIMEOUT_MS));
-  CF_EXPECT(bg_signal_value(s) == 0x42, "signal is 0x%" PRIx64 ", expected 0x42", bg_signal_value(s));
+  CF_OK(bg_signal_value(s, &seen));
+  CF_EXPECT(seen == 0x42, "signal is 0x%" PRIx64 ", expected 0x42", seen);
   return CF_PASS;
 }
 
@@ -55,8 +58,9 @@ static int test_signal_update(cf_ctx *c) {
       uint64_t vars[2] = {bg_signal_va(s2), 0x30u + (uint64_t)i};
       CF_OK(bg_queue_submit(q, vars, 2));
       CF_OK(bg_signal_wait(s2, vars[1], CF_TIMEOUT_MS));
-      CF_EXPECT(bg_signal_value(s2) == vars[1], "virtual signal: 0x%" PRIx64 ", expected 0x%" PRIx64,
-                bg_signal_value(s2), vars[1]);
+      uint64_t seen;
+      CF_OK(bg_signal_value(s2, &seen));
+      CF_EXPECT(seen == vars[1], "virtual signal: 0x%" PRIx64 ", expected 0x%" PRIx64, seen, vars[1]);
     }
   }
   bg_queue_stats st;
@@ -71,12 +75,12 @@ static int test_wait(cf_ctx *c) {
   bg_signal *s;
   bg_queue *q, *q2;
   CF_OK(cf_signal(c, 0, &s));
-  bg_signal_set(s, 1);
+  CF_OK(bg_signal_set(s, 1));
   CF_OK(cf_queue(c, c->qk, &q));
   bg_queue_wait(q, bg_sig(s), bg_const(1));
   cf_tl_signal(q);
   CF_OK(cf_submit_wait(c, q, NULL, 0));
-  bg_signal_set(s, 7);
+  CF_OK(bg_signal_set(s, 7));
   CF_OK(cf_queue(c, c->qk, &q2));
   bg_queue_wait(q2, bg_sig(s), bg_const(5));  /* the comparison is >= */
   cf_tl_signal(q2);
@@ -120,8 +124,12 @@ static int test_wait_late_set(cf_ctx *c) {
   CF_EXPECT(dt >= 450000, "host wait with a 500 ms timeout returned after %" PRIu64 " us", dt);
   CF_EXPECT(cf_mentions(msg, tv) && cf_mentions(msg, tv - 1),
             "timeout message should name the expected %" PRIu64 " and the seen %" PRIu64 ": '%s'", tv, tv - 1, msg);
-  CF_EXPECT(bg_signal_value(bg_dev_timeline(c->d)) == tv - 1, "the queue went past its unsatisfied wait");
-  bg_signal_set(s, 1);
+  uint64_t seen = 0;
+  int rv = bg_signal_value(bg_dev_timeline(c->d), &seen);
+  int rs = bg_signal_set(s, 1); /* before any check can return: the queue must not stay blocked */
+  CF_OK(rv);
+  CF_OK(rs);
+  CF_EXPECT(seen == tv - 1, "the queue went past its unsatisfied wait");
   CF_OK(bg_signal_wait(bg_dev_timeline(c->d), tv, CF_TIMEOUT_MS));
   return CF_PASS;
 }
@@ -135,7 +143,8 @@ static void *bump_thread(void *arg) {
   for (int i = 0; i < b->n; i++) {
     struct timespec ts = {0, (long)b->ms * 1000000L};
     nanosleep(&ts, NULL);
-    bg_signal_set(b->s, bg_signal_value(b->s) + 1);
+    uint64_t v;
+    if (bg_signal_value(b->s, &v) < 0 || bg_signal_set(b->s, v + 1) < 0) break; /* the waiter then times out */
   }
   return NULL;
 }
@@ -183,7 +192,7 @@ static int test_sync_error_latched(cf_ctx *c) {
   int r = bg_dev_synchronize(c->d, 300);
   char first[1024];
   snprintf(first, sizeof first, "%s", bg_last_error());
-  bg_signal_set(s, 1);
+  CF_OK(bg_signal_set(s, 1));
   CF_EXPECT(r == -BG_ETIMEDOUT, "synchronize on a blocked queue returned %s, expected BG_ETIMEDOUT", bg_strerror(r));
   CF_OK(bg_signal_wait(bg_dev_timeline(c->d), bg_dev_timeline_value(c->d) - 1, CF_TIMEOUT_MS));
   r = bg_dev_synchronize(c->d, CF_TIMEOUT_MS);
@@ -213,8 +222,9 @@ static int test_timeline_rollover(cf_ctx *c) {
   }
   uint64_t tv = bg_dev_timeline_value(c->d);
   CF_EXPECT(tv <= (1ull << 31), "the timeline did not wrap: next value %" PRIu64, tv);
-  CF_EXPECT(bg_signal_value(bg_dev_timeline(c->d)) == tv - 1, "timeline signal %" PRIu64 ", next value %" PRIu64,
-            bg_signal_value(bg_dev_timeline(c->d)), tv);
+  uint64_t seen;
+  CF_OK(bg_signal_value(bg_dev_timeline(c->d), &seen));
+  CF_EXPECT(seen == tv - 1, "timeline signal %" PRIu64 ", next value %" PRIu64, seen, tv);
 
   bg_dev_set_timeline(c->d, (1ull << 31) - 20);
   bool wrapped = false;

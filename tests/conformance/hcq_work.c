@@ -328,10 +328,15 @@ static int test_timestamp(cf_ctx *c) {
   uint64_t t0 = cf_now_us();
   CF_OK(cf_submit_wait(c, q, NULL, 0));
   uint64_t host_us = cf_now_us() - t0;
-  uint64_t s = bg_signal_timestamp_raw(st), e = bg_signal_timestamp_raw(en);
+  uint64_t s, e;
+  CF_OK(bg_signal_timestamp_raw(st, &s));
+  CF_OK(bg_signal_timestamp_raw(en, &e));
   CF_EXPECT(s != 0 && e != 0, "timestamps were not written: %" PRIu64 ", %" PRIu64, s, e);
   CF_EXPECT(e >= s, "second timestamp %" PRIu64 " is before the first %" PRIu64, e, s);
-  double et = bg_signal_timestamp_us(en) - bg_signal_timestamp_us(st);
+  double st_us, en_us;
+  CF_OK(bg_signal_timestamp_us(st, &st_us));
+  CF_OK(bg_signal_timestamp_us(en, &en_us));
+  double et = en_us - st_us;
   CF_EXPECT(et <= (double)host_us + 1.0, "device time %.3f us exceeds the host-measured %" PRIu64 " us", et, host_us);
   CF_EXPECT(et * bg_dev_ticks_per_us(c->d) + 0.5 >= (double)(e - s) - 1.0 &&
                 et * bg_dev_ticks_per_us(c->d) - 0.5 <= (double)(e - s) + 1.0,
@@ -373,7 +378,9 @@ static int test_cross_queue(cf_ctx *c) {
   exec_add1(c, kq, bg_addr(c->b, 0), bg_addr(c->a, 0), 2, bg_const(2), bg_const(1));
   bg_queue_signal(kq, bg_sig(s1), bg_const(1));
   CF_OK(bg_queue_submit(cq, NULL, 0));
-  CF_EXPECT(bg_signal_value(tl) == prev, "the copy queue went past its wait on the compute queue's signal");
+  uint64_t seen;
+  CF_OK(bg_signal_value(tl, &seen));
+  CF_EXPECT(seen == prev, "the copy queue went past its wait on the compute queue's signal");
   CF_OK(bg_queue_submit(kq, NULL, 0));
   CF_OK(bg_signal_wait(tl, next, CF_TIMEOUT_MS));
   EXPECT_F32("c (copied from b after the kernel)", cbuf, 1.0f, 2.0f);
@@ -393,7 +400,8 @@ static int test_cross_queue(cf_ctx *c) {
   bg_queue_copy(cq2, bg_addr(c->b, 0), bg_addr(cbuf, 0), 8);
   bg_queue_signal(cq2, bg_sig(s2), bg_const(1));
   CF_OK(bg_queue_submit(kq2, NULL, 0));
-  CF_EXPECT(bg_signal_value(tl) == prev, "the compute queue went past its wait on the copy queue's signal");
+  CF_OK(bg_signal_value(tl, &seen));
+  CF_EXPECT(seen == prev, "the compute queue went past its wait on the copy queue's signal");
   CF_OK(bg_queue_submit(cq2, NULL, 0));
   CF_OK(bg_signal_wait(tl, next, CF_TIMEOUT_MS));
   EXPECT_F32("a (kernel on b after the copy)", c->a, 11.0f, 21.0f);

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_amdgpu_elf.c: libFuzzer target for the AMD code-object loader
- * (compile/amdgpu_elf.h): any byte string is loaded (with and without a kernel name), relocated at
+ * (formats/amdgpu_elf.h): any byte string is loaded (with and without a kernel name), relocated at
  * two addresses when it loads, and freed. Built only when the compiler takes -fsanitize=fuzzer
  * (clang); run: build/tests/fuzz/fuzz_amdgpu_elf -max_total_time=60 [corpus dir]. The deterministic
  * in-suite equivalent is tests/unit/compile/test_amdgpu_elf.c (truncations, random flips). */
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "compile/amdgpu_elf.h"
+#include "formats/amdgpu_elf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

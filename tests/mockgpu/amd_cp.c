@@ -18,17 +18,17 @@ enum {
   C_N
 };
 _Static_assert(S_DOORBELL_OFF - S_RB_CNTL == AMD_SDMA_DOORBELL_OFFSET, "S_RB_CNTL.. in amd_sdma_rb_cntl_write's order");
-static const char *const NAMES[C_N] = {
-    "regGRBM_GFX_CNTL", "regCP_MEC_RS64_CNTL", "regCP_MQD_BASE_ADDR", "regCP_MQD_BASE_ADDR_HI", "regCP_HQD_PQ_BASE",
-    "regCP_HQD_PQ_BASE_HI", "regCP_HQD_PQ_CONTROL", "regCP_HQD_PQ_RPTR_REPORT_ADDR", "regCP_HQD_PQ_RPTR_REPORT_ADDR_HI",
-    "regCP_HQD_PQ_WPTR_POLL_ADDR", "regCP_HQD_PQ_WPTR_POLL_ADDR_HI", "regCP_HQD_PQ_DOORBELL_CONTROL",
-    "regCP_HQD_EOP_BASE_ADDR", "regCP_HQD_EOP_BASE_ADDR_HI", "regCP_HQD_EOP_CONTROL", "regCP_HQD_PERSISTENT_STATE",
-    "regCP_HQD_IB_CONTROL", "regCP_MQD_CONTROL", "regCP_HQD_ACTIVE", "regCP_HQD_DEQUEUE_REQUEST",
-    "regCP_HQD_PQ_WPTR_HI",
-    "regSDMA0_QUEUE0_RB_CNTL", "regSDMA0_QUEUE0_RB_BASE", "regSDMA0_QUEUE0_RB_BASE_HI",
-    "regSDMA0_QUEUE0_RB_RPTR_ADDR_LO", "regSDMA0_QUEUE0_RB_RPTR_ADDR_HI", "regSDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO",
-    "regSDMA0_QUEUE0_RB_WPTR_POLL_ADDR_HI", "regSDMA0_QUEUE0_DOORBELL", "regSDMA0_QUEUE0_DOORBELL_OFFSET",
-    "regSDMA0_QUEUE0_MINOR_PTR_UPDATE", "regSDMA0_CNTL", NULL /* F32_CNTL or MCU_CNTL */,
+static const enum bg_am_reg_id NAMES[C_N] = {
+    regGRBM_GFX_CNTL, regCP_MEC_RS64_CNTL, regCP_MQD_BASE_ADDR, regCP_MQD_BASE_ADDR_HI, regCP_HQD_PQ_BASE,
+    regCP_HQD_PQ_BASE_HI, regCP_HQD_PQ_CONTROL, regCP_HQD_PQ_RPTR_REPORT_ADDR, regCP_HQD_PQ_RPTR_REPORT_ADDR_HI,
+    regCP_HQD_PQ_WPTR_POLL_ADDR, regCP_HQD_PQ_WPTR_POLL_ADDR_HI, regCP_HQD_PQ_DOORBELL_CONTROL,
+    regCP_HQD_EOP_BASE_ADDR, regCP_HQD_EOP_BASE_ADDR_HI, regCP_HQD_EOP_CONTROL, regCP_HQD_PERSISTENT_STATE,
+    regCP_HQD_IB_CONTROL, regCP_MQD_CONTROL, regCP_HQD_ACTIVE, regCP_HQD_DEQUEUE_REQUEST,
+    regCP_HQD_PQ_WPTR_HI,
+    regSDMA0_QUEUE0_RB_CNTL, regSDMA0_QUEUE0_RB_BASE, regSDMA0_QUEUE0_RB_BASE_HI,
+    regSDMA0_QUEUE0_RB_RPTR_ADDR_LO, regSDMA0_QUEUE0_RB_RPTR_ADDR_HI, regSDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO,
+    regSDMA0_QUEUE0_RB_WPTR_POLL_ADDR_HI, regSDMA0_QUEUE0_DOORBELL, regSDMA0_QUEUE0_DOORBELL_OFFSET,
+    regSDMA0_QUEUE0_MINOR_PTR_UPDATE, regSDMA0_CNTL, BG_AM_REG_ID_COUNT /* F32_CNTL or MCU_CNTL */,
 };
 
 typedef struct amd_cp {
@@ -72,16 +72,16 @@ int amd_cp_hooks(mock_amd *g, amd_hook_fn hook) {
   }
   c->g = g;
   for (int i = 0; i < C_N; i++) {
-    const char *n = i == S_ENGINE ? (g->ip.sdma0.maj >= 7 ? "regSDMA0_MCU_CNTL" : "regSDMA0_F32_CNTL") : NAMES[i];
-    if (bg_am_reg_abs_by_name(&g->disc, GC_HWIP, 0, t, n, &c->a[i]) < 0) {
-      amd_fail(g, "CP model: register %s not found in %s", n, tab);
+    enum bg_am_reg_id n = i == S_ENGINE ? (g->ip.sdma0.maj >= 7 ? regSDMA0_MCU_CNTL : regSDMA0_F32_CNTL) : NAMES[i];
+    if (bg_am_reg_abs_id(&g->disc, GC_HWIP, 0, t, n, &c->a[i]) < 0) {
+      amd_fail(g, "CP model: register %s not found in %s", bg_am_reg_id_name(n), tab);
       free(c);
       return -1;
     }
   }
   CPS[slot] = c;
   uint32_t fault_cntl = 0;
-  int e = bg_am_reg_abs_by_name(&g->disc, GC_HWIP, 0, t, "regGCVM_L2_PROTECTION_FAULT_CNTL", &fault_cntl);
+  int e = bg_am_reg_abs_id(&g->disc, GC_HWIP, 0, t, regGCVM_L2_PROTECTION_FAULT_CNTL, &fault_cntl);
   e |= hook(g, fault_cntl, AMD_H_VM_FAULT_CNTL, 0);
   e |= hook(g, c->a[C_ACTIVE], AMD_H_CP_HQD_ACTIVE, 0);
   e |= hook(g, c->a[C_DEQUEUE], AMD_H_CP_HQD_DEQUEUE, 0);

@@ -9,6 +9,7 @@
 
 #include "amd_internal.h"
 #include "mock_pci.h"
+#include "util/clock.h"
 
 #define DOORBELL_BAR 2
 #define MAX_ENGINES 2
@@ -19,13 +20,7 @@ struct amd_engines {
   pthread_cond_t idle; /* broadcast when an engine finishes a run */
 };
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t amd_gpu_clock(void) { return now_ns() / 10; }
+uint64_t amd_gpu_clock(void) { return bg_now_ns() / 10; }
 
 void amd_lock_init(mock_amd *g) {
   pthread_mutexattr_t a;
@@ -47,9 +42,9 @@ static void *engine_main(void *arg) {
     e->kicked = false;
     e->running = true;
     e->slept_ns = 0;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bg_now_ns();
     e->ops->run(e);
-    uint64_t dt = now_ns() - t0;
+    uint64_t dt = bg_now_ns() - t0;
     __atomic_add_fetch(&e->exec_ns, dt > e->slept_ns ? dt - e->slept_ns : 0, __ATOMIC_RELAXED);
     e->running = false;
     pthread_cond_broadcast(&g->eng->idle);
@@ -64,9 +59,9 @@ bool amd_engine_sleep(amd_engine *e, unsigned us) {
   uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)us * 1000u;
   ts.tv_sec += (time_t)(ns / 1000000000u);
   ts.tv_nsec = (long)(ns % 1000000000u);
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bg_now_ns();
   if (!e->stop) pthread_cond_timedwait(&e->cv, &e->g->lock, &ts);
-  e->slept_ns += now_ns() - t0;
+  e->slept_ns += bg_now_ns() - t0;
   return !e->stop;
 }
 

@@ -13,23 +13,27 @@
 enum { X_GRBM, X_MEC_CNTL, X_MQD_LO, X_MQD_HI, X_PQ_BASE, X_PQ_BASE_HI, X_PQ_CONTROL, X_RPTR_LO, X_RPTR_HI, X_WPTR_LO,
        X_WPTR_HI, X_DOORBELL, X_EOP_LO, X_EOP_HI, X_EOP_CONTROL, X_PERSISTENT, X_IB_CONTROL, X_MQD_CONTROL, X_ACTIVE,
        X_DEQUEUE, X_WPTR_REG_HI, X_AQL_CONTROL, X_N };
-static const char *const XNAMES[X_N] = {
-    "regGRBM_GFX_CNTL", "regCP_MEC_CNTL", "regCP_MQD_BASE_ADDR", "regCP_MQD_BASE_ADDR_HI", "regCP_HQD_PQ_BASE",
-    "regCP_HQD_PQ_BASE_HI", "regCP_HQD_PQ_CONTROL", "regCP_HQD_PQ_RPTR_REPORT_ADDR", "regCP_HQD_PQ_RPTR_REPORT_ADDR_HI",
-    "regCP_HQD_PQ_WPTR_POLL_ADDR", "regCP_HQD_PQ_WPTR_POLL_ADDR_HI", "regCP_HQD_PQ_DOORBELL_CONTROL",
-    "regCP_HQD_EOP_BASE_ADDR", "regCP_HQD_EOP_BASE_ADDR_HI", "regCP_HQD_EOP_CONTROL", "regCP_HQD_PERSISTENT_STATE",
-    "regCP_HQD_IB_CONTROL", "regCP_MQD_CONTROL", "regCP_HQD_ACTIVE", "regCP_HQD_DEQUEUE_REQUEST",
-    "regCP_HQD_PQ_WPTR_HI", "regCP_HQD_AQL_CONTROL"};
+static const enum bg_am_reg_id XNAMES[X_N] = {
+    regGRBM_GFX_CNTL, regCP_MEC_CNTL, regCP_MQD_BASE_ADDR, regCP_MQD_BASE_ADDR_HI, regCP_HQD_PQ_BASE,
+    regCP_HQD_PQ_BASE_HI, regCP_HQD_PQ_CONTROL, regCP_HQD_PQ_RPTR_REPORT_ADDR, regCP_HQD_PQ_RPTR_REPORT_ADDR_HI,
+    regCP_HQD_PQ_WPTR_POLL_ADDR, regCP_HQD_PQ_WPTR_POLL_ADDR_HI, regCP_HQD_PQ_DOORBELL_CONTROL,
+    regCP_HQD_EOP_BASE_ADDR, regCP_HQD_EOP_BASE_ADDR_HI, regCP_HQD_EOP_CONTROL, regCP_HQD_PERSISTENT_STATE,
+    regCP_HQD_IB_CONTROL, regCP_MQD_CONTROL, regCP_HQD_ACTIVE, regCP_HQD_DEQUEUE_REQUEST,
+    regCP_HQD_PQ_WPTR_HI, regCP_HQD_AQL_CONTROL};
 
 enum { S_CNTL, S_RB_CNTL, S_BASE, S_BASE_HI, S_RPTR_LO, S_RPTR_HI, S_WPTR_LO, S_WPTR_HI, S_DB, S_DB_OFF, S_MINOR, S_N };
 _Static_assert(S_DB_OFF - S_RB_CNTL == AMD_SDMA_DOORBELL_OFFSET, "S_RB_CNTL.. in amd_sdma_rb_cntl_write's order");
-static const char *const SNAMES[S_N] = {
-    "regSDMA_CNTL", "regSDMA_GFX_RB_CNTL", "regSDMA_GFX_RB_BASE", "regSDMA_GFX_RB_BASE_HI",
-    "regSDMA_GFX_RB_RPTR_ADDR_LO", "regSDMA_GFX_RB_RPTR_ADDR_HI", "regSDMA_GFX_RB_WPTR_POLL_ADDR_LO",
-    "regSDMA_GFX_RB_WPTR_POLL_ADDR_HI", "regSDMA_GFX_DOORBELL", "regSDMA_GFX_DOORBELL_OFFSET",
-    "regSDMA_GFX_MINOR_PTR_UPDATE"};
+static const enum bg_am_reg_id SNAMES[S_N] = {
+    regSDMA_CNTL, regSDMA_GFX_RB_CNTL, regSDMA_GFX_RB_BASE, regSDMA_GFX_RB_BASE_HI,
+    regSDMA_GFX_RB_RPTR_ADDR_LO, regSDMA_GFX_RB_RPTR_ADDR_HI, regSDMA_GFX_RB_WPTR_POLL_ADDR_LO,
+    regSDMA_GFX_RB_WPTR_POLL_ADDR_HI, regSDMA_GFX_DOORBELL, regSDMA_GFX_DOORBELL_OFFSET,
+    regSDMA_GFX_MINOR_PTR_UPDATE};
 
 #define NPORTS 16
+#define E(n) regS2A_DOORBELL_ENTRY_##n##_CTRL
+static const enum bg_am_reg_id S2A[NPORTS] = {E(0), E(1), E(2),  E(3),  E(4),  E(5),  E(6),  E(7),
+                                              E(8), E(9), E(10), E(11), E(12), E(13), E(14), E(15)};
+#undef E
 
 typedef struct field {
   unsigned shift;
@@ -88,16 +92,17 @@ unsigned mock_amd_pcie_writes(const mock_amd *g) {
   return c ? c->pcie_writes : 0;
 }
 
-static int fld(mock_amd *g, const struct bg_am_regtab *t, const char *reg, const char *f, field *out) {
-  const struct bg_am_reg *r = bg_am_reg_find(t, reg);
+static int fld(mock_amd *g, const struct bg_am_regtab *t, enum bg_am_field_id f, field *out) {
+  const struct bg_am_reg *r = bg_am_reg_find(t, BG_AM_FIELD_REG(f));
   if (r && bg_am_reg_field(r, f, &out->shift, &out->mask) == 0) return 0;
-  amd_fail(g, "MI300 model: no field %s.%s in %s", reg, f, t->name);
+  amd_fail(g, "MI300 model: no field %s.%s in %s", bg_am_reg_id_name(BG_AM_FIELD_REG(f)), bg_am_field_id_name(f), t->name);
   return -1;
 }
 
-static int addr_of(mock_amd *g, const struct bg_am_regtab *t, int hwip, unsigned inst, const char *name, uint32_t *a) {
-  if (bg_am_reg_abs_by_name(&g->disc, hwip, inst, t, name, a) == 0) return 0;
-  amd_fail(g, "MI300 model: register %s of %s instance %u not found", name, t->name, inst);
+static int addr_of(mock_amd *g, const struct bg_am_regtab *t, int hwip, unsigned inst, enum bg_am_reg_id name,
+                   uint32_t *a) {
+  if (bg_am_reg_abs_id(&g->disc, hwip, inst, t, name, a) == 0) return 0;
+  amd_fail(g, "MI300 model: register %s of %s instance %u not found", bg_am_reg_id_name(name), t->name, inst);
   return -1;
 }
 
@@ -129,35 +134,33 @@ int amd_gfx9_hooks(mock_amd *g, amd_hook_fn hook) {
   for (unsigned aid = 0; aid < MOCK_GFX9_MAX_AID && e == 0; aid++) {
     if (!(am >> aid & 1)) break;
     c->naid++;
-    e = addr_of(g, c->nbio, NBIO_HWIP, aid, "regXCC_DOORBELL_FENCE", &c->fence[aid]);
+    e = addr_of(g, c->nbio, NBIO_HWIP, aid, regXCC_DOORBELL_FENCE, &c->fence[aid]);
     if (e == 0) e = hook(g, c->fence[aid], AMD_H_G9_FENCE, aid);
     for (unsigned p = 0; p < NPORTS && e == 0; p++) {
-      char n[48];
-      snprintf(n, sizeof(n), "regS2A_DOORBELL_ENTRY_%u_CTRL", p);
-      e = addr_of(g, c->nbio, NBIO_HWIP, aid, n, &c->s2a[aid][p]);
+      e = addr_of(g, c->nbio, NBIO_HWIP, aid, S2A[p], &c->s2a[aid][p]);
       if (e == 0) e = hook(g, c->s2a[aid][p], AMD_H_G9_S2A, aid);
     }
   }
-  if (e == 0) e = addr_of(g, c->nbio, NBIO_HWIP, 0, "regBIF_BX0_PCIE_INDEX2", &c->index2);
-  if (e == 0) e = addr_of(g, c->nbio, NBIO_HWIP, 0, "regBIF_BX0_PCIE_INDEX2_HI", &c->index2_hi);
-  if (e == 0) e = addr_of(g, c->nbio, NBIO_HWIP, 0, "regBIF_BX0_PCIE_DATA2", &c->data2);
-  if (e == 0) e = addr_of(g, c->nbio, NBIO_HWIP, 0, "regDOORBELL0_CTRL_ENTRY_1", &c->db_entry1);
+  if (e == 0) e = addr_of(g, c->nbio, NBIO_HWIP, 0, regBIF_BX0_PCIE_INDEX2, &c->index2);
+  if (e == 0) e = addr_of(g, c->nbio, NBIO_HWIP, 0, regBIF_BX0_PCIE_INDEX2_HI, &c->index2_hi);
+  if (e == 0) e = addr_of(g, c->nbio, NBIO_HWIP, 0, regBIF_BX0_PCIE_DATA2, &c->data2);
+  if (e == 0) e = addr_of(g, c->nbio, NBIO_HWIP, 0, regDOORBELL0_CTRL_ENTRY_1, &c->db_entry1);
   if (e == 0) e = hook(g, c->data2, AMD_H_G9_PCIE_DATA2, 0);
   for (int r = 0; r < S_N && e == 0; r++) e = addr_of(g, c->sdma, SDMA0_HWIP, 0, SNAMES[r], &c->s[r]);
   if (e == 0) e = hook(g, c->s[S_RB_CNTL], AMD_H_G9_SDMA_RB_CNTL, 0);
   if (e == 0)
-    e = fld(g, c->nbio, "regXCC_DOORBELL_FENCE", "SHUB_SLV_MODE", &c->slv_mode) |
-        fld(g, c->gc, "regCP_HQD_PQ_CONTROL", "QUEUE_FULL_EN", &c->queue_full) |
-        fld(g, c->gc, "regCP_HQD_PQ_CONTROL", "SLOT_BASED_WPTR", &c->slot_wptr) |
-        fld(g, c->sdma, "regSDMA_CNTL", "TRAP_ENABLE", &c->sdma_trap) |
-        fld(g, c->sdma, "regSDMA_CNTL", "UTC_L1_ENABLE", &c->sdma_utc) |
-        fld(g, c->sdma, "regSDMA_GFX_DOORBELL", "ENABLE", &c->sdma_db_en) |
-        fld(g, c->sdma, "regSDMA_GFX_RB_CNTL", "RB_SIZE", &c->sdma_rb_size) |
-        fld(g, c->nbio, "regDOORBELL0_CTRL_ENTRY_1", "BIF_DOORBELL1_RANGE_SIZE_ENTRY", &c->db1_size) |
-        fld(g, c->nbio, "regDOORBELL0_CTRL_ENTRY_1", "BIF_DOORBELL1_RANGE_OFFSET_ENTRY", &c->db1_off);
+    e = fld(g, c->nbio, XCC_DOORBELL_FENCE__SHUB_SLV_MODE, &c->slv_mode) |
+        fld(g, c->gc, CP_HQD_PQ_CONTROL__QUEUE_FULL_EN, &c->queue_full) |
+        fld(g, c->gc, CP_HQD_PQ_CONTROL__SLOT_BASED_WPTR, &c->slot_wptr) |
+        fld(g, c->sdma, SDMA_CNTL__TRAP_ENABLE, &c->sdma_trap) |
+        fld(g, c->sdma, SDMA_CNTL__UTC_L1_ENABLE, &c->sdma_utc) |
+        fld(g, c->sdma, SDMA_GFX_DOORBELL__ENABLE, &c->sdma_db_en) |
+        fld(g, c->sdma, SDMA_GFX_RB_CNTL__RB_SIZE, &c->sdma_rb_size) |
+        fld(g, c->nbio, DOORBELL0_CTRL_ENTRY_1__BIF_DOORBELL1_RANGE_SIZE_ENTRY, &c->db1_size) |
+        fld(g, c->nbio, DOORBELL0_CTRL_ENTRY_1__BIF_DOORBELL1_RANGE_OFFSET_ENTRY, &c->db1_off);
   field h1, h2;
   if (e == 0)
-    e = fld(g, c->gc, "regCP_MEC_CNTL", "MEC_ME1_HALT", &h1) | fld(g, c->gc, "regCP_MEC_CNTL", "MEC_ME2_HALT", &h2);
+    e = fld(g, c->gc, CP_MEC_CNTL__MEC_ME1_HALT, &h1) | fld(g, c->gc, CP_MEC_CNTL__MEC_ME2_HALT, &h2);
   c->mec_halted = e == 0 ? h1.mask | h2.mask : 0;
   if (e != 0) {
     amd_fail(g, "MI300 model: setup failed");

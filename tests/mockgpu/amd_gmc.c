@@ -18,26 +18,26 @@ static const char *tab_name(const mock_amd *g, int hwip) {
   }
 }
 
-static uint32_t ra(const mock_amd *g, int hwip, const char *name) {
+static uint32_t ra(const mock_amd *g, int hwip, enum bg_am_reg_id name) {
   uint32_t a = 0;
-  if (bg_am_reg_abs_by_name(&g->disc, hwip, 0, bg_am_regtab_by_name(tab_name(g, hwip)), name, &a) < 0) return 0;
+  if (bg_am_reg_abs_id(&g->disc, hwip, 0, bg_am_regtab_by_name(tab_name(g, hwip)), name, &a) < 0) return 0;
   return a;
 }
 
-static uint32_t rd(const mock_amd *g, int hwip, const char *name) { return amd_get(g, ra(g, hwip, name)); }
+static uint32_t rd(const mock_amd *g, int hwip, enum bg_am_reg_id name) { return amd_get(g, ra(g, hwip, name)); }
 
 int mock_amd_translate(mock_amd *g, bool gc, uint64_t va, uint64_t *addr, bool *system, char *why, size_t n) {
   int hw = gc ? GC_HWIP : MMHUB_HWIP;
-  char nm[96];
   const char *p = gc ? "GC" : "MM";
-#define R(s) (snprintf(nm, sizeof(nm), "reg%sVM_CONTEXT0_" s, p), rd(g, hw, nm))
-  uint32_t cntl = R("CNTL");
-  uint64_t start = R("PAGE_TABLE_START_ADDR_HI32");
-  start = (start << 32 | R("PAGE_TABLE_START_ADDR_LO32")) << 12;
-  uint64_t end = R("PAGE_TABLE_END_ADDR_HI32");
-  end = (end << 32 | R("PAGE_TABLE_END_ADDR_LO32")) << 12 | 0xfff;
-  uint64_t base = R("PAGE_TABLE_BASE_ADDR_HI32");
-  base = base << 32 | R("PAGE_TABLE_BASE_ADDR_LO32");
+/* GCVM_CONTEXT0_X or MMVM_CONTEXT0_X by hub */
+#define R(s) rd(g, hw, gc ? regGCVM_CONTEXT0_##s : regMMVM_CONTEXT0_##s)
+  uint32_t cntl = R(CNTL);
+  uint64_t start = R(PAGE_TABLE_START_ADDR_HI32);
+  start = (start << 32 | R(PAGE_TABLE_START_ADDR_LO32)) << 12;
+  uint64_t end = R(PAGE_TABLE_END_ADDR_HI32);
+  end = (end << 32 | R(PAGE_TABLE_END_ADDR_LO32)) << 12 | 0xfff;
+  uint64_t base = R(PAGE_TABLE_BASE_ADDR_HI32);
+  base = base << 32 | R(PAGE_TABLE_BASE_ADDR_LO32);
 #undef R
   unsigned depth = (cntl >> 1) & 3;
   if (!(cntl & 1) || depth != 3) return snprintf(why, n, "%s context0 disabled or depth %u (cntl 0x%x)", p, depth, cntl), -1;
@@ -71,20 +71,20 @@ unsigned mock_amd_tlb_invalidations(const mock_amd *g, bool gc) {
 }
 
 int mock_amd_ih_inject(mock_amd *g, const uint32_t entry[8]) {
-  uint32_t cntl = rd(g, OSSSYS_HWIP, "regIH_RB_CNTL"), rbsz = (cntl >> 1) & 0x1f;
-  uint64_t base = rd(g, OSSSYS_HWIP, "regIH_RB_BASE_HI");
-  base = (base << 32 | rd(g, OSSSYS_HWIP, "regIH_RB_BASE")) << 8;
+  uint32_t cntl = rd(g, OSSSYS_HWIP, regIH_RB_CNTL), rbsz = (cntl >> 1) & 0x1f;
+  uint64_t base = rd(g, OSSSYS_HWIP, regIH_RB_BASE_HI);
+  base = (base << 32 | rd(g, OSSSYS_HWIP, regIH_RB_BASE)) << 8;
   uint64_t size = 4ull << rbsz;
   if (!(cntl & 1) || rbsz < 4 || rbsz > 17 || !amd_vram_at(g, base, size)) {
     amd_fail(g, "IH inject: ring0 not enabled or insane (IH_RB_CNTL 0x%x, base 0x%" PRIx64 ")", cntl, base);
     return -1;
   }
-  uint32_t wa = ra(g, OSSSYS_HWIP, "regIH_RB_WPTR"), w = amd_get(g, wa) & 0x3fffcu;
+  uint32_t wa = ra(g, OSSSYS_HWIP, regIH_RB_WPTR), w = amd_get(g, wa) & 0x3fffcu;
   memcpy(amd_vram_at(g, base + w % size, 32), entry, 32);
   w = (uint32_t)((w + 32) % size);
   amd_set(g, wa, w);
-  uint64_t wb = rd(g, OSSSYS_HWIP, "regIH_RB_WPTR_ADDR_HI");
-  wb = wb << 32 | rd(g, OSSSYS_HWIP, "regIH_RB_WPTR_ADDR_LO");
+  uint64_t wb = rd(g, OSSSYS_HWIP, regIH_RB_WPTR_ADDR_HI);
+  wb = wb << 32 | rd(g, OSSSYS_HWIP, regIH_RB_WPTR_ADDR_LO);
   uint8_t *p = amd_vram_at(g, wb, 4);
   if (p) memcpy(p, &w, 4);
   return 0;
@@ -92,8 +92,8 @@ int mock_amd_ih_inject(mock_amd *g, const uint32_t entry[8]) {
 
 int mock_amd_vm_fault(mock_amd *g, uint32_t client, unsigned vmid, uint64_t va, uint32_t status) {
   amd_set(g, g->r.gc_fault_status, status);
-  amd_set(g, ra(g, GC_HWIP, "regGCVM_L2_PROTECTION_FAULT_ADDR_LO32"), (uint32_t)(va >> 12));
-  amd_set(g, ra(g, GC_HWIP, "regGCVM_L2_PROTECTION_FAULT_ADDR_HI32"), (uint32_t)(va >> 44));
+  amd_set(g, ra(g, GC_HWIP, regGCVM_L2_PROTECTION_FAULT_ADDR_LO32), (uint32_t)(va >> 12));
+  amd_set(g, ra(g, GC_HWIP, regGCVM_L2_PROTECTION_FAULT_ADDR_HI32), (uint32_t)(va >> 44));
   uint32_t e[8] = {(client & 0xff) | (vmid & 0xf) << 24, 0, 0, 0, (uint32_t)(va >> 12), (uint32_t)(va >> 44), 0, 0};
   return mock_amd_ih_inject(g, e);
 }

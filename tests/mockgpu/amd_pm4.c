@@ -47,11 +47,11 @@ enum {
   R_PGM_LO, R_PGM_HI, R_RSRC1, R_RSRC2, R_RSRC3, R_NUM_X, R_NUM_Y, R_NUM_Z, R_START_X, R_START_Y, R_START_Z,
   R_SCRATCH_LO, R_SCRATCH_HI, R_TMPRING, R_USER0, R_N
 };
-static const char *const RNAMES[R_N] = {
-  "regCOMPUTE_PGM_LO", "regCOMPUTE_PGM_HI", "regCOMPUTE_PGM_RSRC1", "regCOMPUTE_PGM_RSRC2", "regCOMPUTE_PGM_RSRC3",
-  "regCOMPUTE_NUM_THREAD_X", "regCOMPUTE_NUM_THREAD_Y", "regCOMPUTE_NUM_THREAD_Z", "regCOMPUTE_START_X",
-  "regCOMPUTE_START_Y", "regCOMPUTE_START_Z", "regCOMPUTE_DISPATCH_SCRATCH_BASE_LO",
-  "regCOMPUTE_DISPATCH_SCRATCH_BASE_HI", "regCOMPUTE_TMPRING_SIZE", "regCOMPUTE_USER_DATA_0",
+static const enum bg_am_reg_id RNAMES[R_N] = {
+  regCOMPUTE_PGM_LO, regCOMPUTE_PGM_HI, regCOMPUTE_PGM_RSRC1, regCOMPUTE_PGM_RSRC2, regCOMPUTE_PGM_RSRC3,
+  regCOMPUTE_NUM_THREAD_X, regCOMPUTE_NUM_THREAD_Y, regCOMPUTE_NUM_THREAD_Z, regCOMPUTE_START_X,
+  regCOMPUTE_START_Y, regCOMPUTE_START_Z, regCOMPUTE_DISPATCH_SCRATCH_BASE_LO,
+  regCOMPUTE_DISPATCH_SCRATCH_BASE_HI, regCOMPUTE_TMPRING_SIZE, regCOMPUTE_USER_DATA_0,
 };
 
 typedef struct pm4 {
@@ -398,8 +398,8 @@ amd_engine *amd_pm4_engine(mock_amd *g) {
   p->e.q_active = &hqd->active;
   p->e.q_nactivate = &hqd->nactivate;
   for (int i = 0; i < R_N; i++)
-    if (bg_am_reg_abs_by_name(&g->disc, GC_HWIP, 0, t, RNAMES[i], &p->a[i]) < 0) {
-      amd_fail(g, "CP: register %s not in %s", RNAMES[i], t->name);
+    if (bg_am_reg_abs_id(&g->disc, GC_HWIP, 0, t, RNAMES[i], &p->a[i]) < 0) {
+      amd_fail(g, "CP: register %s not in %s", bg_am_reg_id_name(RNAMES[i]), t->name);
       free(p);
       return NULL;
     }

@@ -27,13 +27,13 @@ static const struct bg_am_regtab *gc_tab(const mock_amd *g) {
 }
 
 /* Absolute address of a GC register, 0 when the table lacks it. */
-static uint32_t gc_addr(const mock_amd *g, const char *name) {
+static uint32_t gc_addr(const mock_amd *g, enum bg_am_reg_id name) {
   uint32_t a = 0;
-  if (bg_am_reg_abs_by_name(&g->disc, GC_HWIP, 0, gc_tab(g), name, &a) < 0) return 0;
+  if (bg_am_reg_abs_id(&g->disc, GC_HWIP, 0, gc_tab(g), name, &a) < 0) return 0;
   return a;
 }
 
-static uint64_t gc_pair(const mock_amd *g, const char *lo, const char *hi) {
+static uint64_t gc_pair(const mock_amd *g, enum bg_am_reg_id lo, enum bg_am_reg_id hi) {
   return (uint64_t)amd_get(g, gc_addr(g, hi)) << 32 | amd_get(g, gc_addr(g, lo));
 }
 
@@ -44,15 +44,15 @@ void amd_vm_load(amd_vm *vm, mock_amd *g) {
   vm->vram = mock_pci_bar_mem(g->pci, 0);
   vm->vram_size = g->vram_size;
   if (g->ip.gc.maj < 11) return; /* gfx9 tables are not walked: everything faults */
-  uint64_t lo = amd_get(g, gc_addr(g, "regGCMC_VM_SYSTEM_APERTURE_LOW_ADDR"));
-  uint64_t hi = amd_get(g, gc_addr(g, "regGCMC_VM_SYSTEM_APERTURE_HIGH_ADDR"));
+  uint64_t lo = amd_get(g, gc_addr(g, regGCMC_VM_SYSTEM_APERTURE_LOW_ADDR));
+  uint64_t hi = amd_get(g, gc_addr(g, regGCMC_VM_SYSTEM_APERTURE_HIGH_ADDR));
   vm->ap_lo = lo << 18;
   vm->ap_hi = ((hi + 1) << 18) - 1;
   if (hi < lo || (hi == 0 && lo == 0)) vm->ap_lo = 1, vm->ap_hi = 0; /* aperture off */
-  vm->cntl = amd_get(g, gc_addr(g, "regGCVM_CONTEXT0_CNTL"));
-  vm->start = gc_pair(g, "regGCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32", "regGCVM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32") << 12;
-  vm->end = gc_pair(g, "regGCVM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32", "regGCVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32") << 12 | 0xfff;
-  uint64_t base = gc_pair(g, "regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32", "regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32");
+  vm->cntl = amd_get(g, gc_addr(g, regGCVM_CONTEXT0_CNTL));
+  vm->start = gc_pair(g, regGCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32, regGCVM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32) << 12;
+  vm->end = gc_pair(g, regGCVM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32, regGCVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32) << 12 | 0xfff;
+  uint64_t base = gc_pair(g, regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32, regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32);
   unsigned depth = (vm->cntl >> 1) & 3, block = (vm->cntl >> 3) & 0xf;
   vm->root = base & PTE_ADDR_MASK;
   vm->ok = (vm->cntl & 1) && depth == 3 && block == 0 && (base & 1) && vm->start <= vm->end;
@@ -156,12 +156,15 @@ int amd_vm_write(amd_vm *vm, uint64_t va, const void *src, size_t n, const char 
   return copy(vm, va, (uint8_t *)(uintptr_t)src, n, true, engine, cid);
 }
 
-static uint32_t field(const mock_amd *g, const char *fname, uint32_t v) {
-  const struct bg_am_reg *r = bg_am_reg_find(gc_tab(g), "regGCVM_L2_PROTECTION_FAULT_STATUS_LO32");
-  if (!r) r = bg_am_reg_find(gc_tab(g), "regGCVM_L2_PROTECTION_FAULT_STATUS");
+/* Field X of GCVM_L2_PROTECTION_FAULT_STATUS_LO32 (gfx12) or GCVM_L2_PROTECTION_FAULT_STATUS (gfx11). */
+#define FLD(X, v) field(g, GCVM_L2_PROTECTION_FAULT_STATUS_LO32__##X, GCVM_L2_PROTECTION_FAULT_STATUS__##X, v)
+static uint32_t field(const mock_amd *g, enum bg_am_field_id lo32, enum bg_am_field_id plain, uint32_t v) {
+  enum bg_am_field_id f = lo32;
+  const struct bg_am_reg *r = bg_am_reg_find(gc_tab(g), regGCVM_L2_PROTECTION_FAULT_STATUS_LO32);
+  if (!r) r = bg_am_reg_find(gc_tab(g), regGCVM_L2_PROTECTION_FAULT_STATUS), f = plain;
   unsigned shift = 0;
   uint32_t mask = 0;
-  if (!r || bg_am_reg_field(r, fname, &shift, &mask) < 0) return 0;
+  if (!r || bg_am_reg_field(r, f, &shift, &mask) < 0) return 0;
   return (v << shift) & mask;
 }
 
@@ -171,10 +174,10 @@ void amd_vm_fault(mock_amd *g, const char *engine, unsigned cid, uint64_t va, bo
   amd_fail(g, "VM fault (%s %s at 0x%" PRIx64 "): %s", engine, write ? "write" : "read", va, why);
   uint32_t cur = amd_get(g, g->r.gc_fault_status);
   if (cur) { /* the first fault stays latched */
-    amd_set(g, g->r.gc_fault_status, cur | field(g, "MORE_FAULTS", 1));
+    amd_set(g, g->r.gc_fault_status, cur | FLD(MORE_FAULTS, 1));
   } else {
-    uint32_t st = field(g, permission ? "PERMISSION_FAULTS" : "MAPPING_ERROR", permission ? (write ? 4u : 2u) : 1u) |
-                  field(g, "CID", cid) | field(g, "RW", write) | field(g, "VMID", 0);
+    uint32_t st = (permission ? FLD(PERMISSION_FAULTS, write ? 4u : 2u) : FLD(MAPPING_ERROR, 1u)) |
+                  FLD(CID, cid) | FLD(RW, write) | FLD(VMID, 0);
     mock_amd_vm_fault(g, UTCL2_IH_CLIENT, 0, va, st);
   }
   pthread_mutex_unlock(&g->lock);

@@ -486,7 +486,7 @@ START_TEST(rsmu_indirect) {
 END_TEST
 
 /* SOC -> GMC -> IH -> PSP -> SMU, then page tables through the mock's walker, TLB flushes, an IH fault. */
-static uint32_t peekn(int hwip, const char *name) {
+static uint32_t peekn(int hwip, enum bg_am_reg_id name) {
   uint32_t a = 0;
   OK(bg_am_nreg_addr(D, hwip, 0, name, &a));
   return mock_amd_peek(G, a);
@@ -525,23 +525,23 @@ static void gmc_ih_run(bool gfx12) {
     ck_assert_uint_eq(D->bm.psp_ring, 0x87000);
     ck_assert_uint_eq(D->bm.smu_table, 0x97000);
     /* values of the reference trace (am_mock_boot_trace.txt) */
-    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMMC_VM_SYSTEM_APERTURE_HIGH_ADDR"), 0x7c0); /* FB_TOP 0x1f (hardware), trace 0x800 (0x20) */
-    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMMC_VM_MX_L1_TLB_CNTL"), 0x1859);
-    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_L2_CNTL"), 0x80801);
-    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_L2_CNTL3"), 0x80130009);
-    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_L2_CNTL5"), 0x3fe0);
-    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_CONTEXT0_CNTL"), 0x1fffc07);
-    ck_assert_uint_eq(peekn(GC_HWIP, "regGCVM_CONTEXT0_CNTL"), 0x1fffc07);
-    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32"), 0x1);
-    ck_assert_uint_eq(peekn(MMHUB_HWIP, "regMMVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32"), 0x7);
-    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_RB_BASE"), 0x30);
-    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_RB_CNTL"), 0xc0330021);
-    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_RB_CNTL_RING1"), 0xc0100221);
-    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_RB_WPTR_ADDR_LO"), 0x43000);
-    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_STORM_CLIENT_LIST_CNTL"), 0x40000);
-    ck_assert_uint_eq(peekn(NBIO_HWIP, "regRCC_DEV0_EPF0_RCC_DOORBELL_APER_EN"), 1);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, regMMMC_VM_SYSTEM_APERTURE_HIGH_ADDR), 0x7c0); /* FB_TOP 0x1f (hardware), trace 0x800 (0x20) */
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, regMMMC_VM_MX_L1_TLB_CNTL), 0x1859);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, regMMVM_L2_CNTL), 0x80801);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, regMMVM_L2_CNTL3), 0x80130009);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, regMMVM_L2_CNTL5), 0x3fe0);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, regMMVM_CONTEXT0_CNTL), 0x1fffc07);
+    ck_assert_uint_eq(peekn(GC_HWIP, regGCVM_CONTEXT0_CNTL), 0x1fffc07);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, regMMVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32), 0x1);
+    ck_assert_uint_eq(peekn(MMHUB_HWIP, regMMVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32), 0x7);
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, regIH_RB_BASE), 0x30);
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, regIH_RB_CNTL), 0xc0330021);
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, regIH_RB_CNTL_RING1), 0xc0100221);
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, regIH_RB_WPTR_ADDR_LO), 0x43000);
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, regIH_STORM_CLIENT_LIST_CNTL), 0x40000);
+    ck_assert_uint_eq(peekn(NBIO_HWIP, regRCC_DEV0_EPF0_RCC_DOORBELL_APER_EN), 1);
   } else {
-    ck_assert_uint_eq(peekn(OSSSYS_HWIP, "regIH_RB_CNTL"), 0xc0330021); /* osssys 6.0.0: same fields */
+    ck_assert_uint_eq(peekn(OSSSYS_HWIP, regIH_RB_CNTL), 0xc0330021); /* osssys 6.0.0: same fields */
   }
   /* map a 2 MiB VRAM buffer and a host page; translate through the mock's walker on both hubs */
   unsigned inv_gc = mock_amd_tlb_invalidations(G, true), inv_mm = mock_amd_tlb_invalidations(G, false);
@@ -664,7 +664,7 @@ static void metrics942(void) {
          m.power_limit, m.gfxclk, m.memclk, m.curr_clock[BG_SMU_PPCLK_FCLK], m.gfx_activity, m.uclk_activity);
 }
 
-static uint32_t nreg942(int hwip, unsigned inst, const char *name) {
+static uint32_t nreg942(int hwip, unsigned inst, enum bg_am_reg_id name) {
   uint32_t a = 0;
   OK(bg_am_nreg_addr(D, hwip, inst, name, &a));
   return a;
@@ -702,8 +702,8 @@ START_TEST(gfx942_cold_warm) {
   size_t ncmd = mock_amd_psp_ncmds(G), nmsg = mock_amd_smu_nmsgs(G);
   unsigned pcie0 = mock_amd_pcie_writes(G);
   open_dev();
-  uint32_t mm3 = nreg942(MMHUB_HWIP, 3, "regMMMC_VM_AGP_BOT"), ih = nreg942(OSSSYS_HWIP, 0, "regIH_RB_BASE");
-  uint32_t fence = nreg942(NBIO_HWIP, 0, "regXCC_DOORBELL_FENCE");
+  uint32_t mm3 = nreg942(MMHUB_HWIP, 3, regMMMC_VM_AGP_BOT), ih = nreg942(OSSSYS_HWIP, 0, regIH_RB_BASE);
+  uint32_t fence = nreg942(NBIO_HWIP, 0, regXCC_DOORBELL_FENCE);
   mock_amd_poke(G, mm3, 0xabcde), mock_amd_poke(G, ih, 0x1234), mock_amd_poke(G, fence, 0x5a);
   r0 = n_rd, w0 = n_wr;
   OK(bg_am_boot_ex(D, NULL, &rep, &blk));
@@ -759,7 +759,7 @@ START_TEST(gfx942_strict) {
   open_dev();
   OK(bg_am_boot_ex(D, NULL, NULL, &blk));
   /* the RDNA doorbell_enable (direct S2A write) */
-  OK(bg_am_nwreg(D, NBIO_HWIP, 0, "regS2A_DOORBELL_ENTRY_0_CTRL", 0x30000007));
+  OK(bg_am_nwreg(D, NBIO_HWIP, 0, regS2A_DOORBELL_ENTRY_0_CTRL, 0x30000007));
   ck_assert_uint_eq(mock_amd_nfail(G), 1);
   ck_assert_msg(strstr(mock_amd_failures(G), "written directly"), "%s", mock_amd_failures(G));
   ck_assert_uint_eq(mock_amd_s2a(G, 0, 0), 0);

@@ -22,9 +22,18 @@
 #include "amd_testbed.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
+#include "hcq/memmap.h"
 #include "hcq/tmpl.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
+
+/* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
+static uint64_t sigval(const bg_signal *s) {
+  uint64_t v = 0;
+  ck_assert_msg(bg_signal_value(s, &v) == 0, "bg_signal_value: %s", bg_last_error());
+  return v;
+}
+#define SIGSET(s, v) ck_assert_msg(bg_signal_set((s), (v)) == 0, "bg_signal_set: %s", bg_last_error())
 #endif
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
@@ -64,9 +73,15 @@ static void sdma_fault(bg_buf *dst, bg_signal *s, bg_queue **qp) {
   bg_queue_signal(q, bg_sig(s), bg_const(7));
   OK(bg_queue_submit(q, NULL, 0)); /* checked when recorded: a live buffer */
   OK(bg_signal_wait(s, 7, 0));
-  bg_signal_set(s, 0);
-  bg_buf_free(victim);
-  OK(bg_queue_submit(q, NULL, 0)); /* the same program: constants are not re-checked, the page is gone */
+  SIGSET(s, 0);
+  const uint64_t va = bg_buf_va(victim);
+  bg_buf_free(victim); /* its work retired: released at once, the page is gone */
+  /* The same program again is refused: copies are re-checked after a free. Put the stale range back in the
+   * live-allocation map so the copy reaches the engine and its read faults on the unmapped page. */
+  ck_assert_int_eq(bg_queue_submit(q, NULL, 0), -BG_EINVAL);
+  OK(bg_memmap_add(D, va, 1u << 16));
+  OK(bg_queue_submit(q, NULL, 0));
+  bg_memmap_remove(D, va);
   ck_assert_int_eq(mock_amd_engines_wait_idle(G, 10000), 0);
   mock_amd_sdma_stats ss;
   ck_assert(mock_amd_sdma_stats_get(G, &ss) && ss.hung);
@@ -137,7 +152,7 @@ START_TEST(test_sdma_fault_reported_and_recovered) {
   ck_assert_int_eq(bg_dev_synchronize(D, 0), -BG_EHANG); /* latched until recovered */
   bg_queue *other;
   ck_assert_int_eq(bg_queue_new(D, BG_QUEUE_COMPUTE, &other), -BG_EHANG);
-  ck_assert_uint_eq(bg_signal_value(s), 0);
+  ck_assert_uint_eq(sigval(s), 0);
 
   OK(bg_dev_recover(D));
   OK(bg_dev_synchronize(D, 0));
@@ -162,10 +177,14 @@ START_TEST(test_sdma_fault_reported_and_recovered) {
   bg_queue_wait(q, bg_sig(gate), bg_const(1));
   bg_queue_copy(q, bg_addr(a, 0), bg_addr(victim, 0), 1u << 16);
   bg_queue_signal(q, bg_sig(s), bg_const(9));
+  const uint64_t victim_va = bg_buf_va(victim);
   bg_buf_free(victim); /* after recording: the constant operands were checked against a live buffer */
+  ck_assert_int_eq(bg_queue_submit(q, NULL, 0), -BG_EINVAL); /* and are again at the submit after a free */
+  OK(bg_memmap_add(D, victim_va, 1u << 16)); /* the stale range, so the copy reaches the engine (see sdma_fault) */
   OK(bg_queue_submit(q, NULL, 0));
+  bg_memmap_remove(D, victim_va);
   OK(bg_dev_synchronize(D, 0));
-  bg_signal_set(gate, 1);
+  SIGSET(gate, 1);
   ck_assert_int_eq(mock_amd_engines_wait_idle(G, 10000), 0);
   ck_assert_int_eq(bg_dev_synchronize(D, 0), -BG_EHANG);
   ck_assert_msg(strstr(bg_last_error(), "page fault"), "%s", bg_last_error());
@@ -204,7 +223,7 @@ START_TEST(test_timeout_recovered) {
 #if BG_HAVE_LLVM
   if (mock_amd_chip_id(G) == MOCK_AMD_GFX11) kernel_and_check();
 #endif
-  ck_assert_uint_eq(bg_signal_value(never), 0);
+  ck_assert_uint_eq(sigval(never), 0);
   bg_buf_free(a);
   bg_buf_free(b);
   bg_signal_free(never);

@@ -20,6 +20,19 @@
 #include "bg_config.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
+
+/* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
+static uint64_t sigval(const bg_signal *s) {
+  uint64_t v = 0;
+  ck_assert_msg(bg_signal_value(s, &v) == 0, "bg_signal_value: %s", bg_last_error());
+  return v;
+}
+#define SIGSET(s, v) ck_assert_msg(bg_signal_set((s), (v)) == 0, "bg_signal_set: %s", bg_last_error())
+static uint64_t sigts(const bg_signal *s) {
+  uint64_t v = 0;
+  ck_assert_msg(bg_signal_timestamp_raw(s, &v) == 0, "bg_signal_timestamp_raw: %s", bg_last_error());
+  return v;
+}
 #endif
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
@@ -72,7 +85,7 @@ static void signal_wait(enum bg_queue_kind kind) {
   bg_queue_signal(q, bg_sig(s), bg_var(q, 0, "v", 0, 1u << 30));
   bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
   for (uint64_t v = 1; v <= 20; v++) {
-    bg_signal_set(w, v);
+    SIGSET(w, v);
     OK(bg_queue_submit(q, &v, 1));
     OK(bg_signal_wait(s, v, 0));
   }
@@ -80,8 +93,8 @@ static void signal_wait(enum bg_queue_kind kind) {
   uint64_t v = 30;
   OK(bg_queue_submit(q, &v, 1));
   usleep(20000);
-  ck_assert_uint_eq(bg_signal_value(s), 20);
-  bg_signal_set(w, 30);
+  ck_assert_uint_eq(sigval(s), 20);
+  SIGSET(w, 30);
   OK(bg_signal_wait(s, 30, 0));
   OK(bg_dev_synchronize(D, 0));
   bg_queue_stats st;
@@ -158,8 +171,8 @@ START_TEST(test_timestamps) {
     bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
     OK(bg_queue_submit(q, NULL, 0));
     OK(bg_dev_synchronize(D, 0));
-    ck_assert_uint_ne(bg_signal_timestamp_raw(t0), 0);
-    ck_assert_uint_ge(bg_signal_timestamp_raw(t1), bg_signal_timestamp_raw(t0));
+    ck_assert_uint_ne(sigts(t0), 0);
+    ck_assert_uint_ge(sigts(t1), sigts(t0));
     bg_queue_free(q);
   }
   bg_signal_free(t0);
@@ -182,7 +195,7 @@ START_TEST(test_cross_queue) {
     OK(bg_queue_submit(c, &v, 1));
   }
   OK(bg_dev_synchronize(D, 0));
-  ck_assert_uint_eq(bg_signal_value(s), 500);
+  ck_assert_uint_eq(sigval(s), 500);
   bg_queue_free(c);
   bg_queue_free(k);
   bg_signal_free(s);
@@ -205,7 +218,7 @@ START_TEST(test_ring_wrap) {
     uint64_t submits = (16u << 20) / st.template_bytes + 2;
     for (v = 1; v <= submits; v++) OK(bg_queue_submit(q, &v, 1));
     OK(bg_dev_synchronize(D, 0));
-    ck_assert_uint_eq(bg_signal_value(s), submits + 1999);
+    ck_assert_uint_eq(sigval(s), submits + 1999);
     mock_amd_pm4_stats ps;
     mock_amd_sdma_stats ss;
     ck_assert(mock_amd_pm4_stats_get(G, &ps) && mock_amd_sdma_stats_get(G, &ss));
@@ -232,7 +245,7 @@ START_TEST(test_fault_report) {
   ck_assert_int_eq(r, -BG_EHANG);
   ck_assert_msg(strstr(bg_last_error(), "0x7f1234567000") && strstr(bg_last_error(), "PACKET3_WAIT_REG_MEM") &&
                 strstr(bg_last_error(), "compute queue"), "%s", bg_last_error());
-  bg_signal_set(w, 1);
+  SIGSET(w, 1);
   OK(bg_dev_synchronize(D, 0));
   bg_queue_free(q);
   bg_signal_free(w);
@@ -391,7 +404,7 @@ START_TEST(test_ring_full) {
     OK(bg_queue_new(D, qk, &blk));
     OK(bg_queue_new(D, qk, &q));
     OK(bg_queue_new(D, qk, &tl));
-    bg_signal_set(s, 0);
+    SIGSET(s, 0);
     bg_queue_wait(blk, bg_sig(w), bg_const((uint64_t)kind + 1));
     bg_queue_signal(tl, bg_timeline_addr(tl), bg_timeline_value(tl, 0));
     for (int i = 0; i < 2000; i++) bg_queue_signal(q, bg_sig(s), bg_var(q, 0, "v", 0, 1u << 30));
@@ -408,11 +421,11 @@ START_TEST(test_ring_full) {
     bg_queue_stats st;
     bg_queue_get_stats(q, &st);
     ck_assert_uint_ge((st.submits + 1) * st.template_bytes, 16u << 20); /* it was full, not refused early */
-    ck_assert_uint_eq(bg_signal_value(s), 0);                           /* nothing ran past the wait */
-    bg_signal_set(w, (uint64_t)kind + 1);
+    ck_assert_uint_eq(sigval(s), 0);                           /* nothing ran past the wait */
+    SIGSET(w, (uint64_t)kind + 1);
     OK(bg_queue_submit(tl, NULL, 0));
     OK(bg_dev_synchronize(D, 0));
-    ck_assert_uint_eq(bg_signal_value(s), v - 1); /* the last submit that fitted */
+    ck_assert_uint_eq(sigval(s), v - 1); /* the last submit that fitted */
     bg_queue_free(blk);
     bg_queue_free(q);
     bg_queue_free(tl);

@@ -21,7 +21,7 @@
 
 #include "baregpu/error.h"
 #include "bg_config.h"
-#include "compile/amdgpu_elf.h"
+#include "formats/amdgpu_elf.h"
 #include "compile/kernel.h"
 #include "compile/krender_llvm.h"
 #include "ast_build.h"

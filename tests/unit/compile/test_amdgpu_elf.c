@@ -1,4 +1,4 @@
-/* tests/unit/compile/test_amdgpu_elf.c: the AMD code-object loader (compile/amdgpu_elf.h) on code
+/* tests/unit/compile/test_amdgpu_elf.c: the AMD code-object loader (formats/amdgpu_elf.h) on code
  * objects written by the test itself (no LLVM needed): a relocatable object shaped like LLVM's
  * (.text, .rodata kernel descriptor with its R_AMDGPU_REL64 entry offset, .note metadata in msgpack,
  * .data with one relocation of every supported type) and the same laid out as ET_DYN; each
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "baregpu/error.h"
-#include "compile/amdgpu_elf.h"
+#include "formats/amdgpu_elf.h"
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 

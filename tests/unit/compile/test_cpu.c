@@ -15,6 +15,24 @@
 #include "hcq/backend.h"
 #include "cpu/cpu.h"
 
+/* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
+static uint64_t sigval(const bg_signal *s) {
+  uint64_t v = 0;
+  ck_assert_msg(bg_signal_value(s, &v) == 0, "bg_signal_value: %s", bg_last_error());
+  return v;
+}
+#define SIGSET(s, v) ck_assert_msg(bg_signal_set((s), (v)) == 0, "bg_signal_set: %s", bg_last_error())
+static uint64_t sigts(const bg_signal *s) {
+  uint64_t v = 0;
+  ck_assert_msg(bg_signal_timestamp_raw(s, &v) == 0, "bg_signal_timestamp_raw: %s", bg_last_error());
+  return v;
+}
+static double sigts_us(const bg_signal *s) {
+  double v = 0;
+  ck_assert_msg(bg_signal_timestamp_us(s, &v) == 0, "bg_signal_timestamp_us: %s", bg_last_error());
+  return v;
+}
+
 static bg_dev *dev;
 
 static void open_cpu(void) { ck_assert_msg(bg_dev_open("CPU", &dev) == 0, "open: %s", bg_last_error()); }
@@ -202,11 +220,11 @@ START_TEST(cpu_wait_blocks_until_signalled) {
   bg_queue_signal(bg_queue_wait(q, bg_sig(gate), bg_const(3)), bg_sig(done), bg_const(7));
   OK(bg_queue_submit(q, NULL, 0));
   sleep_ms(30);
-  ck_assert_uint_eq(bg_signal_value(done), 0);
-  bg_signal_set(gate, 2);   /* not enough */
+  ck_assert_uint_eq(sigval(done), 0);
+  SIGSET(gate, 2);   /* not enough */
   sleep_ms(10);
-  ck_assert_uint_eq(bg_signal_value(done), 0);
-  bg_signal_set(gate, 3);
+  ck_assert_uint_eq(sigval(done), 0);
+  SIGSET(gate, 3);
   OK(bg_signal_wait(done, 7, 5000));
   bg_queue_free(q);
   bg_signal_free(gate);
@@ -257,13 +275,13 @@ START_TEST(cpu_timestamps) {
   bg_queue_signal(q, bg_sig(s1), bg_const(1));
   OK(bg_queue_submit(q, NULL, 0));
   OK(bg_signal_wait(s1, 1, 5000));
-  ck_assert_uint_gt(bg_signal_timestamp_raw(s0), 0);
-  ck_assert_uint_ge(bg_signal_timestamp_raw(s1), bg_signal_timestamp_raw(s0));
-  ck_assert_uint_eq(bg_signal_value(s0), 0);   /* a timestamp leaves the value alone */
+  ck_assert_uint_gt(sigts(s0), 0);
+  ck_assert_uint_ge(sigts(s1), sigts(s0));
+  ck_assert_uint_eq(sigval(s0), 0);   /* a timestamp leaves the value alone */
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   double now_us = (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-  ck_assert(bg_signal_timestamp_us(s1) <= now_us && bg_signal_timestamp_us(s1) > now_us - 5e6);
+  ck_assert(sigts_us(s1) <= now_us && sigts_us(s1) > now_us - 5e6);
   bg_queue_free(q);
   bg_signal_free(s0);
   bg_signal_free(s1);
@@ -288,7 +306,7 @@ START_TEST(cpu_ping_pong_between_queues) {
     OK(bg_queue_submit(qc, &i, 1));
   }
   OK(bg_signal_wait(s, 2 * ROUNDS, 10000));
-  ck_assert_uint_eq(bg_signal_value(s), 2 * ROUNDS);
+  ck_assert_uint_eq(sigval(s), 2 * ROUNDS);
   bg_queue_free(qc);
   bg_queue_free(qx);
   bg_signal_free(s);
@@ -308,13 +326,13 @@ START_TEST(cpu_ring_wraps_with_backpressure) {
   for (int i = 1; i < 1000; i++) bg_queue_signal(q, bg_sig(s), bg_add(q, base, bg_const((uint64_t)i)));
   uint64_t b = 0;
   OK(bg_queue_submit(q, &b, 1));
-  bg_signal_set(gate, 1);
+  SIGSET(gate, 1);
   for (int r = 1; r < 120; r++) {
     b = (uint64_t)r * 1000;
     OK(bg_queue_submit(q, &b, 1));
   }
   OK(bg_signal_wait(s, 119 * 1000 + 999, 10000));
-  ck_assert_uint_eq(bg_signal_value(s), 119 * 1000 + 999);
+  ck_assert_uint_eq(sigval(s), 119 * 1000 + 999);
   bg_queue_free(q);
   bg_signal_free(gate);
   bg_signal_free(s);

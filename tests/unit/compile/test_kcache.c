@@ -21,7 +21,7 @@
 #include "baregpu/error.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
-#include "compile/amdgpu_elf.h"
+#include "formats/amdgpu_elf.h"
 #include "compile/beam.h"
 #include "compile/kernel.h"
 #include "compile/krender_llvm.h"

@@ -2,6 +2,7 @@
  * filter, command templates and patch records, recorded queue programs (lowered once, re-submits
  * apply only changed patches), sticky recording errors, the timeline, signal waits. */
 #include <check.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,14 @@
 #include "util/env.h"
 #include "hcq/target.h"
 #include "hcq/tmpl.h"
+
+/* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
+static uint64_t sigval(const bg_signal *s) {
+  uint64_t v = 0;
+  ck_assert_msg(bg_signal_value(s, &v) == 0, "bg_signal_value: %s", bg_last_error());
+  return v;
+}
+#define SIGSET(s, v) ck_assert_msg(bg_signal_set((s), (v)) == 0, "bg_signal_set: %s", bg_last_error())
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 
@@ -251,7 +260,7 @@ START_TEST(resubmit_applies_only_changed_patches) {
     OK(bg_queue_submit(q, &i, 1));
     ck_assert_uint_eq(bg_dev_timeline_value(dev), tv + 1); /* the program claims the timeline */
     OK(bg_dev_synchronize(dev, 5000));
-    ck_assert_uint_eq(bg_signal_value(s), i);
+    ck_assert_uint_eq(sigval(s), i);
   }
   bg_queue_stats st;
   bg_queue_get_stats(q, &st);
@@ -322,10 +331,10 @@ START_TEST(timeline_wraps_after_2_31) {
   OK(bg_dev_synchronize(dev, 5000));
   ck_assert_ptr_ne(bg_dev_timeline(dev), before); /* swapped to the shadow signal */
   ck_assert_uint_eq(bg_dev_timeline_value(dev), 1);
-  ck_assert_uint_eq(bg_signal_value(bg_dev_timeline(dev)), 0);
+  ck_assert_uint_eq(sigval(bg_dev_timeline(dev)), 0);
   for (int i = 0; i < 5; i++) OK(bg_queue_submit(q, NULL, 0)); /* same program, new signal address */
   OK(bg_dev_synchronize(dev, 5000));
-  ck_assert_uint_eq(bg_signal_value(bg_dev_timeline(dev)), 5);
+  ck_assert_uint_eq(sigval(bg_dev_timeline(dev)), 5);
   bg_queue_free(q);
 }
 END_TEST
@@ -355,9 +364,81 @@ START_TEST(failed_sync_latches_error) {
   ck_assert_int_eq(bg_dev_synchronize(dev, 100), -BG_ETIMEDOUT); /* latched */
   ck_assert_ptr_nonnull(strstr(bg_last_error(), "error state"));
   ck_assert_int_lt(bg_queue_submit(q, NULL, 0), 0);
-  bg_signal_set(never, 1); /* let the worker finish so close is clean */
+  SIGSET(never, 1); /* let the worker finish so close is clean */
   bg_queue_free(q);
   bg_signal_free(never);
+}
+END_TEST
+
+/* bg_buf_free of a buffer that submitted, unfinished work still copies into (the queue waits on a gate the host sets
+ * later): free returns at once, the buffer stops being an operand, its memory is not handed out again until the work
+ * retires (a buffer allocated meanwhile lies elsewhere and the late copy does not touch it), and afterwards it is. */
+START_TEST(free_defers_until_work_retires) {
+  enum { SZ = 4096 }; /* below the CPU device's page-aligned sizes: the freed block is an exact fit */
+  bg_signal *gate;
+  OK(bg_signal_new(dev, 0, &gate));
+  bg_buf *a, *src;
+  OK(bg_buf_alloc(dev, SZ, 0, &a));
+  OK(bg_buf_alloc(dev, SZ, 0, &src));
+  uint8_t *pat = malloc(SZ);
+  ck_assert_ptr_nonnull(pat);
+  memset(pat, 0xab, SZ);
+  OK(bg_buf_write(src, 0, pat, SZ));
+  const uint64_t a_va = bg_buf_va(a);
+  bg_queue *q, *q2;
+  OK(bg_queue_new(dev, BG_QUEUE_COMPUTE, &q));
+  bg_queue_wait(q, bg_sig(gate), bg_const(1));
+  bg_queue_copy(q, bg_addr(a, 0), bg_addr(src, 0), SZ);
+  bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+  const uint64_t tv = bg_dev_timeline_value(dev);
+  OK(bg_queue_submit(q, NULL, 0));
+
+  bg_buf_free(a);
+  /* Returned while the copy still waits: the timeline has not reached the submit's value. */
+  ck_assert_uint_eq(sigval(bg_dev_timeline(dev)), tv - 1);
+  /* No new submit may use it: a new copy into it and a re-submit of q are refused. */
+  OK(bg_queue_new(dev, BG_QUEUE_COMPUTE, &q2));
+  bg_queue_copy(q2, bg_const(a_va), bg_addr(src, 0), 16);
+  ck_assert_int_eq(bg_queue_submit(q2, NULL, 0), -BG_EINVAL);
+  ck_assert_msg(strstr(bg_last_error(), "no live allocation") != NULL, "%s", bg_last_error());
+  ck_assert_int_eq(bg_queue_submit(q, NULL, 0), -BG_EINVAL);
+  ck_assert_msg(strstr(bg_last_error(), "no live allocation") != NULL, "%s", bg_last_error());
+  /* Not handed out again before the work retires. */
+  bg_buf *b;
+  OK(bg_buf_alloc(dev, SZ, BG_BUF_ZERO, &b));
+  const uint64_t b_va = bg_buf_va(b);
+  ck_assert_msg(b_va + SZ <= a_va || a_va + SZ <= b_va, "a buffer allocated at 0x%" PRIx64 " overlaps the freed "
+                "0x%" PRIx64 " that pending work still writes", b_va, a_va);
+
+  SIGSET(gate, 1);
+  OK(bg_dev_synchronize(dev, 0));
+  uint8_t *got = malloc(SZ);
+  ck_assert_ptr_nonnull(got);
+  OK(bg_buf_read(b, 0, got, SZ));
+  for (size_t i = 0; i < SZ; i++)
+    if (got[i]) ck_abort_msg("byte %zu of the new buffer is 0x%02x: the late copy wrote into it", i, got[i]);
+  ck_assert_ptr_null(dev->deferred); /* synchronize released it */
+  /* Retired: the memory is the allocator's again (the freed block is the best fit for the same size). */
+  bg_buf *c;
+  OK(bg_buf_alloc(dev, SZ, 0, &c));
+  ck_assert_uint_eq(bg_buf_va(c), a_va);
+
+  /* A buffer still deferred when the device closes is released by the close (the ASan build checks no leak). */
+  SIGSET(gate, 0);
+  bg_queue_reset(q2);
+  bg_queue_wait(q2, bg_sig(gate), bg_const(1));
+  bg_queue_copy(q2, bg_addr(c, 0), bg_addr(src, 0), SZ);
+  bg_queue_signal(q2, bg_timeline_addr(q2), bg_timeline_value(q2, 0));
+  OK(bg_queue_submit(q2, NULL, 0));
+  bg_buf_free(c);
+  SIGSET(gate, 1); /* close synchronizes: let the copy finish; the fixture closes the device */
+  bg_buf_free(b);
+  bg_buf_free(src);
+  bg_queue_free(q);
+  bg_queue_free(q2);
+  bg_signal_free(gate);
+  free(pat);
+  free(got);
 }
 END_TEST
 
@@ -382,6 +463,7 @@ static Suite *core_suite(void) {
   tcase_add_test(q, queue_dump_to_file);
   tcase_add_test(q, wait_timeout_names_signal_and_values);
   tcase_add_test(q, failed_sync_latches_error);
+  tcase_add_test(q, free_defers_until_work_retires);
   tcase_set_timeout(q, 60);
   suite_add_tcase(s, q);
   return s;

@@ -74,9 +74,11 @@ static int round_trip(worker *w, unsigned it) {
   bg_queue_signal(sq, bg_timeline_addr(sq), bg_timeline_value(sq, 0));
   TRY(bg_queue_submit(sq, NULL, 0));
   TRY(bg_dev_synchronize(d, 0));
-  if (bg_signal_value(sig) != 1000u + it) {
+  uint64_t seen = 0;
+  TRY(bg_signal_value(sig, &seen));
+  if (seen != 1000u + it) {
     char msg[96];
-    snprintf(msg, sizeof(msg), "signal is %" PRIu64 ", expected %u", bg_signal_value(sig), 1000u + it);
+    snprintf(msg, sizeof(msg), "signal is %" PRIu64 ", expected %u", seen, 1000u + it);
     failf(w, it, "signal after synchronize", msg);
     goto done;
   }

@@ -18,6 +18,14 @@
 #include "cpu/cpu.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
+
+/* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
+static uint64_t sigval(const bg_signal *s) {
+  uint64_t v = 0;
+  ck_assert_msg(bg_signal_value(s, &v) == 0, "bg_signal_value: %s", bg_last_error());
+  return v;
+}
+#define SIGSET(s, v) ck_assert_msg(bg_signal_set((s), (v)) == 0, "bg_signal_set: %s", bg_last_error())
 #endif
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
@@ -123,7 +131,7 @@ START_TEST(copy_bounds) {
   HAS("command 0 (copy): destination");
   HAS("4096 bytes past the end");
   OK(bg_dev_synchronize(D, 0));
-  ck_assert_uint_eq(bg_signal_value(s), 0);
+  ck_assert_uint_eq(sigval(s), 0);
   expect_fill(next, 0x22);
   expect_fill(dst, 0x11);
   /* the source too, and an address in no allocation */
@@ -144,13 +152,13 @@ START_TEST(copy_bounds) {
   uint64_t v = 0;
   OK(bg_queue_submit(q, &v, 1));
   OK(bg_signal_wait(s, 2, 0));
-  bg_signal_set(s, 0);
+  SIGSET(s, 0);
   v = 3584; /* 1024 bytes at dst + 3584 run 512 bytes into `next` */
   ck_assert_int_eq(bg_queue_submit(q, &v, 1), -BG_EINVAL);
   HAS("512 bytes past the end");
   ck_assert_int_eq(bg_queue_submit(q, &v, 1), -BG_EINVAL); /* same values again: still refused */
   OK(bg_dev_synchronize(D, 0));
-  ck_assert_uint_eq(bg_signal_value(s), 0);
+  ck_assert_uint_eq(sigval(s), 0);
   expect_fill(next, 0x22);
   v = 3072;
   OK(bg_queue_submit(q, &v, 1));
@@ -219,7 +227,7 @@ START_TEST(workgroup_limits) {
     OK(r);
   }
   OK(bg_dev_synchronize(D, 0));
-  ck_assert_uint_eq(bg_signal_value(s), 0);
+  ck_assert_uint_eq(sigval(s), 0);
   if (amd) expect_fill(out, 0x5a); /* nothing ran */
   OK(bg_program_run(p, bufs, 2, &n, 1, g, l_ok, true, NULL));
   float f[1024];

@@ -127,7 +127,7 @@ static uint64_t clock100(void) {
   return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) / 10;
 }
 
-static uint32_t gc_reg(const char *name) {
+static uint32_t gc_reg(enum bg_am_reg_id name) {
   uint32_t a = 0;
   OK(bg_am_nreg_addr(D, GC_HWIP, 0, name, &a));
   return a;
@@ -266,8 +266,8 @@ START_TEST(cp_fault) {
   ck_assert_uint_eq((st >> 8) & 1, 1);      /* MAPPING_ERROR */
   ck_assert_uint_eq((st >> 9) & 0x1ff, 5);  /* CID: CPC */
   ck_assert_uint_eq((st >> 18) & 1, 1);     /* RW: write */
-  ck_assert_uint_eq(mock_amd_peek(G, gc_reg("regGCVM_L2_PROTECTION_FAULT_ADDR_LO32")), (uint32_t)(VA_UNMAPPED >> 12));
-  ck_assert_uint_eq(mock_amd_peek(G, gc_reg("regGCVM_L2_PROTECTION_FAULT_ADDR_HI32")), (uint32_t)(VA_UNMAPPED >> 44));
+  ck_assert_uint_eq(mock_amd_peek(G, gc_reg(regGCVM_L2_PROTECTION_FAULT_ADDR_LO32)), (uint32_t)(VA_UNMAPPED >> 12));
+  ck_assert_uint_eq(mock_amd_peek(G, gc_reg(regGCVM_L2_PROTECTION_FAULT_ADDR_HI32)), (uint32_t)(VA_UNMAPPED >> 44));
   ck_assert_uint_eq(*host32(0), 0);
   mock_amd_pm4_stats ps;
   ck_assert(mock_amd_pm4_stats_get(G, &ps));

@@ -198,6 +198,37 @@ START_TEST(plain_mmap) {
 }
 END_TEST
 
+static void count_progress(void *ctx, uint64_t done, uint64_t total) {
+  uint64_t *c = ctx;
+  c[0]++;
+  c[1] = done;
+  c[2] = total;
+}
+
+/* bg_pci_copy_in/out on sysfs (no transport copy): the BAR pages holding the range are mapped and copied through,
+ * progress once at the end; a range outside the memory BARs is refused naming the address. */
+START_TEST(bulk_copy_mapped) {
+  toy t = {0};
+  mock_pci *m = mock_sysfs_find(fx, AMD_BDF);
+  mock_pci_bar_direct(m, 0, true);
+  bg_pci_dev *d = open_amd(&t);
+  ck_assert_uint_eq(bg_pci_features(d), 0);
+  bg_pci_bar b;
+  OK(bg_pci_bar_info(d, 0, &b));
+  char in[9000], out[9000];
+  for (size_t i = 0; i < sizeof(in); i++) in[i] = (char)(i * 7 + 1);
+  uint64_t c[3] = {0, 0, 0};
+  OK(bg_pci_copy_in(d, b.base + 0x3003, in, sizeof(in), count_progress, c));
+  ck_assert_mem_eq((char *)mock_pci_bar_mem(m, 0) + 0x3003, in, sizeof(in));
+  ck_assert_uint_eq(c[0], 1);
+  ck_assert_uint_eq(c[1], sizeof(in));
+  OK(bg_pci_copy_out(d, b.base + 0x3003, out, sizeof(out), NULL, NULL));
+  ck_assert_mem_eq(out, in, sizeof(in));
+  FAILS(bg_pci_copy_in(d, b.base + b.size - 4, in, 8, NULL, NULL), BG_EINVAL, "inside one memory BAR");
+  bg_pci_close(d);
+}
+END_TEST
+
 START_TEST(mmio_views) {
   uint32_t mem[4] = {1, 2, 3, 4};
   bg_mmio v = {(volatile uint8_t *)mem, sizeof(mem), NULL, NULL}, sub;
@@ -223,5 +254,6 @@ TCase *tcase_bars(void) {
   tcase_add_test(tc, direct_and_wc_fallback);
   tcase_add_test(tc, plain_mmap);
   tcase_add_test(tc, mmio_views);
+  tcase_add_test(tc, bulk_copy_mapped);
   return tc;
 }

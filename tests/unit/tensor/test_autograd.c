@@ -33,6 +33,13 @@ static const struct {
 static const float FD_STEP = 1e-2f;
 
 static bg_tctx *ctx;
+
+/* t's gradient: bg_tn_grad must succeed (NULL: no backward reached t). */
+static bg_tensor *grad_of(bg_tensor *t) {
+  bg_tensor *g = NULL;
+  ck_assert_msg(bg_tn_grad(t, &g) == 0, "grad: %s", bg_last_error());
+  return g;
+}
 static uint64_t rng_state;
 
 static double rnd(void) { /* xorshift64*, [0,1) */
@@ -150,7 +157,7 @@ static void check_fd(const gcase *gc) {
   bg_tensor *loss = loss_of(gc, data, true, ins, rseed);
   ck_assert_msg(bg_tn_backward(loss) == 0, "%s: backward: %s", gc->name, bg_last_error());
   for (unsigned i = 0; i < gc->nin; i++) {
-    bg_tensor *g = bg_tn_grad(ins[i]);
+    bg_tensor *g = grad_of(ins[i]);
     char what[96];
     snprintf(what, sizeof what, "%s: grad of input %u", gc->name, i);
     expect_shape(g, gc->in[i].nd, gc->in[i].sh, what);
@@ -355,7 +362,8 @@ static bg_tensor *weighted_sum(bg_tensor *y, float **r) {
 }
 
 static void expect_grad(bg_tensor *p, const double *want, double abs, double rel, const char *what) {
-  bg_tensor *g = bg_tn_grad(p);
+  bg_tensor *g = grad_of(p);
+  ck_assert_msg(g != NULL, "%s: no gradient reached the parameter", what);
   expect_shape(g, bg_tn_ndim(p), bg_tn_shape(p), what);
   float *got = read_all(g);
   expect_close(got, want, bg_tn_numel(p), abs, rel, what);
@@ -540,7 +548,7 @@ START_TEST(accumulation) {
   for (int i = 0; i < 5; i++) want[i] = 4.0 * x[i];
   expect_grad(p, want, 1e-6, 1e-6, "two backward calls");
   bg_tn_zero_grad(p);
-  ck_assert_msg(bg_tn_grad(p) == NULL, "zero_grad leaves no gradient");
+  ck_assert_msg(grad_of(p) == NULL, "zero_grad leaves no gradient");
   ck_assert(bg_tn_backward(loss) == 0);
   for (int i = 0; i < 5; i++) want[i] = 2.0 * x[i];
   expect_grad(p, want, 1e-6, 1e-6, "backward after zero_grad");
@@ -573,7 +581,7 @@ START_TEST(grads_fuse_with_forward) {
   bg_tensor *p = param(2, sh, x);
   bg_tensor *loss = bg_tn_sum(bg_tn_exp(p), BG_ALL_AXES, false);
   ck_assert(bg_tn_backward(loss) == 0);
-  bg_tensor *both[2] = {loss, bg_tn_grad(p)};
+  bg_tensor *both[2] = {loss, grad_of(p)};
   ck_assert_msg(bg_tn_realize(both, 2) == 0, "realize: %s", bg_last_error());
   bg_tstats st;
   bg_tctx_stats(ctx, &st);
@@ -616,8 +624,11 @@ START_TEST(errors) {
   ck_assert(bg_tn_backward(bg_tn_sum(plain, BG_ALL_AXES, false)) == -BG_EINVAL);
   expect_error_msg("backward without parameters", (const char *const[]){"backward", "requires grad", NULL});
 
-  bg_tensor *g = bg_tn_grad(plain);
-  ck_assert_msg(g && bg_tn_ndim(g) == 0, "grad of a plain tensor is the error tensor");
+  bg_tensor *g = plain;
+  ck_assert_int_eq(bg_tn_grad(plain, &g), -BG_EINVAL);
+  ck_assert_msg(g == plain, "a failed grad left its output alone");
+  ck_assert_msg(strstr(bg_last_error(), "does not require grad") != NULL, "grad: bg_last_error() is '%s'",
+                bg_last_error());
   expect_error_msg("grad without requires_grad", (const char *const[]){"grad", "(2,3)", "does not require grad", NULL});
 
   const int32_t iv[6] = {1, 2, 3, 4, 5, 6};
@@ -630,7 +641,7 @@ START_TEST(errors) {
 
   ck_assert(bg_tn_backward(bg_tn_sum(plain, BG_ALL_AXES, false)) == -BG_EINVAL);
   expect_error_msg("loss without the parameter", (const char *const[]){"backward", "does not depend", NULL});
-  ck_assert_msg(bg_tn_grad(p) == NULL, "no gradient before a backward reached the parameter");
+  ck_assert_msg(grad_of(p) == NULL, "no gradient before a backward reached the parameter");
 
   bg_tensor *bad = bg_tn_conv2d(p, p, NULL, 1, 0);
   ck_assert(bg_tn_ndim(bad) == 0);

@@ -15,6 +15,13 @@
 
 static const int64_t A_SH[2] = {4, 8}, B_SH[2] = {8, 6};
 
+/* The token of variable v bound to value (a bind that must succeed). */
+static int64_t bind(int v, int64_t value) {
+  int64_t t = 0;
+  ck_assert_msg(bg_tvar_bind(c, v, value, &t) == 0, "bind: %s", bg_last_error());
+  return t;
+}
+
 /* Several fused and unfused kernels: relu(a @ b + 1) and (a * 2 - 1).sum(axis 1).exp() */
 static int model(void *user, bg_tensor *const *in, unsigned nin, bg_tensor **out, unsigned nout) {
   (void)nin;
@@ -202,7 +209,7 @@ START_TEST(symbolic_input_replays) {
   OK(bg_jit_new(c, plus_one, NULL, 1, &j));
   const int64_t sizes[] = {3, 3, 2, 7, 5, 10};
   for (int k = 0; k < 6; k++) {
-    int64_t b[1][2] = {{0, bg_tvar_bind(c, i, sizes[k])}};
+    int64_t b[1][2] = {{0, bind(i, sizes[k])}};
     bg_tensor *in = bg_tn_contiguous(bg_tn_shrink(buf, b)), *out;
     OK(bg_jit_call(j, &in, 1, &out));
     ck_assert(BG_DIM_IS_VAR(bg_tn_shape(out)[0]));
@@ -248,7 +255,7 @@ START_TEST(symbolic_2d_input) {
   OK(bg_jit_new(c, row_norm, NULL, 1, &j));
   const int64_t sizes[] = {4, 6, 1, 10, 3};
   for (int k = 0; k < 5; k++) {
-    int64_t s = sizes[k], b[2][2] = {{0, 3}, {0, bg_tvar_bind(c, i, s)}};
+    int64_t s = sizes[k], b[2][2] = {{0, 3}, {0, bind(i, s)}};
     bg_tensor *in = bg_tn_contiguous(bg_tn_shrink(x, b)), *out;
     OK(bg_jit_call(j, &in, 1, &out));
     float got[30];
@@ -273,13 +280,20 @@ START_TEST(variables) {
   ck_assert_int_eq(bg_tvar_new(c, "i", 1, 11), -BG_EINVAL);
   ck_assert_int_eq(bg_tvar_new(c, "j", 5, 4), -BG_EINVAL);
   ck_assert_str_eq(bg_tvar_name(c, i), "i");
-  int64_t t = bg_tvar_bind(c, i, 4);
+  int64_t t = 0;
+  OK(bg_tvar_bind(c, i, 4, &t));
   ck_assert(BG_DIM_IS_VAR(t));
   ck_assert_int_eq(BG_DIM_VAR(t), i);
   ck_assert_int_eq(BG_DIM_VALUE(t), 4);
   ck_assert(!BG_DIM_IS_VAR(-1) && !BG_DIM_IS_VAR(7));
-  ck_assert_int_eq(bg_tvar_bind(c, i, 11), 0);
+  /* Out of bounds: -BG_EINVAL, the same message in bg_last_error() and latched, the token untouched. */
+  int64_t bad = 12345;
+  ck_assert_int_eq(bg_tvar_bind(c, i, 11, &bad), -BG_EINVAL);
+  ck_assert_int_eq(bad, 12345);
+  ck_assert_ptr_nonnull(strstr(bg_last_error(), "i = 11 is outside its bounds [1, 10]"));
   ck_assert_ptr_nonnull(strstr(bg_tctx_error(c), "i = 11 is outside its bounds [1, 10]"));
+  ck_assert_int_eq(bg_tvar_bind(c, i + 1, 1, &bad), -BG_EINVAL);
+  ck_assert_ptr_nonnull(strstr(bg_last_error(), "does not exist"));
 }
 END_TEST
 
@@ -291,9 +305,9 @@ START_TEST(symbolic_sum_reshape) {
   const int64_t sh[2] = {3, 8};
   bg_tensor *x = bg_tn_contiguous(bg_tn_from(c, BG_FLOAT32, 2, sh, v));
   for (int64_t s = 1; s <= 8; s += 3) {
-    int64_t b[2][2] = {{0, 3}, {0, bg_tvar_bind(c, n, s)}};
+    int64_t b[2][2] = {{0, 3}, {0, bind(n, s)}};
     bg_tensor *sub = bg_tn_shrink(x, b);
-    const int64_t rs[3] = {3, bg_tvar_bind(c, n, s), 1};
+    const int64_t rs[3] = {3, bind(n, s), 1};
     bg_tensor *r = bg_tn_sum(bg_tn_reshape(sub, 3, rs), 1u << 1, false);
     float got[3];
     OK(bg_tn_read(r, got, sizeof got));

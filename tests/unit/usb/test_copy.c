@@ -224,6 +224,33 @@ START_TEST(copyin_stage_windows) {
 }
 END_TEST
 
+/* The PCI device interface's bulk copy (platform/pci.h bg_pci_copy_in/out, what am/am_hcq_usb.c calls) is the
+ * bridge's pipelined copy: bit-exact, progress reported per 1 MiB stream (the mapped-BAR fallback reports once), the
+ * device marked as one that cannot reach host RAM, and a range outside the BARs refused by name. */
+START_TEST(pci_copy_op) {
+  bufs();
+  ux_srand(0x5eed0004);
+  ck_assert(bg_pci_features(UP) & BG_PCI_FEAT_NO_HOST_DMA);
+  bg_pci_bar bar0;
+  OK(bg_pci_bar_info(UP, 0, &bar0));
+  const size_t n = (3u << 20) + 77;
+  fill(src, n);
+  uint64_t c[2] = {0, 0};
+  OK(bg_pci_copy_in(UP, bar0.base + 5, src, n, progress_count, c));
+  ck_assert_uint_ge(c[0], 3);
+  ck_assert_uint_eq(c[1], n);
+  ck_assert(memcmp(mock_amd_vram(UG) + 5, src, n) == 0);
+  memset(dst, 0, n);
+  c[0] = c[1] = 0;
+  OK(bg_pci_copy_out(UP, bar0.base + 5, dst, n, progress_count, c));
+  ck_assert_uint_ge(c[0], 3);
+  ck_assert_uint_eq(c[1], n);
+  ck_assert(memcmp(dst, src, n) == 0);
+  free(src);
+  free(dst);
+}
+END_TEST
+
 Suite *usb_copy_suite(void) {
   Suite *s = suite_create("usb-copy");
   TCase *tc = ux_tcase("copy", true);
@@ -232,6 +259,7 @@ Suite *usb_copy_suite(void) {
   tcase_add_test(tc, faults_recover);
   tcase_add_test(tc, faults_persist);
   tcase_add_test(tc, copyin_stage_windows);
+  tcase_add_test(tc, pci_copy_op);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -15,6 +15,14 @@
 #endif
 #include "usb_test.h"
 
+/* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
+static uint64_t sigval(const bg_signal *s) {
+  uint64_t v = 0;
+  ck_assert_msg(bg_signal_value(s, &v) == 0, "bg_signal_value: %s", bg_last_error());
+  return v;
+}
+#define SIGSET(s, v) ck_assert_msg(bg_signal_set((s), (v)) == 0, "bg_signal_set: %s", bg_last_error())
+
 static bg_dev *HD;
 
 static void hcq_setup(void) {
@@ -75,9 +83,9 @@ START_TEST(signals_over_usb) {
   }
   bg_signal *s;
   OK(bg_signal_new(HD, 7, &s));
-  ck_assert_uint_eq(bg_signal_value(s), 7);
-  bg_signal_set(s, 0x123456789ull);
-  ck_assert_uint_eq(bg_signal_value(s), 0x123456789ull);
+  ck_assert_uint_eq(sigval(s), 7);
+  SIGSET(s, 0x123456789ull);
+  ck_assert_uint_eq(sigval(s), 0x123456789ull);
   bg_signal_free(s);
 }
 END_TEST

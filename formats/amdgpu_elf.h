@@ -1,4 +1,4 @@
-/* compile/amdgpu_elf.h: the AMD code-object loader (ELF64, EM_AMDGPU, HSA ABI v4/v5/v6).
+/* formats/amdgpu_elf.h: the AMD code-object loader (ELF64, EM_AMDGPU, HSA ABI v4/v5/v6).
  *
  * Input: the bytes LLVM emitted for one kernel (relocatable object or shared code object).
  * Output: a loadable image (the allocated sections laid out at their addresses, .bss zeroed), the
@@ -9,8 +9,8 @@
  * Every field read from the file is bounds-checked; a malformed file gets -BG_EINVAL with a message
  * naming the field, its value and what was expected ("amdgpu elf: section 7 (.text): sh_offset
  * 0x... + sh_size 0x... exceeds the file size 0x..."), never a crash (fuzzed). */
-#ifndef BG_COMPILE_AMDGPU_ELF_H
-#define BG_COMPILE_AMDGPU_ELF_H
+#ifndef BG_FORMATS_AMDGPU_ELF_H
+#define BG_FORMATS_AMDGPU_ELF_H
 
 #include <stddef.h>
 #include <stdint.h>

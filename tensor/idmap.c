@@ -1,4 +1,4 @@
-/* tensor/tmap.c: a small open-addressing hash map keyed by two u64 words (node ids and the like),
+/* tensor/idmap.c: a small open-addressing hash map keyed by two u64 words (node ids and the like),
  * used by the scheduler for per-realize sets and memo tables, so a realize costs what it visits
  * and not what the whole lazy graph holds. */
 #include <stdlib.h>

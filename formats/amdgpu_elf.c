@@ -1,4 +1,4 @@
-/* compile/amdgpu_elf.c: the AMD code-object loader (see amdgpu_elf.h).
+/* formats/amdgpu_elf.c: the AMD code-object loader (see amdgpu_elf.h).
  *
  * ET_REL (what LLVM emits in memory): every SHF_ALLOC section is placed in file order at its
  * alignment (executable sections at least 256 bytes: COMPUTE_PGM_LO holds the address >> 8), symbols
@@ -8,7 +8,7 @@
  * after relocating at address 0 (kernel_code_entry_byte_offset is an R_AMDGPU_REL64 in ET_REL
  * objects, position independent). Metadata comes from the NT_AMDGPU_METADATA note (msgpack).
  * Only <string.h>-level code: no libelf, every read bounds-checked. */
-#include "compile/amdgpu_elf.h"
+#include "formats/amdgpu_elf.h"
 
 #include <stdbool.h>
 #include <stdio.h>
