@@ -86,16 +86,14 @@ int bg_am_boot_fini(bg_am_dev *d, bg_am_blocks *blk) {
   return e < 0 ? e : e2 < 0 ? e2 : e3;
 }
 
-/* SOC.set_clockgating_state (tinygrad tinygrad/runtime/support/am/ip.py AM_SOC, AM_GMC): HDP >= 5.2.1 memory light/deep sleep, MMHUB ATC L2 CG if present. */
+/* SOC.set_clockgating_state (tinygrad tinygrad/runtime/support/am/ip.py AM_SOC, AM_GMC): HDP memory light/deep sleep where its descriptor has it (HDP >= 5.2.1), MMHUB ATC L2 CG if present. */
 static int soc_clockgating(bg_am_dev *d) {
   int e;
-  const struct bg_am_ip *h = &d->disc.ip[HDP_HWIP];
-  unsigned hv = (unsigned)h->maj << 16 | (unsigned)h->min << 8 | h->rev;
   if (d->regs.mmhub && bg_am_reg_find(d->regs.mmhub, regMM_ATC_L2_MISC_CG) &&
       (e = bg_am_nwreg_fields(d, MMHUB_HWIP, 0, regMM_ATC_L2_MISC_CG, 1, NULL, BG_AM_F(MM_ATC_L2_MISC_CG__ENABLE, 1),
                               BG_AM_F(MM_ATC_L2_MISC_CG__MEM_LS_ENABLE, 1))) < 0)
     return e;
-  if (hv >= (5u << 16 | 2u << 8 | 1u) && d->regs.hdp &&
+  if (d->ip.hdp->mem_power_ctrl && d->regs.hdp &&
       (e = bg_am_nwreg_fields(d, HDP_HWIP, 0, regHDP_MEM_POWER_CTRL, 1, NULL,
                               BG_AM_F(HDP_MEM_POWER_CTRL__ATOMIC_MEM_POWER_CTRL_EN, 1),
                               BG_AM_F(HDP_MEM_POWER_CTRL__ATOMIC_MEM_POWER_DS_EN, 1))) < 0)
@@ -104,7 +102,7 @@ static int soc_clockgating(bg_am_dev *d) {
 }
 
 /* GFX.set_clockgating_state (tinygrad tinygrad/runtime/support/am/ip.py AM_GFX), on one XCC (GC instance `i`): RLC safe mode around CGCG/CGLS, CP idle
- * polling/interrupts, SDMA CGCG interrupts (GC >= 10), MGCG overrides cleared (gfx9 / GC >= 11 extras). */
+ * polling/interrupts, SDMA CGCG interrupts (GC >= 10), MGCG overrides cleared (fields per GFX descriptor). */
 static int gfx_clockgating_xcc(bg_am_dev *d, unsigned i) {
   int e;
   uint32_t a, v = 0;
@@ -132,32 +130,13 @@ static int gfx_clockgating_xcc(bg_am_dev *d, unsigned i) {
                               BG_AM_F(CP_INT_CNTL__CNTX_EMPTY_INT_ENABLE, 1),
                               BG_AM_F(CP_INT_CNTL__CMP_BUSY_INT_ENABLE, 1))) < 0)
     return e;
-  if (d->gc.maj >= 10 &&
+  if (d->ip.gfx->sdma_rlc_cgcg &&
       ((e = bg_am_nwreg_fields(d, GC_HWIP, i, regSDMA0_RLC_CGCG_CTRL, 1, NULL,
                                BG_AM_F(SDMA0_RLC_CGCG_CTRL__CGCG_INT_ENABLE, 1))) < 0 ||
        (e = bg_am_nwreg_fields(d, GC_HWIP, i, regSDMA1_RLC_CGCG_CTRL, 1, NULL,
                                BG_AM_F(SDMA1_RLC_CGCG_CTRL__CGCG_INT_ENABLE, 1))) < 0))
     return e;
-  if (d->gc.maj == 9)
-    e = bg_am_nwreg_fields(d, GC_HWIP, i, regRLC_CGTT_MGCG_OVERRIDE, 1, NULL,
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_MGLS_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_REP_FGCG_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_FGCG_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GRBM_CGTT_SCLK_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__RLC_CGTT_SCLK_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_MGCG_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_CGLS_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_CGCG_OVERRIDE, 0));
-  else
-    e = bg_am_nwreg_fields(d, GC_HWIP, i, regRLC_CGTT_MGCG_OVERRIDE, 1, NULL,
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_FGCG_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GRBM_CGTT_SCLK_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__RLC_CGTT_SCLK_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_MGCG_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_CGLS_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_CGCG_OVERRIDE, 0),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__PERFMON_CLOCK_STATE, 1),
-                           BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_REPEATER_FGCG_OVERRIDE, 0));
+  e = d->ip.gfx->cg_override(d, i); /* fields per generation: gfx_v9.c, gfx_v11.c */
   if (e < 0) return e;
   return bg_am_nwreg_fields(d, GC_HWIP, i, regRLC_SAFE_MODE, 0, NULL, BG_AM_F(RLC_SAFE_MODE__MESSAGE, 0),
                             BG_AM_F(RLC_SAFE_MODE__CMD, 1));

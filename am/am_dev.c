@@ -116,7 +116,7 @@ static int resolve(bg_am_dev *d, enum bg_am_regid id, int hwip, const struct bg_
 }
 
 static int resolve_regs(bg_am_dev *d) {
-  /* PSP mailbox: MP0 on MP 13.0.x, MPASP on 14.0.x; SMU mailbox: MP1 (am/am_regs.h) */
+  /* PSP mailbox: MP0, or MPASP where the PSP descriptor says so (MP0 14.0.x); SMU mailbox: MP1 (am/am_regs.h) */
   static const struct { enum bg_am_regid id; enum bg_am_reg_id mp0, mpasp; } psp[] = {
       {BG_AM_R_PSP35, regMP0_SMN_C2PMSG_35, regMPASP_SMN_C2PMSG_35},
       {BG_AM_R_PSP36, regMP0_SMN_C2PMSG_36, regMPASP_SMN_C2PMSG_36},
@@ -131,7 +131,7 @@ static int resolve_regs(bg_am_dev *d) {
       {BG_AM_R_SMU75, mmMP1_SMN_C2PMSG_75}, {BG_AM_R_SMU82, mmMP1_SMN_C2PMSG_82}, {BG_AM_R_SMU90, mmMP1_SMN_C2PMSG_90}};
   int e = 0;
   for (size_t i = 0; i < sizeof(psp) / sizeof(psp[0]) && e >= 0; i++)
-    e = resolve(d, psp[i].id, MP0_HWIP, d->regs.mp, d->mp0.maj >= 14 ? psp[i].mpasp : psp[i].mp0);
+    e = resolve(d, psp[i].id, MP0_HWIP, d->regs.mp, d->ip.psp->mpasp ? psp[i].mpasp : psp[i].mp0);
   for (size_t i = 0; i < sizeof(smu) / sizeof(smu[0]) && e >= 0; i++)
     e = resolve(d, smu[i].id, MP1_HWIP, d->regs.smu, smu[i].reg);
   if (e >= 0) e = resolve(d, BG_AM_R_RSMU_INDEX, NBIO_HWIP, d->regs.nbio, regBIF_BX_PF0_RSMU_INDEX);

@@ -14,17 +14,6 @@
 #define MQD_DWORDS 512u
 #define MQD_REG0 0x80u /* MQD dword of CP_MQD_BASE_ADDR */
 #define MQD_NREGS 56u  /* CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI */
-/* v9_mqd (Linux v9_structs.h) dwords outside the register image */
-#define MQD9_STATIC_SE0 23u
-#define MQD9_STATIC_SE1 24u
-#define MQD9_STATIC_SE2 26u
-#define MQD9_STATIC_SE3 27u
-#define MQD9_XCC_ID 39u      /* compute_current_logic_xcc_id */
-#define MQD9_TG_CHUNK 41u    /* compute_tg_chunk_size */
-#define MQD9_STRIDE 226u     /* cp_mqd_stride_size */
-
-static bool gfx9(const bg_am_dev *d) { return d->gc.maj == 9; }
-
 /* The live XCCs as GC instance numbers, in order; returns their count (1 on RDNA). */
 static unsigned xcc_list(const bg_am_dev *d, unsigned inst[32]) {
   uint32_t m = bg_am_xcc_mask(d);
@@ -45,9 +34,9 @@ int bg_am_gfx_grbm_select(bg_am_dev *d, unsigned me, unsigned pipe, unsigned que
 
 int bg_am_gfx_create(bg_am_dev *d, bg_am_gmc *gmc, bg_am_gfx **out) {
   *out = NULL;
-  if ((d->gc.maj < 11 || d->gc.maj > 12) && !(d->gc.maj == 9 && d->gc.min == 4 && d->gc.rev == 3))
-    return bg_error(BG_ENOTSUP, "am: %s: gfx: GC %u.%u.%u not supported (GC 9.4.3, 11.x, 12.x)", d->bdf, d->gc.maj,
-                    d->gc.min, d->gc.rev);
+  if (!d->ip.gfx->bringup)
+    return bg_error(BG_ENOTSUP, "am: %s: gfx: GC %u.%u.%u (%s) has no GFX bring-up yet (GC 9.4.3, 11.x, 12.x)", d->bdf,
+                    d->gc.maj, d->gc.min, d->gc.rev, d->ip.gfx->name);
   bg_am_gfx *x = calloc(1, sizeof(*x));
   if (!x) return bg_error(BG_ENOMEM, "am: gfx: out of memory");
   x->d = d;
@@ -60,7 +49,7 @@ int bg_am_gfx_create(bg_am_dev *d, bg_am_gmc *gmc, bg_am_gfx **out) {
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, BG_AM_GFX_RING_SIZE, 0x1000, true, &x->ring)) < 0 ||
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, BG_AM_GFX_EOP_SIZE, 0x1000, true, &x->eop)) < 0 ||
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, 0x1000, 0x1000, true, &x->ptrs)) < 0 ||
-      (gfx9(d) && ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, BG_AM_GFX_RING_SIZE, 0x1000, true, &x->aql_ring)) < 0 ||
+      (d->ip.gfx->aql && ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, BG_AM_GFX_RING_SIZE, 0x1000, true, &x->aql_ring)) < 0 ||
                    (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, BG_AM_GFX_EOP_SIZE, 0x1000, true, &x->aql_eop)) < 0 ||
                    (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, 0x1000, 0x1000, true, &x->aql_ptrs)) < 0))) {
     bg_am_gfx_destroy(x);
@@ -100,55 +89,11 @@ static int wait_gc(bg_am_dev *d, enum bg_am_reg_id id, uint32_t mask, uint32_t w
   return wait_gc_inst(d, 0, id, mask, want, what);
 }
 
-/* cfg(eng, cntl, pcreg, me) of config_mec. */
-static int cfg_engine(bg_am_dev *d, uint64_t ucode_start, enum bg_am_reg_id pcreg, enum bg_am_reg_id pcreg_hi,
-                      unsigned me, enum bg_am_reg_id cntl, enum bg_am_field_id field) {
-  int e;
-  uint64_t pc = ucode_start >> 2;
-  if ((e = bg_am_gfx_grbm_select(d, me, 0, 0, 0)) < 0 || (e = bg_am_nwreg(d, GC_HWIP, 0, pcreg, (uint32_t)pc)) < 0 ||
-      (e = bg_am_nwreg(d, GC_HWIP, 0, pcreg_hi, (uint32_t)(pc >> 32))) < 0 ||
-      (e = bg_am_gfx_grbm_select(d, 0, 0, 0, 0)) < 0 ||
-      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, cntl, 1, NULL, BG_AM_F(field, 1))) < 0)
-    return e;
-  return bg_am_nwreg_fields(d, GC_HWIP, 0, cntl, 1, NULL, BG_AM_F(field, 0));
-}
-
-static int config_mec(bg_am_gfx *x) {
-  bg_am_dev *d = x->d;
-  if (gfx9(d)) { /* MEC v1 (firmware loaded by the PSP): invalidate the icache, both MEs in reset and halted */
-    unsigned xi[32], n = xcc_list(d, xi);
-    for (unsigned k = 0; k < n; k++) {
-      int e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], regCP_MEC_CNTL, 1, NULL,
-                                 BG_AM_F(CP_MEC_CNTL__MEC_INVALIDATE_ICACHE, 1),
-                                 BG_AM_F(CP_MEC_CNTL__MEC_ME1_PIPE0_RESET, 1),
-                                 BG_AM_F(CP_MEC_CNTL__MEC_ME2_PIPE0_RESET, 1), BG_AM_F(CP_MEC_CNTL__MEC_ME1_HALT, 1),
-                                 BG_AM_F(CP_MEC_CNTL__MEC_ME2_HALT, 1));
-      if (e < 0) return e;
-    }
-    return 0;
-  }
-  if (d->gc.maj >= 12) {
-    int e;
-    if ((e = cfg_engine(d, d->fw->rs64_start[0], regCP_PFP_PRGRM_CNTR_START, regCP_PFP_PRGRM_CNTR_START_HI, 0,
-                        regCP_ME_CNTL, CP_ME_CNTL__PFP_PIPE0_RESET)) < 0 ||
-        (e = cfg_engine(d, d->fw->rs64_start[1], regCP_ME_PRGRM_CNTR_START, regCP_ME_PRGRM_CNTR_START_HI, 0,
-                        regCP_ME_CNTL, CP_ME_CNTL__ME_PIPE0_RESET)) < 0)
-      return e;
-  }
-  return cfg_engine(d, d->fw->rs64_start[2], regCP_MEC_RS64_PRGRM_CNTR_START, regCP_MEC_RS64_PRGRM_CNTR_START_HI,
-                    1, regCP_MEC_RS64_CNTL, CP_MEC_RS64_CNTL__MEC_PIPE0_RESET);
-}
+/* MEC start per generation (gfx_v9.c, gfx_v11.c), then the settle time before its queues are touched. */
+static int config_mec(bg_am_gfx *x) { return x->d->ip.gfx->config_mec(x->d); }
 
 static int enable_mec(bg_am_gfx *x) {
-  int e = 0;
-  if (gfx9(x->d)) {
-    unsigned xi[32], n = xcc_list(x->d, xi);
-    for (unsigned k = 0; k < n && e >= 0; k++) e = bg_am_nwreg(x->d, GC_HWIP, xi[k], regCP_MEC_CNTL, 0);
-  } else {
-    e = bg_am_nwreg_fields(x->d, GC_HWIP, 0, regCP_MEC_RS64_CNTL, 1, NULL,
-                           BG_AM_F(CP_MEC_RS64_CNTL__MEC_PIPE0_RESET, 0),
-                           BG_AM_F(CP_MEC_RS64_CNTL__MEC_PIPE0_ACTIVE, 1), BG_AM_F(CP_MEC_RS64_CNTL__MEC_HALT, 0));
-  }
+  int e = x->d->ip.gfx->enable_mec(x->d);
   if (e >= 0) bg_am_sleep_ms(x->d->opts.settle_ms < 0 ? 0 : 50);
   return e;
 }
@@ -179,7 +124,7 @@ static int reset_mec(bg_am_gfx *x) {
   bg_am_dev *d = x->d;
   int e;
   if ((e = bg_am_gfx_dequeue(x)) < 0) return e;
-  if (d->gc.maj < 12) {
+  if (d->ip.gfx->cp_soft_reset) {
     unsigned xi[32], n = xcc_list(d, xi);
     for (unsigned k = 0; k < n; k++)
       if ((e = bg_am_nwreg_fields(d, GC_HWIP, xi[k], regGRBM_SOFT_RESET, 0, NULL,
@@ -223,27 +168,17 @@ int bg_am_gfx_init(bg_am_gfx *x, bool warm) {
   for (unsigned k = 0; k < n; k++)
     if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], regRLC_SPM_MC_CNTL, 0xf)) < 0) return e;
   /* NBIO 7.9 routes the MEC doorbells itself (SOC init fences them per XCC) */
-  if (!bg_am_nbio79(d) &&
+  if (!d->ip.nbio->multi_aid &&
       ((e = bg_am_doorbell_enable(d, 0, 0x3, 0x3, 0, 0)) < 0 || (e = bg_am_doorbell_enable(d, 3, 0x6, 0x3, 0, 0)) < 0))
     return e;
   for (unsigned k = 0; k < n; k++) {
     unsigned i = xi[k];
-    if (gfx9(d) && ((e = bg_am_nwreg(d, GC_HWIP, i, regGB_ADDR_CONFIG, 0x2a114042u)) < 0 || /* MI300 golden */
-                    (e = bg_am_nwreg_fields(d, GC_HWIP, i, regTCP_UTCL1_CNTL2, 1, NULL,
-                                            BG_AM_F(TCP_UTCL1_CNTL2__SPARE, 1))) < 0))
-      return e;
+    if (d->ip.gfx->golden && (e = d->ip.gfx->golden(d, i)) < 0) return e;
     if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, regGRBM_CNTL, 1, NULL,
                                 BG_AM_F(GRBM_CNTL__READ_TIMEOUT, 0xff))) < 0) return e;
     for (unsigned vmid = 0; vmid < 16; vmid++) {
       if ((e = grbm_sel(d, 0, 0, 0, vmid, i)) < 0) return e;
-      if (gfx9(d))
-        e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_CONFIG, 0, NULL, BG_AM_F(SH_MEM_CONFIG__RETRY_DISABLE, 1),
-                               BG_AM_F(SH_MEM_CONFIG__F8_MODE, 1),
-                               BG_AM_F(SH_MEM_CONFIG__ADDRESS_MODE, 0), BG_AM_F(SH_MEM_CONFIG__ALIGNMENT_MODE, 3));
-      else
-        e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_CONFIG, 0, NULL, BG_AM_F(SH_MEM_CONFIG__ADDRESS_MODE, 0),
-                               BG_AM_F(SH_MEM_CONFIG__ALIGNMENT_MODE, 3),
-                               BG_AM_F(SH_MEM_CONFIG__INITIAL_INST_PREFETCH, 3));
+      e = d->ip.gfx->sh_mem_config(d, i);
       if (e < 0 || (e = bg_am_nwreg_fields(d, GC_HWIP, i, regSH_MEM_BASES, 0, NULL,
                                            BG_AM_F(SH_MEM_BASES__SHARED_BASE, 1),
                                            BG_AM_F(SH_MEM_BASES__PRIVATE_BASE, 2))) < 0)
@@ -319,10 +254,7 @@ static int setup_ring(bg_am_gfx *x, unsigned queue, bool aql, uint64_t ring_off,
     };
     for (size_t j = 0; j < sizeof(f) / sizeof(f[0]); j++)
       if ((e = mqd_put(d, i, mqd, base, f[j].n, f[j].v)) < 0) return e;
-    if (gfx9(d)) { /* v9_mqd: CU masks of SE0..3; multi-XCC AQL: XCC id, chunking, MQD stride */
-      mqd[MQD9_STATIC_SE0] = mqd[MQD9_STATIC_SE1] = mqd[MQD9_STATIC_SE2] = mqd[MQD9_STATIC_SE3] = 0xffffffffu;
-      if (aql && n > 1) mqd[MQD9_TG_CHUNK] = 1, mqd[MQD9_XCC_ID] = k, mqd[MQD9_STRIDE] = 0x1000;
-    }
+    if (d->ip.gfx->mqd_extra) d->ip.gfx->mqd_extra(mqd, aql, k, n); /* v9_mqd dwords (gfx_v9.c) */
     if ((e = bg_mmio_write(&d->vram, mqd_off, mqd, sizeof(mqd))) < 0)
       return bg_error_context(e, "am: %s: gfx: MQD at 0x%" PRIx64 ": ", d->bdf, mqd_off);
     bg_am_flush_hdp(d);

@@ -56,10 +56,9 @@ int bg_am_gmc_create(bg_am_dev *d, bg_am_gmc **out) {
     e = bg_error(BG_EIO, "am: %s: gmc: FB location base 0x%" PRIx32 " top 0x%" PRIx32 " is empty", d->bdf, base, top);
     goto fail;
   }
-  bool gc94 = d->gc.maj == 9 && (d->gc.min == 4 || d->gc.min == 5);
   struct bg_am_pt_config pc = {
       .gen = g->gen, .va_base = g->vm_base, .va_size = BG_AM_VA_SIZE, .paddr_base = g->paddr_base,
-      .addr_mask = gc94 ? (1ull << 48) - 1 : (1ull << 44) - 1, .flush = flush_cb, .flush_ctx = g};
+      .addr_mask = (1ull << d->ip.gmc->pa_bits) - 1, .flush = flush_cb, .flush_ctx = g};
   if ((e = bg_am_pt_create(&pc, d->mm, &g->pt)) < 0 ||
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1000, 0x1000, false, &g->memscratch)) < 0 ||
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_BOOT, 0x1000, 0x1000, false, &g->dummy)) < 0) {
@@ -89,7 +88,7 @@ static int w(bg_am_gmc *g, enum bg_am_hub h, unsigned inst, enum bg_am_reg_id id
 static int hub_one(bg_am_gmc *g, enum bg_am_hub h, unsigned i) {
   bg_am_dev *d = g->d;
   int hw = hwip_of(h), e;
-  bool pre10 = d->gc.maj < 10;
+  const struct bg_am_gmc_ip *ip = d->ip.gmc;
   uint64_t scratch = (g->paddr_base + g->memscratch) >> 12, dummy = (g->paddr_base + g->dummy) >> 12;
   uint64_t root = bg_am_pt_base_reg(g->pt);
   e = w(g, h, i, HR(h, MC_VM_AGP_BASE), 0);
@@ -118,7 +117,7 @@ static int hub_one(bg_am_gmc *g, enum bg_am_hub h, unsigned i) {
                            BG_AM_F(HF(h, VM_L2_CNTL, PDE_FAULT_CLASSIFICATION), 0),
                            BG_AM_F(HF(h, VM_L2_CNTL, CONTEXT1_IDENTITY_ACCESS_MODE), 1),
                            BG_AM_F(HF(h, VM_L2_CNTL, IDENTITY_MODE_FRAGMENT_SIZE), 0),
-                           BG_AM_F(HF(h, VM_L2_CNTL, ENABLE_L2_FRAGMENT_PROCESSING), pre10));
+                           BG_AM_F(HF(h, VM_L2_CNTL, ENABLE_L2_FRAGMENT_PROCESSING), ip->l2_fragment));
   if (e >= 0)
     e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL2), 1, NULL,
                            BG_AM_F(HF(h, VM_L2_CNTL2, INVALIDATE_ALL_L1_TLBS), 1),
@@ -127,12 +126,12 @@ static int hub_one(bg_am_gmc *g, enum bg_am_hub h, unsigned i) {
     e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL3), 0, NULL,
                            BG_AM_F(HF(h, VM_L2_CNTL3, L2_CACHE_4K_ASSOCIATIVITY), 1),
                            BG_AM_F(HF(h, VM_L2_CNTL3, L2_CACHE_BIGK_ASSOCIATIVITY), 1),
-                           BG_AM_F(HF(h, VM_L2_CNTL3, BANK_SELECT), pre10 ? 12 : 9),
-                           BG_AM_F(HF(h, VM_L2_CNTL3, L2_CACHE_BIGK_FRAGMENT_SIZE), pre10 ? 9 : 6));
+                           BG_AM_F(HF(h, VM_L2_CNTL3, BANK_SELECT), ip->l2_bank_select),
+                           BG_AM_F(HF(h, VM_L2_CNTL3, L2_CACHE_BIGK_FRAGMENT_SIZE), ip->l2_bigk_fragment));
   if (e >= 0)
     e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL4), 0, NULL,
                            BG_AM_F(HF(h, VM_L2_CNTL4, L2_CACHE_4K_PARTITION_COUNT), 1));
-  if (e >= 0 && !pre10)
+  if (e >= 0 && ip->l2_cntl5)
     e = bg_am_nwreg_fields(d, hw, i, HR(h, VM_L2_CNTL5), 0, NULL,
                            BG_AM_F(HF(h, VM_L2_CNTL5, WALKER_PRIORITY_CLIENT_ID), 0x1ff));
   /* enable_vm_addressing(root, vmid 0) */
@@ -221,7 +220,7 @@ int bg_am_gmc_flush_tlb(bg_am_gmc *g, enum bg_am_hub h, unsigned vmid) {
       int e2 = bg_am_wreg(d, sem, 0);
       if (e >= 0) e = e2;
     }
-    if (e >= 0 && h == BG_AM_HUB_MM && d->gc.maj >= 11) {
+    if (e >= 0 && h == BG_AM_HUB_MM && d->ip.gmc->mm_flush_cid2) {
       e = bg_am_nwreg_fields(d, hw, i, regMMVM_L2_BANK_SELECT_RESERVED_CID2, 1, NULL,
                              BG_AM_F(MMVM_L2_BANK_SELECT_RESERVED_CID2__RESERVED_CACHE_PRIVATE_INVALIDATION, 1));
       uint32_t rb;

@@ -356,9 +356,9 @@ int bg_am_hcq_attach(bg_dev *dev, bg_am_dev *am, bg_am_blocks *blk, bool mock, c
   h->d = am;
   h->mock = mock;
   h->usb = (bg_pci_features(am->pci) & BG_PCI_FEAT_NO_HOST_DMA) != 0; /* behind a USB bridge */
-  h->gfx = am->gc.maj;
-  h->sdma_major = am->disc.ip[SDMA0_HWIP].maj;
-  h->max_copy = h->sdma_major >= 5 ? BG_SDMA_MAX_COPY_V5 : BG_SDMA_MAX_COPY_V4;
+  h->gfx = am->ip.gfx->pm4_gen; /* encoder generations and copy limit of the descriptors (am/am_ip.h) */
+  h->sdma_major = am->ip.sdma->pkt_gen;
+  h->max_copy = am->ip.sdma->max_copy;
   int e = bg_am_va_create(blk->gmc->vm_base ? blk->gmc->vm_base : BG_AM_VA_BASE, BG_AM_VA_SIZE, &h->va);
   if (e >= 0) e = bg_am_nreg_addr(am, NBIO_HWIP, 0, regBIF_BX_PF0_GPU_HDP_FLUSH_REQ, &h->hdp_req);
   if (e >= 0) e = bg_am_nreg_addr(am, NBIO_HWIP, 0, regBIF_BX_PF0_GPU_HDP_FLUSH_DONE, &h->hdp_done);

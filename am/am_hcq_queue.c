@@ -31,7 +31,7 @@ int bg_am_hcq_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **o
     return 0;
   }
   /* GC 9.4.x (MI300: several XCCs) needs AQL compute queues with PRED_EXEC'd PM4 and SDMA 4.4 rings (tinygrad tinygrad/runtime/ops_amd.py AMDComputeAQLQueue). */
-  if (h->gfx < 10)
+  if (!d->ip.gfx->queues)
     return bg_error(BG_ENOTSUP, "am: %s: %s queues on %s (GC %u.%u.%u) are not implemented: only GC 11.x/12.x", d->bdf,
                     k ? "copy" : "compute", d->disc.arch, d->gc.maj, d->gc.min, d->gc.rev);
   bg_queue_hw *q = calloc(1, sizeof(*q));

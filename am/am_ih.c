@@ -128,9 +128,9 @@ int bg_am_ih_drain(bg_am_ih *ih, bg_am_ih_entry *out, size_t max, size_t *n) {
         .client = dw[0] & 0xff, .src = (dw[0] >> 8) & 0xff, .ring_id = (dw[0] >> 16) & 0xff,
         .vmid = (dw[0] >> 24) & 0xf, .vmid_type = dw[0] >> 31, .pasid = dw[3] & 0xffff, .node = (dw[3] >> 16) & 0xff,
         .ctx = {dw[4], dw[5], dw[6], dw[7]}};
-    bool sdma_trap = d->gc.maj >= 11 ? en.src == 49 : en.src == 224;
+    bool sdma_trap = en.src == d->ip.ih->sdma_trap_src; /* sources per IH descriptor (am/am_ip.c) */
     if (!sdma_trap) {
-      if (en.src == 0 || (d->gc.maj == 9 && en.client == 27)) {
+      if (en.src == 0 || (d->ip.ih->utcl2_client >= 0 && en.client == (uint32_t)d->ip.ih->utcl2_client)) {
         if ((e = utcl2_fault(ih, &en)) < 0) return e;
       }
       if (en.src == IH_SRC_SQ_INTERRUPT)

@@ -7,7 +7,8 @@
 #include "am/am_soc.h"
 #include "baregpu/error.h"
 
-/* S2A doorbell routing entries by port: NBIO 4.3/7.9 (regS2A_...) and NBIF 6.3.1 (regGDC_S2A0_..., GC 12). */
+/* S2A doorbell routing entries by port: NBIO 4.3/7.9 (regS2A_...) and NBIF 6.3.1 (regGDC_S2A0_...); the NBIO
+ * descriptor's gdc_s2a picks the column. */
 #define S2A(n) {regS2A_DOORBELL_ENTRY_##n##_CTRL, regGDC_S2A0_S2A_DOORBELL_ENTRY_##n##_CTRL}
 static const enum bg_am_reg_id S2A_ENTRY[16][2] = {S2A(0), S2A(1), S2A(2),  S2A(3),  S2A(4),  S2A(5),  S2A(6),  S2A(7),
                                                    S2A(8), S2A(9), S2A(10), S2A(11), S2A(12), S2A(13), S2A(14), S2A(15)};
@@ -36,9 +37,9 @@ int bg_am_doorbell_enable(bg_am_dev *d, unsigned port, unsigned awid, unsigned a
 int bg_am_doorbell_enable_aid(bg_am_dev *d, unsigned port, unsigned awid, unsigned awaddr, unsigned offset,
                               unsigned size, unsigned aid) {
   if (port >= 16) return bg_error(BG_EINVAL, "am: %s: doorbell: S2A port %u (expected 0..15)", d->bdf, port);
-  enum bg_am_reg_id name = S2A_ENTRY[port][d->gc.maj >= 12];
+  enum bg_am_reg_id name = S2A_ENTRY[port][d->ip.nbio->gdc_s2a];
   uint32_t v = 1u | (awid & 0x1fu) << 1 | (offset & 0x3ffu) << 7 | (size & 0xffu) << 17 | (awaddr & 0xfu) << 28;
-  if (!bg_am_nbio79(d)) return bg_am_nwreg(d, NBIO_HWIP, 0, name, v);
+  if (!d->ip.nbio->multi_aid) return bg_am_nwreg(d, NBIO_HWIP, 0, name, v);
   uint32_t a;
   int e = bg_am_nreg_addr(d, NBIO_HWIP, 0, name, &a);
   return e < 0 ? e : bg_am_indirect_wreg_pcie(d, a, v, aid);
@@ -46,16 +47,16 @@ int bg_am_doorbell_enable_aid(bg_am_dev *d, unsigned port, unsigned awid, unsign
 
 int bg_am_sdma_create(bg_am_dev *d, bg_am_sdma **out) {
   *out = NULL;
-  bool v44 = d->disc.ip[SDMA0_HWIP].maj == 4 && d->disc.ip[SDMA0_HWIP].min == 4;
-  if ((d->gc.maj < 11 || d->gc.maj > 12) && !(v44 && d->regs.sdma))
-    return bg_error(BG_ENOTSUP, "am: %s: sdma: GC %u.%u.%u with SDMA %u.%u.%u not supported (SDMA 4.4.x, 6.x, 7.x)",
-                    d->bdf, d->gc.maj, d->gc.min, d->gc.rev, d->disc.ip[SDMA0_HWIP].maj, d->disc.ip[SDMA0_HWIP].min,
-                    d->disc.ip[SDMA0_HWIP].rev);
+  const struct bg_am_sdma_ip *ip = d->ip.sdma;
+  if (ip->own_regs && !d->regs.sdma)
+    return bg_error(BG_ENOTSUP, "am: %s: sdma: %s (SDMA %u.%u.%u) has its queue registers in an SDMA register table, "
+                    "and there is none for this version", d->bdf, ip->name, d->disc.ip[SDMA0_HWIP].maj,
+                    d->disc.ip[SDMA0_HWIP].min, d->disc.ip[SDMA0_HWIP].rev);
   bg_am_sdma *s = calloc(1, sizeof(*s));
   if (!s) return bg_error(BG_ENOMEM, "am: sdma: out of memory");
   s->d = d;
-  s->mcu = d->disc.ip[SDMA0_HWIP].maj >= 7;
-  s->v44 = v44;
+  s->mcu = ip->mcu;
+  s->v44 = ip->own_regs;
   int e;
   if ((e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, BG_AM_SDMA_RING_SIZE, 0x1000, true, &s->ring)) < 0 ||
       (e = bg_am_vram_alloc(d->mm, BG_AM_VRAM_MAIN, 0x1000, 0x1000, true, &s->ptrs)) < 0) {
@@ -84,7 +85,7 @@ static int init_v44(bg_am_sdma *s) {
                                                     BG_AM_F(SDMA_CNTL__TRAP_ENABLE, 1),
                                                     BG_AM_F(SDMA_CNTL__UTC_L1_ENABLE, 1))) < 0)
       return e;
-  if (!bg_am_nbio79(d)) return bg_am_doorbell_enable(d, 2, 0xe, 0x3, BG_AM_SDMA_DOORBELL * 2, 4);
+  if (!d->ip.nbio->multi_aid) return bg_am_doorbell_enable(d, 2, 0xe, 0x3, BG_AM_SDMA_DOORBELL * 2, 4);
   static const struct { unsigned port, awid, offset, awaddr; } route[4] = {
       {1, 0xe, 0xe, 0x1}, {2, 0x8, 0x8, 0x2}, {5, 0x9, 0x9, 0x8}, {6, 0xa, 0xa, 0x9}};
   uint32_t aids = bg_am_aid_mask(d);

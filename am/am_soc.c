@@ -57,12 +57,7 @@ int bg_am_nwreg_fv(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, 
   return bg_am_wreg(d, a, v);
 }
 
-bool bg_am_nbio79(const bg_am_dev *d) {
-  const struct bg_am_ip *n = &d->disc.ip[NBIO_HWIP];
-  return n->maj == 7 && n->min == 9 && (n->rev == 0 || n->rev == 1);
-}
-
-uint32_t bg_am_aid_mask(const bg_am_dev *d) { return bg_am_nbio79(d) ? d->disc.ip[MMHUB_HWIP].inst_mask : 1u; }
+uint32_t bg_am_aid_mask(const bg_am_dev *d) { return d->ip.nbio->multi_aid ? d->disc.ip[MMHUB_HWIP].inst_mask : 1u; }
 
 uint32_t bg_am_xcc_mask(const bg_am_dev *d) {
   const struct bg_am_ip *gc = &d->disc.ip[GC_HWIP];
@@ -86,7 +81,7 @@ int bg_am_indirect_wreg_pcie(bg_am_dev *d, uint32_t reg, uint32_t v, unsigned ai
 
 int bg_am_soc_init(bg_am_dev *d) {
   int e;
-  if (bg_am_nbio79(d)) { /* NBIO 7.9.x (MI300): fence the doorbells of harvested XCCs, slave mode on other AIDs */
+  if (d->ip.nbio->multi_aid) { /* NBIO 7.9.x (MI300): fence the doorbells of harvested XCCs, slave mode on other AIDs */
     unsigned live = bg_am_xcc_mask(d) & 0xffu;
     if ((e = bg_am_nwreg(d, NBIO_HWIP, 0, regXCC_DOORBELL_FENCE, 0xffu & ~live)) < 0) return e;
     uint32_t fence, slave = 0;

@@ -37,9 +37,7 @@ int bg_am_nwreg_fv(bg_am_dev *d, int hwip, unsigned inst, enum bg_am_reg_id id, 
 
 int bg_am_soc_init(bg_am_dev *d);
 
-/* NBIO 7.9.x (MI300: several AIDs, doorbell routing through indirect PCIe writes). */
-bool bg_am_nbio79(const bg_am_dev *d);
-/* AIDs (MMHUB instances on NBIO 7.9.x, else just AID 0) and live (not harvested) GC XCCs, as instance masks. */
+/* AIDs (MMHUB instances where the NBIO descriptor has several AIDs, NBIO 7.9.x; else just AID 0) and live (not harvested) GC XCCs, as instance masks. */
 uint32_t bg_am_aid_mask(const bg_am_dev *d);
 uint32_t bg_am_xcc_mask(const bg_am_dev *d);
 unsigned bg_am_xcc_count(const bg_am_dev *d);

@@ -25,9 +25,6 @@ ALLOWED = {
     'fw_parse.c',    # firmware header versions
 }
 
-# Converted in the second step of issue 13 (after the register-enum change lands in these files); emptied then.
-PENDING = {'am_boot.c', 'am_dev.c', 'am_gfx.c', 'am_gmc.c', 'am_ih.c', 'am_sdma.c', 'am_soc.c', 'am_soc.h'}
-
 PART = r'(?:\.|->)(?:maj|min|rev)\b'
 CMP = r'(?:==|!=|<=|>=|<(?!<)|(?<!-)>(?!>))'
 RULES = [
@@ -61,7 +58,7 @@ def main():
         return 1
     found = []
     for n in names:
-        if n in ALLOWED or n in PENDING:
+        if n in ALLOWED:
             continue
         found += check(os.path.join(am, n), 'am/' + n)
     for f in found:

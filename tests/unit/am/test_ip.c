@@ -192,6 +192,10 @@ START_TEST(table_rows) {
                   bg_am_ip_block_name(r->block), bg_am_hwip_name(r->hwip));
     ck_assert_msg(r->lo <= r->hi, "row %zu: empty range", i);
     ck_assert_msg(desc(r) != NULL, "row %zu (%s): no descriptor", i, bg_am_ip_block_name(r->block));
+    if (r->block == BG_AM_IP_GFX) /* the functions every generation must have (am_gfx.c, am_boot.c call them) */
+      ck_assert_msg(r->u.gfx->config_mec && r->u.gfx->enable_mec && r->u.gfx->sh_mem_config && r->u.gfx->cg_override,
+                    "row %zu (%s): a required GFX function is NULL", i, r->u.gfx->name);
+    if (r->block == BG_AM_IP_SMU) ck_assert_msg(r->u.smu->msg_ids != NULL, "row %zu: no SMU message ids", i);
     per_block[r->block]++;
     for (size_t j = 0; j < i; j++) { /* one row per version: the selection is unambiguous */
       const struct bg_am_ip_row *o = bg_am_ip_row_at(j);
