@@ -24,6 +24,7 @@
 #include "usb/usb_pci.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
+#include "util/clock.h"
 #endif
 
 #define RING_BYTES 128u       /* a PM4 dispatch with its setup packets (launch-sized) */
@@ -31,11 +32,7 @@
  * per kernel launch). */
 #define TINYGRAD_XFERS_PER_LAUNCH 178
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return (double)bg_now_ns() * 1e-9; }
 
 static uint64_t xfers(const bg_usb_stats *s) {
   uint64_t n = 0;
