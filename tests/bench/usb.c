@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "am/am_hcq.h"
+#include "am/am_query.h"
 #include "amd_gpu.h"
 #include "asm24.h"
 #include "baregpu/error.h"
@@ -114,8 +114,7 @@ static const char *add1_ir =
 #endif
 
 static bg_usb_transport *dev_transport(bg_dev *d) {
-  const am_hcq *h = d->priv;
-  return bg_asm24_transport(bg_usb_pci_bridge(h->d->pci));
+  return bg_asm24_transport(bg_usb_pci_bridge(bg_am_query_pci(bg_am_query_of(d))));
 }
 
 /* Record the launch into q (exec when LLVM is built in); *what names it. */
