@@ -11,12 +11,9 @@
 
 #include "baregpu/error.h"
 #include "platform/pci_regs.h"
+#include "util/clock.h"
 
-double bg_am_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+double bg_am_now_ms(void) { return (double)bg_now_ns() / 1e6; }
 
 void bg_am_sleep_ms(int ms) {
   if (ms <= 0) return;

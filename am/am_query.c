@@ -17,6 +17,12 @@ int bg_am_query_dev_open(const char *bdf, const bg_am_query_open *o, bg_am_dev *
   return bg_am_dev_open(bdf, &oo, out);
 }
 
+int bg_am_query_dev_open_pci(bg_pci_dev *pci, const bg_am_query_open *o, bg_am_dev **out) {
+  bg_am_open_opts oo = {.fw_dir = o->fw_dir, .timeout_ms = o->timeout_ms, .settle_ms = o->settle_ms,
+                        .reset_delay_ms = o->reset_delay_ms};
+  return bg_am_dev_open_pci(pci, &oo, out);
+}
+
 void bg_am_query_dev_close(bg_am_dev *d) { bg_am_dev_close(d); }
 
 double bg_am_query_now_ms(void) { return bg_am_now_ms(); }

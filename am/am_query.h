@@ -27,6 +27,8 @@ typedef struct bg_am_query_open {
 
 /* Open the AMD GPU at bdf through sysfs (lock, BARs, discovery, register tables, firmware set); no boot. */
 int bg_am_query_dev_open(const char *bdf, const bg_am_query_open *o, bg_am_dev **out);
+/* The same for a PCI device already open (a GPU behind a USB bridge); takes pci (closed on failure too). */
+int bg_am_query_dev_open_pci(bg_pci_dev *pci, const bg_am_query_open *o, bg_am_dev **out);
 void bg_am_query_dev_close(bg_am_dev *d);  /* NULL: nothing */
 /* Monotonic milliseconds, the clock the boot times its steps with. */
 double bg_am_query_now_ms(void);

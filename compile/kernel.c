@@ -1,7 +1,7 @@
 /* compile/kernel.c: bg_kernel_render / bg_kernel_build, the pass pipeline of the kernel compiler
  * (the passes themselves are compile/k*.c, see kernel_internal.h). The renderer follows the
  * device's arch: "host" -> C (krender_c.c) -> bg_compile_c; "gfx*" -> LLVM IR (krender_llvm.c) ->
- * code object (llvm_amdgpu.c), checked against the render with the loader (amdgpu_elf.c). */
+ * code object (llvm_amdgpu.c), checked against the render with the loader (formats/amdgpu_elf.c). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -13,10 +13,6 @@
 
 #include "tensor/autograd.h"
 
-#define SHSTR(name, sh)  \
-  char name[160];        \
-  t_shape_str((sh), name, sizeof name)
-
 /* What identifies a parameter in a graph: the buffer a node is a view of (once realized), else the
  * node. Builders collapse reshape chains, so a graph may reach a parameter's buffer through a
  * different reshape than the parameter's own view; matching by buffer finds it either way. */

@@ -8,7 +8,6 @@
 
 #include "tensor/nn.h"
 
-static bool dead(const bg_tensor *t) { return !t || !t->u; }
 
 void nn_shape_str(const bg_tensor *t, char *buf, size_t n) {
   tshape s = t_mkshape(t->ndim, t->shape);
@@ -36,7 +35,7 @@ static bool usable(bg_tensor *const *ts, unsigned n, bool optional_tail, bg_tens
       t_fail(ts[0]->c, "nn: tensors belong to different contexts");
       return false;
     }
-    if (dead(ts[i])) return false;
+    if (t_dead(ts[i])) return false;
   }
   return true;
 }
@@ -61,7 +60,7 @@ bg_tensor *bg_tn_conv2d(bg_tensor *x, bg_tensor *w, bg_tensor *bias, int64_t str
   int64_t pads[4][2] = {{0, 0}, {0, 0}, {padding, padding}, {padding, padding}};
   int64_t k[2] = {w->shape[2], w->shape[3]}, s[2] = {stride, stride}, n = x->shape[0];
   bg_tensor *p = nn_pool("conv2d", padding ? bg_tn_pad(x, pads) : x, k, s); /* (N, Cin, OH, OW, KH, KW) */
-  if (dead(p)) return p;
+  if (t_dead(p)) return p;
   int64_t oh = p->shape[2], ow = p->shape[3];
   /* (N, 1, Cin, 1, OH, OW, KH, KW) -> expand Cout -> (N, 1, Cout, OH, OW, Cin, KH, KW) */
   int64_t sh[8] = {n, 1, cin, 1, oh, ow, k[0], k[1]};
@@ -83,11 +82,11 @@ bg_tensor *bg_tn_conv2d(bg_tensor *x, bg_tensor *w, bg_tensor *bias, int64_t str
 }
 
 bg_tensor *bg_tn_max_pool2d(bg_tensor *x, int64_t kernel, int64_t stride) {
-  if (dead(x)) return x ? &x->c->err_t : NULL;
+  if (t_dead(x)) return x ? &x->c->err_t : NULL;
   if (stride == 0) stride = kernel;
   int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride};
   bg_tensor *p = nn_pool("max_pool2d", x, k, s);
-  if (dead(p)) return p;
+  if (t_dead(p)) return p;
   unsigned nd = p->ndim;
   return bg_tn_max(p, 3u << (nd - 2), false);
 }
@@ -133,7 +132,7 @@ bg_tensor *bg_tn_linear(bg_tensor *x, bg_tensor *w, bg_tensor *b) {
 }
 
 bg_tensor *bg_tn_flatten(bg_tensor *x, unsigned start_axis) {
-  if (dead(x)) return x ? &x->c->err_t : NULL;
+  if (t_dead(x)) return x ? &x->c->err_t : NULL;
   if (start_axis >= x->ndim && !(x->ndim == 0 && start_axis == 0)) {
     char xs[160];
     nn_shape_str(x, xs, sizeof xs);
@@ -146,9 +145,9 @@ bg_tensor *bg_tn_flatten(bg_tensor *x, unsigned start_axis) {
 }
 
 bg_tensor *bg_tn_mean(bg_tensor *a, uint32_t axes, bool keepdim) {
-  if (dead(a)) return a ? &a->c->err_t : NULL;
+  if (t_dead(a)) return a ? &a->c->err_t : NULL;
   bg_tensor *s = bg_tn_sum(a, axes, keepdim);
-  if (dead(s)) return s;
+  if (t_dead(s)) return s;
   double count = 1;
   for (unsigned i = 0; i < a->ndim; i++)
     if (axes == BG_ALL_AXES || (axes >> i) & 1u) count *= (double)a->shape[i];
@@ -158,7 +157,7 @@ bg_tensor *bg_tn_mean(bg_tensor *a, uint32_t axes, bool keepdim) {
 
 /* x - max - log(sum(exp(x - max))): the max keeps exp in range, as tinygrad. */
 bg_tensor *bg_tn_log_softmax(bg_tensor *x, unsigned axis) {
-  if (dead(x)) return x ? &x->c->err_t : NULL;
+  if (t_dead(x)) return x ? &x->c->err_t : NULL;
   if (axis >= x->ndim) {
     char xs[160];
     nn_shape_str(x, xs, sizeof xs);
@@ -187,7 +186,7 @@ bg_tensor *bg_tn_sparse_cross_entropy(bg_tensor *logits, bg_tensor *labels) {
 int bg_tn_sgd_step(bg_tensor **params, unsigned n, double lr) {
   if (!params || !n) return bg_error(BG_EINVAL, "sgd_step: no parameters");
   for (unsigned i = 0; i < n; i++)
-    if (dead(params[i])) return bg_error(BG_EINVAL, "sgd_step: parameter %u is NULL or the error tensor", i);
+    if (t_dead(params[i])) return bg_error(BG_EINVAL, "sgd_step: parameter %u is NULL or the error tensor", i);
   bg_tensor **next = calloc(n, sizeof *next);
   unsigned *idx = calloc(n, sizeof *idx), m = 0;
   int rc = next && idx ? 0 : bg_error(BG_ENOMEM, "sgd_step: out of host memory for %u parameters", n);

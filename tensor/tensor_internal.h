@@ -147,6 +147,14 @@ const tshape *t_shape(const bg_tctx *c, node u);
 int64_t t_numel(const tshape *s);
 void t_shape_str(const tshape *s, char *buf, size_t n);
 tshape t_mkshape(unsigned n, const int64_t *d);
+/* Shape of a tensor handle (t->u set). */
+static inline tshape t_shape_of(const bg_tensor *t) { return t_mkshape(t->ndim, t->shape); }
+/* A handle whose graph node is gone (an earlier error): the op returns the context's error tensor. */
+static inline bool t_dead(const bg_tensor *t) { return !t || !t->u; }
+/* Declares char name[160] holding the shape's text, for error messages. */
+#define SHSTR(name, sh)  \
+  char name[160];        \
+  t_shape_str((sh), name, sizeof name)
 node n_node(bg_tctx *c, enum ir_op op, ir_dtype dt, ir_arg arg, unsigned nsrc, const node *src, const tshape *sh);
 node n_const(bg_tctx *c, enum ir_scalar s, double v, const tshape *sh);
 node n_iota(bg_tctx *c, int64_t n);

@@ -2,12 +2,6 @@
  * is movement ops, a multiply and a sum from tgraph.c/tops.c). */
 #include "tensor/tensor_internal.h"
 
-#define SHSTR(name, sh)  \
-  char name[160];        \
-  t_shape_str((sh), name, sizeof name)
-
-static bool dead(const bg_tensor *t) { return !t->u; }
-static tshape shape_of(const bg_tensor *a) { return t_mkshape(a->ndim, a->shape); }
 
 /* tinygrad's dot: x (..., n, 1, k) * w^T (..., 1, m, k), summed over k (in float32 for half),
  * cast back to the promoted dtype. 1-D operands as numpy: a (k) is (1, k), b (k) is (k, 1). */
@@ -15,8 +9,8 @@ bg_tensor *bg_tn_matmul(bg_tensor *a, bg_tensor *b) {
   if (!a || !b) return t_null_arg("matmul", a ? "b" : "a", a ? a : b);
   bg_tctx *c = a->c;
   if (b->c != c) return t_fail(c, "matmul: tensors belong to different contexts");
-  if (dead(a) || dead(b)) return &c->err_t;
-  tshape sa = shape_of(a), sb = shape_of(b);
+  if (t_dead(a) || t_dead(b)) return &c->err_t;
+  tshape sa = t_shape_of(a), sb = t_shape_of(b);
   SHSTR(sas, &sa);
   SHSTR(sbs, &sb);
   if (!sa.n || !sb.n) return t_fail(c, "matmul: shapes %s and %s: scalars cannot be multiplied as matrices", sas, sbs);

@@ -5,16 +5,10 @@
 
 #include "tensor/tensor_internal.h"
 
-#define SHSTR(name, sh)  \
-  char name[160];        \
-  t_shape_str((sh), name, sizeof name)
-
-static bool dead(const bg_tensor *t) { return !t->u; }
 /* A NULL operand leaves a message (t_null_arg); the error tensor passes through. */
 #define GUARD(a) \
-  if (!(a) || dead(a)) return (a) ? &(a)->c->err_t : t_null_arg(__func__, #a, NULL)
+  if (!(a) || t_dead(a)) return (a) ? &(a)->c->err_t : t_null_arg(__func__, #a, NULL)
 
-static tshape shape_of(const bg_tensor *a) { return t_mkshape(a->ndim, a->shape); }
 
 /* A shape as given by the caller: may hold -1, so printed from the raw numbers. */
 static void raw_str(unsigned n, const int64_t *d, char *buf, size_t len) {
@@ -25,7 +19,7 @@ static void raw_str(unsigned n, const int64_t *d, char *buf, size_t len) {
 bg_tensor *bg_tn_reshape(bg_tensor *a, unsigned ndim, const int64_t *shape) {
   GUARD(a);
   bg_tctx *c = a->c;
-  tshape in = shape_of(a);
+  tshape in = t_shape_of(a);
   SHSTR(si, &in);
   char so[160] = "()";
   if (ndim > BG_MAX_DIMS || (ndim && !shape)) return t_fail(c, "reshape: %u dimensions for %s, at most %d", ndim, si, BG_MAX_DIMS);
@@ -60,7 +54,7 @@ bg_tensor *bg_tn_permute(bg_tensor *a, const unsigned *order) {
   snprintf(os + len, sizeof os - len, ")");
   for (unsigned i = 0; i < a->ndim; i++) {
     if (!order || order[i] >= a->ndim || (seen >> order[i]) & 1u) {
-      tshape s = shape_of(a);
+      tshape s = t_shape_of(a);
       SHSTR(ss, &s);
       return t_fail(a->c, "permute: order %s is not a permutation of the %u axes of %s", order ? os : "NULL", a->ndim, ss);
     }
@@ -72,7 +66,7 @@ bg_tensor *bg_tn_permute(bg_tensor *a, const unsigned *order) {
 bg_tensor *bg_tn_expand(bg_tensor *a, unsigned ndim, const int64_t *shape) {
   GUARD(a);
   bg_tctx *c = a->c;
-  tshape in = shape_of(a);
+  tshape in = t_shape_of(a);
   SHSTR(si, &in);
   char so[160] = "()";
   if (ndim > BG_MAX_DIMS || (ndim && !shape)) return t_fail(c, "expand: %u dimensions for %s, at most %d", ndim, si, BG_MAX_DIMS);
@@ -92,7 +86,7 @@ bg_tensor *bg_tn_expand(bg_tensor *a, unsigned ndim, const int64_t *shape) {
 bg_tensor *bg_tn_pad(bg_tensor *a, const int64_t (*pads)[2]) {
   GUARD(a);
   bg_tctx *c = a->c;
-  tshape in = shape_of(a);
+  tshape in = t_shape_of(a);
   SHSTR(si, &in);
   if (!pads && a->ndim) return t_fail(c, "pad: no padding given for %s", si);
   /* negative padding crops, as in tinygrad: shrink first, then pad */
@@ -113,7 +107,7 @@ bg_tensor *bg_tn_pad(bg_tensor *a, const int64_t (*pads)[2]) {
 bg_tensor *bg_tn_shrink(bg_tensor *a, const int64_t (*bounds)[2]) {
   GUARD(a);
   bg_tctx *c = a->c;
-  tshape in = shape_of(a);
+  tshape in = t_shape_of(a);
   SHSTR(si, &in);
   if (!bounds && a->ndim) return t_fail(c, "shrink: no bounds given for %s", si);
   for (unsigned i = 0; i < a->ndim; i++)
@@ -128,7 +122,7 @@ bg_tensor *bg_tn_flip(bg_tensor *a, uint32_t axes) {
   uint32_t all = a->ndim >= 32 ? 0xffffffffu : (1u << a->ndim) - 1u;
   if (axes == BG_ALL_AXES) axes = all;
   if (axes & ~all) {
-    tshape s = shape_of(a);
+    tshape s = t_shape_of(a);
     SHSTR(ss, &s);
     return t_fail(a->c, "flip: axis %d out of range for shape %s", __builtin_ctz(axes & ~all), ss);
   }
@@ -154,15 +148,15 @@ bg_tensor *bg_tn_cat(bg_tensor *const *ts, unsigned n, unsigned axis) {
       return t_fail(c, "cat: tensor %u is NULL", i);
     }
     if (ts[i]->c != c) return t_fail(c, "cat: tensors belong to different contexts");
-    if (dead(ts[i])) return &c->err_t;
+    if (t_dead(ts[i])) return &c->err_t;
   }
-  tshape s0 = shape_of(ts[0]);
+  tshape s0 = t_shape_of(ts[0]);
   SHSTR(s0s, &s0);
   if (axis >= s0.n) return t_fail(c, "cat: axis %u out of range for shape %s", axis, s0s);
   int64_t total = 0;
   enum ir_scalar s = IR_DT_SCALAR(t_node(ts[0])->dt);
   for (unsigned i = 0; i < n; i++) {
-    tshape si = shape_of(ts[i]);
+    tshape si = t_shape_of(ts[i]);
     bool ok = si.n == s0.n;
     for (unsigned k = 0; ok && k < s0.n; k++) ok = k == axis || si.d[k] == s0.d[k];
     if (!ok) {

@@ -7,10 +7,6 @@
 
 #include "tensor/tensor_internal.h"
 
-#define SHSTR(name, sh)  \
-  char name[160];        \
-  t_shape_str((sh), name, sizeof name)
-
 /* ---- argument checks ---- */
 
 static bool check_shape(bg_tctx *c, const char *op, unsigned ndim, const int64_t *shape) {
@@ -119,10 +115,9 @@ bg_tensor *bg_tn_rand(bg_tctx *c, unsigned ndim, const int64_t *shape) {
 
 enum bkind { B_ARITH, B_CMP, B_DIV };
 
-static bool dead(const bg_tensor *t) { return !t->u; }
 /* A NULL operand leaves a message (t_null_arg); the error tensor passes through. */
 #define GUARD(a) \
-  if (!(a) || dead(a)) return (a) ? &(a)->c->err_t : t_null_arg(__func__, #a, NULL)
+  if (!(a) || t_dead(a)) return (a) ? &(a)->c->err_t : t_null_arg(__func__, #a, NULL)
 
 /* Bools have no ring: + and max are or, * is and (as tinygrad's bool ALU). */
 static enum ir_op bool_op(enum ir_op op, enum ir_scalar s) {
@@ -134,7 +129,7 @@ static bg_tensor *binary(const char *name, enum ir_op op, enum bkind kind, bg_te
   if (!a || !b) return t_null_arg(name, a ? "b" : "a", a ? a : b);
   bg_tctx *c = a->c;
   if (b->c != c) return t_fail(c, "%s: tensors belong to different contexts", name);
-  if (dead(a) || dead(b)) return &c->err_t;
+  if (t_dead(a) || t_dead(b)) return &c->err_t;
   node x = t_node(a), y = t_node(b);
   if (!n_broadcast(c, &x, &y)) {
     SHSTR(sa, t_shape(c, t_node(a)));
@@ -161,7 +156,7 @@ bg_tensor *bg_tn_where(bg_tensor *cond, bg_tensor *x, bg_tensor *y) {
     return t_null_arg("where", !cond ? "cond" : !x ? "x" : "y", cond ? cond : x ? x : y);
   bg_tctx *c = cond->c;
   if (x->c != c || y->c != c) return t_fail(c, "where: tensors belong to different contexts");
-  if (dead(cond) || dead(x) || dead(y)) return &c->err_t;
+  if (t_dead(cond) || t_dead(x) || t_dead(y)) return &c->err_t;
   node k = t_node(cond), a = t_node(x), b = t_node(y);
   if (!n_broadcast(c, &a, &b) || !n_broadcast(c, &k, &a) || !n_broadcast(c, &a, &b)) {
     SHSTR(sk, t_shape(c, t_node(cond)));
@@ -200,7 +195,7 @@ static node floaty(bg_tctx *c, node x) {
 }
 
 static bg_tensor *unary_f(const char *name, bg_tensor *a, enum ir_op op) {
-  if (!a || dead(a)) return a ? &a->c->err_t : t_null_arg(name, "a", NULL);
+  if (!a || t_dead(a)) return a ? &a->c->err_t : t_null_arg(name, "a", NULL);
   return t_wrap(a->c, n_unary(a->c, op, floaty(a->c, t_node(a))));
 }
 

@@ -29,6 +29,7 @@
 #include "usb/usb_pci.h"
 #include "usb/usb_progress.h"
 #include "usb/usb_scan.h"
+#include "util/clock.h"
 
 typedef int (*bg_usb_tool_open_fn)(int index, bg_usb_transport **out);
 /* Set by a program that links the emulated bridge. */
@@ -273,11 +274,7 @@ static int cmd_cfg(const opts *o, bg_pci_dev *d, bool write) {
   return U_OK;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return (double)bg_now_ns() * 1e-9; }
 
 static int cmd_copy_test(const opts *o, bg_pci_dev *d) {
   uint64_t mib;

@@ -15,6 +15,7 @@
 #include "tools/json.h"
 #include "tools/smi.h"
 #include "tools/tool_err.h"
+#include "util/clock.h"
 
 #define KILL_WAIT_S 5.0 /* after SIGKILL: a process in uninterruptible sleep may take a moment */
 
@@ -30,11 +31,7 @@ typedef struct victim {
   char err[256];
 } victim;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return (double)bg_now_ns() * 1e-9; }
 
 static void nap_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};

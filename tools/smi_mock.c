@@ -15,13 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "am/am_boot.h"
-#include "am/am_dev.h"
+#include "am/am_query.h"
 #include "baregpu/error.h"
 #include "platform/mock_plugin.h"
 #include "platform/pci.h"
 #include "tools/smi.h"
-#include "usb/usb_pci.h"
+#include "platform/pci_usb.h"
 
 static const char *const ENV_NAMES[SMI_MOCK_NENV] = {"BG_SYSFS_ROOT", "BG_LOCK_DIR", "BG_FIRMWARE_DIR"};
 
@@ -41,13 +40,13 @@ bool smi_sel_is_mockpci(const smi_opts *o) {
 
 /* Cold boot of one emulated GPU: the path MOCKPCI+AMD's open takes, without attaching queues. */
 static int boot_one(const bg_mock_devices *md, int i, char *err, size_t n) {
-  bg_am_open_opts oo = {.fw_dir = md->fw_dir[0] ? md->fw_dir : NULL, .settle_ms = -1, .reset_delay_ms = -1};
+  bg_am_query_open oo = {.fw_dir = md->fw_dir[0] ? md->fw_dir : NULL, .settle_ms = -1, .reset_delay_ms = -1};
   bg_am_dev *d = NULL;
-  int e = bg_am_dev_open(md->bdf[i], &oo, &d);
-  bg_am_boot_report rep;
-  if (e >= 0) e = bg_am_boot(d, NULL, &rep);
+  int e = bg_am_query_dev_open(md->bdf[i], &oo, &d);
+  bg_am_query_boot rep;
+  if (e >= 0) e = bg_am_query_boot_run(d, false, &rep);
   if (e < 0) snprintf(err, n, "booting the emulated GPU %s: %s", md->bdf[i], bg_last_error());
-  bg_am_dev_close(d);
+  bg_am_query_dev_close(d);
   return e;
 }
 
@@ -145,18 +144,18 @@ static int usb_gpu(const bg_mock_devices *md, int i, bg_pci_info *p, smi_am_metr
   snprintf(p->note, sizeof(p->note), "PCIe 04:00.0 behind the emulated ASM24 bridge mockusb:%d", i);
   snprintf(p->link_speed, sizeof(p->link_speed), "USB (ASM24 bridge)");
   /* The bridge's GPU starts powered on, not booted: boot it (am/ takes pci) so its SMU answers. */
-  bg_am_open_opts oo = {.fw_dir = md->fw_dir[0] ? md->fw_dir : NULL, .settle_ms = -1, .reset_delay_ms = -1};
+  bg_am_query_open oo = {.fw_dir = md->fw_dir[0] ? md->fw_dir : NULL, .settle_ms = -1, .reset_delay_ms = -1};
   bg_am_dev *d = NULL;
-  bg_am_boot_report rep;
-  e = bg_am_dev_open_pci(pci, &oo, &d);
-  if (e >= 0) e = bg_am_boot(d, NULL, &rep);
+  bg_am_query_boot rep;
+  e = bg_am_query_dev_open_pci(pci, &oo, &d);
+  if (e >= 0) e = bg_am_query_boot_run(d, false, &rep);
   if (e < 0) {
     am->state = SMI_AM_ERROR;
     snprintf(am->msg, sizeof(am->msg), "booting it over the emulated bridge: %s", bg_last_error());
   } else {
     smi_am_metrics_dev(d, am);
   }
-  bg_am_dev_close(d);
+  bg_am_query_dev_close(d);
   return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "baregpu/error.h"
 #include "usb/asm24_internal.h"
+#include "util/clock.h"
 
 #define COPY_CHUNK (1u << 20)
 #define COPY_DEPTH 4
@@ -95,11 +96,7 @@ static int run_pipe(copy_pipe *p, bg_asm24_progress_fn progress, void *ctx, uint
   return 0;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
+static double now_ms(void) { return (double)bg_now_ns() * 1e-6; }
 
 static int copyin_stage_locked(bg_asm24 *b, uint32_t seq, const void *src, size_t n, int timeout_ms, size_t *wire,
                                uint64_t *fence) {

@@ -5,14 +5,11 @@
 #include <unistd.h>
 
 #include "usb/usb_progress.h"
+#include "util/clock.h"
 
 #define BAR_WIDTH 30
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return (double)bg_now_ns() * 1e-9; }
 
 void bg_usb_progress_init(bg_usb_progress *p, const char *label) {
   p->label = label;

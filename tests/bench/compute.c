@@ -14,6 +14,7 @@
 #include "baregpu/compile.h"
 #include "baregpu/hcq.h"
 #include "baregpu/tensor.h"
+#include "util/clock.h"
 #if BENCH_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
@@ -23,11 +24,7 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
   return remove(path);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return (double)bg_now_ns() * 1e-9; }
 
 #define TRY(x) do { if ((x) < 0) { fprintf(stderr, "bench-compute: %s: %s\n", #x, bg_last_error()); exit(1); } } while (0)
 

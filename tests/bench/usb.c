@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "am/am_hcq.h"
+#include "am/am_query.h"
 #include "amd_gpu.h"
 #include "asm24.h"
 #include "baregpu/error.h"
@@ -24,6 +24,7 @@
 #include "usb/usb_pci.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
+#include "util/clock.h"
 #endif
 
 #define RING_BYTES 128u       /* a PM4 dispatch with its setup packets (launch-sized) */
@@ -31,11 +32,7 @@
  * per kernel launch). */
 #define TINYGRAD_XFERS_PER_LAUNCH 178
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return (double)bg_now_ns() * 1e-9; }
 
 static uint64_t xfers(const bg_usb_stats *s) {
   uint64_t n = 0;
@@ -117,8 +114,7 @@ static const char *add1_ir =
 #endif
 
 static bg_usb_transport *dev_transport(bg_dev *d) {
-  const am_hcq *h = d->priv;
-  return bg_asm24_transport(bg_usb_pci_bridge(h->d->pci));
+  return bg_asm24_transport(bg_usb_pci_bridge(bg_am_query_pci(bg_am_query_of(d))));
 }
 
 /* Record the launch into q (exec when LLVM is built in); *what names it. */

@@ -9,6 +9,7 @@
  * test; a device that does not synchronize after a test is closed and opened again.
  * Usage: hcq-conformance [FILTER] (only the tests whose name contains FILTER). */
 #include "conformance.h"
+#include "util/clock.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -80,11 +81,7 @@ static void release_resources(cf_ctx *c) {
 
 const char *cf_kind_name(enum bg_queue_kind k) { return k == BG_QUEUE_COPY ? "copy" : "compute"; }
 
-uint64_t cf_now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+uint64_t cf_now_us(void) { return bg_now_ns() / 1000u; }
 
 void cf_tl_wait(bg_queue *q) { bg_queue_wait(q, bg_timeline_addr(q), bg_timeline_value(q, -1)); }
 void cf_tl_signal(bg_queue *q) { bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0)); }

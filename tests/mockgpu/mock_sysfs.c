@@ -18,138 +18,27 @@
 #include "platform/pci_hook.h"
 #include "platform/sysmem.h"
 #include "mock_internal.h"
+#include "sysfs_tree.h"
 
-/* ---------------- files ---------------- */
+/* ---------------- files (sysfs_tree.c, relative to this tree's root) ---------------- */
 
-int mock_path(const mock_sysfs *t, const char *rel, char *buf) {
-  int n = snprintf(buf, PATH_MAX, "%s/%s", t->root, rel);
-  return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
-}
+int mock_path(const mock_sysfs *t, const char *rel, char *buf) { return sysfs_tree_path(t->root, rel, buf); }
 
 int mock_put(mock_sysfs *t, const char *rel, const void *data, size_t n, long off) {
-  char path[PATH_MAX];
-  if (mock_path(t, rel, path) < 0) return -ENAMETOOLONG;
-  int fd = off < 0 ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  ssize_t w = n ? pwrite(fd, data, n, off < 0 ? 0 : off) : 0;
-  int e = errno;
-  close(fd);
-  return w == (ssize_t)n ? 0 : -(w < 0 ? e : EIO);
+  return sysfs_tree_put(t->root, rel, data, n, off);
 }
 
-static int mkdir_rel(mock_sysfs *t, const char *rel) {
-  char path[PATH_MAX];
-  if (mock_path(t, rel, path) < 0) return -ENAMETOOLONG;
-  return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -errno;
-}
+static int mkdir_rel(mock_sysfs *t, const char *rel) { return sysfs_tree_mkdir(t->root, rel); }
 
 static int link_rel(mock_sysfs *t, const char *target, const char *rel) {
-  char path[PATH_MAX];
-  if (mock_path(t, rel, path) < 0) return -ENAMETOOLONG;
-  unlink(path);
-  return symlink(target, path) == 0 ? 0 : -errno;
+  return sysfs_tree_symlink(t->root, target, rel);
 }
 
-static void unlink_rel(mock_sysfs *t, const char *rel) {
-  char path[PATH_MAX];
-  if (mock_path(t, rel, path) == 0) unlink(path);
-}
+static void unlink_rel(mock_sysfs *t, const char *rel) { sysfs_tree_unlink(t->root, rel); }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  return remove(path);
-}
-
-/* ---------------- temp trees ----------------
- * Every temp dir the models create is <TMPDIR>/bg-mock-<pid>-<tag>-XXXXXX. A process that is killed (SIGKILL,
- * a crash, a test timeout) cannot remove its trees, so each new one first sweeps the trees whose <pid> no longer
- * exists (kill(pid, 0) fails with ESRCH); the trees of this process that are still there at a normal exit are
- * removed by an atexit handler - only in the process that created them, never in a fork()ed child. A pid reused
- * by another process keeps its stale tree until that process is gone too. */
-
-#define TMP_PREFIX "bg-mock-"
-enum { TMP_SLOTS = 64 };
-static pthread_mutex_t tmp_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-  pid_t pid;
-  char path[PATH_MAX];
-} tmp_live[TMP_SLOTS];
-
-static void rm_tree_raw(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-static void tmp_atexit(void) {
-  pthread_mutex_lock(&tmp_lock);
-  for (int i = 0; i < TMP_SLOTS; i++)
-    if (tmp_live[i].path[0] && tmp_live[i].pid == getpid()) {
-      rm_tree_raw(tmp_live[i].path);
-      tmp_live[i].path[0] = '\0';
-    }
-  pthread_mutex_unlock(&tmp_lock);
-}
-
-void mock_rm_tree(const char *path) {
-  pthread_mutex_lock(&tmp_lock);
-  for (int i = 0; i < TMP_SLOTS; i++)
-    if (tmp_live[i].path[0] && strcmp(tmp_live[i].path, path) == 0) tmp_live[i].path[0] = '\0';
-  pthread_mutex_unlock(&tmp_lock);
-  rm_tree_raw(path);
-}
-
-static const char *tmp_base(void) {
-  const char *t = getenv("TMPDIR");
-  return t && *t ? t : "/tmp";
-}
-
-int mock_tmpdir_sweep(void) {
-  const char *base = tmp_base();
-  DIR *d = opendir(base);
-  if (!d) return 0;
-  int n = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    const char *name = de->d_name;
-    if (strncmp(name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1) != 0) continue;
-    char *end;
-    long pid = strtol(name + sizeof(TMP_PREFIX) - 1, &end, 10);
-    if (end == name + sizeof(TMP_PREFIX) - 1 || *end != '-' || pid <= 0 || pid == (long)getpid()) continue;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to signal: EPERM) */
-    char path[PATH_MAX];
-    struct stat st;
-    if (snprintf(path, sizeof(path), "%s/%s", base, name) >= (int)sizeof(path)) continue;
-    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
-    rm_tree_raw(path);
-    n++;
-  }
-  closedir(d);
-  return n;
-}
-
-int mock_tmpdir_new(const char *tag, char *buf, size_t n) {
-  mock_tmpdir_sweep();
-  int len = snprintf(buf, n, "%s/" TMP_PREFIX "%ld-%s-XXXXXX", tmp_base(), (long)getpid(), tag);
-  if (len < 0 || (size_t)len >= n) {
-    if (n) buf[0] = '\0';
-    return -ENAMETOOLONG;
-  }
-  if (!mkdtemp(buf)) {
-    int e = errno;
-    buf[0] = '\0';
-    return -e;
-  }
-  pthread_mutex_lock(&tmp_lock);
-  static bool registered;
-  if (!registered) registered = atexit(tmp_atexit) == 0;
-  for (int i = 0; i < TMP_SLOTS; i++)
-    if (!tmp_live[i].path[0] || tmp_live[i].pid != getpid()) { /* a free slot, or a fork parent's entry */
-      tmp_live[i].pid = getpid();
-      snprintf(tmp_live[i].path, sizeof(tmp_live[i].path), "%s", buf);
-      break;
-    }
-  pthread_mutex_unlock(&tmp_lock);
-  return 0;
-}
+void mock_rm_tree(const char *path) { sysfs_tree_rm(path); }
+int mock_tmpdir_sweep(void) { return sysfs_tree_tmpdir_sweep(); }
+int mock_tmpdir_new(const char *tag, char *buf, size_t n) { return sysfs_tree_tmpdir_new(tag, buf, n); }
 
 /* ---------------- failures ---------------- */
 
@@ -515,7 +404,7 @@ mock_sysfs *mock_sysfs_new(void) {
   if (!t) return NULL;
   int e = mock_tmpdir_new("sysfs", t->root, sizeof(t->root));
   if (e < 0) {
-    fprintf(stderr, "mockgpu: cannot create the tree's temp dir in %s: %s\n", tmp_base(), strerror(-e));
+    fprintf(stderr, "mockgpu: cannot create the tree's temp dir in %s: %s\n", sysfs_tree_tmp_base(), strerror(-e));
     free(t);
     return NULL;
   }

@@ -456,7 +456,7 @@ START_TEST(tables_sorted_and_filtered) {
                            "%s: %s before %s", t->name, t->regs[i - 1].name, r->name);
       ck_assert_msg(r->id < BG_AM_REG_ID_COUNT && strcmp(bg_am_reg_id_names[r->id], r->name) == 0,
                     "%s: %s has id %u", t->name, r->name, r->id);
-      ck_assert_msg(regexec(&re, r->name, 0, NULL, 0) == 0, "%s: %s matches no am.md 3.2 filter", t->name, r->name);
+      ck_assert_msg(regexec(&re, r->name, 0, NULL, 0) == 0, "%s: %s matches none of the name filters of tinygrad AMDev._build_regs", t->name, r->name);
       ck_assert_ptr_eq(bg_am_reg_find(t, (enum bg_am_reg_id)r->id), r);
       ck_assert_msg(r->base_idx < BG_AM_MAX_SEGMENTS, "%s: %s segment %u", t->name, r->name, r->base_idx);
       ck_assert_msg(r->nfields == 0 || r->fields != NULL, "%s: %s", t->name, r->name);

@@ -14,6 +14,7 @@
 #include "baregpu/hcq.h"
 #include "hcq/backend.h"
 #include "cpu/cpu.h"
+#include "util/clock.h"
 
 /* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
 static uint64_t sigval(const bg_signal *s) {
@@ -41,11 +42,7 @@ static void close_cpu(void) {
   dev = NULL;
 }
 
-static uint64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
+static uint64_t now_ms(void) { return bg_now_ns() / 1000000u; }
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};

@@ -28,6 +28,7 @@
 #include "amd_testbed.h"
 #include "baregpu/error.h"
 #include "platform/pci.h"
+#include "util/clock.h"
 
 #define BDF "0000:03:00.0"
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
@@ -121,11 +122,7 @@ static unsigned wait_mem(uint32_t *p, uint64_t va, unsigned func, uint32_t ref) 
   return 7;
 }
 
-static uint64_t clock100(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) / 10;
-}
+static uint64_t clock100(void) { return bg_now_ns() / 10; }
 
 static uint32_t gc_reg(enum bg_am_reg_id name) {
   uint32_t a = 0;

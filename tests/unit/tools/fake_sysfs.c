@@ -1,27 +1,14 @@
 /* tests/unit/tools/fake_sysfs.c: the emulated sysfs tree of fake_sysfs.h. */
-#include <ftw.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fake_sysfs.h"
+#include "sysfs_tree.h"
 
 static int put(const char *root, const char *rel, const char *text) {
-  char path[4096];
-  snprintf(path, sizeof(path), "%s/%s", root, rel);
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  fputs(text, f);
-  return fclose(f) == 0 ? 0 : -1;
+  return sysfs_tree_put(root, rel, text, strlen(text), -1);
 }
 
-static int dir(const char *root, const char *rel) {
-  char path[4096];
-  snprintf(path, sizeof(path), "%s/%s", root, rel);
-  return mkdir(path, 0755) == 0 ? 0 : -1;
-}
+static int dir(const char *root, const char *rel) { return sysfs_tree_mkdir(root, rel); }
 
 /* The resource file: six BARs, then the ROM line, as the kernel writes it. */
 static const char navi31_resource[] =
@@ -42,9 +29,7 @@ static const char h200_resource[] =
     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n";
 
 int fake_sysfs_create(char *root, size_t n) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(root, n, "%s/bg_fake_sysfs_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(root)) return -1;
+  if (sysfs_tree_tmpdir_new("fake-sysfs", root, n) < 0) return -1;
   static const char *const dirs[] = {
     "bus", "bus/pci", "bus/pci/devices", "bus/pci/drivers", "bus/pci/drivers/amdgpu",
     "bus/pci/devices/0000:03:00.0", "bus/pci/devices/0000:41:00.0", "bus/pci/devices/0000:00:01.0",
@@ -71,18 +56,9 @@ int fake_sysfs_create(char *root, size_t n) {
   };
   for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
     if (put(root, files[i][0], files[i][1]) < 0) return -1;
-  char link[4096];
-  snprintf(link, sizeof(link), "%s/bus/pci/devices/0000:03:00.0/driver", root);
-  return symlink("../../drivers/amdgpu", link) == 0 ? 0 : -1;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  return remove(path);
+  return sysfs_tree_symlink(root, "../../drivers/amdgpu", "bus/pci/devices/0000:03:00.0/driver") == 0 ? 0 : -1;
 }
 
 void fake_sysfs_remove(const char *root) {
-  if (root && root[0]) nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+  if (root && root[0]) sysfs_tree_rm(root);
 }
