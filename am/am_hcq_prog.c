@@ -22,7 +22,7 @@ struct am_retired {
 /* Scratch (tinygrad tinygrad/runtime/ops_amd.py AMDDevice._ensure_has_local_memory): 64 lanes, per-thread size rounded to align/64, enough for every scratch slot of every CU. */
 static int ensure_scratch(am_hcq *h, uint32_t private_size) {
   const struct bg_am_gc_props *pr = &h->d->disc.props;
-  uint32_t align = h->gfx >= 10 ? 256 : 1024, gran = align / 64;
+  uint32_t align = h->d->ip.gfx->scratch_align, gran = align / 64;
   uint32_t per_thread = (private_size + gran - 1) / gran * gran;
   if (per_thread <= h->scratch_per_thread) return 0;
   uint32_t xccs = pr->num_xcc ? pr->num_xcc : 1, cus = pr->cu_count ? pr->cu_count / xccs : 1;
@@ -43,7 +43,7 @@ static int ensure_scratch(am_hcq *h, uint32_t private_size) {
   }
   h->scratch = m;
   uint32_t wave_scratch = (64 * per_thread + align - 1) / align;
-  uint64_t num_waves = per_xcc / ((uint64_t)wave_scratch * align) / (h->gfx >= 10 ? ses : 1);
+  uint64_t num_waves = per_xcc / ((uint64_t)wave_scratch * align) / (h->d->ip.gfx->scratch_waves_per_se ? ses : 1);
   uint64_t max_waves = (uint64_t)cus * slots * xccs;
   h->tmpring = (uint32_t)(num_waves < max_waves ? num_waves : max_waves) | wave_scratch << 12;
   h->scratch_per_thread = per_thread;
@@ -122,7 +122,7 @@ int bg_am_hcq_program_load(bg_dev *dev, const void *bin, size_t size, const bg_p
   snprintf(p->name, sizeof(p->name), "%s", img.name);
   p->code_va = p->mem.va + img.code_offset;
   uint32_t lds = ((kd->group_segment_fixed_size + 511) / 512) & 0x1ff;
-  p->rsrc1 = kd->compute_pgm_rsrc1 | (h->gfx == 11 ? RSRC1_PRIV : 0);
+  p->rsrc1 = kd->compute_pgm_rsrc1 | (h->d->ip.gfx->rsrc1_priv ? RSRC1_PRIV : 0);
   p->rsrc2 = kd->compute_pgm_rsrc2 | lds << 15;
   p->rsrc3 = kd->compute_pgm_rsrc3;
   p->code_props = kd->kernel_code_properties;

@@ -8,7 +8,7 @@
  *                     controls; then RB_ENABLE (+ ENABLE_INTR on ring0). Register addresses by name, so the
  *                     osssys 6.0.0 / 7.0.0 orders (RPTR/WPTR at +3/+4 vs +1/+2) come from the tables.
  *   bg_am_ih_drain    ring0 entries between RPTR and WPTR.OFFSET: each decoded (client, src, ring, vmid,
- *                     pasid, ctx); a UTCL2 fault (src 0, or client UTCL2 27 on gfx9) reads
+ *                     pasid, ctx); a UTCL2 fault (src 0, or the IH descriptor's utcl2_client: 27 on vega20_ih) reads
  *                     GCVM_L2_PROTECTION_FAULT_STATUS(_LO32) and ADDR_HI32:LO32 and clears them through
  *                     FAULT_CNTL.CLEAR_PROTECTION_FAULT_STATUS_ADDR; every non-SDMA-trap entry is reported
  *                     ("am: <bdf>: ih: fault client 0x1b src 0x0 vmid 0 pasid 0 addr 0x...") and counted as an

@@ -41,6 +41,11 @@ struct bg_am_gfx_ip {
   bool rlc_autoload;   /* PSP AUTOLOAD_RLC (GC >= 11); else the sOS RL component as LOAD_IP_FW REG_LIST (gfx9) */
   bool aql;            /* AQL queue buffers and setup (v9 MQDs on every XCC) */
   unsigned pm4_gen;    /* generation the PM4 encoders take (am_pm4.h): 9, 11, 12 */
+  /* Scratch (tinygrad ops_amd.py AMDDevice._ensure_has_local_memory): TMPRING_SIZE.WAVESIZE unit in bytes (256 on
+   * GC >= 10, 1024 before) and whether WAVES counts per shader engine (GC >= 10). */
+  unsigned scratch_align;
+  bool scratch_waves_per_se;
+  bool rsrc1_priv;     /* COMPUTE_PGM_RSRC1.PRIV set on launches (tinygrad ops_amd.py: gfx11 only) */
   bool cp_soft_reset;  /* warm start: GRBM_SOFT_RESET of CP/CPC before the MEC restarts (GC < 12) */
   bool sdma_rlc_cgcg;  /* clock gating: SDMA0/1_RLC_CGCG_CTRL.CGCG_INT_ENABLE in the GC table (GC >= 10) */
   /* Stop the MEC and point it at its firmware (MEC v1: halt per XCC; RS64: program counters, PFP/ME on GC 12). */

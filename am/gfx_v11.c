@@ -60,10 +60,12 @@ static int cg_override(bg_am_dev *d, unsigned i) {
 
 const struct bg_am_gfx_ip bg_am_gfx_v11_0 = {
     .name = "gfx_v11_0", .bringup = true, .queues = true, .rlc_autoload = true, .aql = false, .pm4_gen = 11,
+    .scratch_align = 256, .scratch_waves_per_se = true, .rsrc1_priv = true,
     .cp_soft_reset = true, .sdma_rlc_cgcg = true, .config_mec = config_mec_v11, .enable_mec = enable_mec,
     .golden = NULL, .sh_mem_config = sh_mem_config, .mqd_extra = NULL, .cg_override = cg_override};
 /* GC 12: PFP and ME started too, no GRBM soft reset of the CP on a warm start. */
 const struct bg_am_gfx_ip bg_am_gfx_v12_0 = {
     .name = "gfx_v12_0", .bringup = true, .queues = true, .rlc_autoload = true, .aql = false, .pm4_gen = 12,
+    .scratch_align = 256, .scratch_waves_per_se = true, .rsrc1_priv = false,
     .cp_soft_reset = false, .sdma_rlc_cgcg = true, .config_mec = config_mec_v12, .enable_mec = enable_mec,
     .golden = NULL, .sh_mem_config = sh_mem_config, .mqd_extra = NULL, .cg_override = cg_override};

@@ -69,10 +69,12 @@ static int cg_override(bg_am_dev *d, unsigned i) {
  * need AQL queues with PRED_EXEC'd PM4 (tinygrad tinygrad/runtime/ops_amd.py AMDComputeAQLQueue). */
 const struct bg_am_gfx_ip bg_am_gfx_v9_4_3 = {
     .name = "gfx_v9_4_3", .bringup = true, .queues = false, .rlc_autoload = false, .aql = true, .pm4_gen = 9,
+    .scratch_align = 1024, .scratch_waves_per_se = false, .rsrc1_priv = false,
     .cp_soft_reset = true, .sdma_rlc_cgcg = false, .config_mec = config_mec, .enable_mec = enable_mec,
     .golden = golden, .sh_mem_config = sh_mem_config, .mqd_extra = mqd_extra, .cg_override = cg_override};
 /* GC 9.5.0 opens (discovery, firmware, PSP, SMU) but has no GFX bring-up yet. */
 const struct bg_am_gfx_ip bg_am_gfx_v9_5_0 = {
     .name = "gfx_v9_5_0", .bringup = false, .queues = false, .rlc_autoload = false, .aql = true, .pm4_gen = 9,
+    .scratch_align = 1024, .scratch_waves_per_se = false, .rsrc1_priv = false,
     .cp_soft_reset = true, .sdma_rlc_cgcg = false, .config_mec = config_mec, .enable_mec = enable_mec,
     .golden = golden, .sh_mem_config = sh_mem_config, .mqd_extra = mqd_extra, .cg_override = cg_override};

@@ -33,6 +33,8 @@ RULES = [
     (re.compile(r'\bswitch\s*\([^)]*' + PART), 'switches on an IP version part'),
     (re.compile(PART + r'\s*<<'), 'packs an IP version part into a number'),
     (re.compile(r'\b(?:gfx9|bg_am_nbio79)\s*\('), 'calls a generation test'),
+    # the HCQ device's PM4 generation (am_hcq.h: h->gfx) is an encoder argument, never a branch
+    (re.compile(r'->gfx\s*' + CMP), 'compares the PM4 generation'),
 ]
 STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 
