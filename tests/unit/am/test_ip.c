@@ -12,18 +12,7 @@
 #include "am/mm_vram.h"
 #include "baregpu/error.h"
 #include "discovery_gen.h"
-
-#define OK(x)                                                                     \
-  do {                                                                            \
-    int r_ = (x);                                                                 \
-    ck_assert_msg(r_ == 0, "%s -> %d: %s", #x, r_, bg_last_error());              \
-  } while (0)
-#define FAILS(x, code, sub)                                                                           \
-  do {                                                                                                \
-    int r_ = (x);                                                                                     \
-    ck_assert_msg(r_ == -(code), "%s -> %d (want %d): %s", #x, r_, -(code), bg_last_error());         \
-    ck_assert_msg(strstr(bg_last_error(), (sub)) != NULL, "message '%s' lacks '%s'", bg_last_error(), (sub)); \
-  } while (0)
+#include "../check_helpers.h"
 
 static struct bg_am_discovery *D;
 static struct discgen_config *C;

@@ -11,23 +11,12 @@
 #include "am/mm_va.h"
 #include "am/mm_vram.h"
 #include "baregpu/error.h"
+#include "../check_helpers.h"
 
 #define KIB (1ull << 10)
 #define MIB (1ull << 20)
 #define GIB (1ull << 30)
 #define VA0 BG_AM_VA_BASE
-
-#define OK(x)                                                                     \
-  do {                                                                            \
-    int r_ = (x);                                                                 \
-    ck_assert_msg(r_ == 0, "%s -> %d: %s", #x, r_, bg_last_error());              \
-  } while (0)
-#define FAILS(x, code, sub)                                                                           \
-  do {                                                                                                \
-    int r_ = (x);                                                                                     \
-    ck_assert_msg(r_ == -(code), "%s -> %d (want %d): %s", #x, r_, -(code), bg_last_error());         \
-    ck_assert_msg(strstr(bg_last_error(), (sub)) != NULL, "message '%s' lacks '%s'", bg_last_error(), (sub)); \
-  } while (0)
 
 /* Hot-path check: unlike ck_assert, a passing check does not talk to the Check runner (which writes to a
  * pipe for every passed assertion in fork mode). */

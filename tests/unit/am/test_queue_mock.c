@@ -20,22 +20,11 @@
 #include "bg_config.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
+#include "../check_helpers.h"
 
 /* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
-static uint64_t sigval(const bg_signal *s) {
-  uint64_t v = 0;
-  ck_assert_msg(bg_signal_value(s, &v) == 0, "bg_signal_value: %s", bg_last_error());
-  return v;
-}
-#define SIGSET(s, v) ck_assert_msg(bg_signal_set((s), (v)) == 0, "bg_signal_set: %s", bg_last_error())
-static uint64_t sigts(const bg_signal *s) {
-  uint64_t v = 0;
-  ck_assert_msg(bg_signal_timestamp_raw(s, &v) == 0, "bg_signal_timestamp_raw: %s", bg_last_error());
-  return v;
-}
 #endif
 
-#define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 
 static amd_testbed TB;
 static mock_amd *G; /* TB.gpu */

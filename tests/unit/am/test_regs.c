@@ -13,18 +13,8 @@
 #include "am/discovery.h"
 #include "baregpu/error.h"
 #include "discovery_gen.h"
+#include "../check_helpers.h"
 
-#define OK(x)                                                                     \
-  do {                                                                            \
-    int r_ = (x);                                                                 \
-    ck_assert_msg(r_ == 0, "%s -> %d: %s", #x, r_, bg_last_error());              \
-  } while (0)
-#define FAILS(x, code, sub)                                                                           \
-  do {                                                                                                \
-    int r_ = (x);                                                                                     \
-    ck_assert_msg(r_ == -(code), "%s -> %d (want %d): %s", #x, r_, -(code), bg_last_error());         \
-    ck_assert_msg(strstr(bg_last_error(), (sub)) != NULL, "message '%s' lacks '%s'", bg_last_error(), (sub)); \
-  } while (0)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct bg_am_regtab *const ALL[] = {BG_AM_REGTABS};

@@ -15,19 +15,9 @@
 #include "hcq/backend.h"
 #include "cpu/cpu.h"
 #include "util/clock.h"
+#include "../check_helpers.h"
 
 /* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
-static uint64_t sigval(const bg_signal *s) {
-  uint64_t v = 0;
-  ck_assert_msg(bg_signal_value(s, &v) == 0, "bg_signal_value: %s", bg_last_error());
-  return v;
-}
-#define SIGSET(s, v) ck_assert_msg(bg_signal_set((s), (v)) == 0, "bg_signal_set: %s", bg_last_error())
-static uint64_t sigts(const bg_signal *s) {
-  uint64_t v = 0;
-  ck_assert_msg(bg_signal_timestamp_raw(s, &v) == 0, "bg_signal_timestamp_raw: %s", bg_last_error());
-  return v;
-}
 static double sigts_us(const bg_signal *s) {
   double v = 0;
   ck_assert_msg(bg_signal_timestamp_us(s, &v) == 0, "bg_signal_timestamp_us: %s", bg_last_error());
@@ -49,7 +39,6 @@ static void sleep_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
-#define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 
 /* Index of the first non-zero byte, or n (one assertion per buffer: Check reports every
  * assertion to its parent process, which is slow in byte loops). */
