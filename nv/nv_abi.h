@@ -278,6 +278,9 @@ NV_ABI_ASSERT_SIZE(bg_nv_debugger_alloc, 12);
 #define NV2080_CTRL_CMD_GPU_GET_GID_INFO 0x2080014au
 #define NV2080_CTRL_CMD_GR_GET_INFO 0x20801201u
 #define NV2080_CTRL_CMD_PERF_BOOST 0x2080200au
+#define NV2080_CTRL_CMD_GPU_GET_NAME_STRING 0x20800110u
+#define NV2080_CTRL_CMD_FB_GET_INFO_V2 0x20801303u
+#define NV2080_CTRL_CMD_PERF_GET_CURRENT_PSTATE 0x20802068u
 #define NVA06C_CTRL_CMD_GPFIFO_SCHEDULE 0xa06c0101u
 #define NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN 0xc36f0108u
 
@@ -330,6 +333,36 @@ NV_ABI_ASSERT_OFF(bg_nv2080_gr_get_info, routeFlags, 16);
 
 typedef struct { uint32_t flags, duration; } bg_nv2080_perf_boost; /* NV2080_CTRL_PERF_BOOST_PARAMS (ctrl2080perf.h) */
 NV_ABI_ASSERT_SIZE(bg_nv2080_perf_boost, 8);
+
+/* For hcq_smi. The name string and FB info blocks are sent with the family's size (nv_abi_family.h): the fields
+ * used here sit at the same offsets in every family, only the tails differ. */
+#define NV2080_GPU_MAX_NAME_STRING_LENGTH 0x40
+#define NV2080_GPU_NAME_STRING_FLAGS_TYPE_ASCII 0u
+typedef struct { /* NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS (ctrl2080gpu.h), 570/580 layout: ascii[64] | unicode[64] */
+  uint32_t gpuNameStringFlags;
+  union {
+    uint8_t ascii[NV2080_GPU_MAX_NAME_STRING_LENGTH];
+    uint16_t unicode[NV2080_GPU_MAX_NAME_STRING_LENGTH];
+  } gpuNameString;
+} bg_nv2080_gpu_name_string;
+NV_ABI_ASSERT_SIZE(bg_nv2080_gpu_name_string, 132);
+NV_ABI_ASSERT_OFF(bg_nv2080_gpu_name_string, gpuNameString, 4);
+
+#define NV2080_FB_INFO_INDEX_RAM_SIZE 0x07u       /* KiB */
+#define NV2080_FB_INFO_INDEX_TOTAL_RAM_SIZE 0x08u /* KiB */
+#define NV2080_FB_INFO_INDEX_HEAP_FREE 0x16u      /* KiB */
+#define NV2080_FB_INFO_INDEX_USABLE_RAM_SIZE 0x20u
+#define NV2080_FB_INFO_MAX_LIST_SIZE 0x80u /* 0x39 on 570 (ctrl2080fb.h) */
+typedef struct { uint32_t index, data; } bg_nv2080_fb_info; /* NV2080_CTRL_FB_INFO */
+typedef struct { /* NV2080_CTRL_FB_GET_INFO_V2_PARAMS (ctrl2080fb.h), 580 layout */
+  uint32_t fbInfoListSize;
+  bg_nv2080_fb_info fbInfoList[NV2080_FB_INFO_MAX_LIST_SIZE];
+} bg_nv2080_fb_get_info_v2;
+NV_ABI_ASSERT_SIZE(bg_nv2080_fb_get_info_v2, 1028);
+NV_ABI_ASSERT_OFF(bg_nv2080_fb_get_info_v2, fbInfoList, 4);
+
+typedef struct { uint32_t currPstate; } bg_nv2080_perf_current_pstate; /* ctrl2080perf.h */
+NV_ABI_ASSERT_SIZE(bg_nv2080_perf_current_pstate, 4);
 
 typedef struct { uint32_t workSubmitToken; } bg_nvc36f_work_submit_token; /* ctrlc36f.h */
 NV_ABI_ASSERT_SIZE(bg_nvc36f_work_submit_token, 4);

@@ -114,6 +114,9 @@ typedef struct {
   uint32_t gpfifo_schedule_size;                            /* NVA06C_CTRL_CMD_GPFIFO_SCHEDULE params */
   uint32_t channel_alloc_size, channel_userd_mem_off, channel_userd_offset_off, channel_engine_type_off;
   uint32_t uvm_free_size, uvm_free_status_off;
+  uint32_t fb_info_v2_size;      /* NV2080_CTRL_CMD_FB_GET_INFO_V2: 4 + 8 * (0x39 on 570, 0x80 on 580) */
+  uint32_t gpu_name_string_size; /* NV2080_CTRL_CMD_GPU_GET_NAME_STRING: 132 (ascii | unicode); 68 from 595.45.04 on
+                                    (unicode dropped), taken for 610 (no 610 header here to confirm) */
 } bg_nv_abi_layout;
 
 /* The layout of a family, or NULL for a value that is not one. */

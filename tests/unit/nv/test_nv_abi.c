@@ -52,20 +52,24 @@ START_TEST(struct_sizes) {
   ck_assert_uint_eq(sizeof(bg_nv2080_gid_info), 268);            /* ctrl/ctrl2080/ctrl2080gpu.h */
   ck_assert_uint_eq(sizeof(bg_nv2080_gr_get_info), 32);          /* ctrl/ctrl2080/ctrl2080gr.h */
   ck_assert_uint_eq(sizeof(bg_nv2080_perf_boost), 8);            /* ctrl/ctrl2080/ctrl2080perf.h */
+  ck_assert_uint_eq(sizeof(bg_nv2080_perf_current_pstate), 4);   /* ctrl/ctrl2080/ctrl2080perf.h */
+  ck_assert_uint_eq(sizeof(bg_nv2080_gpu_name_string), 132);     /* ctrl/ctrl2080/ctrl2080gpu.h (580) */
+  ck_assert_uint_eq(sizeof(bg_nv2080_fb_get_info_v2), 1028);     /* ctrl/ctrl2080/ctrl2080fb.h (580) */
 }
 END_TEST
 
 /* Per family: NVOS46 (nvos.h) 56 -> 64, FERMI_VASPACE_A params (nvos.h) 48 -> 56, GPFIFO_SCHEDULE
  * (ctrla06fgpfifo.h) 2 -> 3 from 570 to 580; channel params (alloc/alloc_channel.h) 368 on 570/580, 376 on 610;
- * UVM_FREE_PARAMS (uvm_ioctl.h) 24 on 570/580, 16 on 610. */
+ * UVM_FREE_PARAMS (uvm_ioctl.h) 24 on 570/580, 16 on 610; FB_GET_INFO_V2 (ctrl2080fb.h) 460 on 570, 1028 on 580;
+ * GET_NAME_STRING (ctrl2080gpu.h) 132 on 570/580, 68 in 595.45.04 (taken for 610). */
 START_TEST(layout_per_family) {
   static const struct {
     enum bg_nv_family f;
-    uint32_t os46, os46_status, os46_dma, vas, sched, chan, userd_mem, userd_off, engine, uvm_free;
+    uint32_t os46, os46_status, os46_dma, vas, sched, chan, userd_mem, userd_off, engine, uvm_free, fb, name;
   } want[] = {
-      {NV_FAMILY_570, 56, 48, 40, 48, 2, 368, 32, 64, 128, 24},
-      {NV_FAMILY_580, 64, 56, 48, 56, 3, 368, 32, 64, 128, 24},
-      {NV_FAMILY_610, 64, 56, 48, 56, 3, 376, 36, 72, 136, 16},
+      {NV_FAMILY_570, 56, 48, 40, 48, 2, 368, 32, 64, 128, 24, 460, 132},
+      {NV_FAMILY_580, 64, 56, 48, 56, 3, 368, 32, 64, 128, 24, 1028, 132},
+      {NV_FAMILY_610, 64, 56, 48, 56, 3, 376, 36, 72, 136, 16, 1028, 68},
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     const bg_nv_abi_layout *l = bg_nv_abi_layout_of(want[i].f);
@@ -81,6 +85,8 @@ START_TEST(layout_per_family) {
                   "%d: channel %u/%u/%u/%u", want[i].f, l->channel_alloc_size, l->channel_userd_mem_off,
                   l->channel_userd_offset_off, l->channel_engine_type_off);
     ck_assert_msg(l->uvm_free_size == want[i].uvm_free, "%d: UVM_FREE %u", want[i].f, l->uvm_free_size);
+    ck_assert_msg(l->fb_info_v2_size == want[i].fb, "%d: FB_GET_INFO_V2 %u", want[i].f, l->fb_info_v2_size);
+    ck_assert_msg(l->gpu_name_string_size == want[i].name, "%d: GET_NAME_STRING %u", want[i].f, l->gpu_name_string_size);
   }
   ck_assert_ptr_null(bg_nv_abi_layout_of((enum bg_nv_family)595));
 }
@@ -340,6 +346,10 @@ static int fake_ioctl(void *ctx, int fd, unsigned long request, void *arg) {
   }
 }
 
+/* The fake reads these through its ctx pointer: set them through a call so the reads are visible. */
+static void fail_with(fake_rm *f, uint32_t status) { f->fail_status = status; }
+static void uvm_answers(fake_rm *f, uint32_t status) { f->uvm_status = status; }
+
 static bg_nv_rm rm_with(fake_rm *f) {
   bg_nv_ioctl_ops ops = {fake_ioctl, f};
   bg_nv_rm rm;
@@ -408,11 +418,11 @@ START_TEST(rm_errors) {
   uint32_t h, hch = 0xa0000003u;
   FAILS(bg_nv_rm_alloc(&rm, hch, HOPPER_COMPUTE_A, NULL, 0, &h), BG_ENOTSUP,
         "RM_ALLOC of class 0xcbc0 (HOPPER_COMPUTE_A) under 0xa0000003 failed: NV_ERR_INVALID_CLASS (0x22)");
-  f.fail_status = 0x1f;
+  fail_with(&f, 0x1f);
   FAILS(bg_nv_rm_alloc(&rm, hch, HOPPER_COMPUTE_A, NULL, 0, &h), BG_EIO, "NV_ERR_INVALID_ARGUMENT (0x1f)");
-  f.fail_status = 0x1b;
+  fail_with(&f, 0x1b);
   FAILS(bg_nv_rm_alloc(&rm, hch, HOPPER_COMPUTE_A, NULL, 0, &h), BG_EPERM, "NV_ERR_INSUFFICIENT_PERMISSIONS");
-  f.fail_status = 0x12345;
+  fail_with(&f, 0x12345);
   FAILS(bg_nv_rm_alloc(&rm, hch, HOPPER_COMPUTE_A, NULL, 0, &h), BG_EIO, "unknown NV_STATUS (0x12345)");
 
   bg_nv2080_gr_info info[1] = {{NV2080_GR_INFO_INDEX_SM_VERSION, 0}};
@@ -430,13 +440,13 @@ START_TEST(rm_errors) {
   /* UVM: raw request numbers, rmStatus read at the offset given */
   bg_nv_uvm_register_gpu reg = {.rmCtrlFd = -1};
   bg_nv_ioctl_ops ops = {fake_ioctl, &f};
-  f.uvm_status = 0x56;
+  uvm_answers(&f, 0x56);
   FAILS(bg_nv_uvm_ioctl(&ops, 11, NV_UVM_REGISTER_GPU, "UVM_REGISTER_GPU", &reg, sizeof reg,
                      offsetof(bg_nv_uvm_register_gpu, rmStatus)),
         BG_ENOTSUP, "UVM_REGISTER_GPU (UVM ioctl 37) failed: NV_ERR_NOT_SUPPORTED (0x56)");
   ck_assert_uint_eq(f.last_request, 37);
   ck_assert_int_eq(f.last_fd, 11);
-  f.uvm_status = 0;
+  uvm_answers(&f, 0);
   OK(bg_nv_uvm_ioctl(&ops, 11, NV_UVM_REGISTER_GPU, "UVM_REGISTER_GPU", &reg, sizeof reg,
                   offsetof(bg_nv_uvm_register_gpu, rmStatus)));
   FAILS(bg_nv_uvm_ioctl(&ops, 11, NV_UVM_REGISTER_GPU, "UVM_REGISTER_GPU", &reg, sizeof reg, sizeof reg), BG_EINVAL,
