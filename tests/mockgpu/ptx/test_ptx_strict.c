@@ -1,0 +1,165 @@
+/* tests/mockgpu/ptx/test_ptx_strict.c: what the interpreter refuses, each named with its PTX line
+ * (unknown instruction, unknown state space, out-of-bounds global/shared access, the instruction
+ * budget), and hand-written PTX in LLVM's style for rounding modes and conversions. */
+#include <fenv.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_ptx_harness.h"
+
+#define HEAD ".version 7.8\n.target sm_90\n.address_size 64\n"
+
+/* Line 10 holds `op`; the kernel stores %r3 to *out. */
+static char *kernel_with(const char *decls, const char *op) {
+  static char buf[2048];
+  snprintf(buf, sizeof buf,
+           HEAD                                                        /* lines 1-3 */
+           "%s\n"                                                      /* 4 */
+           ".visible .entry k(\n\t.param .u64 .ptr .global .align 1 k_param_0\n)\n{\n" /* 5-8 */
+           "\t.reg .b32 %%r<8>;\n"                                     /* 9: line 9 */
+           "\t%s\n"                                                    /* 10 */
+           "\t.reg .b64 %%rd<4>;\n"
+           "\tld.param.b64 %%rd1, [k_param_0];\n"
+           "\tst.global.b32 [%%rd1], %%r3;\n"
+           "\tret;\n}\n",
+           decls, op);
+  return buf;
+}
+
+START_TEST(unknown_instruction_names_line) {
+  ptx_report rep;
+  ck_assert_int_eq(run_ptx(kernel_with("", "frobnicate.b32 %r3, %r1;"), 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep), -2);
+  ck_assert_msg(strstr(rep.msg, "ptx line 10") && strstr(rep.msg, "unknown instruction frobnicate") &&
+                strstr(rep.msg, "frobnicate.b32 %r3, %r1"), "%s", rep.msg);
+}
+END_TEST
+
+START_TEST(unknown_modifier_and_type) {
+  ptx_report rep;
+  ck_assert_int_eq(run_ptx(kernel_with("", "add.rx.f32 %r3, %r1, %r2;"), 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep), -2);
+  ck_assert_msg(strstr(rep.msg, "ptx line 10") && strstr(rep.msg, "rx"), "%s", rep.msg);
+  ck_assert_int_eq(run_ptx(kernel_with("", "add.q32 %r3, %r1, %r2;"), 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep), -2);
+  ck_assert_msg(strstr(rep.msg, "ptx line 10") && strstr(rep.msg, "q32"), "%s", rep.msg);
+  ck_assert_int_eq(run_ptx(kernel_with("", "add.s32 %r3, %r1, %q2;"), 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep), -2);
+  ck_assert_msg(strstr(rep.msg, "ptx line 10") && strstr(rep.msg, "undeclared register %q2"), "%s", rep.msg);
+}
+END_TEST
+
+START_TEST(unknown_state_space_names_line) {
+  ptx_report rep;
+  ck_assert_int_eq(run_ptx(kernel_with("", "ld.const.b32 %r3, [%rd1];"), 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep), -2);
+  ck_assert_msg(strstr(rep.msg, "ptx line 10") && strstr(rep.msg, "const"), "%s", rep.msg);
+  /* A module-scope variable in a state space the interpreter does not model. */
+  ck_assert_int_eq(run_ptx(kernel_with(".const .align 4 .b8 tab[16];", "mov.b32 %r3, 1;"), 1, 1,
+                           (uint64_t[]){ARENA_BASE}, 1, &rep), -2);
+  ck_assert_msg(strstr(rep.msg, "ptx line 4") && strstr(rep.msg, "state space"), "%s", rep.msg);
+}
+END_TEST
+
+START_TEST(global_fault_names_address_and_line) {
+  ptx_report rep;
+  /* Thread 5 of CTA 1 stores outside the arena. */
+  const char *ptx = HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n"
+                    "\tld.param.b64 %rd1, [k_param_0];\n"        /* 10 */
+                    "\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n"
+                    "\tmad.lo.s32 %r3, %r2, 8, %r1;\n"           /* 13 */
+                    "\tmul.wide.u32 %rd2, %r3, 65536;\n"         /* 14 */
+                    "\tadd.s64 %rd3, %rd1, %rd2;\n"
+                    "\tst.global.b32 [%rd3], %r3;\n"             /* 16 */
+                    "\tret;\n}\n";
+  ck_assert_int_eq(run_ptx(ptx, 2, 8, (uint64_t[]){ARENA_BASE + 3 * 65536}, 1, &rep), -1);
+  /* (3 + 1 * 8 + 5) * 64 KiB = 1 MiB: the first address past the arena, thread 5 of CTA 1. */
+  ck_assert_msg(strstr(rep.msg, "ptx line 16") && strstr(rep.msg, "st.global.b32 [%rd3], %r3") &&
+                strstr(rep.msg, "0x100100000") && strstr(rep.msg, "CTA 1,0,0 thread 5,0,0"), "%s", rep.msg);
+  ck_assert_int_eq(rep.line, 16);
+}
+END_TEST
+
+START_TEST(shared_out_of_bounds) {
+  ptx_report rep;
+  const char *ptx = HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t.reg .b32 %r<4>;\n"
+                    "\t.shared .align 4 .b8 s[64];\n"
+                    "\tmov.u32 %r1, %tid.x;\n"
+                    "\tshl.b32 %r2, %r1, 2;\n"
+                    "\tst.shared.b32 [%r2+s], %r1;\n"  /* not an address form LLVM emits: an error at parse */
+                    "\tret;\n}\n";
+  ck_assert_int_eq(run_ptx(ptx, 1, 32, (uint64_t[]){ARENA_BASE}, 1, &rep), -2);
+  const char *ptx2 = HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n"
+                     "\t.shared .align 4 .b8 s[64];\n"
+                     "\tmov.u32 %r1, %tid.x;\n"                  /* 11 */
+                     "\tmul.wide.u32 %rd1, %r1, 4;\n"
+                     "\tmov.b64 %rd2, s;\n"
+                     "\tadd.s64 %rd3, %rd2, %rd1;\n"
+                     "\tst.shared.b32 [%rd3], %r1;\n"            /* 15 */
+                     "\tret;\n}\n";
+  ck_assert_int_eq(run_ptx(ptx2, 1, 16, (uint64_t[]){ARENA_BASE}, 1, &rep), 0);
+  ck_assert_int_eq(run_ptx(ptx2, 1, 32, (uint64_t[]){ARENA_BASE}, 1, &rep), -1);
+  ck_assert_msg(strstr(rep.msg, "ptx line 15") && strstr(rep.msg, "shared access out of bounds at 0x40") &&
+                strstr(rep.msg, "thread 16,0,0"), "%s", rep.msg);
+}
+END_TEST
+
+START_TEST(instruction_budget) {
+  ptx_report rep;
+  const char *ptx = HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t.reg .b32 %r<4>;\n"
+                    "$L__BB0_1:\n\tadd.s32 %r1, %r1, 1;\n\tbra.uni $L__BB0_1;\n\tret;\n}\n";
+  ck_assert_int_eq(run_ptx(ptx, 1, 4, (uint64_t[]){ARENA_BASE}, 1, &rep), -1);
+  ck_assert_msg(strstr(rep.msg, "instruction budget") && rep.insts == 50000001, "%s (%llu)", rep.msg,
+                (unsigned long long)rep.insts);
+}
+END_TEST
+
+/* Rounding modifiers on f32 arithmetic and on cvt, and unordered comparisons, against the host's fenv. */
+START_TEST(rounding_and_conversions) {
+  ptx_report rep;
+  uint32_t *o = (uint32_t *)(void *)arena;
+  char ptx[4096];
+  static const char *const ops[] = {
+    "add.rz.f32 %r3, %r1, %r2;", "add.rm.f32 %r3, %r1, %r2;", "add.rp.f32 %r3, %r1, %r2;", "mul.rz.f32 %r3, %r1, %r2;",
+    "div.rn.f32 %r3, %r1, %r2;", "cvt.rzi.s32.f32 %r3, %r1;", "cvt.rni.s32.f32 %r3, %r2;", "cvt.rmi.s32.f32 %r3, %r2;",
+    "cvt.rn.f32.s32 %r3, %r4;", "cvt.rz.f32.s32 %r3, %r4;", "cvt.sat.s8.s32 %r3, %r4;", "cvt.u16.u32 %r3, %r4;",
+    "fma.rn.f32 %r3, %r1, %r2, %r2;", "setp.ltu.f32 %p1, %r5, %r1;\n\tselp.b32 %r3, 1, 2, %p1;",
+    "setp.lt.f32 %p1, %r5, %r1;\n\tselp.b32 %r3, 1, 2, %p1;", "min.f32 %r3, %r5, %r1;",
+  };
+  float x = 1.0f / 3.0f, y = -2.5f;
+  volatile int32_t big = 16777217 * 2 + 1; /* not a float: rounding of int->float shows (volatile: no folding) */
+  float want_f[16];
+  volatile float vx = x, vy = y;
+  fesetround(FE_TOWARDZERO); want_f[0] = vx + vy; want_f[3] = vx * vy;
+  fesetround(FE_DOWNWARD); want_f[1] = vx + vy;
+  fesetround(FE_UPWARD); want_f[2] = vx + vy;
+  fesetround(FE_TOWARDZERO); volatile float bz = (float)big; want_f[9] = bz;
+  fesetround(FE_TONEAREST);
+  want_f[4] = vx / vy; want_f[8] = (float)big; want_f[12] = fmaf(vx, vy, vy); want_f[15] = vx;
+  uint32_t want[16];
+  for (int i = 0; i < 16; i++) memcpy(&want[i], &want_f[i], 4);
+  want[5] = 0; want[6] = (uint32_t)-2; want[7] = (uint32_t)-3; want[10] = 127; want[11] = (uint32_t)big & 0xffff;
+  want[13] = 1; want[14] = 2;
+  uint32_t xb, yb;
+  memcpy(&xb, &x, 4); memcpy(&yb, &y, 4);
+  for (int i = 0; i < 16; i++) {
+    snprintf(ptx, sizeof ptx,
+             HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t.reg .pred %%p<2>;\n\t.reg .b32 %%r<8>;\n\t.reg .b64 %%rd<2>;\n"
+             "\tmov.b32 %%r1, 0f%08X;\n\tmov.b32 %%r2, 0f%08X;\n\tmov.b32 %%r4, %d;\n\tmov.b32 %%r5, 0f7FC00000;\n"
+             "\tmov.b32 %%r3, 0;\n\t%s\n\tld.param.b64 %%rd1, [k_param_0];\n\tst.global.b32 [%%rd1], %%r3;\n\tret;\n}\n",
+             xb, yb, big, ops[i]);
+    o[0] = 0xdeadbeef;
+    ck_assert_msg(run_ptx(ptx, 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep) == 0, "%s: %s", ops[i], rep.msg);
+    ck_assert_msg(o[0] == want[i], "%s: 0x%08x, want 0x%08x", ops[i], o[0], want[i]);
+  }
+}
+END_TEST
+
+TCase *strict_tests(void) {
+  TCase *tc = tcase_create("strict");
+  tcase_add_test(tc, unknown_instruction_names_line);
+  tcase_add_test(tc, unknown_modifier_and_type);
+  tcase_add_test(tc, unknown_state_space_names_line);
+  tcase_add_test(tc, global_fault_names_address_and_line);
+  tcase_add_test(tc, shared_out_of_bounds);
+  tcase_add_test(tc, instruction_budget);
+  tcase_add_test(tc, rounding_and_conversions);
+  return tc;
+}
