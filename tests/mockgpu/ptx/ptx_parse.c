@@ -209,7 +209,7 @@ int ptx_parse(const char *text, ptx_module **out, char *err, size_t errlen) {
   const char *p = text;
   while (*p && rc == 0) {
     size_t len = 0;
-    int sline = 0;
+    int sline = 0, inner = 0;
     char term = 0;
     while (*p) {
       if (p[0] == '/' && p[1] == '/') { while (*p && *p != '\n') p++; continue; }
@@ -221,7 +221,10 @@ int ptx_parse(const char *text, ptx_module **out, char *err, size_t errlen) {
       }
       char ch = *p++;
       if (ch == '\n') line++;
-      if (ch == ';' || ch == '{' || ch == '}') { term = ch; break; }
+      /* '{' after the start of an instruction is a vector operand ({%r1, %r2}), not a block. */
+      if (ch == '{' && depth > 0 && sline) inner++;
+      else if (ch == '}' && inner > 0) inner--;
+      else if (ch == ';' || ch == '{' || ch == '}') { term = ch; break; }
       if (ch == '\n' && depth == 0 && len > 0 && line_directive(buf, len)) { term = ';'; break; }
       if (ch == ':' && len > 0 && depth > 0) { term = ':'; break; }
       if (!sline && !isspace((unsigned char)ch)) sline = line;

@@ -152,6 +152,86 @@ START_TEST(rounding_and_conversions) {
 }
 END_TEST
 
+/* fma rounds once: a*b+c = 1 + 2^-23 + 2^-24 - 2^-70 is just below a float tie, so fma gives 1 + 2^-23;
+ * rounding the exact product-sum to double first lands on the tie, which goes to even 1 + 2^-22. */
+START_TEST(fma_rounds_once) {
+  uint32_t ab = 0x3F800001u /* 1 + 2^-23 */, bb = 0x337FFFFEu /* 2^-24 (1 - 2^-23) */, cb = 0x3F800001u;
+  float a, b, c;
+  memcpy(&a, &ab, 4); memcpy(&b, &bb, 4); memcpy(&c, &cb, 4);
+  volatile float va = a, vb = b, vc = c;
+  float want = fmaf(va, vb, vc), dbl = (float)((double)va * (double)vb + (double)vc);
+  ck_assert_msg(memcmp(&want, &dbl, 4) != 0, "the operands must tell single from double rounding");
+  char ptx[1024];
+  snprintf(ptx, sizeof ptx,
+           HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t.reg .b32 %%r<8>;\n\t.reg .b64 %%rd<2>;\n"
+           "\tmov.b32 %%r1, 0f%08X;\n\tmov.b32 %%r2, 0f%08X;\n\tmov.b32 %%r4, 0f%08X;\n"
+           "\tfma.rn.f32 %%r3, %%r1, %%r2, %%r4;\n\tld.param.b64 %%rd1, [k_param_0];\n\tst.global.b32 [%%rd1], %%r3;\n"
+           "\tret;\n}\n", ab, bb, cb);
+  ptx_report rep;
+  ck_assert_msg(run_ptx(ptx, 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep) == 0, "%s", rep.msg);
+  ck_assert_msg(memcmp(arena, &want, 4) == 0, "fma: %a, want %a", (double)*(float *)(void *)arena, (double)want);
+}
+END_TEST
+
+static int arena_rd(void *ctx, uint64_t a, void *d, size_t n) {
+  (void)ctx;
+  if (a < ARENA_BASE || a - ARENA_BASE > ARENA_SIZE - n) return -1;
+  memcpy(d, arena + (a - ARENA_BASE), n);
+  return 0;
+}
+static int arena_wr(void *ctx, uint64_t a, const void *src, size_t n) {
+  (void)ctx;
+  if (a < ARENA_BASE || a - ARENA_BASE > ARENA_SIZE - n) return -1;
+  memcpy(arena + (a - ARENA_BASE), src, n);
+  return 0;
+}
+
+/* Guards @%p / @!%p and the special registers in a 2-D block of a 2-D grid: each thread writes
+ * {tid.x, tid.y, ntid.x, ntid.y, ctaid.x, ctaid.y, nctaid.x, laneid, guard} to its slot. */
+START_TEST(guards_and_special_registers) {
+  const char *ptx = HEAD ".visible .entry k(\n\t.param .u64 .ptr .global .align 1 k_param_0\n)\n{\n"
+    "\t.reg .pred %p<2>;\n\t.reg .b32 %r<16>;\n\t.reg .b64 %rd<4>;\n"
+    "\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %tid.y;\n\tmov.u32 %r3, %ntid.x;\n\tmov.u32 %r4, %ntid.y;\n"
+    "\tmov.u32 %r5, %ctaid.x;\n\tmov.u32 %r6, %ctaid.y;\n\tmov.u32 %r7, %nctaid.x;\n\tmov.u32 %r8, %laneid;\n"
+    "\tsetp.lt.u32 %p1, %r1, 3;\n\tmov.b32 %r9, 0;\n\t@!%p1 add.s32 %r9, %r9, 7;\n\t@%p1 add.s32 %r9, %r9, 100;\n"
+    "\tmad.lo.s32 %r10, %r6, %r7, %r5;\n"                      /* CTA index */
+    "\tmul.lo.s32 %r11, %r3, %r4;\n\tmad.lo.s32 %r12, %r2, %r3, %r1;\n\tmad.lo.s32 %r13, %r10, %r11, %r12;\n"
+    "\tmul.wide.u32 %rd1, %r13, 36;\n\tld.param.b64 %rd2, [k_param_0];\n\tadd.s64 %rd3, %rd2, %rd1;\n"
+    "\tst.global.v4.b32 [%rd3], {%r1, %r2, %r3, %r4};\n\tst.global.v4.b32 [%rd3+16], {%r5, %r6, %r7, %r8};\n"
+    "\tst.global.b32 [%rd3+32], %r9;\n\tret;\n}\n";
+  ptx_module *m;
+  char err[256];
+  ck_assert_msg(ptx_parse(ptx, &m, err, sizeof err) == 0, "%s", err);
+  uint64_t arg = ARENA_BASE;
+  ptx_launch l = {.grid = {2, 3, 1}, .block = {5, 4, 1}, .params = &arg, .params_size = 8,
+                  .mem = {.read = arena_rd, .write = arena_wr}};
+  ptx_report rep;
+  /* v4 stores need 16-byte alignment: 36-byte slots are only 4-aligned, so the first one that is not faults. */
+  ck_assert_int_eq(ptx_run(m, &l, &rep), -1);
+  ck_assert_msg(strstr(rep.msg, "misaligned 16-byte global access at 0x100000024") && strstr(rep.msg, "thread 1,0,0"),
+                "%s", rep.msg);
+  ptx_free(m);
+  char fixed[2048];
+  snprintf(fixed, sizeof fixed, "%s", ptx);
+  char *p = strstr(fixed, ", 36;");
+  memcpy(p, ", 48;", 5);
+  ck_assert_msg(ptx_parse(fixed, &m, err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(ptx_run(m, &l, &rep) == 0, "%s", rep.msg);
+  ptx_free(m);
+  const uint32_t *o = (const uint32_t *)(const void *)arena;
+  for (uint32_t cy = 0; cy < 3; cy++)
+    for (uint32_t cx = 0; cx < 2; cx++)
+      for (uint32_t ty = 0; ty < 4; ty++)
+        for (uint32_t tx = 0; tx < 5; tx++) {
+          uint32_t lin = ty * 5 + tx, slot = (cy * 2 + cx) * 20 + lin;
+          uint32_t want[9] = {tx, ty, 5, 4, cx, cy, 2, lin % 32, tx < 3 ? 100u : 7u};
+          for (int k = 0; k < 9; k++)
+            ck_assert_msg(o[slot * 12 + k] == want[k], "CTA %u,%u thread %u,%u value %d: %u, want %u", cx, cy, tx, ty,
+                          k, o[slot * 12 + k], want[k]);
+        }
+}
+END_TEST
+
 TCase *strict_tests(void) {
   TCase *tc = tcase_create("strict");
   tcase_add_test(tc, unknown_instruction_names_line);
@@ -161,5 +241,7 @@ TCase *strict_tests(void) {
   tcase_add_test(tc, shared_out_of_bounds);
   tcase_add_test(tc, instruction_budget);
   tcase_add_test(tc, rounding_and_conversions);
+  tcase_add_test(tc, fma_rounds_once);
+  tcase_add_test(tc, guards_and_special_registers);
   return tc;
 }
