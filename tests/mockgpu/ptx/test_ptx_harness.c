@@ -79,8 +79,9 @@ int run_ptx(const char *ptx, uint32_t grid, uint32_t block, const uint64_t *args
   return rc;
 }
 
-int run_ir(const char *ir, uint32_t grid, uint32_t block, const uint64_t *args, unsigned nargs, ptx_report *rep) {
-  char *ptx = ir_to_ptx(ir, "sm_90");
+int run_ir(const char *ir, uint32_t grid, uint32_t block, const uint64_t *args, unsigned nargs, ptx_report *rep,
+           const char *cpu) {
+  char *ptx = ir_to_ptx(ir, cpu);
   ck_assert_msg(ptx != NULL, "LLVM NVPTX did not compile the kernel");
   int rc = run_ptx(ptx, grid, block, args, nargs, rep);
   if (getenv("PTX_TEST_DUMP")) fprintf(stderr, "%s\n", ptx); /* the PTX LLVM emitted, for debugging */
@@ -93,6 +94,7 @@ int main(void) {
   Suite *s = suite_create("ptx-interp");
   suite_add_tcase(s, kernel_tests());
   suite_add_tcase(s, strict_tests());
+  suite_add_tcase(s, more_tests());
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

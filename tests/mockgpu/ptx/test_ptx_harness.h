@@ -17,9 +17,11 @@ extern uint8_t arena[ARENA_SIZE];
 char *ir_to_ptx(const char *ir, const char *cpu);
 /* Parse and run: params are 8-byte slots packed per ptx_param_layout. Returns ptx_run's value. */
 int run_ptx(const char *ptx, uint32_t grid, uint32_t block, const uint64_t *args, unsigned nargs, ptx_report *rep);
-int run_ir(const char *ir, uint32_t grid, uint32_t block, const uint64_t *args, unsigned nargs, ptx_report *rep);
+int run_ir(const char *ir, uint32_t grid, uint32_t block, const uint64_t *args, unsigned nargs, ptx_report *rep,
+           const char *cpu);
 
 TCase *kernel_tests(void);
 TCase *strict_tests(void);
+TCase *more_tests(void);
 
 #endif

@@ -41,7 +41,7 @@ START_TEST(elementwise_add_f32) {
   for (int i = 0; i < 256; i++) { a[i] = rndf(); b[i] = rndf() * 1e-3f; c[i] = -1.0f; }
   ptx_report rep;
   uint64_t args[] = {A(0), A(1024), A(2048), N};
-  ck_assert_msg(run_ir(ir_add, 3, 64, args, 4, &rep) == 0, "%s", rep.msg);
+  ck_assert_msg(run_ir(ir_add, 3, 64, args, 4, &rep, "sm_90") == 0, "%s", rep.msg);
   for (int i = 0; i < 256; i++) {
     float want = i < N ? a[i] + b[i] : -1.0f;
     ck_assert_msg(memcmp(&c[i], &want, 4) == 0, "c[%d] = %a, want %a", i, (double)c[i], (double)want);
@@ -87,7 +87,7 @@ START_TEST(int_div_rem) {
   a[0] = INT32_MIN; b[0] = 7;
   ptx_report rep;
   uint64_t args[] = {A(0), A(N * 4), A(N * 8)};
-  ck_assert_msg(run_ir(ir_int, 2, 64, args, 3, &rep) == 0, "%s", rep.msg);
+  ck_assert_msg(run_ir(ir_int, 2, 64, args, 3, &rep, "sm_90") == 0, "%s", rep.msg);
   for (int i = 0; i < N; i++) {
     int32_t x = a[i], y = b[i];
     uint32_t ux = (uint32_t)x, uy = (uint32_t)y;
@@ -132,7 +132,7 @@ START_TEST(shared_tree_reduction) {
   for (int i = 0; i < CTAS * 256; i++) a[i] = rndf();
   ptx_report rep;
   uint64_t args[] = {A(0), A(CTAS * 256 * 4)};
-  ck_assert_msg(run_ir(ir_reduce, CTAS, 256, args, 2, &rep) == 0, "%s", rep.msg);
+  ck_assert_msg(run_ir(ir_reduce, CTAS, 256, args, 2, &rep, "sm_90") == 0, "%s", rep.msg);
   for (int c = 0; c < CTAS; c++) {
     float s[256];
     memcpy(s, a + c * 256, sizeof s);
@@ -163,7 +163,7 @@ START_TEST(float16_kernel) {
   for (int i = 0; i < N; i++) { a[i] = (_Float16)rndf(); b[i] = (_Float16)(rndf() + 0.1f); }
   ptx_report rep;
   uint64_t args[] = {A(0), A(N * 2), A(N * 4), A(4096)};
-  ck_assert_msg(run_ir(ir_half, 2, 64, args, 4, &rep) == 0, "%s", rep.msg);
+  ck_assert_msg(run_ir(ir_half, 2, 64, args, 4, &rep, "sm_90") == 0, "%s", rep.msg);
   for (int i = 0; i < N; i++) {
     _Float16 p = (_Float16)((float)a[i] * (float)b[i]);
     _Float16 s = (_Float16)((float)p + 1.5f);
@@ -199,7 +199,7 @@ START_TEST(loop_with_predicates) {
   for (int i = 0; i < N; i++) b[i] = rndf();
   ptx_report rep;
   uint64_t args[] = {A(0), A(ROWS * N * 4), A(ROWS * N * 4 + 256), N};
-  ck_assert_msg(run_ir(ir_loop, 2, 32, args, 4, &rep) == 0, "%s", rep.msg);
+  ck_assert_msg(run_ir(ir_loop, 2, 32, args, 4, &rep, "sm_90") == 0, "%s", rep.msg);
   for (int i = 0; i < ROWS; i++) {
     float acc = 0.0f;
     for (int k = 0; k < N; k++)
