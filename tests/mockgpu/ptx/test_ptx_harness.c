@@ -10,6 +10,7 @@
 #include <string.h>
 
 uint8_t arena[ARENA_SIZE];
+uint64_t test_max_insts = 50000000;
 
 static int arena_read(void *ctx, uint64_t a, void *dst, size_t n) {
   (void)ctx;
@@ -73,7 +74,7 @@ int run_ptx(const char *ptx, uint32_t grid, uint32_t block, const uint64_t *args
   }
   ck_assert_msg(ptx_param_layout(m, NULL, nargs, &(size_t){0}, &(size_t){0}) != 0, "kernel has more params than %u", nargs);
   ptx_launch l = {.grid = {grid, 1, 1}, .block = {block, 1, 1}, .params = params, .params_size = end,
-                  .mem = {.read = arena_read, .write = arena_write}, .max_insts = 50000000};
+                  .mem = {.read = arena_read, .write = arena_write}, .max_insts = test_max_insts};
   int rc = ptx_run(m, &l, rep);
   ptx_free(m);
   return rc;

@@ -12,6 +12,8 @@
 #define ARENA_BASE 0x100000000ull
 #define ARENA_SIZE (1u << 20)
 extern uint8_t arena[ARENA_SIZE];
+/* Instruction budget of run_ptx/run_ir launches (5e7 unless a test lowers it). */
+extern uint64_t test_max_insts;
 
 /* PTX for the IR text (sm_90), NULL with the LLVM message printed. free() it. */
 char *ir_to_ptx(const char *ir, const char *cpu);

@@ -105,8 +105,12 @@ START_TEST(instruction_budget) {
   ptx_report rep;
   const char *ptx = HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t.reg .b32 %r<4>;\n"
                     "$L__BB0_1:\n\tadd.s32 %r1, %r1, 1;\n\tbra.uni $L__BB0_1;\n\tret;\n}\n";
-  ck_assert_int_eq(run_ptx(ptx, 1, 4, (uint64_t[]){ARENA_BASE}, 1, &rep), -1);
-  ck_assert_msg(strstr(rep.msg, "instruction budget") && rep.insts == 50000001, "%s (%llu)", rep.msg,
+  test_max_insts = 100000;
+  int rc = run_ptx(ptx, 1, 4, (uint64_t[]){ARENA_BASE}, 1, &rep);
+  test_max_insts = 50000000;
+  ck_assert_int_eq(rc, -1);
+  ck_assert_msg(strstr(rep.msg, "instruction budget") && strstr(rep.msg, "ptx line 10 `add.s32 %r1, %r1, 1`") &&
+                rep.insts == 100001, "%s (%llu)", rep.msg,
                 (unsigned long long)rep.insts);
 }
 END_TEST
