@@ -72,6 +72,25 @@ static bool icmp(int cmp, uint64_t a, uint64_t b, bool sgn) {
   default: return unknown(c, "float operation not implemented");                                                  \
   }
 
+/* One f16 operation: computed in float, rounded once to half (to nearest). */
+static int f16_lane(ptx_cta *c, const ptx_ins *in, uint16_t ha, uint16_t hb, uint16_t hx, uint16_t *out) {
+  if (in->rnd > R_RN) return unknown(c, "f16 rounding other than .rn not implemented");
+  float a = ptx_h2f(ha), b = ptx_h2f(hb), x = ptx_h2f(hx), r;
+  if (in->op == OP_FMA || in->op == OP_MAD) { /* a*b exact in double: one rounding, double -> half */
+    *out = ptx_d2h((double)a * (double)b + (double)x);
+    if (!(in->flags & F_SAT)) return 0;
+    r = ptx_h2f(*out);
+  } else {
+    FLOAT_OP(float, sqrtf, fmaf, fminf, fmaxf, fabsf, exp2f, log2f, sinf, cosf)
+  }
+  if (in->flags & F_SAT) r = isnan(r) ? 0.0f : r < 0.0f ? 0.0f : r > 1.0f ? 1.0f : r;
+  int mode = fegetround();
+  fesetround(FE_TONEAREST);
+  *out = ptx_f2h(r);
+  fesetround(mode);
+  return 0;
+}
+
 static int float_alu(ptx_cta *c, ptx_thread *t, const ptx_ins *in, int ty) {
   uint64_t va = in->nops > 1 ? ptx_get(c, t, &in->ops[1], ty) : 0;
   uint64_t vb = in->nops > 2 ? ptx_get(c, t, &in->ops[2], ty) : 0;
@@ -92,12 +111,16 @@ static int float_alu(ptx_cta *c, ptx_thread *t, const ptx_ins *in, int ty) {
     r = ftz(r, z);
     if (in->flags & F_SAT) r = isnan(r) ? 0.0f : r < 0.0f ? 0.0f : r > 1.0f ? 1.0f : r;
     out = b32(r);
-  } else if (ty == T_F16) {
-    float a = ptx_h2f((uint16_t)va), b = ptx_h2f((uint16_t)vb), x = ptx_h2f((uint16_t)vc), r;
-    FLOAT_OP(float, sqrtf, fmaf, fminf, fmaxf, fabsf, exp2f, log2f, sinf, cosf)
-    if (in->flags & F_SAT) r = isnan(r) ? 0.0f : r < 0.0f ? 0.0f : r > 1.0f ? 1.0f : r;
-    fesetround(FE_TONEAREST);
-    out = ptx_f2h(r);
+  } else if (ty == T_F16 || ty == T_F16X2) { /* f16x2: the same on both halves, low half first */
+    out = 0;
+    for (int k = 0; k < (ty == T_F16X2 ? 2 : 1); k++) {
+      uint16_t h;
+      if (f16_lane(c, in, (uint16_t)(va >> 16 * k), (uint16_t)(vb >> 16 * k), (uint16_t)(vc >> 16 * k), &h)) {
+        fesetround(old);
+        return -1;
+      }
+      out |= (uint64_t)h << 16 * k;
+    }
   } else {
     fesetround(old);
     return unknown(c, "float operation on this type not implemented");

@@ -111,5 +111,6 @@ uint64_t ptx_sym_addr(const ptx_module *m, int sym);
 
 float ptx_h2f(uint16_t h);
 uint16_t ptx_f2h(float f);
+uint16_t ptx_d2h(double d);
 
 #endif

@@ -48,3 +48,9 @@ uint16_t ptx_f2h(float f) {
   memcpy(&h, &x, 2);
   return h;
 }
+uint16_t ptx_d2h(double d) {
+  _Float16 x = (_Float16)d; /* one rounding from double (libgcc __truncdfhf2) */
+  uint16_t h;
+  memcpy(&h, &x, 2);
+  return h;
+}

@@ -132,10 +132,51 @@ START_TEST(int64_and_conversions) {
 }
 END_TEST
 
+/* <2 x half> arithmetic: LLVM emits mul/fma/max/neg .f16x2 on 32-bit registers and unpacks halves with
+ * "{ .reg .b16 tmp; mov.b32 {%rs1, tmp}, %r7; }" blocks. */
+static const char *ir_half2 =
+  "target triple = \"nvptx64-nvidia-cuda\"\n"
+  "define ptx_kernel void @h2(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c) {\n" GID
+  "  %pa = getelementptr <2 x half>, ptr addrspace(1) %a, i64 %ie\n  %pb = getelementptr <2 x half>, ptr addrspace(1) %b, i64 %ie\n"
+  "  %x = load <2 x half>, ptr addrspace(1) %pa\n  %y = load <2 x half>, ptr addrspace(1) %pb\n"
+  "  %p = fmul <2 x half> %x, %y\n  %s = call <2 x half> @llvm.fma.v2f16(<2 x half> %x, <2 x half> %y, <2 x half> %p)\n"
+  "  %mx = call <2 x half> @llvm.maxnum.v2f16(<2 x half> %s, <2 x half> %x)\n  %n = fneg <2 x half> %mx\n"
+  "  %e0 = extractelement <2 x half> %n, i32 0\n  %e1 = extractelement <2 x half> %p, i32 1\n  %q = fadd half %e0, %e1\n"
+  "  %r = insertelement <2 x half> %n, half %q, i32 1\n"
+  "  %pc = getelementptr <2 x half>, ptr addrspace(1) %c, i64 %ie\n  store <2 x half> %r, ptr addrspace(1) %pc\n"
+  "  ret void\n}\n" SREGS
+  "declare <2 x half> @llvm.fma.v2f16(<2 x half>, <2 x half>, <2 x half>)\n"
+  "declare <2 x half> @llvm.maxnum.v2f16(<2 x half>, <2 x half>)\n";
+
+static _Float16 h(float f) { return (_Float16)f; }
+
+START_TEST(half2_vectors) {
+  enum { N = 64 };
+  _Float16 *a = (_Float16 *)(void *)arena, *b = a + 2 * N, *c = b + 2 * N;
+  for (int i = 0; i < 2 * N; i++) { a[i] = h(rndf() / 16.0f); b[i] = h(rndf() / 16.0f); }
+  ptx_report rep;
+  uint64_t args[] = {ARENA_BASE, ARENA_BASE + N * 4, ARENA_BASE + N * 8};
+  ck_assert_msg(run_ir(ir_half2, 2, 32, args, 3, &rep, _i % 2 ? "sm_80" : "sm_90") == 0, "%s", rep.msg);
+  for (int i = 0; i < N; i++) {
+    _Float16 p[2], n[2];
+    for (int k = 0; k < 2; k++) {
+      float x = (float)a[2 * i + k], y = (float)b[2 * i + k];
+      p[k] = h(x * y);
+      _Float16 s = (_Float16)((double)x * (double)y + (double)p[k]); /* fma.rn.f16x2: one rounding */
+      n[k] = h(-fmaxf((float)s, x));
+    }
+    _Float16 want[2] = {n[0], h((float)n[0] + (float)p[1])};
+    ck_assert_msg(memcmp(&c[2 * i], want, 4) == 0, "c[%d] = {%a, %a}, want {%a, %a}", i, (double)c[2 * i],
+                  (double)c[2 * i + 1], (double)want[0], (double)want[1]);
+  }
+}
+END_TEST
+
 TCase *more_tests(void) {
   TCase *tc = tcase_create("more");
   tcase_add_loop_test(tc, global_atomics, 0, 2);
   tcase_add_loop_test(tc, private_array_local_memory, 0, 2);
   tcase_add_loop_test(tc, int64_and_conversions, 0, 2);
+  tcase_add_loop_test(tc, half2_vectors, 0, 2);
   return tc;
 }
