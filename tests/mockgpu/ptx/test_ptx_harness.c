@@ -5,6 +5,8 @@
 #include <llvm-c/IRReader.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,9 @@ static int arena_write(void *ctx, uint64_t a, const void *src, size_t n) {
 }
 
 char *ir_to_ptx(const char *ir, const char *cpu) {
+  bool o3 = strstr(cpu, "+O3") != NULL;
+  char cpu_name[16];
+  snprintf(cpu_name, sizeof cpu_name, "%.5s", cpu); /* "sm_90" or "sm_90+O3" */
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
@@ -37,8 +42,20 @@ char *ir_to_ptx(const char *ir, const char *cpu) {
   LLVMTargetRef target;
   if (LLVMParseIRInContext(ctx, mb, &mod, &msg)) { fprintf(stderr, "IR: %s\n", msg); goto done; }
   if (LLVMGetTargetFromTriple("nvptx64-nvidia-cuda", &target, &msg)) { fprintf(stderr, "target: %s\n", msg); goto done; }
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, "nvptx64-nvidia-cuda", cpu, "", LLVMCodeGenLevelDefault,
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, "nvptx64-nvidia-cuda", cpu_name, "", LLVMCodeGenLevelDefault,
                                                     LLVMRelocDefault, LLVMCodeModelDefault);
+  if (o3) {
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+      char *em = LLVMGetErrorMessage(e);
+      fprintf(stderr, "passes: %s\n", em);
+      LLVMDisposeErrorMessage(em);
+      LLVMDisposeTargetMachine(tm);
+      goto done;
+    }
+  }
   LLVMMemoryBufferRef ob;
   if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &ob)) {
     fprintf(stderr, "llc: %s\n", msg);

@@ -15,7 +15,8 @@ extern uint8_t arena[ARENA_SIZE];
 /* Instruction budget of run_ptx/run_ir launches (5e7 unless a test lowers it). */
 extern uint64_t test_max_insts;
 
-/* PTX for the IR text (sm_90), NULL with the LLVM message printed. free() it. */
+/* PTX for the IR text, cpu "sm_80"/"sm_90", "+O3" appended: the IR optimized by LLVM's default<O3> pipeline
+ * first. NULL with the LLVM message printed. free() it. */
 char *ir_to_ptx(const char *ir, const char *cpu);
 /* Parse and run: params are 8-byte slots packed per ptx_param_layout. Returns ptx_run's value. */
 int run_ptx(const char *ptx, uint32_t grid, uint32_t block, const uint64_t *args, unsigned nargs, ptx_report *rep);

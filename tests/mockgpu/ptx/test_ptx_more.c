@@ -172,11 +172,64 @@ START_TEST(half2_vectors) {
 }
 END_TEST
 
+/* Tiled matmul C = A B (n x n, 8x8 tiles in shared memory, two barriers per tile step; 64 threads per CTA
+ * as 8x8), the inner loop an fma chain; also compiled after LLVM's O3 pipeline (unrolled, vector loads). */
+static const char *ir_matmul =
+  "target triple = \"nvptx64-nvidia-cuda\"\n"
+  "@As = internal addrspace(3) global [64 x float] undef, align 16\n"
+  "@Bs = internal addrspace(3) global [64 x float] undef, align 16\n"
+  "define ptx_kernel void @mm(ptr addrspace(1) noalias %A, ptr addrspace(1) noalias %B, ptr addrspace(1) noalias %C, i32 %n) {\n"
+  "entry:\n  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %ct = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
+  "  %tx = and i32 %t, 7\n  %ty = lshr i32 %t, 3\n  %nb = lshr i32 %n, 3\n  %bx = urem i32 %ct, %nb\n  %by = udiv i32 %ct, %nb\n"
+  "  %by8 = shl i32 %by, 3\n  %row = add i32 %by8, %ty\n  %bx8 = shl i32 %bx, 3\n  %col = add i32 %bx8, %tx\n"
+  "  %ty8 = shl i32 %ty, 3\n  %sidx = add i32 %ty8, %tx\n  %sidxe = zext i32 %sidx to i64\n"
+  "  %pas = getelementptr [64 x float], ptr addrspace(3) @As, i64 0, i64 %sidxe\n"
+  "  %pbs = getelementptr [64 x float], ptr addrspace(3) @Bs, i64 0, i64 %sidxe\n  %ra = mul i32 %row, %n\n  br label %loop\n"
+  "loop:\n  %kt = phi i32 [0, %entry], [%kt2, %idone]\n  %acc = phi float [0.0, %entry], [%acc3, %idone]\n"
+  "  %ca = add i32 %kt, %tx\n  %ia = add i32 %ra, %ca\n  %iae = zext i32 %ia to i64\n"
+  "  %pa = getelementptr float, ptr addrspace(1) %A, i64 %iae\n  %va = load float, ptr addrspace(1) %pa\n"
+  "  store float %va, ptr addrspace(3) %pas\n"
+  "  %rb = add i32 %kt, %ty\n  %rbn = mul i32 %rb, %n\n  %ib = add i32 %rbn, %col\n  %ibe = zext i32 %ib to i64\n"
+  "  %pb = getelementptr float, ptr addrspace(1) %B, i64 %ibe\n  %vb = load float, ptr addrspace(1) %pb\n"
+  "  store float %vb, ptr addrspace(3) %pbs\n  call void @llvm.nvvm.barrier0()\n  br label %inner\n"
+  "inner:\n  %k = phi i32 [0, %loop], [%k2, %inner]\n  %acc2 = phi float [%acc, %loop], [%acc3, %inner]\n"
+  "  %ai = add i32 %ty8, %k\n  %aie = zext i32 %ai to i64\n  %pai = getelementptr [64 x float], ptr addrspace(3) @As, i64 0, i64 %aie\n"
+  "  %k8 = shl i32 %k, 3\n  %bi = add i32 %k8, %tx\n  %bie = zext i32 %bi to i64\n"
+  "  %pbi = getelementptr [64 x float], ptr addrspace(3) @Bs, i64 0, i64 %bie\n"
+  "  %x = load float, ptr addrspace(3) %pai\n  %y = load float, ptr addrspace(3) %pbi\n"
+  "  %acc3 = call float @llvm.fma.f32(float %x, float %y, float %acc2)\n"
+  "  %k2 = add i32 %k, 1\n  %kd = icmp ult i32 %k2, 8\n  br i1 %kd, label %inner, label %idone\n"
+  "idone:\n  call void @llvm.nvvm.barrier0()\n  %kt2 = add i32 %kt, 8\n  %more = icmp ult i32 %kt2, %n\n"
+  "  br i1 %more, label %loop, label %exit\n"
+  "exit:\n  %ic = add i32 %ra, %col\n  %ice = zext i32 %ic to i64\n  %pc = getelementptr float, ptr addrspace(1) %C, i64 %ice\n"
+  "  store float %acc3, ptr addrspace(1) %pc\n  ret void\n}\n"
+  "declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\ndeclare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
+  "declare void @llvm.nvvm.barrier0()\ndeclare float @llvm.fma.f32(float, float, float)\n";
+
+START_TEST(tiled_matmul_shared) {
+  enum { N = 32 };
+  float *a = (float *)(void *)arena, *b = a + N * N, *c = b + N * N;
+  for (int i = 0; i < N * N; i++) { a[i] = rndf() / 10.0f; b[i] = rndf() / 10.0f; c[i] = 0.0f; }
+  static const char *const cpus[] = {"sm_80", "sm_90+O3", "sm_80+O3"};
+  ptx_report rep;
+  uint64_t args[] = {ARENA_BASE, ARENA_BASE + N * N * 4, ARENA_BASE + N * N * 8, N};
+  ck_assert_msg(run_ir(ir_matmul, (N / 8) * (N / 8), 64, args, 4, &rep, cpus[_i]) == 0, "%s", rep.msg);
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      float acc = 0.0f;
+      for (int k = 0; k < N; k++) acc = fmaf(a[i * N + k], b[k * N + j], acc);
+      ck_assert_msg(memcmp(&c[i * N + j], &acc, 4) == 0, "%s: C[%d][%d] = %a, want %a", cpus[_i], i, j,
+                    (double)c[i * N + j], (double)acc);
+    }
+}
+END_TEST
+
 TCase *more_tests(void) {
   TCase *tc = tcase_create("more");
   tcase_add_loop_test(tc, global_atomics, 0, 2);
   tcase_add_loop_test(tc, private_array_local_memory, 0, 2);
   tcase_add_loop_test(tc, int64_and_conversions, 0, 2);
   tcase_add_loop_test(tc, half2_vectors, 0, 2);
+  tcase_add_loop_test(tc, tiled_matmul_shared, 0, 3);
   return tc;
 }
