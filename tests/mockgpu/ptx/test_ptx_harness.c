@@ -113,6 +113,7 @@ int main(void) {
   suite_add_tcase(s, kernel_tests());
   suite_add_tcase(s, strict_tests());
   suite_add_tcase(s, more_tests());
+  suite_add_tcase(s, ops_tests());
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

@@ -26,5 +26,6 @@ int run_ir(const char *ir, uint32_t grid, uint32_t block, const uint64_t *args, 
 TCase *kernel_tests(void);
 TCase *strict_tests(void);
 TCase *more_tests(void);
+TCase *ops_tests(void);
 
 #endif
