@@ -236,6 +236,39 @@ START_TEST(guards_and_special_registers) {
 }
 END_TEST
 
+/* Launch errors: threads on different barriers, a kernel without ret, a short param buffer, a wrong entry. */
+START_TEST(launch_errors) {
+  ptx_report rep;
+  const char *diverge = HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n"
+                        "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.s32 %p1, %r1, 0;\n\t@%p1 bra $L__BB0_2;\n"
+                        "\tbar.sync 0;\n\tret;\n$L__BB0_2:\n\tbar.sync 0;\n\tret;\n}\n"; /* bar.sync lines 13, 16 */
+  ck_assert_int_eq(run_ptx(diverge, 1, 4, (uint64_t[]){ARENA_BASE}, 1, &rep), -1);
+  ck_assert_msg(strstr(rep.msg, "different barriers") && strstr(rep.msg, "ptx line 13"), "%s", rep.msg);
+  const char *noret = HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t.reg .b32 %r<4>;\n\tmov.u32 %r1, %tid.x;\n}\n";
+  ck_assert_int_eq(run_ptx(noret, 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep), -1);
+  ck_assert_msg(strstr(rep.msg, "without ret"), "%s", rep.msg);
+  ptx_module *m;
+  char err[256];
+  ck_assert_int_eq(ptx_parse(noret, &m, err, sizeof err), 0);
+  uint32_t small = 0;
+  ptx_launch l = {.grid = {1, 1, 1}, .block = {1, 1, 1}, .params = &small, .params_size = 4,
+                  .mem = {.read = arena_rd, .write = arena_wr}};
+  ck_assert_int_eq(ptx_run(m, &l, &rep), -1);
+  ck_assert_msg(strstr(rep.msg, "params_size 4") && strstr(rep.msg, "needs 8 bytes"), "%s", rep.msg);
+  l.entry = "other";
+  ck_assert_int_eq(ptx_run(m, &l, &rep), -1);
+  ck_assert_msg(strstr(rep.msg, "no .entry named other"), "%s", rep.msg);
+  ptx_free(m);
+  /* An undefined branch target and a .func are parse errors with their line. */
+  const char *nolabel = HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\tbra.uni $L__BB0_9;\n\tret;\n}\n";
+  ck_assert_int_eq(ptx_parse(nolabel, &m, err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "ptx line 8: undefined label: bra.uni $L__BB0_9"), "%s", err);
+  const char *func = HEAD ".func f()\n{\n\tret;\n}\n";
+  ck_assert_int_eq(ptx_parse(func, &m, err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "ptx line 4") && strstr(err, ".func"), "%s", err);
+}
+END_TEST
+
 TCase *strict_tests(void) {
   TCase *tc = tcase_create("strict");
   tcase_add_test(tc, unknown_instruction_names_line);
@@ -247,5 +280,6 @@ TCase *strict_tests(void) {
   tcase_add_test(tc, rounding_and_conversions);
   tcase_add_test(tc, fma_rounds_once);
   tcase_add_test(tc, guards_and_special_registers);
+  tcase_add_test(tc, launch_errors);
   return tc;
 }
