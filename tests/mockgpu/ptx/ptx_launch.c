@@ -58,11 +58,10 @@ static int run_cta(ptx_cta *c, ptx_thread *th, int *state, uint32_t nthreads, pt
   }
   memset(c->shared, 0, c->shared_size);
   for (;;) {
-    uint32_t done = 0, waiting = 0;
+    uint32_t done = 0;
     for (uint32_t i = 0; i < nthreads; i++) {
       if (state[i] == TS_RUN && run_thread(c, &th[i], &state[i], rep, budget)) return -1;
       done += state[i] == TS_DONE;
-      waiting += state[i] == TS_BAR;
     }
     if (done == nthreads) return 0;
     /* All live threads wait: release them past their bar.sync. */
@@ -75,7 +74,6 @@ static int run_cta(ptx_cta *c, ptx_thread *th, int *state, uint32_t nthreads, pt
     }
     for (uint32_t i = 0; i < nthreads; i++)
       if (state[i] == TS_BAR) { state[i] = TS_RUN; th[i].pc++; }
-    (void)waiting;
   }
 }
 

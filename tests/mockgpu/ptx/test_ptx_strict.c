@@ -269,6 +269,29 @@ START_TEST(launch_errors) {
 }
 END_TEST
 
+/* Generic addresses: cvta.shared/.local make generic pointers that plain ld/st/atom resolve back to the CTA's
+ * shared memory and the thread's local memory; cvta.to.* goes the other way; global pointers pass through. */
+START_TEST(generic_addresses) {
+  const char *ptx = HEAD ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<12>;\n"
+    "\t.shared .align 8 .b8 s[64];\n\t.local .align 8 .b8 __local_depot0[16];\n"
+    "\tmov.u32 %r1, %tid.x;\n\tmov.b64 %rd1, s;\n\tcvta.shared.u64 %rd2, %rd1;\n"
+    "\tmov.b64 %rd3, __local_depot0;\n\tcvta.local.u64 %rd4, %rd3;\n"
+    "\tadd.s32 %r2, %r1, 10;\n\tst.u32 [%rd4+4], %r2;\n"                 /* local[4] = tid + 10 (generic) */
+    "\tatom.add.u32 %r3, [%rd2+8], %r1;\n"                                 /* shared[8] += tid (generic atom) */
+    "\tbar.sync 0;\n\tcvta.to.local.u64 %rd5, %rd4;\n\tld.local.u32 %r4, [%rd5+4];\n"
+    "\tcvta.to.shared.u64 %rd6, %rd2;\n\tld.shared.u32 %r5, [%rd6+8];\n"
+    "\tld.param.b64 %rd7, [k_param_0];\n\tcvta.to.global.u64 %rd8, %rd7;\n\tmul.wide.u32 %rd9, %r1, 8;\n"
+    "\tadd.s64 %rd10, %rd8, %rd9;\n\tst.v2.u32 [%rd10], {%r4, %r5};\n\tret;\n}\n";
+  ptx_report rep;
+  ck_assert_msg(run_ptx(ptx, 1, 8, (uint64_t[]){ARENA_BASE}, 1, &rep) == 0, "%s", rep.msg);
+  const uint32_t *o = (const uint32_t *)(const void *)arena;
+  for (uint32_t t = 0; t < 8; t++) {
+    ck_assert_uint_eq(o[2 * t], t + 10);
+    ck_assert_uint_eq(o[2 * t + 1], 0 + 1 + 2 + 3 + 4 + 5 + 6 + 7);
+  }
+}
+END_TEST
+
 TCase *strict_tests(void) {
   TCase *tc = tcase_create("strict");
   tcase_add_test(tc, unknown_instruction_names_line);
@@ -281,5 +304,6 @@ TCase *strict_tests(void) {
   tcase_add_test(tc, fma_rounds_once);
   tcase_add_test(tc, guards_and_special_registers);
   tcase_add_test(tc, launch_errors);
+  tcase_add_test(tc, generic_addresses);
   return tc;
 }
