@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +42,13 @@ static bool dump(void) {
   const char *e = getenv("NVPTX_DUMP");
   return e && *e && *e != '0';
 }
+
+/* Check's messages must stay short (a long one aborts the suite): long text goes to stderr first. */
+#define CHECK_TEXT(cond, text, ...)                         \
+  do {                                                      \
+    if (!(cond)) fprintf(stderr, "----\n%s\n----\n", text); \
+    ck_assert_msg(cond, __VA_ARGS__);                       \
+  } while (0)
 
 /* ---------------- the kernels (as test_amdgpu.c) ---------------- */
 
@@ -123,14 +129,14 @@ START_TEST(render_ir) {
   OK(bg_kernel_render_nvptx(C, kernel_ast(_i, &what), NULL, &k));
   char def[160];
   snprintf(def, sizeof def, "define ptx_kernel void @%s(", k.name);
-  ck_assert_msg(strstr(k.src, def), "%s: no '%s' in\n%s", what, def, k.src);
+  CHECK_TEXT(strstr(k.src, def), k.src, "%s: no '%s' in the IR (on stderr)", what, def);
   ck_assert_ptr_nonnull(strstr(k.src, "target triple = \"nvptx64-nvidia-cuda\""));
   ck_assert_ptr_nonnull(strstr(k.src, "ptr addrspace(1) noalias align 16 %data0"));
   ck_assert_ptr_null(strstr(k.src, "amdgcn"));
   ck_assert_ptr_null(strstr(k.src, "addrspace(5)"));
   char req[64];
   snprintf(req, sizeof req, "\"nvvm.reqntid\"=\"%u,%u,%u\"", k.lsz[0], k.lsz[1], k.lsz[2]);
-  ck_assert_msg(strstr(k.src, req), "%s: no %s in\n%s", what, req, k.src);
+  CHECK_TEXT(strstr(k.src, req), k.src, "%s: no %s in the IR (on stderr)", what, req);
   if (k.lsz[0] > 1) ck_assert_ptr_nonnull(strstr(k.src, "call i32 @llvm.nvvm.read.ptx.sreg.tid.x()"));
   if (k.gsz[0] > 1) ck_assert_ptr_nonnull(strstr(k.src, "call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()"));
   bg_kernel_free(&k);
@@ -187,8 +193,22 @@ static int temp_file(char *p, size_t n, const char *suffix) {
   return fd;
 }
 
-/* Runs ptxas -arch=sm on the PTX; 0 on success, else its exit status with its output in log. */
-static int run_ptxas(const char *ptx, const char *sm, char *log, size_t logn) {
+/* Does the file hold the NUL-terminated string s (a section name in the cubin's string table)? */
+static bool file_has(const char *path, const char *s) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f, "open %s: %s", path, strerror(errno));
+  static char data[1 << 20];
+  size_t n = fread(data, 1, sizeof data, f);
+  fclose(f);
+  size_t len = strlen(s) + 1;
+  return n >= len && memmem(data, n, s, len) != NULL;
+}
+
+/* Runs ptxas -arch=sm on the PTX; 0 on success, else its exit status with its output in log. A
+ * success must also give a cubin with the kernel as an entry: ptxas accepts a module without
+ * entries (a kernel rendered as a plain .func), but only an entry gets the .nv.info.NAME section
+ * of its attributes and its .text.NAME. */
+static int run_ptxas(const char *ptx, const char *sm, const char *name, char *log, size_t logn) {
   char in[4200], out[4200], msg[4200], arch[32];
   int fd = temp_file(in, sizeof in, ".ptx");
   size_t len = strlen(ptx);
@@ -211,37 +231,42 @@ static int run_ptxas(const char *ptx, const char *sm, char *log, size_t logn) {
   ssize_t got = pread(mfd, log, logn - 1, 0);
   log[got > 0 ? got : 0] = 0;
   close(mfd);
-  struct stat sb;
-  bool cubin = stat(out, &sb) == 0 && sb.st_size > 0;
+  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  char info[160], text[160];
+  snprintf(info, sizeof info, ".nv.info.%s", name);
+  snprintf(text, sizeof text, ".text.%s", name);
+  if (rc == 0 && !(file_has(out, info) && file_has(out, text))) {
+    snprintf(log, logn, "the cubin has no %s and %s sections: %s is not an entry", info, text, name);
+    rc = -1;
+  }
   unlink(in);
   unlink(out);
   unlink(msg);
-  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  return rc == 0 && !cubin ? -1 : rc;
+  return rc;
 }
 
 /* Checks the PTX's module and entry declarations against the render. */
 static void check_ptx(const bg_kernel *k, const char *what, const char *sm, const char *ptx) {
   char want[256];
   snprintf(want, sizeof want, "\n.target %s\n", sm);
-  ck_assert_msg(strstr(ptx, want), "%s/%s: no '.target %s' in\n%s", what, sm, sm, ptx);
+  CHECK_TEXT(strstr(ptx, want), ptx, "%s/%s: no '.target %s' in the PTX (on stderr)", what, sm, sm);
   ck_assert_msg(strstr(ptx, "\n.address_size 64\n"), "%s/%s: not 64-bit PTX", what, sm);
   snprintf(want, sizeof want, ".visible .entry %s(\n", k->name);
   const char *e = strstr(ptx, want);
-  ck_assert_msg(e, "%s/%s: no '%s' in\n%s", what, sm, want, ptx);
+  CHECK_TEXT(e, ptx, "%s/%s: no '%s' in the PTX (on stderr)", what, sm, want);
   const char *p = e + strlen(want);
   for (unsigned i = 0; i < k->nbufs + k->nvars; i++) {
     if (i < k->nbufs) snprintf(want, sizeof want, "\t.param .u64 .ptr .global .align 16 %s_param_%u", k->name, i);
     else snprintf(want, sizeof want, "\t.param .u32 %s_param_%u", k->name, i);
-    ck_assert_msg(!strncmp(p, want, strlen(want)), "%s/%s: parameter %u is not '%s' in\n%s", what, sm, i, want, e);
+    CHECK_TEXT(!strncmp(p, want, strlen(want)), e, "%s/%s: parameter %u is not '%s' (PTX on stderr)", what, sm, i, want);
     p += strlen(want);
     ck_assert_msg(*p == (i + 1 < k->nbufs + k->nvars ? ',' : '\n'), "%s/%s: parameter %u ends with '%c'", what, sm, i, *p);
     p += *p == ',' ? 2 : 1;
   }
-  ck_assert_msg(!strncmp(p, ")\n", 2), "%s/%s: more parameters than the render's %u in\n%s", what, sm,
-                k->nbufs + k->nvars, e);
+  CHECK_TEXT(!strncmp(p, ")\n", 2), e, "%s/%s: more parameters than the render's %u (PTX on stderr)", what, sm,
+             k->nbufs + k->nvars);
   snprintf(want, sizeof want, ".reqntid %u, %u, %u\n", k->lsz[0], k->lsz[1], k->lsz[2]);
-  ck_assert_msg(strstr(p, want), "%s/%s: no '%s' in\n%s", what, sm, want, e);
+  CHECK_TEXT(strstr(p, want), e, "%s/%s: no '%s' (PTX on stderr)", what, sm, want);
 }
 
 
@@ -258,14 +283,15 @@ START_TEST(compile_ptx) {
     bg_kernel k;
     OK(bg_kernel_render_nvptx(C, kernel_ast(ki_, &what), opt ? &NO_OPT : NULL, &k));
     char *ptx = NULL;
-    ck_assert_msg(bg_llvm_nvptx_compile(k.src, sm, &ptx) == 0, "%s/%s: %s\n%s", what, sm, bg_last_error(), k.src);
+    int rc = bg_llvm_nvptx_compile(k.src, sm, &ptx);
+    CHECK_TEXT(rc == 0, k.src, "%s/%s: %.400s (IR on stderr)", what, sm, bg_last_error());
     if (dump()) printf("---- %s %s\n%s", what, sm, ptx);
-    check_ptx(&k, what, sm, ptx);
     if (g_ptxas[0]) {
       char log[4096];
-      int rc = run_ptxas(ptx, sm, log, sizeof log);
-      ck_assert_msg(rc == 0, "%s/%s: %s -arch=%s exited %d:\n%s\nPTX:\n%s", what, sm, g_ptxas, sm, rc, log, ptx);
+      rc = run_ptxas(ptx, sm, k.name, log, sizeof log);
+      CHECK_TEXT(rc == 0, ptx, "%s/%s: %s -arch=%s exited %d: %.400s (PTX on stderr)", what, sm, g_ptxas, sm, rc, log);
     }
+    check_ptx(&k, what, sm, ptx);
     free(ptx);
     bg_kernel_free(&k);
   }
