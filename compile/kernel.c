@@ -17,7 +17,7 @@
 #include "compile/llvm_amdgpu.h"
 #endif
 
-enum renderer { RENDER_C, RENDER_AMDGPU, RENDER_LLVM_HOST };
+enum renderer { RENDER_C, RENDER_AMDGPU, RENDER_LLVM_HOST, RENDER_NVPTX };
 
 int bg_kernel_verify(ir_ctx *ctx, const ir_node *sink) {
   kinfo info;
@@ -52,7 +52,7 @@ static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum r
   for (int d = 0; d < 3; d++) k->gsz[d] = k->lsz[d] = 1;
   if (!rc && which == RENDER_C) rc = krender_c(ctx, &info, &lin, k->name, &k->src, &k->flops);
   else if (!rc)
-    rc = krender_llvm(ctx, &info, &lin, k->name, which == RENDER_AMDGPU ? KLLVM_AMDGPU : KLLVM_HOST_TEST, &k->src, &k->flops,
+    rc = krender_llvm(ctx, &info, &lin, k->name, which == RENDER_AMDGPU ? KLLVM_AMDGPU : which == RENDER_NVPTX ? KLLVM_NVPTX : KLLVM_HOST_TEST, &k->src, &k->flops,
                       k->gsz, k->lsz);
   klin_free(&lin);
   if (rc) {
@@ -83,6 +83,10 @@ int bg_kernel_render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_
 
 int bg_kernel_render_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
   return render(ctx, sink, opts, RENDER_AMDGPU, k);
+}
+
+int bg_kernel_render_nvptx(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
+  return render(ctx, sink, opts, RENDER_NVPTX, k);
 }
 
 int bg_kernel_render_llvm_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {

@@ -1,4 +1,5 @@
-/* compile/krender_llvm.c: LLVM IR text for AMD GPUs from a linearized kernel (see krender_llvm.h).
+/* compile/krender_llvm.c: LLVM IR text for AMD and NVIDIA GPUs from a linearized kernel (see
+ * krender_llvm.h). The targets differ only in the few things struct ktarget holds.
  *
  * Shape of the output:
  *   define amdgpu_kernel void @NAME(ptr addrspace(1) noalias align 16 %data0, ..., i32 %var0) #0 !reqd_work_group_size !0 {
@@ -50,10 +51,51 @@ typedef struct rctx {
   mapped map[MAX_MAPPED];
   unsigned nmap;
   bool host;                /* KLLVM_HOST_TEST: generic pointers, ids and arguments as parameters */
+  const struct ktarget *tg; /* the target's specifics (TG_AMDGPU, TG_NVPTX, TG_HOST) */
   const char *gptr, *pptr;  /* pointer types of buffers and of accumulators */
   uint64_t flops;
   int err;
 } rctx;
+
+/* ---- targets ---- */
+
+enum { NMATH = 5 };
+/* What differs between the GPU targets; the body of the kernel is the same IR. */
+typedef struct ktarget {
+  const char *triple, *cc;    /* target triple, kernel calling convention */
+  const char *gptr;           /* pointer type of the buffers (the global address space) */
+  const char *alloca_as;      /* address space suffix of an alloca ("" = 0) and the matching pointer type */
+  const char *pptr;
+  const char *group_id, *local_id;   /* i32 intrinsics for the work-group and work-item index, + x/y/z */
+  /* math intrinsics (math_ops order) for f32 and f64; NULL: the target has no instruction for it */
+  const char *math[NMATH][2];
+} ktarget;
+
+/* AMDGPU: buffers in addrspace(1), private (scratch) allocas in addrspace(5), ids from llvm.amdgcn.*
+ * (LLVM AMDGPUUsage "Address Spaces"). Every math intrinsic has a lowering. */
+static const ktarget TG_AMDGPU = {
+    .triple = "amdgcn-amd-amdhsa", .cc = "amdgpu_kernel", .gptr = "ptr addrspace(1)", .alloca_as = ", addrspace(5)",
+    .pptr = "ptr addrspace(5)", .group_id = "llvm.amdgcn.workgroup.id.", .local_id = "llvm.amdgcn.workitem.id.",
+    .math = {{"llvm.exp2.f32", "llvm.exp2.f64"}, {"llvm.log2.f32", "llvm.log2.f64"}, {"llvm.sin.f32", "llvm.sin.f64"},
+             {"llvm.sqrt.f32", "llvm.sqrt.f64"}, {"llvm.trunc.f32", "llvm.trunc.f64"}}};
+
+/* NVPTX: kernels are the ptx_kernel calling convention (LLVM NVPTXUsage "Kernel entry points"; the
+ * nvvm.annotations kernel flag is gone), buffers in addrspace(1) (.global), allocas stay generic
+ * (NVPTXLowerAlloca moves them to .local), ids are the PTX special registers %ctaid / %tid. NVPTX
+ * has no libcalls: llvm.log2/sin/exp2 would end in an abort in instruction selection, so they are
+ * the PTX approximate instructions (tinygrad renderer/ptx.py uses ex2/lg2/sin.approx alike) and
+ * the float64 forms, which PTX lacks, are a render error. */
+static const ktarget TG_NVPTX = {
+    .triple = "nvptx64-nvidia-cuda", .cc = "ptx_kernel", .gptr = "ptr addrspace(1)", .alloca_as = "", .pptr = "ptr",
+    .group_id = "llvm.nvvm.read.ptx.sreg.ctaid.", .local_id = "llvm.nvvm.read.ptx.sreg.tid.",
+    .math = {{"llvm.nvvm.ex2.approx.f", NULL}, {"llvm.nvvm.lg2.approx.f", NULL}, {"llvm.nvvm.sin.approx.f", NULL},
+             {"llvm.sqrt.f32", "llvm.sqrt.f64"}, {"llvm.trunc.f32", "llvm.trunc.f64"}}};
+
+/* The host test flavour: generic pointers, math through the plain intrinsics. */
+static const ktarget TG_HOST = {
+    .triple = NULL, .cc = "", .gptr = "ptr", .alloca_as = "", .pptr = "ptr", .group_id = NULL, .local_id = NULL,
+    .math = {{"llvm.exp2.f32", "llvm.exp2.f64"}, {"llvm.log2.f32", "llvm.log2.f64"}, {"llvm.sin.f32", "llvm.sin.f64"},
+             {"llvm.sqrt.f32", "llvm.sqrt.f64"}, {"llvm.trunc.f32", "llvm.trunc.f64"}}};
 
 /* ---- types ---- */
 
@@ -270,8 +312,7 @@ static const char *compute_ty(rctx *r, node u, unsigned first, unsigned n) {
 
 /* ---- ALU ---- */
 
-static const char *const math_ops[] = {"exp2", "log2", "sin", "sqrt", "trunc"};
-
+/* Index into ktarget.math: exp2, log2, sin, sqrt, trunc. */
 static int math_index(enum ir_op op) {
   switch (op) {
   case IR_EXP2: return 0;
@@ -397,10 +438,15 @@ static void render_expr(rctx *r, kitem *it) {
       return;
     }
     int mi = math_index(op);
+    const char *fn = r->tg->math[mi][f64];
+    if (!fn) {
+      fail_node(r, u, "math op with no instruction on this target (PTX has only float32 exp2/log2/sin)");
+      return;
+    }
     r->intrinsics |= 1u << (mi * 2 + f64);
     const char *a = opnd(r, it->ops[0], rt);
     snprintf(name, sizeof name, "%%v%u", fresh(r));
-    emit(r, "%s = call %s @llvm.%s.%s(%s %s)", name, rt, math_ops[mi], f64 ? "f64" : "f32", rt, a);
+    emit(r, "%s = call %s @%s(%s %s)", name, rt, fn, rt, a);
     res = name;
   } else if (op == IR_NEG) {
     const char *a = opnd(r, it->ops[0], rt);
@@ -544,7 +590,7 @@ static void render_acc(rctx *r, kitem *it) {
   char name[32], id[64];
   snprintf(name, sizeof name, "%%acc%u", r->nacc++);
   unsigned align = !is_float_ty(ty) ? (int_bits(ty) + 7) / 8 : !strcmp(ty, "double") ? 8u : !strcmp(ty, "float") ? 4u : 2u;
-  kstr_printf(&r->pro, "  %s = alloca %s, align %u%s\n", name, ty, align, r->host ? "" : ", addrspace(5)");
+  kstr_printf(&r->pro, "  %s = alloca %s, align %u%s\n", name, ty, align, r->tg->alloca_as);
   identity(r, id, sizeof id, u->arg.i, IR_DT_SCALAR(u->dt), ty);
   emit(r, "store %s %s, %s %s", ty, id, r->pptr, name);
   set_text(r, it, name);
@@ -624,9 +670,16 @@ static void emit_ids(rctx *r, const uint32_t gsz[3], const uint32_t lsz[3]) {
                   8 * r->info->nbufs + 4 * i, i, i);
     return;
   }
+  char fn[64];
   for (int d = 0; d < 3; d++) {
-    if (gsz[d] > 1) kstr_printf(&r->pro, "  %%gid.%c = call i32 @llvm.amdgcn.workgroup.id.%c()\n", xyz[d], xyz[d]);
-    if (lsz[d] > 1) kstr_printf(&r->pro, "  %%lid.%c = call i32 @llvm.amdgcn.workitem.id.%c()\n", xyz[d], xyz[d]);
+    if (gsz[d] > 1) {
+      snprintf(fn, sizeof fn, "%s%c", r->tg->group_id, xyz[d]);
+      kstr_printf(&r->pro, "  %%gid.%c = call i32 @%s()\n", xyz[d], fn);
+    }
+    if (lsz[d] > 1) {
+      snprintf(fn, sizeof fn, "%s%c", r->tg->local_id, xyz[d]);
+      kstr_printf(&r->pro, "  %%lid.%c = call i32 @%s()\n", xyz[d], fn);
+    }
   }
 }
 
@@ -738,11 +791,32 @@ static void emit_threefry(kstr *s) {
                  "  %%res = or i64 %%hi, %%lo\n  ret i64 %%res\n}\n", n, n);
 }
 
+/* Kernel attributes of the target: the work-group size it is compiled for. */
+static void emit_attributes(kstr *out, const ktarget *tg, const uint32_t lsz[3]) {
+  uint32_t threads = lsz[0] * lsz[1] * lsz[2];
+  if (tg == &TG_HOST) {
+    kstr_puts(out, "\nattributes #0 = { nounwind }\n");
+  } else if (tg == &TG_AMDGPU) {
+    /* No implicit (hidden) kernel arguments and no dispatch/queue pointers: the kernarg segment is
+     * exactly the buffers and variables, and the dispatch needs only the kernarg pointer. */
+    kstr_printf(out,
+                "\nattributes #0 = { nounwind \"amdgpu-flat-work-group-size\"=\"1,%u\" \"uniform-work-group-size\"=\"true\" "
+                "\"amdgpu-no-implicitarg-ptr\" \"amdgpu-no-dispatch-ptr\" \"amdgpu-no-queue-ptr\" \"amdgpu-no-dispatch-id\" "
+                "\"amdgpu-no-hostcall-ptr\" \"amdgpu-no-heap-ptr\" \"amdgpu-no-multigrid-sync-arg\" "
+                "\"amdgpu-no-default-queue\" \"amdgpu-no-completion-action\" \"amdgpu-no-lds-kernel-id\" }\n",
+                threads);
+  } else {   /* .reqntid x, y, z (LLVM NVPTXUsage "Function attributes": nvvm.reqntid) */
+    kstr_printf(out, "\nattributes #0 = { nounwind \"nvvm.reqntid\"=\"%u,%u,%u\" }\n", lsz[0], lsz[1], lsz[2]);
+  }
+  kstr_puts(out, "attributes #1 = { nounwind alwaysinline }\n");
+  if (tg == &TG_AMDGPU) kstr_printf(out, "\n!0 = !{i32 %u, i32 %u, i32 %u}\n", lsz[0], lsz[1], lsz[2]);
+}
+
 int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
                  uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]) {
   bool host = flavour == KLLVM_HOST_TEST;
-  rctx r = {.ctx = ctx, .info = info, .host = host, .gptr = host ? "ptr" : "ptr addrspace(1)",
-            .pptr = host ? "ptr" : "ptr addrspace(5)"};
+  const ktarget *tg = flavour == KLLVM_AMDGPU ? &TG_AMDGPU : flavour == KLLVM_NVPTX ? &TG_NVPTX : &TG_HOST;
+  rctx r = {.ctx = ctx, .info = info, .host = host, .tg = tg, .gptr = tg->gptr, .pptr = tg->pptr};
   *src = NULL;
   snprintf(r.cur, sizeof r.cur, "entry");
   plan_grid(&r, l, gsz, lsz);
@@ -754,16 +828,15 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
     return r.err;
   }
   kstr out = {0};
-  uint32_t threads = lsz[0] * lsz[1] * lsz[2];
   if (host) {
     kstr_printf(&out, "; baregpu kernel %s (host test flavour)\n\ndefine void @%s(ptr %%args, i32 %%gid.x, i32 %%gid.y, "
                 "i32 %%gid.z, i32 %%lid.x, i32 %%lid.y, i32 %%lid.z) #0 {\nentry:\n", name, name);
   } else {
-    kstr_printf(&out, "; baregpu kernel %s\ntarget triple = \"amdgcn-amd-amdhsa\"\n\ndefine amdgpu_kernel void @%s(", name, name);
+    kstr_printf(&out, "; baregpu kernel %s\ntarget triple = \"%s\"\n\ndefine %s void @%s(", name, tg->triple, tg->cc, name);
     for (unsigned i = 0; i < info->nbufs; i++)
-      kstr_printf(&out, "%sptr addrspace(1) noalias align 16 %%data%u", i ? ", " : "", i);
+      kstr_printf(&out, "%s%s noalias align 16 %%data%u", i ? ", " : "", tg->gptr, i);
     for (unsigned i = 0; i < info->nvars; i++) kstr_printf(&out, "%si32 %%var%u", i || info->nbufs ? ", " : "", i);
-    kstr_puts(&out, ") #0 !reqd_work_group_size !0 {\nentry:\n");
+    kstr_printf(&out, ") #0%s {\nentry:\n", tg == &TG_AMDGPU ? " !reqd_work_group_size !0" : "");
   }
   if (r.pro.p) kstr_puts(&out, r.pro.p);
   if (r.body.p) kstr_puts(&out, r.body.p);
@@ -772,24 +845,14 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
   kstr_puts(&out, "\n");
   static const char xyz[] = "xyz";
   for (int d = 0; d < 3 && !host; d++) {
-    if (gsz[d] > 1) kstr_printf(&out, "declare i32 @llvm.amdgcn.workgroup.id.%c()\n", xyz[d]);
-    if (lsz[d] > 1) kstr_printf(&out, "declare i32 @llvm.amdgcn.workitem.id.%c()\n", xyz[d]);
+    if (gsz[d] > 1) kstr_printf(&out, "declare i32 @%s%c()\n", tg->group_id, xyz[d]);
+    if (lsz[d] > 1) kstr_printf(&out, "declare i32 @%s%c()\n", tg->local_id, xyz[d]);
   }
-  for (unsigned i = 0; i < sizeof math_ops / sizeof *math_ops; i++)
+  for (unsigned i = 0; i < NMATH; i++)
     for (unsigned f64 = 0; f64 < 2; f64++)
       if (r.intrinsics & (1u << (i * 2 + f64)))
-        kstr_printf(&out, "declare %s @llvm.%s.%s(%s)\n", f64 ? "double" : "float", math_ops[i], f64 ? "f64" : "f32",
-                    f64 ? "double" : "float");
-  /* No implicit (hidden) kernel arguments and no dispatch/queue pointers: the kernarg segment is
-   * exactly the buffers and variables, and the dispatch needs only the kernarg pointer. */
-  if (host) kstr_puts(&out, "\nattributes #0 = { nounwind }\nattributes #1 = { nounwind alwaysinline }\n");
-  else kstr_printf(&out,
-              "\nattributes #0 = { nounwind \"amdgpu-flat-work-group-size\"=\"1,%u\" \"uniform-work-group-size\"=\"true\" "
-              "\"amdgpu-no-implicitarg-ptr\" \"amdgpu-no-dispatch-ptr\" \"amdgpu-no-queue-ptr\" \"amdgpu-no-dispatch-id\" "
-              "\"amdgpu-no-hostcall-ptr\" \"amdgpu-no-heap-ptr\" \"amdgpu-no-multigrid-sync-arg\" "
-              "\"amdgpu-no-default-queue\" \"amdgpu-no-completion-action\" \"amdgpu-no-lds-kernel-id\" }\n"
-              "attributes #1 = { nounwind alwaysinline }\n\n!0 = !{i32 %u, i32 %u, i32 %u}\n",
-              threads, lsz[0], lsz[1], lsz[2]);
+        kstr_printf(&out, "declare %s @%s(%s)\n", f64 ? "double" : "float", tg->math[i][f64], f64 ? "double" : "float");
+  emit_attributes(&out, tg, lsz);
   kstr_free(&r.pro);
   kstr_free(&r.body);
   *src = kstr_take(&out);

@@ -1,6 +1,6 @@
-/* compile/krender_llvm.h: the LLVM IR renderer of linearized kernels for AMD GPUs (amdgcn-amd-amdhsa).
- * Private to compile/. The IR is target independent across gfx9..gfx12: the processor is chosen
- * when compiling (compile/llvm_amdgpu.h). */
+/* compile/krender_llvm.h: the LLVM IR renderer of linearized kernels for AMD GPUs (amdgcn-amd-amdhsa)
+ * and NVIDIA GPUs (nvptx64-nvidia-cuda). Private to compile/. The IR is independent of the processor
+ * (gfx9..gfx12, sm_80..sm_120): that is chosen when compiling (compile/llvm_amdgpu.h, llvm_nvptx.h). */
 #ifndef BG_COMPILE_KRENDER_LLVM_H
 #define BG_COMPILE_KRENDER_LLVM_H
 
@@ -19,15 +19,19 @@ enum { KLLVM_MAX_LOCAL = 256 };
  * unused). *src is malloc'd; *flops estimates the arithmetic per launch. 0 or -BG_E*. */
 enum kllvm_flavour {
   KLLVM_AMDGPU,       /* amdgpu_kernel, addrspace(1) buffers, ids from llvm.amdgcn.* */
+  KLLVM_NVPTX,        /* ptx_kernel, addrspace(1) buffers, ids from the PTX special registers, "nvvm.reqntid"
+                       * the work-group size; float64 exp2/log2/sin are an error (PTX has no instruction) */
   KLLVM_HOST_TEST,    /* for tests on the host: `void NAME(ptr args, i32 gid.x/y/z, i32 lid.x/y/z)`, arguments
                        * read from the CPU kernarg block, generic pointers; the body is the same */
 };
 int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
                  uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]);
 
-/* ---- compile/kernel.c: the AMD path of the kernel compiler ---- */
+/* ---- compile/kernel.c: the AMD and NVIDIA paths of the kernel compiler ---- */
 /* bg_kernel_render with the LLVM IR renderer: k->src holds the IR, k->gsz/lsz the launch dims. */
 int bg_kernel_render_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);
+/* The same render in the KLLVM_NVPTX flavour (compile/llvm_nvptx.h turns it into PTX text). */
+int bg_kernel_render_nvptx(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);
 /* The same render in the KLLVM_HOST_TEST flavour (tests run it with a host JIT against the C path). */
 int bg_kernel_render_llvm_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);
 /* Render + compile for mcpu ("gfx1100", ...) + check the code object against the render (kernarg
