@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../check_helpers.h"
 #include "compile/ptx_compile.h"
@@ -343,7 +344,7 @@ static const char *const vadd_ptx =
     "  ld.global.f32 %%f1, [%%rd8]; ld.global.f32 %%f2, [%%rd9]; add.f32 %%f3, %%f1, %%f2; st.global.f32 [%%rd10], %%f3;\n"
     "DONE:\n  ret;\n}\n";
 
-/* Two kernels: smem (1 KiB of shared memory, .maxntid 128, a global variable whose address ptxas keeps in
+/* Three kernels: mixed (parameters of 4, 8, 2, 1 bytes and a 16-aligned 20-byte array), smem (1 KiB of shared memory, .maxntid 128, a global variable whose address ptxas keeps in
  * constant bank 4 behind an R_CUDA_64), stk (a dynamically indexed local array: stack frame, .reqntid 64). */
 static const char *const misc_ptx =
     ".version %s\n.target sm_%u\n.address_size 64\n"
@@ -361,7 +362,11 @@ static const char *const misc_ptx =
     "  mov.u32 %%r2, %%tid.x; and.b32 %%r3, %%r2, 63; mul.wide.u32 %%rd2, %%r3, 4;\n"
     "  mov.u64 %%rd3, arr; add.s64 %%rd4, %%rd3, %%rd2; st.local.u32 [%%rd4], %%r2;\n"
     "  and.b32 %%r4, %%r1, 63; mul.wide.u32 %%rd5, %%r4, 4; add.s64 %%rd6, %%rd3, %%rd5; ld.local.u32 %%r5, [%%rd6];\n"
-    "  cvta.to.global.u64 %%rd7, %%rd1; st.global.u32 [%%rd7], %%r5;\n  ret;\n}\n";
+    "  cvta.to.global.u64 %%rd7, %%rd1; st.global.u32 [%%rd7], %%r5;\n  ret;\n}\n"
+    ".visible .entry mixed(.param .u32 x, .param .u64 p, .param .u16 h, .param .u8 b, .param .align 16 .b8 s[20])\n{\n"
+    "  .reg .b32 %%r<4>; .reg .b64 %%rd<4>;\n"
+    "  ld.param.u32 %%r1, [x]; ld.param.u64 %%rd1, [p]; ld.param.u32 %%r2, [s+16]; add.u32 %%r3, %%r1, %%r2;\n"
+    "  cvta.to.global.u64 %%rd2, %%rd1; st.global.u32 [%%rd2], %%r3;\n  ret;\n}\n";
 
 static const unsigned g_sms[] = {80, 86, 89, 90};
 
@@ -429,11 +434,19 @@ START_TEST(ptxas_smem_stack) {
   make_ptx(ptx, sizeof ptx, misc_ptx, sm);
   uint8_t *bin;
   size_t n;
-  if (!compile_or_skip("smem+stk (ptxas)", ptx, sm, BG_PTX_PTXAS, &bin, &n)) return;
+  if (!compile_or_skip("mixed+smem+stk (ptxas)", ptx, sm, BG_PTX_PTXAS, &bin, &n)) return;
   bg_cubin c;
   OK(bg_cubin_load(bin, n, &c));
-  ck_assert_uint_eq(c.nkernels, 2);
-  const bg_cubin_kernel *s = kernel(&c, "smem"), *t = kernel(&c, "stk");
+  ck_assert_uint_eq(c.nkernels, 3);
+  const bg_cubin_kernel *s = kernel(&c, "smem"), *t = kernel(&c, "stk"), *m = kernel(&c, "mixed");
+  /* .param .u32 x, .u64 p, .u16 h, .u8 b, .align 16 .b8 s[20]: each at its alignment */
+  ck_assert_uint_eq(m->nparams, 5);
+  check_param(m, 0, 0, 4);
+  check_param(m, 1, 8, 8);
+  check_param(m, 2, 16, 2);
+  check_param(m, 3, 18, 1);
+  check_param(m, 4, 32, 20);
+  ck_assert_uint_eq(m->param_size, 52);
   ck_assert_uint_eq(s->nparams, 1);
   check_param(s, 0, 0, 8);
   ck_assert_uint_ge(s->shared, 1024);   /* .shared .b32 buf[256] */
@@ -469,6 +482,12 @@ START_TEST(ptx_compile_tools) {
   size_t n;
   char path[4096];
   if (bg_ptx_find_ptxas(path, sizeof path) == 0) printf("ptxas: %s\n", path);
+  /* ptxas runs on files in $TMPDIR: a private directory here, empty again afterwards. */
+  char tmp[] = "/tmp/bg-nv-test-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(tmp));
+  const char *old_tmp = getenv("TMPDIR");
+  char *saved = old_tmp ? strdup(old_tmp) : NULL;
+  setenv("TMPDIR", tmp, 1);
   for (int t = 0; t < 3; t++) {
     static const char *const names[] = {"auto", "nvJitLink", "ptxas"};
     if (!compile_or_skip(names[t], ptx, 90, (bg_ptx_tool)t, &bin, &n)) continue;
@@ -485,6 +504,10 @@ START_TEST(ptx_compile_tools) {
           BG_ECOMPILE, "frobnicate");
     ck_assert_ptr_null(bin);
   }
+  ck_assert_msg(rmdir(tmp) == 0, "%s is not empty after the compiles (temporary files left behind)", tmp);
+  if (saved) setenv("TMPDIR", saved, 1);
+  else unsetenv("TMPDIR");
+  free(saved);
   FAILS(bg_ptx_compile(ptx, 7, BG_PTX_AUTO, &bin, &n), BG_EINVAL, "sm 7");
   FAILS(bg_ptx_compile(ptx, 90, (bg_ptx_tool)9, &bin, &n), BG_EINVAL, "tool 9");
 }
