@@ -44,10 +44,11 @@ static bool dump(void) {
 }
 
 /* Check's messages must stay short (a long one aborts the suite): long text goes to stderr first. */
-#define CHECK_TEXT(cond, text, ...)                         \
-  do {                                                      \
-    if (!(cond)) fprintf(stderr, "----\n%s\n----\n", text); \
-    ck_assert_msg(cond, __VA_ARGS__);                       \
+#define CHECK_TEXT(cond, text, ...)                                           \
+  do {                                                                        \
+    const char *text_ = (text);                                               \
+    if (!(cond)) fprintf(stderr, "----\n%s\n----\n", text_ ? text_ : "(none)"); \
+    ck_assert_msg(cond, __VA_ARGS__);                                         \
   } while (0)
 
 /* ---------------- the kernels (as test_amdgpu.c) ---------------- */
