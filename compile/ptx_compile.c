@@ -3,6 +3,7 @@
 #include "compile/ptx_compile.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -34,12 +35,24 @@ typedef int (*nvjl_get_fn)(nvjl_handle, void *);
 static const char *const g_jitlink_libs[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so",
                                              "/usr/local/cuda/lib64/libnvJitLink.so"};
 
-static void *open_jitlink(void) {
-  for (size_t i = 0; i < sizeof g_jitlink_libs / sizeof *g_jitlink_libs; i++) {
-    void *h = dlopen(g_jitlink_libs[i], RTLD_NOW | RTLD_LOCAL);
-    if (h) return h;
+/* Loaded once and kept for the process: nvJitLink keeps heap state in its globals, which a dlclose after each
+ * compile would strand (LeakSanitizer reports it) and the next dlopen would build again. */
+static void *g_jitlink;
+static char g_jitlink_err[256];
+static pthread_once_t g_jitlink_once = PTHREAD_ONCE_INIT;
+
+static void load_jitlink(void) {
+  for (size_t i = 0; i < sizeof g_jitlink_libs / sizeof *g_jitlink_libs && !g_jitlink; i++)
+    g_jitlink = dlopen(g_jitlink_libs[i], RTLD_NOW | RTLD_LOCAL);
+  if (!g_jitlink) {
+    const char *e = dlerror();
+    snprintf(g_jitlink_err, sizeof g_jitlink_err, "%s", e ? e : "not found");
   }
-  return NULL;
+}
+
+static void *open_jitlink(void) {
+  pthread_once(&g_jitlink_once, load_jitlink);
+  return g_jitlink;
 }
 
 /* The error log (or info log) of a failed link, into msg. */
@@ -230,13 +243,11 @@ int bg_ptx_compile(const char *ptx, unsigned sm, bg_ptx_tool tool, uint8_t **cub
   if (tool != BG_PTX_PTXAS) {
     void *lib = open_jitlink();
     if (lib) {
-      int rc = compile_jitlink(lib, ptx, sm, cubin, n);
-      dlclose(lib);
-      return rc;
+      return compile_jitlink(lib, ptx, sm, cubin, n);
     }
     if (tool == BG_PTX_NVJITLINK)
       return bg_error(BG_ENOTSUP, "ptx: no nvJitLink: dlopen of libnvJitLink.so.13, .so.12, .so and "
-                                  "/usr/local/cuda/lib64/libnvJitLink.so failed (%s)", dlerror());
+                                  "/usr/local/cuda/lib64/libnvJitLink.so failed (%s)", g_jitlink_err);
   }
   char ptxas[4096];
   if (bg_ptx_find_ptxas(ptxas, sizeof ptxas) != 0)
