@@ -37,7 +37,7 @@ static int try_path(const char *path, char *tried, size_t n) {
     return bg_error(BG_EINVAL, "mock plugin %s: no symbol %s: %s", path, BG_MOCK_PLUGIN_ENTRY, dlerror());
   }
   const bg_mock_plugin *p = entry();
-  if (!p || p->abi != BG_MOCK_PLUGIN_ABI || !p->start || !p->usb_transport || !p->exec_ns) {
+  if (!p || p->abi != BG_MOCK_PLUGIN_ABI || !p->start || !p->usb_transport || !p->exec_ns || !p->nv_sys || !p->nv_assemble) {
     dlclose(h);
     return bg_error(BG_EINVAL, "mock plugin %s: ABI %u, this library needs %u", path, p ? p->abi : 0,
                     BG_MOCK_PLUGIN_ABI);
@@ -126,6 +126,34 @@ int bg_mock_plugin_usb_transport(int index, bg_usb_transport **out) {
     if (r < 0) r = bg_error(-r, "MOCKUSB device %d: no transport: %s", index, err[0] ? err : "?");
   }
   pthread_mutex_unlock(&plugin_lock);
+  return r;
+}
+
+int bg_mock_plugin_nv_sys(const bg_nv_sys **out) {
+  *out = NULL;
+  pthread_mutex_lock(&plugin_lock);
+  int r = plugin ? 0 : bg_error(BG_ENODEV, "MOCKNVK: the mock plugin is not loaded");
+  if (r == 0) {
+    char err[512] = "";
+    r = plugin->nv_sys(out, err, sizeof(err));
+    if (r < 0) r = bg_error(-r, "MOCKNVK: no emulated kernel module: %s", err[0] ? err : "?");
+  }
+  pthread_mutex_unlock(&plugin_lock);
+  return r;
+}
+
+int bg_mock_plugin_nv_assemble(const char *ptx, unsigned sm, uint8_t **cubin, size_t *n) {
+  *cubin = NULL;
+  *n = 0;
+  pthread_mutex_lock(&plugin_lock);
+  int r = plugin ? 0 : bg_error(BG_ENODEV, "MOCKNVK: the mock plugin is not loaded");
+  pthread_mutex_unlock(&plugin_lock);
+  if (r == 0) {
+    /* Not under the lock: assembling is stateless and may run on several threads. */
+    char err[512] = "";
+    r = plugin->nv_assemble(ptx, sm, cubin, n, err, sizeof(err));
+    if (r < 0) r = bg_error(-r, "MOCKNVK: the emulated GPU's assembler (sm_%u) refused the PTX: %s", sm, err[0] ? err : "?");
+  }
   return r;
 }
 

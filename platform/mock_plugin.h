@@ -18,12 +18,15 @@
 
 #include "platform/pci_hook.h"
 
-/* ABI 2: MOCKUSB (an emulated ASM24 bridge in front of each GPU), usb_transport and exec_ns. */
-#define BG_MOCK_PLUGIN_ABI 2
+/* ABI 2: MOCKUSB (an emulated ASM24 bridge in front of each GPU), usb_transport and exec_ns.
+ * ABI 3: MOCKNVK+NV (an emulated nvidia kernel module and NVIDIA GPUs): nv_sys and nv_assemble. */
+#define BG_MOCK_PLUGIN_ABI 3
 #define BG_MOCK_MAX_DEVICES 8
 
 /* usb/usb_transport.h: hcq/ only passes the pointer on. */
 typedef struct bg_usb_transport bg_usb_transport;
+/* nv/nv_sys.h: hcq/ and platform/ only pass the pointer on. */
+typedef struct bg_nv_sys bg_nv_sys;
 
 typedef struct bg_mock_host {
   unsigned abi;  /* BG_MOCK_PLUGIN_ABI */
@@ -43,7 +46,8 @@ typedef struct bg_mock_plugin {
   /* Create the emulated devices of iface ("MOCKPCI", "MOCKUSB") and kind ("AMD") in this process on
    * the first call; later calls describe the same ones. Configuration from the environment:
    * MOCKGPU_CHIP=gfx11|gfx12|gfx942 (default gfx11: the shader core emulates RDNA3), MOCKGPU_COUNT
-   * (default 1), MOCKGPU_VRAM_MB (default 512). 0, or -BG_E* with err filled. */
+   * (default 1), MOCKGPU_VRAM_MB (default 512). ("MOCKNVK", "NV"): emulated NVIDIA GPUs behind an emulated
+   * nvidia kernel module (no sysfs tree), MOCKGPU_NV=hopper|ada (default hopper), MOCKGPU_COUNT. 0, or -BG_E* with err filled. */
   int (*start)(const bg_mock_host *host, const char *iface, const char *kind, bg_mock_devices *out, char *err,
                size_t errlen);
   /* Free every emulated device (process exit; the driver has closed them): bridges before GPUs. */
@@ -54,6 +58,15 @@ typedef struct bg_mock_plugin {
   /* Wall time the emulated engines spent executing packets and shaders, summed over the module's GPUs
    * (mock_amd_exec_ns), so benches can subtract the emulator's share. */
   uint64_t (*exec_ns)(void);
+  /* MOCKNVK: after start("MOCKNVK", "NV"), the system-call table (nv/nv_sys.h) through which nv/ reaches the emulated
+   * kernel module: /dev/nvidiactl, /dev/nvidia<N> (N < count), /dev/nvidia-uvm, /proc/driver/nvidia/version, and
+   * the doorbell. The table lives until stop(). 0, or -BG_E* with err filled (not started as MOCKNVK). */
+  int (*nv_sys)(const bg_nv_sys **out, char *err, size_t errlen);
+  /* MOCKNVK: the emulated GPU's assembler. Its shader core executes PTX (tests/mockgpu/ptx), so its "cubin" is an
+   * ELF like ptxas output (EM_CUDA, sm in e_flags, .nv.info attributes with the parameter bank, offsets and
+   * sizes, .nv.constant0.<entry>) whose .text.<entry> holds the PTX text. *cubin is malloc'd (*n bytes).
+   * 0, or -BG_E* with err naming the PTX line. */
+  int (*nv_assemble)(const char *ptx, unsigned sm, uint8_t **cubin, size_t *n, char *err, size_t errlen);
 } bg_mock_plugin;
 
 /* The one symbol the module exports. */
@@ -66,6 +79,10 @@ typedef const bg_mock_plugin *(*bg_mock_plugin_entry_fn)(void);
 int bg_mock_plugin_start(const char *iface, const char *kind, bg_mock_devices *out);
 /* After bg_mock_plugin_start("MOCKUSB", ...): a transport to the bridge of device index. */
 int bg_mock_plugin_usb_transport(int index, bg_usb_transport **out);
+/* After bg_mock_plugin_start("MOCKNVK", "NV", ...): the emulated kernel module's system-call table. */
+int bg_mock_plugin_nv_sys(const bg_nv_sys **out);
+/* After bg_mock_plugin_start("MOCKNVK", ...): the emulated GPU's PTX -> cubin (see nv_assemble above). */
+int bg_mock_plugin_nv_assemble(const char *ptx, unsigned sm, uint8_t **cubin, size_t *n);
 /* The loaded module's exec_ns(), 0 when no module is loaded. */
 uint64_t bg_mock_plugin_exec_ns(void);
 

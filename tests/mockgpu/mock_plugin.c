@@ -22,6 +22,7 @@
 #include "fw_gen.h"
 #include "platform/mock_plugin.h"
 #include "mock_sysfs.h"
+#include "nv/mock_nv.h"
 
 #define BG_EXPORT __attribute__((visibility("default")))
 
@@ -60,6 +61,7 @@ static void stop_locked(void) {
 
 static void plugin_stop(void) {
   pthread_mutex_lock(&plugin_lock);
+  mock_nv_stop(); /* its own process check and state (tests/mockgpu/nv) */
   stop_locked();
   pthread_mutex_unlock(&plugin_lock);
 }
@@ -148,9 +150,17 @@ static int plugin_start(const bg_mock_host *host, const char *iface, const char 
                         size_t errlen) {
   if (!host || host->abi != BG_MOCK_PLUGIN_ABI || !host->pci_set_hooks || !out)
     return fail(err, errlen, BG_EINVAL, "host ABI mismatch or missing pci_set_hooks", NULL);
+  if (iface && strcmp(iface, "MOCKNVK") == 0) {
+    if (!kind || strcmp(kind, "NV") != 0)
+      return fail(err, errlen, BG_ENOTSUP, "MOCKNVK emulates NVIDIA GPUs (NV), not ", kind ? kind : "(null)");
+    pthread_mutex_lock(&plugin_lock);
+    int r = mock_nv_start(out, err, errlen);
+    pthread_mutex_unlock(&plugin_lock);
+    return r;
+  }
   bool usb = iface && strcmp(iface, "MOCKUSB") == 0;
   if (!iface || (!usb && strcmp(iface, "MOCKPCI") != 0))
-    return fail(err, errlen, BG_ENOTSUP, "only MOCKPCI and MOCKUSB are emulated by this module, not ",
+    return fail(err, errlen, BG_ENOTSUP, "only MOCKPCI, MOCKUSB and MOCKNVK are emulated by this module, not ",
                 iface ? iface : "(null)");
   if (!kind || strcmp(kind, "AMD") != 0)
     return fail(err, errlen, BG_ENOTSUP, "only AMD GPUs are emulated by this module, not ", kind ? kind : "(null)");
@@ -182,12 +192,13 @@ static uint64_t plugin_exec_ns(void) {
   pthread_mutex_lock(&plugin_lock);
   for (int k = 0; k < 2; k++)
     for (int i = 0; i < S.set[k].devs.count; i++) ns += mock_amd_exec_ns(S.set[k].gpu[i]);
+  ns += mock_nv_exec_ns();
   pthread_mutex_unlock(&plugin_lock);
   return ns;
 }
 
 static const bg_mock_plugin PLUGIN = {BG_MOCK_PLUGIN_ABI, plugin_start, plugin_stop, plugin_usb_transport,
-                                      plugin_exec_ns};
+                                      plugin_exec_ns, mock_nv_plugin_sys, mock_nv_plugin_assemble};
 
 BG_EXPORT const bg_mock_plugin *bg_mock_plugin_entry(void);
 BG_EXPORT const bg_mock_plugin *bg_mock_plugin_entry(void) { return &PLUGIN; }

@@ -1,0 +1,141 @@
+/* nv/nv_hcq.h: NVIDIA as an HCQ device through the nvidia kernel module (NVK+NV) or its emulation (MOCKNVK+NV):
+ * the state the backend's files share (internal to nv/).
+ *
+ *   nv_sys.c      the system-call table of NVK+NV (nv_sys.h)
+ *   nv_dev.c      open: RM root client, driver version / ABI family, card info, device, subdevice, class list and
+ *                 class choice, usermode page (doorbell), VA space, UVM registration, GR info, GID, TSG, context
+ *                 share, GPFIFO area, the compute and copy channels with USERD and work-submit tokens; close
+ *   nv_mem.c      memory: video memory (4 KiB / 2 MiB pages), host memory (OS descriptor), CPU mappings (RM_MAP_MEMORY
+ *                 + mmap), GPU mappings (UVM external ranges), free
+ *   nv_submit.c   GPFIFO: pushbuffer slices of the command ring, GPFIFO entries, GPPut, fence, doorbell; GPGet is read
+ *                 before a GPFIFO entry or ring space is reused (never overrun)
+ *   nv_fault.c    SM error / MMU fault readout through the debugger object after a hang (sleep/fault_check)
+ *   nv_iface.c    the NVK and MOCKNVK interfaces (bg_iface) and the bg_backend_ops table
+ *   nv_query.c    facts for tools (nv_query.h: hcq_smi list)
+ *   nv_qmd.c      QMD versions 3, 4 and 5 from per-version field tables (nv_qmd.h)
+ *   nv_push.c     pushbuffer method headers and the methods of the host, compute and copy classes (nv_push.h)
+ *   nv_lower.c    bg_cmd -> pushbuffer template + kernel-argument block (QMD, constant bank 0) with patches
+ *   nv_prog.c     programs: PTX -> cubin (nvJitLink / ptxas, or the emulated GPU's assembler), cubin -> GPU image,
+ *                 QMD and constant-bank-0 templates, local memory
+ *   nv_copy.c     host <-> device copies through the copy engine and host staging buffers (chunked)
+ * The bg_devs of one GPU may run on different threads: what they share is used under nv_gpu.lock. */
+#ifndef BG_NV_HCQ_H
+#define BG_NV_HCQ_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hcq/backend.h"
+#include "nv/nv_abi_family.h"
+#include "nv/nv_classes.h"
+#include "nv/nv_rm.h"
+#include "nv/nv_sys.h"
+#include "nv/nv_version.h"
+
+/* GPU global timer: nanoseconds. */
+#define BG_NV_TICKS_PER_US 1000.0
+
+/* What an allocation is (bg_mem.meta). */
+typedef struct nv_alloc {
+  uint32_t hmem;          /* RM memory object */
+  bool host;              /* host memory (OS descriptor) */
+  bool cpu_mapped;        /* mmap'd at mem.va */
+  bool huge;              /* 2 MiB pages */
+  int map_fd;             /* the fd the CPU mapping came from (-1 none) */
+  uint64_t map_size;      /* size rounded to the page size */
+} nv_alloc;
+
+typedef struct nv_gpu nv_gpu;
+
+/* One GPFIFO channel (a bg_queue_hw of the HCQ core). */
+struct bg_queue_hw {
+  nv_gpu *g;
+  enum bg_queue_kind kind;
+  char name[48];              /* "compute channel (HOPPER_CHANNEL_GPFIFO_A, token 3)" */
+  uint32_t hchannel;          /* RM handle of the channel */
+  uint32_t hengine;           /* compute / copy object under it */
+  uint32_t token;             /* work-submit token */
+  volatile uint64_t *ring;    /* GPFIFO entries (CPU view) */
+  uint32_t entries;           /* ring length */
+  volatile uint32_t *userd;   /* USERD (AmpereAControlGPFifo): GPGet at 0x88, GPPut at 0x8c (byte offsets) */
+  uint32_t put;               /* next GPFIFO entry index (mod entries) */
+  bg_mem cmdq;                /* pushbuffer ring this channel's submits are copied into (CPU and GPU view) */
+  uint64_t cmdq_put;          /* bytes written so far (never wrapped) */
+  uint64_t *entry_end;        /* per GPFIFO entry: cmdq_put after it, to know what the GPU has consumed */
+  uint64_t nsubmits;
+};
+
+/* A loaded program (bg_program.handle). */
+typedef struct nv_prog {
+  char name[128];
+  bg_mem image;               /* relocated cubin image in GPU memory */
+  uint64_t code_va;           /* .text.<name> */
+  uint32_t code_size;
+  uint32_t regs, shared, local, param_base, param_size;
+  uint32_t cb0_size;          /* bytes of constant bank 0 (driver area + parameters) */
+  uint32_t nparams;
+  uint32_t *param_offsets;    /* from .nv.info (EIATTR_KPARAM_INFO), relative to param_base */
+  uint32_t *param_sizes;
+  uint32_t qmd[96];           /* QMD template (up to 384 bytes), dims/cbuf/release filled at lowering */
+  uint32_t max_threads;       /* launch limit from registers / .maxntid */
+} nv_prog;
+
+struct nv_gpu {
+  pthread_mutex_t lock;
+  const bg_nv_sys *sys;
+  bool mock;                  /* MOCKNVK: PTX is assembled by the emulated GPU's assembler */
+  unsigned refs;
+  int index;                  /* card index */
+  bg_nv_rm rm;
+  bg_nv_driver_version ver;
+  bg_nv_abi_layout abi;
+  int ctl_fd, gpu_fd, uvm_fd, uvm_fd2;
+  uint32_t minor, gpu_id, gpu_instance;
+  uint16_t pci_device;
+  char bdf[16];
+  uint8_t uuid[16];
+  uint32_t hdevice, hsubdevice, hvirtmem, hvaspace, husermode, htsg, hctxshare, hdebugger, hgpfifo_area;
+  volatile uint8_t *usermode; /* 0x10000 bytes; doorbell at +0x90 */
+  bg_nv_class_choice cls;
+  uint32_t classes[512];
+  unsigned nclasses;
+  unsigned sm;                /* 80, 86, 89, 90, 100, 120 */
+  uint32_t gpcs, tpc_per_gpc, sm_per_tpc, max_warps_per_sm;
+  bg_mem gpfifo_area;         /* rings + USERDs */
+  bg_queue_hw *q[2];          /* compute, copy (enum bg_queue_kind) */
+  /* local memory (nv_prog.c grows it before a launch that needs more) */
+  bg_mem local_mem;
+  uint32_t slm_per_thread;
+  uint64_t local_bytes_per_tpc;
+  /* host staging for copies (nv_copy.c) */
+  bg_mem staging;
+  /* VA allocators: the low window for CPU-visible buffers, the high window for the rest (nv_mem.c) */
+  uint64_t va_low, va_high;
+  bg_dev *devs[8];
+  unsigned ndevs;
+};
+
+/* ---- nv_mem.c ---- */
+int bg_nv_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_mem *out);
+void bg_nv_free(bg_dev *d, bg_mem *m);
+/* ---- nv_submit.c ---- */
+int bg_nv_submit(bg_dev *d, bg_queue_hw *hq, const void *cmd, size_t len);
+/* ---- nv_lower.c ---- */
+int bg_nv_lower(bg_dev *d, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t);
+/* The pushbuffer that makes a new channel usable (SET_OBJECT of the engine class; on compute the shared and local
+ * memory windows), appended to buf (grown with bg_grow); *len in bytes. */
+int bg_nv_channel_setup_cmds(nv_gpu *g, enum bg_queue_kind kind, uint32_t **buf, size_t *len, size_t *cap);
+/* ---- nv_prog.c ---- */
+int bg_nv_program_load(bg_dev *d, const void *bin, size_t size, const bg_program_info *info, void **handle);
+void bg_nv_program_free(bg_dev *d, void *handle);
+uint32_t bg_nv_program_max_workgroup(bg_dev *d, void *handle);
+/* ---- nv_copy.c ---- */
+int bg_nv_copyin(bg_dev *d, bg_mem *dst, uint64_t off, const void *src, uint64_t n);
+int bg_nv_copyout(bg_dev *d, const bg_mem *src, uint64_t off, void *dst, uint64_t n);
+/* ---- nv_fault.c ---- */
+int bg_nv_sleep(bg_dev *d, int ms);
+
+static inline nv_gpu *bg_nv_gpu(bg_dev *d) { return (nv_gpu *)d->priv; }
+
+#endif
