@@ -207,6 +207,12 @@ START_TEST(pushbuffer_runs) {
   ck_assert_int_eq(mnv_wait64(e->sig_cpu + 0x40, 77), 0);
   ck_assert_uint_ne(g64(e->sig_cpu, 0x48), 0);
   ck_assert_int_eq(memcmp(r.cpu + 0x2000, r.cpu, 1024), 0);
+  /* a 64-bit CE payload (SEMAPHORE_PAYLOAD_SIZE 27 with SET_SEMAPHORE_PAYLOAD_UPPER) */
+  uint64_t s2 = e->sig_va + 0x80;
+  uint32_t cp2[] = {hdr(4, 0x240, 4), (uint32_t)(s2 >> 32), (uint32_t)s2, 0x55, 0x66, hdr(4, 0x300, 1), 0x14u | 1u << 27};
+  mnv_submit(e, 1, cp2, sizeof cp2 / 4);
+  ck_assert_int_eq(mnv_wait64(e->sig_cpu + 0x80, 0x6600000055ull), 0);
+  ck_assert_uint_eq(g64(e->sig_cpu, 0x80), 0x6600000055ull);
   /* compute: the assembled kernel, out[i] = in[i] + 1 for i < 200 (grid 4 x 64 threads) */
   launch(&r, r.ver, 5);
   ck_assert_int_eq(mnv_wait64(e->sig_cpu + 0x100, 5), 0);
