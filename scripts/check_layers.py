@@ -21,7 +21,7 @@ ALLOWED = {
     'compile': {'formats', 'ir', 'util'},
     'am': {'hcq', 'platform', 'formats', 'ir', 'util'},
     'cpu': {'hcq', 'platform', 'formats', 'ir', 'util'},
-    'nv': {'hcq', 'platform', 'formats', 'ir', 'util'},
+    'nv': {'hcq', 'platform', 'formats', 'compile', 'ir', 'util'},
     'hcq': {'platform', 'formats', 'ir', 'util'},
     'usb': {'platform', 'util'},
     'platform': {'util'},
