@@ -64,6 +64,10 @@ struct bg_queue_hw {
   uint64_t cmdq_put;          /* bytes written so far (never wrapped) */
   uint64_t *entry_end;        /* per GPFIFO entry: cmdq_put after it, to know what the GPU has consumed */
   uint64_t nsubmits;
+  /* ---- nvdev (nv_dev.c, nv_submit.c, nv_fault.c) ---- */
+  uint32_t ring_off;          /* ring offset in the GPFIFO area; USERD follows the ring */
+  bg_mem notifier;            /* error notifier (bg_nv_notification[]), CPU-mapped when the driver allows it */
+  uint64_t uvm_base;          /* UVM_REGISTER_CHANNEL range (low window), 0 when not registered */
 };
 
 /* A loaded program (bg_program.handle). */
@@ -120,7 +124,45 @@ struct nv_gpu {
   uint64_t va_low, va_high;
   bg_dev *devs[8];
   unsigned ndevs;
+  /* ---- nvdev (nv_dev.c, nv_mem.c, nv_fault.c, nv_iface.c) ---- */
+  char name[64];              /* "NVK GPU 0 (10de:2335 at 0000:41:00.0)": the prefix of every message */
+  char version_source[48];    /* the step the driver version came from */
+  int usermode_fd;            /* /dev/nvidiaN the usermode page is mapped from (-1 none) */
+  bool have_virtmem;          /* NV01_MEMORY_VIRTUAL allocated: buffers also go through RM_MAP_MEMORY_DMA */
+  bool dma_refused;           /* RM_MAP_MEMORY_DMA was refused once: UVM mappings only from then on */
+  bool perf_boost;            /* NV2080_CTRL_CMD_PERF_BOOST accepted */
+  bool uvm_gpu_registered;    /* UVM_REGISTER_GPU done (UVM_UNREGISTER_GPU at close) */
+  uint16_t pci_vendor;
+  uint32_t sm_version;        /* NV2080_CTRL_GR_INFO_SM_VERSION_* */
+  uint64_t fb_size;           /* card info: framebuffer BAR size */
+  uint64_t alloc_bytes;       /* bytes allocated now (nv_mem.c) */
+  struct nv_gpu *next;        /* the open GPUs of this process (nv_iface.c) */
+  char key[32];               /* "NVK:0", "MOCKNVK:0" */
 };
+
+/* ---- nv_dev.c ---- */
+/* NVIDIA GPUs the kernel module lists (NV_ESC_CARD_INFO, valid entries): 0 when /dev/nvidiactl is absent. */
+int bg_nv_card_count(const bg_nv_sys *sys);
+/* Open GPU `index`: RM client, driver version, UVM, device objects, class choice, VA space, TSG, the compute and copy
+ * channels. The channels' setup pushbuffers are the caller's (nv_iface.c). Every failure names the step; nothing is
+ * left allocated. name_prefix: "NVK" or "MOCKNVK". */
+int bg_nv_gpu_open(const bg_nv_sys *sys, int index, const char *name_prefix, nv_gpu **out);
+/* Free every object, mapping and fd of g (a partially opened one too), children before parents; frees g. */
+void bg_nv_gpu_close(nv_gpu *g);
+/* ---- nv_mem.c (g-level, the caller holds g->lock or owns g alone) ---- */
+int bg_nv_mem_alloc(nv_gpu *g, uint64_t size, unsigned flags, bg_mem *out);
+void bg_nv_mem_free(nv_gpu *g, bg_mem *m);
+/* A range of the process-wide low (CPU-visible) VA window that no buffer uses (UVM_REGISTER_CHANNEL's range). */
+int bg_nv_va_low(uint64_t size, uint64_t align, uint64_t *va);
+/* ---- nv_submit.c ---- */
+/* Wait until the channel's GPGet reaches GPPut (bounded by BG_WAIT_TIMEOUT_MS): -BG_EHANG naming the channel. */
+int bg_nv_channel_wait_idle(bg_queue_hw *hq);
+/* ---- nv_fault.c ---- */
+/* -BG_EHANG with the SM error / MMU fault report when a channel's error notifier is set, 1 when a channel still has
+ * work, 0 when all are idle. */
+int bg_nv_fault_check(bg_dev *d);
+/* The SM error states and MMU fault info through the debugger object, appended to buf ("" when none). */
+void bg_nv_fault_report(nv_gpu *g, char *buf, size_t cap);
 
 /* ---- nv_mem.c ---- */
 int bg_nv_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_mem *out);

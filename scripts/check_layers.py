@@ -21,7 +21,7 @@ ALLOWED = {
     'compile': {'formats', 'ir', 'util'},
     'am': {'hcq', 'platform', 'formats', 'ir', 'util'},
     'cpu': {'hcq', 'platform', 'formats', 'ir', 'util'},
-    'nv': {'hcq', 'platform', 'formats', 'compile', 'ir', 'util'},
+    'nv': {'hcq', 'platform', 'compile', 'formats', 'ir', 'util'},  # nv_prog.c: PTX -> cubin (compile/ptx_compile.h)
     'hcq': {'platform', 'formats', 'ir', 'util'},
     'usb': {'platform', 'util'},
     'platform': {'util'},

@@ -1,0 +1,207 @@
+/* nv/nv_iface.c: the NVIDIA interfaces of the device registry (hcq/registry.c), registered by name in nv/meson.build
+ * (backend_ifaces):
+ *   NVK+NV      GPUs of the nvidia kernel module, through its RM and UVM ioctls (nv_sys.c: the system's calls)
+ *   MOCKNVK+NV  the emulated kernel module and GPUs of tests/mockgpu (platform/mock_plugin.h: the plugin's system-call
+ *               table); never chosen unless named
+ * and the bg_backend_ops table both use. One GPU is opened once per process and shared by the bg_devs that open it
+ * (as am/am_hcq.c does): its channels, objects and memory are the nv_gpu's, used under nv_gpu.lock. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baregpu/error.h"
+#include "hcq/dev_internal.h"
+#include "nv/nv_hcq.h"
+#include "platform/mock_plugin.h"
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static nv_gpu *registry;
+
+static int queue_create(bg_dev *d, enum bg_queue_kind kind, bg_queue_hw **out) {
+  nv_gpu *g = bg_nv_gpu(d);
+  if ((unsigned)kind > 1 || !g->q[kind]) return bg_error(BG_EINVAL, "%s: no channel of kind %d", g->name, (int)kind);
+  *out = g->q[kind]; /* the GPU's channel: every bg_dev of the GPU submits into it, in order */
+  return 0;
+}
+
+static void queue_destroy(bg_dev *d, bg_queue_hw *hq) { (void)d, (void)hq; /* the channels live as long as the GPU */ }
+
+static int locked_lower(bg_dev *d, bg_queue_hw *hq, const bg_cmd *cmds, size_t n, bg_tmpl *t) {
+  nv_gpu *g = bg_nv_gpu(d);
+  pthread_mutex_lock(&g->lock);
+  int e = bg_nv_lower(d, hq, cmds, n, t);
+  pthread_mutex_unlock(&g->lock);
+  return e;
+}
+
+static int locked_program_load(bg_dev *d, const void *bin, size_t size, const bg_program_info *info, void **handle) {
+  nv_gpu *g = bg_nv_gpu(d);
+  pthread_mutex_lock(&g->lock);
+  int e = bg_nv_program_load(d, bin, size, info, handle);
+  pthread_mutex_unlock(&g->lock);
+  return e;
+}
+
+static void locked_program_free(bg_dev *d, void *handle) {
+  nv_gpu *g = bg_nv_gpu(d);
+  pthread_mutex_lock(&g->lock);
+  bg_nv_program_free(d, handle);
+  pthread_mutex_unlock(&g->lock);
+}
+
+static int locked_copyin(bg_dev *d, bg_mem *dst, uint64_t off, const void *src, uint64_t n) {
+  nv_gpu *g = bg_nv_gpu(d);
+  pthread_mutex_lock(&g->lock);
+  int e = bg_nv_copyin(d, dst, off, src, n);
+  pthread_mutex_unlock(&g->lock);
+  return e;
+}
+
+static int locked_copyout(bg_dev *d, const bg_mem *src, uint64_t off, void *dst, uint64_t n) {
+  nv_gpu *g = bg_nv_gpu(d);
+  pthread_mutex_lock(&g->lock);
+  int e = bg_nv_copyout(d, src, off, dst, n);
+  pthread_mutex_unlock(&g->lock);
+  return e;
+}
+
+static void nv_close(bg_dev *d);
+
+static const bg_backend_ops nv_ops = {
+    .kind = "NV",
+    .ticks_per_us = BG_NV_TICKS_PER_US,
+    .has_copy_queue = true,
+    .alloc = bg_nv_alloc,
+    .free = bg_nv_free,
+    .copyin = locked_copyin,
+    .copyout = locked_copyout,
+    .queue_create = queue_create,
+    .queue_destroy = queue_destroy,
+    .lower = locked_lower,
+    .submit = bg_nv_submit,
+    .program_load = locked_program_load,
+    .program_free = locked_program_free,
+    .sleep = bg_nv_sleep,
+    .fault_check = bg_nv_fault_check,
+    .program_max_workgroup = bg_nv_program_max_workgroup,
+    .max_workgroup = 1024,
+    .close = nv_close,
+};
+
+/* The channels' first pushbuffers (nv_lower.c: SET_OBJECT, shared and local memory windows), each waited for. */
+static int setup_channels(nv_gpu *g) {
+  for (int k = 0; k < 2; k++) {
+    uint32_t *buf = NULL;
+    size_t len = 0, cap = 0;
+    int e = bg_nv_channel_setup_cmds(g, (enum bg_queue_kind)k, &buf, &len, &cap);
+    if (e == 0 && len) e = bg_nv_submit(NULL, g->q[k], buf, len);
+    free(buf);
+    if (e == 0) e = bg_nv_channel_wait_idle(g->q[k]);
+    if (e) return bg_error_context(e, "%s: open step '%s setup pushbuffer': ", g->name, k ? "copy" : "compute");
+  }
+  return 0;
+}
+
+static void attach(bg_dev *d, nv_gpu *g) {
+  g->devs[g->ndevs++] = d;
+  d->ops = &nv_ops;
+  d->priv = g;
+  snprintf(d->arch, sizeof d->arch, "sm_%u", g->sm);
+}
+
+/* Under the GPU's key: share an open GPU of this process, else open it. */
+static int open_locked(bg_dev *d, int index, bool mock, const char *key) {
+  pthread_mutex_lock(&registry_lock);
+  nv_gpu *g = registry;
+  while (g && strcmp(g->key, key) != 0) g = g->next;
+  int e = 0;
+  if (g && g->ndevs >= sizeof g->devs / sizeof g->devs[0])
+    e = bg_error(BG_EBUSY, "%s: open %u times in this process already", g->name, g->ndevs);
+  else if (g)
+    attach(d, g);
+  pthread_mutex_unlock(&registry_lock);
+  if (g) {
+    if (e == 0) BG_LOG(1, "%s: shared with an open device of this process", g->name);
+    return e;
+  }
+  const bg_nv_sys *sys = &bg_nv_sys_real;
+  if (mock) {
+    bg_mock_devices md;
+    if ((e = bg_mock_plugin_start("MOCKNVK", "NV", &md)) < 0) return e;
+    if (index >= md.count) return bg_error(BG_ENODEV, "MOCKNVK+NV: device %d of %d does not exist", index, md.count);
+    if ((e = bg_mock_plugin_nv_sys(&sys)) < 0) return e;
+  }
+  if ((e = bg_nv_gpu_open(sys, index, mock ? "MOCKNVK" : "NVK", &g)) < 0) return e;
+  g->mock = mock;
+  if ((e = setup_channels(g)) < 0) {
+    bg_nv_gpu_close(g);
+    return e;
+  }
+  pthread_mutex_lock(&registry_lock);
+  attach(d, g);
+  g->next = registry;
+  registry = g;
+  pthread_mutex_unlock(&registry_lock);
+  return 0;
+}
+
+static int open_dev(bg_dev *d, int index, bool mock) {
+  char key[32];
+  snprintf(key, sizeof key, "%s:%d", mock ? "MOCKNVK" : "NVK", index);
+  bg_phys_key *k;
+  int e = bg_phys_lock(key, &k);
+  if (e < 0) return e;
+  e = open_locked(d, index, mock, key);
+  bg_phys_unlock(k);
+  return e < 0 ? e : 0;
+}
+
+static void nv_close(bg_dev *d) {
+  nv_gpu *g = bg_nv_gpu(d);
+  if (!g) return;
+  bg_phys_key *k = NULL;
+  if (bg_phys_lock(g->key, &k) < 0) BG_LOG(1, "%s: close without the device registry: %s", g->name, bg_last_error());
+  pthread_mutex_lock(&registry_lock);
+  pthread_mutex_lock(&g->lock);
+  unsigned n = 0;
+  for (unsigned i = 0; i < g->ndevs; i++)
+    if (g->devs[i] != d) g->devs[n++] = g->devs[i];
+  g->ndevs = n;
+  pthread_mutex_unlock(&g->lock);
+  if (n == 0)
+    for (nv_gpu **pp = &registry; *pp; pp = &(*pp)->next)
+      if (*pp == g) {
+        *pp = g->next;
+        break;
+      }
+  pthread_mutex_unlock(&registry_lock);
+  d->priv = NULL;
+  if (n == 0) {
+    /* the core synchronized the device; what other work the channels hold drains before their objects go */
+    for (int q = 0; q < 2; q++)
+      if (g->q[q] && !d->error && bg_nv_channel_wait_idle(g->q[q]) < 0)
+        BG_LOG(1, "%s: close: %s", g->name, bg_last_error());
+    bg_nv_gpu_close(g);
+  }
+  if (k) bg_phys_unlock(k);
+}
+
+/* ---------------- NVK+NV ---------------- */
+
+static int nvk_count(void) { return bg_nv_card_count(&bg_nv_sys_real); }
+static int nvk_open(bg_dev *d, int index) { return open_dev(d, index, false); }
+
+const bg_iface bg_nvk_iface = {.kind = "NV", .name = "NVK", .mock = false, .count = nvk_count, .open = nvk_open};
+
+/* ---------------- MOCKNVK+NV ---------------- */
+
+static int mock_count(void) {
+  bg_mock_devices md;
+  int e = bg_mock_plugin_start("MOCKNVK", "NV", &md);
+  if (e < 0) BG_LOG(1, "MOCKNVK+NV: %s", bg_last_error());
+  return e < 0 ? e : md.count;
+}
+
+static int mock_open(bg_dev *d, int index) { return open_dev(d, index, true); }
+
+const bg_iface bg_mocknvk_iface = {.kind = "NV", .name = "MOCKNVK", .mock = true, .count = mock_count, .open = mock_open};
