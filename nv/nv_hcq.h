@@ -184,9 +184,9 @@ int bg_nv_copyout(bg_dev *d, const bg_mem *src, uint64_t off, void *dst, uint64_
 /* ---- nvq: what nv_iface.c's close calls for each bg_dev before its queues and memory go ---- */
 /* nv_copy.c: frees d's staging buffer and copy queue. */
 void bg_nv_copy_fini(bg_dev *d);
-/* nv_prog.c: when the last bg_dev of the GPU closes (g->ndevs == 1): frees the local-memory buffer and the replaced
- * ones (d is the device to free them through). */
-void bg_nv_local_fini(bg_dev *d);
+/* nv_prog.c: when the last bg_dev of the GPU has closed (before bg_nv_gpu_close; the caller owns g alone): frees the
+ * local-memory buffer and the replaced ones. */
+void bg_nv_local_fini(nv_gpu *g);
 /* ---- nv_fault.c ---- */
 int bg_nv_sleep(bg_dev *d, int ms);
 

@@ -72,15 +72,14 @@ static int ensure_local(bg_dev *d, nv_gpu *g, uint32_t slm) {
   return 0;
 }
 
-void bg_nv_local_fini(bg_dev *d) {
-  nv_gpu *g = bg_nv_gpu(d);
+void bg_nv_local_fini(nv_gpu *g) {
   while (g->local_retired) {
     struct nv_local_retired *r = g->local_retired;
     g->local_retired = r->next;
-    bg_nv_free(d, &r->mem);
+    bg_nv_mem_free(g, &r->mem);
     free(r);
   }
-  if (g->local_mem.va) bg_nv_free(d, &g->local_mem);
+  if (g->local_mem.va) bg_nv_mem_free(g, &g->local_mem);
   memset(&g->local_mem, 0, sizeof(g->local_mem));
   g->slm_per_thread = 0;
   g->local_bytes_per_tpc = 0;
