@@ -1,16 +1,20 @@
 /* tests/unit/nv/test_nv_lower.c: lowering recorded HCQ commands to NV pushbuffers (nv/nv_lower.c) on a fake nv_gpu
  * and bg_dev set up here (no GPU, no kernel module): the command bytes and the kernel-argument block (constant bank
  * 0 + QMD) the template holds, which fields became patches, that re-applying after one variable changed rewrites only
- * that variable's bytes, chunked copies, launch limits and the channel setup pushbuffer.
+ * that variable's bytes, chunked copies, launch limits and the channel setup pushbuffer. Then program loading
+ * (nv/nv_prog.c) on the emulated Hopper (MOCKNVK+NV through the mock plugin) with cubins ptxas makes here: the QMD
+ * template, local memory, and the checks against bg_program_info (skipped, saying why, without ptxas or the plugin).
  *
  * Expected values are written from NVIDIA's headers independently of nv_qmd.c's tables: QMD dword indices are
  * bit / 32 of the MW(hi:lo) in open-gpu-doc clc6c0qmd.h / clcbc0qmd.h / clcec0qmd.h; methods from clc56f.h, clc6c0.h,
  * clc6b5.h. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../check_helpers.h"
+#include "compile/ptx_compile.h"
 #include "hcq/tmpl.h"
 #include "nv/nv_hcq.h"
 #include "nv/nv_push.h"
@@ -284,6 +288,103 @@ START_TEST(channel_setup) {
 }
 END_TEST
 
+
+/* ---------------- programs on the emulated Hopper ---------------- */
+
+static const char kernel_ptx[] =
+    ".version 7.8\n.target sm_%u\n.address_size 64\n"
+    ".visible .entry k(.param .u64 p0, .param .u32 p1) {\n"
+    "  .reg .b64 %%rd<3>;\n  .reg .b32 %%r<2>;\n"
+    "  ld.param.u64 %%rd1, [p0];\n  ld.param.u32 %%r1, [p1];\n"
+    "  cvta.to.global.u64 %%rd2, %%rd1;\n  st.global.u32 [%%rd2], %%r1;\n  ret;\n}\n";
+
+static bool ptxas_cubin(unsigned sm, uint8_t **bin, size_t *n) {
+  char ptx[1024];
+  snprintf(ptx, sizeof(ptx), kernel_ptx, sm);
+  int r = bg_ptx_compile(ptx, sm, BG_PTX_PTXAS, bin, n);
+  if (r == -BG_ENOTSUP) {
+    printf("nv-lower: program tests skipped: %s\n", bg_last_error());
+    return false;
+  }
+  ck_assert_msg(r == 0, "ptxas sm_%u: %s", sm, bg_last_error());
+  return true;
+}
+
+static bg_dev *open_mock_hopper(void) {
+  if (!getenv("BG_MOCK_PLUGIN")) {
+    printf("nv-lower: program tests skipped: BG_MOCK_PLUGIN is not set (no emulated GPU)\n");
+    return NULL;
+  }
+  setenv("MOCKGPU_NV", "hopper", 1);
+  bg_dev *d = NULL;
+  OK(bg_dev_open("MOCKNVK+NV", &d));
+  return d;
+}
+
+START_TEST(program_load_mock) {
+  uint8_t *bin = NULL, *bin80 = NULL;
+  size_t n = 0, n80 = 0;
+  if (!ptxas_cubin(90, &bin, &n) || !ptxas_cubin(80, &bin80, &n80)) {
+    free(bin);
+    return;
+  }
+  bg_dev *d = open_mock_hopper();
+  if (!d) {
+    free(bin), free(bin80);
+    return;
+  }
+  nv_gpu *g = bg_nv_gpu(d);
+  const uint8_t sizes[2] = {8, 4};
+  bg_program_info info = {"k", 2, sizes};
+  bg_program *prg = NULL;
+  OK(bg_program_load(d, bin, n, &info, &prg));
+  const nv_prog *p = prg->handle;
+  ck_assert_int_eq(p->qmd_version, 4);
+  ck_assert_uint_eq(p->nparams, 2);
+  ck_assert_uint_eq(p->param_offsets[1], 8);
+  ck_assert_uint_ge(p->param_base, 0x30);
+  ck_assert_uint_eq(p->cb0_size % 16, 0);
+  ck_assert_uint_ge(p->cb0_size, p->param_base + 12);
+  ck_assert_uint_ge(p->code_va, p->image.va);
+  ck_assert_uint_ge(p->image.size, 8192); /* the image rounded to 4 KiB plus one page */
+  /* QMD V04 template, read at NVIDIA's positions (clcbc0qmd.h) */
+  ck_assert_uint_eq(p->qmd[18] >> 4 & 0xf, 4);                              /* QMD_MAJOR_VERSION 583:580 */
+  ck_assert_uint_eq(p->qmd[0] >> 23 & 7, 2);                                /* QMD_TYPE 25:23 = GRID_CTA */
+  ck_assert_uint_eq(p->qmd[37] >> 16 & 0x1ff, p->regs);                     /* REGISTER_COUNT 1208:1200 */
+  ck_assert_uint_eq(p->qmd[38], (uint32_t)p->code_va);                      /* PROGRAM_ADDRESS_LOWER 1247:1216 */
+  ck_assert_uint_eq(p->qmd[39] & 0x1ffffff, (uint32_t)(p->code_va >> 32));  /* PROGRAM_ADDRESS_UPPER 1272:1248 */
+  ck_assert_uint_eq(p->qmd[49] >> 19, (p->cb0_size + 15) / 16);             /* CONSTANT_BUFFER_SIZE_SHIFTED4(0) */
+  ck_assert_uint_eq(p->qmd[13] & 0x9, 0x9);                                 /* CONSTANT_BUFFER_VALID/INVALIDATE(0) */
+  ck_assert_uint_eq(p->qmd[16] >> 24, 0x90);                                /* SASS_VERSION 543:536 */
+  ck_assert_uint_eq(p->qmd[17] & 0xffffff, p->local_need);                  /* SHADER_LOCAL_MEMORY_HIGH_SIZE 567:544 */
+  ck_assert_uint_eq(p->qmd[18] >> 8 & 0x3ffff, 0x400);                      /* SHARED_MEMORY_SIZE 601:584: 1 KiB */
+  /* local memory grown for it: stack + 0x240 per thread */
+  ck_assert_uint_ge(p->local_need, 0x240);
+  ck_assert_uint_ge(g->slm_per_thread, p->local_need);
+  ck_assert_uint_ne(g->local_mem.va, 0);
+  ck_assert_uint_ne(g->local_bytes_per_tpc, 0);
+  uint32_t max = bg_nv_program_max_workgroup(d, prg->handle);
+  ck_assert_uint_ge(max, 32);
+  ck_assert_uint_le(max, 1024);
+  bg_program_free(prg);
+
+  /* what the program info must agree with */
+  bg_program *bad = NULL;
+  bg_program_info one = {"k", 1, sizes};
+  FAILS(bg_program_load(d, bin, n, &one, &bad), BG_EINVAL, "has 2 parameters in its cubin");
+  const uint8_t wrong[2] = {8, 8};
+  bg_program_info ws = {"k", 2, wrong};
+  FAILS(bg_program_load(d, bin, n, &ws, &bad), BG_EINVAL, "parameter 1 is 4 bytes in the cubin");
+  FAILS(bg_program_load(d, bin80, n80, &info, &bad), BG_EINVAL, "the cubin is for sm_80, the device is sm_90");
+  const char junk[] = "not a program";
+  FAILS(bg_program_load(d, junk, sizeof(junk) - 1, &info, &bad), BG_EINVAL, "neither a cubin");
+  ck_assert_ptr_null(bad);
+  bg_dev_close(d);
+  free(bin);
+  free(bin80);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("nv-lower");
   TCase *tc = tcase_create("lower");
@@ -291,6 +392,8 @@ int main(void) {
   tcase_add_test(tc, lower_copy_chunks);
   tcase_add_test(tc, lower_errors);
   tcase_add_test(tc, channel_setup);
+  tcase_add_test(tc, program_load_mock);
+  tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
