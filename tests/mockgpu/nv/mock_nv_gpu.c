@@ -205,7 +205,8 @@ static int copy_launch(nvm_gpu *g, nvm_chan *c, uint32_t v) {
     uint64_t va = (uint64_t)(c->ce_sem_a & 0x1ffffff) << 32 | c->ce_sem_b;
     bool four = semt == 2, is64 = v >> 27 & 1;
     /* four-word release: payload at +0, timestamp at +8 (clc8b5.h SET_SEMAPHORE_A/B) */
-    if (!sem_release(g, c, va, c->ce_sem_pay, is64, four, "copy-engine semaphore")) return RUN_STOPPED;
+    uint64_t pay = c->ce_sem_pay | (is64 ? (uint64_t)c->ce_sem_pay_hi << 32 : 0);
+    if (!sem_release(g, c, va, pay, is64 || four, four, "copy-engine semaphore")) return RUN_STOPPED;
   }
   return RUN_PROGRESS;
 }
@@ -216,6 +217,8 @@ static int copy_method(nvm_gpu *g, nvm_chan *c, uint32_t m, uint32_t v) {
   case 0x240: c->ce_sem_a = v; return RUN_PROGRESS;
   case 0x244: c->ce_sem_b = v; return RUN_PROGRESS;
   case 0x248: c->ce_sem_pay = v; return RUN_PROGRESS;
+  case 0x24c: c->ce_sem_pay_hi = v; return RUN_PROGRESS; /* SET_SEMAPHORE_PAYLOAD_UPPER (PAYLOAD_SIZE 64) */
+  case 0x140: return RUN_PROGRESS;                       /* PM_TRIGGER */
   case 0x400: c->ce_in_hi = v; return RUN_PROGRESS;
   case 0x404: c->ce_in_lo = v; return RUN_PROGRESS;
   case 0x408: c->ce_out_hi = v; return RUN_PROGRESS;

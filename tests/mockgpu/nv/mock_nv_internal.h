@@ -116,7 +116,7 @@ typedef struct nvm_chan {
   /* Method state */
   uint32_t subc_class[8];
   uint32_t sem_addr_lo, sem_addr_hi, sem_pay_lo, sem_pay_hi;
-  uint32_t ce_in_hi, ce_in_lo, ce_out_hi, ce_out_lo, ce_len, ce_sem_a, ce_sem_b, ce_sem_pay;
+  uint32_t ce_in_hi, ce_in_lo, ce_out_hi, ce_out_lo, ce_len, ce_sem_a, ce_sem_b, ce_sem_pay, ce_sem_pay_hi;
   uint32_t pcas_a;
   uint64_t local_mem, local_window, shared_window;
   uint32_t entry_index;             /* for failure messages */
