@@ -83,6 +83,9 @@ typedef struct nv_prog {
   uint32_t *param_sizes;
   uint32_t qmd[96];           /* QMD template (up to 384 bytes), dims/cbuf/release filled at lowering */
   uint32_t max_threads;       /* launch limit from registers / .maxntid */
+  /* ---- nvq (nv_prog.c, nv_lower.c) ---- */
+  int qmd_version;            /* 3, 4 or 5: the layout of qmd[] */
+  uint32_t local_need;        /* local memory bytes per thread it needs (stack + 0x240, rounded to 32) */
 } nv_prog;
 
 struct nv_gpu {
@@ -114,6 +117,9 @@ struct nv_gpu {
   uint64_t local_bytes_per_tpc;
   /* host staging for copies (nv_copy.c) */
   bg_mem staging;
+  /* ---- nvq (nv_prog.c, nv_copy.c) ---- */
+  struct nv_local_retired *local_retired;  /* replaced local-memory buffers: templates may still set them; freed at close */
+  struct nv_stage *stages;                 /* per bg_dev: staging buffer + copy queue of bg_nv_copyin/out */
   /* VA allocators: the low window for CPU-visible buffers, the high window for the rest (nv_mem.c) */
   uint64_t va_low, va_high;
   bg_dev *devs[8];
@@ -167,7 +173,7 @@ int bg_nv_submit(bg_dev *d, bg_queue_hw *hq, const void *cmd, size_t len);
 /* ---- nv_lower.c ---- */
 int bg_nv_lower(bg_dev *d, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t);
 /* The pushbuffer that makes a new channel usable (SET_OBJECT of the engine class; on compute the shared and local
- * memory windows), appended to buf (grown with bg_grow); *len in bytes. */
+ * memory windows), appended to buf (grown with bg_grow: *cap counts uint32_t elements); *len in bytes. */
 int bg_nv_channel_setup_cmds(nv_gpu *g, enum bg_queue_kind kind, uint32_t **buf, size_t *len, size_t *cap);
 /* ---- nv_prog.c ---- */
 int bg_nv_program_load(bg_dev *d, const void *bin, size_t size, const bg_program_info *info, void **handle);
@@ -176,6 +182,12 @@ uint32_t bg_nv_program_max_workgroup(bg_dev *d, void *handle);
 /* ---- nv_copy.c ---- */
 int bg_nv_copyin(bg_dev *d, bg_mem *dst, uint64_t off, const void *src, uint64_t n);
 int bg_nv_copyout(bg_dev *d, const bg_mem *src, uint64_t off, void *dst, uint64_t n);
+/* ---- nvq: what nv_iface.c's close calls for each bg_dev before its queues and memory go ---- */
+/* nv_copy.c: frees d's staging buffer and copy queue. */
+void bg_nv_copy_fini(bg_dev *d);
+/* nv_prog.c: when the last bg_dev of the GPU has closed (before bg_nv_gpu_close; the caller owns g alone): frees the
+ * local-memory buffer and the replaced ones. */
+void bg_nv_local_fini(nv_gpu *g);
 /* ---- nv_fault.c ---- */
 int bg_nv_sleep(bg_dev *d, int ms);
 

@@ -159,6 +159,7 @@ static int open_dev(bg_dev *d, int index, bool mock) {
 static void nv_close(bg_dev *d) {
   nv_gpu *g = bg_nv_gpu(d);
   if (!g) return;
+  bg_nv_copy_fini(d); /* this device's staging buffer and copy queue (nv_copy.c) */
   bg_phys_key *k = NULL;
   if (bg_phys_lock(g->key, &k) < 0) BG_LOG(1, "%s: close without the device registry: %s", g->name, bg_last_error());
   pthread_mutex_lock(&registry_lock);
@@ -181,6 +182,7 @@ static void nv_close(bg_dev *d) {
     for (int q = 0; q < 2; q++)
       if (g->q[q] && !d->error && bg_nv_channel_wait_idle(g->q[q]) < 0)
         BG_LOG(1, "%s: close: %s", g->name, bg_last_error());
+    bg_nv_local_fini(g); /* local memory (nv_prog.c) */
     bg_nv_gpu_close(g);
   }
   if (k) bg_phys_unlock(k);

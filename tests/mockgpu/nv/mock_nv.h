@@ -19,4 +19,11 @@ int mock_nv_plugin_assemble(const char *ptx, unsigned sm, uint8_t **cubin, size_
 /* Wall time the emulated engines spent executing (for bg_mock_plugin.exec_ns). */
 uint64_t mock_nv_exec_ns(void);
 
+/* For tests: the failures the model recorded (what the driver did wrong: a bad doorbell, an unknown method, a
+ * fault...), one per line into buf; returns how many since the last clear. */
+unsigned mock_nv_failures(char *buf, size_t cap);
+void mock_nv_clear_failures(void);
+/* The running configuration ("hopper", "ada"), NULL before start. */
+const char *mock_nv_config_name(void);
+
 #endif
