@@ -15,7 +15,7 @@
  * GPUs of these vendors (tools/smi_inventory.c: pci_wanted) though this library has no driver for them yet, and a
  * program that names one gets "this build has no ... driver" instead of "unknown device kind". Drop an entry when
  * its backend is added; the valid forms in messages list only what is built. */
-static const char *const nv_ifaces[] = {"NVK", "PCI", "MOCKPCI", "MOCKNVK", NULL};
+static const char *const nv_ifaces[] = {"PCI", "MOCKPCI", NULL}; /* NVK and MOCKNVK: nv/nv_iface.c */
 static const struct { const char *kind; const char *const *ifaces; } unbuilt_kinds[] = {
   {"NV", nv_ifaces},
 };
