@@ -158,6 +158,21 @@ static uint32_t rm_control(bg_nv_os54_control *c) {
     return NV_OK;
   }
   case NV2080_CTRL_CMD_PERF_BOOST: return NV_OK;
+  case NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES: {
+    bg_nv83de_read_all_sm_error_states *st = p;
+    if (c->paramsSize != sizeof *st || st->hTargetChannel != F.chan[0].h) return NV_ERR_INVALID_ARGUMENT;
+    st->smErrorStateArray[3].hwwGlobalEsr = 0x10;
+    st->smErrorStateArray[3].hwwWarpEsr = 0x2f;
+    st->smErrorStateArray[3].hwwWarpEsrPc64 = 0x7f00001230;
+    st->mmuFaultValid = 1;
+    return NV_OK;
+  }
+  case NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO: {
+    bg_nv83de_read_mmu_fault_info *mf = p;
+    mf->mmuFaultInfoList[0] = (bg_nv83de_mmu_fault_entry){0xdead0000, 2, 1};
+    mf->count = 1;
+    return NV_OK;
+  }
   case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE: F.sched_size = c->paramsSize; return NV_OK;
   case NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN:
     for (int i = 0; i < F.nchan; i++)
@@ -497,6 +512,32 @@ START_TEST(submit_never_overruns) {
 }
 END_TEST
 
+/* fault_check: idle 0, work pending 1, a written error notifier -BG_EHANG with the debugger's readout. */
+START_TEST(fault_readout) {
+  reset("580.65.06");
+  nv_gpu *g = NULL;
+  OK(bg_nv_gpu_open(&fake, 0, "NVK", &g));
+  bg_dev d;
+  memset(&d, 0, sizeof d);
+  d.priv = g;
+  ck_assert_int_eq(bg_nv_fault_check(&d), 0);
+  F.gpu_runs = false;
+  uint32_t cmd[2] = {0x20010000u, 0};
+  OK(bg_nv_submit(NULL, g->q[BG_QUEUE_COMPUTE], cmd, sizeof cmd));
+  ck_assert_int_eq(bg_nv_fault_check(&d), 1);
+  volatile bg_nv_notification *n = g->q[BG_QUEUE_COMPUTE]->notifier.cpu;
+  n->info32 = 31;
+  n->status = 0xffff;
+  FAILS(bg_nv_fault_check(&d), BG_EHANG, "MMU fault at address 0xdead0000 (fault type 2, access type 1)");
+  ck_assert_ptr_nonnull(strstr(bg_last_error(), "SM 3: global ESR 0x10, warp ESR 0x2f at PC 0x7f00001230"));
+  ck_assert_ptr_nonnull(strstr(bg_last_error(), "compute channel"));
+  FAILS(bg_nv_sleep(&d, 0), BG_EHANG, "error 31");
+  g->q[BG_QUEUE_COMPUTE]->userd[0x88 / 4] = g->q[BG_QUEUE_COMPUTE]->put;
+  bg_nv_gpu_close(g);
+  assert_clean();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("nv-dev");
   TCase *tc = tcase_create("dev");
@@ -509,6 +550,7 @@ int main(void) {
   tcase_add_test(tc, no_driver);
   tcase_add_test(tc, memory);
   tcase_add_test(tc, submit_never_overruns);
+  tcase_add_test(tc, fault_readout);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
