@@ -217,13 +217,13 @@ static int channel(nv_gpu *g, enum bg_queue_kind kind, uint32_t ring_off) {
   q->token = tok.workSubmitToken;
   uint64_t base;
   if ((e = bg_nv_va_low(NV_UVM_CHANNEL_RANGE, 0x1000, &base))) return e;
+  q->uvm_base = base; /* given back at close */
   bg_nv_uvm_register_channel rc = {.rmCtrlFd = g->ctl_fd, .hClient = g->rm.root, .hChannel = q->hchannel, .base = base,
                                    .length = NV_UVM_CHANNEL_RANGE};
   memcpy(rc.gpuUuid.uuid, g->uuid, 16);
   if ((e = uvm(g, g->uvm_fd, NV_UVM_REGISTER_CHANNEL, "UVM_REGISTER_CHANNEL", &rc, sizeof rc,
                offsetof(bg_nv_uvm_register_channel, rmStatus))))
     return e;
-  q->uvm_base = base;
   uint8_t *cpu = g->gpfifo_area.cpu;
   q->ring = (volatile uint64_t *)(void *)(cpu + ring_off);
   q->userd = (volatile uint32_t *)(void *)(cpu + ring_off + (size_t)q->entries * 8);
@@ -401,6 +401,7 @@ static void channel_free(nv_gpu *g, bg_queue_hw *q) {
   if (q->kind == BG_QUEUE_COMPUTE) rm_free(g, g->hdevice, &g->hdebugger); /* it names the compute object */
   rm_free(g, q->hchannel, &q->hengine);
   rm_free(g, g->htsg, &q->hchannel); /* UVM drops the channel's registration with it */
+  if (q->uvm_base) bg_nv_va_free(q->uvm_base, NV_UVM_CHANNEL_RANGE);
   if (q->cmdq.meta) bg_nv_mem_free(g, &q->cmdq);
   if (q->notifier.meta) bg_nv_mem_free(g, &q->notifier);
   free(q->entry_end);

@@ -52,7 +52,7 @@ typedef struct nv_gpu nv_gpu;
 struct bg_queue_hw {
   nv_gpu *g;
   enum bg_queue_kind kind;
-  char name[48];              /* "compute channel (HOPPER_CHANNEL_GPFIFO_A, token 3)" */
+  char name[64];              /* "compute channel (HOPPER_CHANNEL_GPFIFO_A, token 3)" */
   uint32_t hchannel;          /* RM handle of the channel */
   uint32_t hengine;           /* compute / copy object under it */
   uint32_t token;             /* work-submit token */
@@ -154,6 +154,7 @@ int bg_nv_mem_alloc(nv_gpu *g, uint64_t size, unsigned flags, bg_mem *out);
 void bg_nv_mem_free(nv_gpu *g, bg_mem *m);
 /* A range of the process-wide low (CPU-visible) VA window that no buffer uses (UVM_REGISTER_CHANNEL's range). */
 int bg_nv_va_low(uint64_t size, uint64_t align, uint64_t *va);
+void bg_nv_va_free(uint64_t va, uint64_t size);
 /* ---- nv_submit.c ---- */
 /* Wait until the channel's GPGet reaches GPPut (bounded by BG_WAIT_TIMEOUT_MS): -BG_EHANG naming the channel. */
 int bg_nv_channel_wait_idle(bg_queue_hw *hq);

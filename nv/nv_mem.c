@@ -3,10 +3,9 @@
  *
  * GPU VA == CPU VA. Buffers with a CPU view take their VA from the low window, the others from the main window; both
  * are process-wide (every GPU of the process shares the CPU's address space) and reserved with a PROT_NONE mapping
- * first, so a MAP_FIXED mapping of a buffer never lands on something else of the process. The low window is asked
- * for at 0x10_0000_0000 (tinygrad's place: below 2^40, where QMD and pushbuffer addresses must lie); when that range
- * is taken (a sanitizer's shadow memory) the kernel picks another. VAs are handed out by bump allocation and never
- * reused (a freed buffer's range stays reserved).
+ * first, so a MAP_FIXED mapping of a buffer never lands on something else of the process. The low window lies below
+ * 2^40, where QMD and pushbuffer addresses must (low_cand); the main window anywhere. VAs are handed out first-fit
+ * from each window's free list, and a freed buffer's range is reserved again before it returns to the list.
  *
  *   video memory   RM_ALLOC NV1_MEMORY_USER (uncached: NV01_MEMORY_SYSTEM) with NV_MEMORY_ALLOCATION_PARAMS; 2 MiB
  *                  pages from 8 MiB on; CPU view through NV_ESC_RM_MAP_MEMORY on a fresh /dev/nvidiaN (/dev/nvidiactl
@@ -26,6 +25,7 @@
 #include "baregpu/error.h"
 #include "nv/nv_abi_dev.h"
 #include "nv/nv_hcq.h"
+#include "util/grow.h"
 
 #define SZ_4K 0x1000ull
 #define SZ_2M (2ull << 20)
@@ -36,7 +36,13 @@
 #define HIGH_SIZE 0x10000000000ull /* 1 TiB of GPU-only buffers */
 
 typedef struct {
-  uint64_t base, size, off;
+  uint64_t start, size; /* offsets from the window's base */
+} va_range;
+
+typedef struct {
+  uint64_t base, size;
+  va_range *free;       /* free ranges, sorted, coalesced; the whole window at first */
+  size_t nfree, cap;
 } va_window;
 
 static pthread_mutex_t va_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -44,35 +50,111 @@ static va_window win[2]; /* 0 low (CPU-visible), 1 main */
 
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
-/* Reserve a window: PROT_NONE, no swap, placed at hint when that range is free. */
-static int reserve(va_window *w, uint64_t hint, uint64_t size, const char *what) {
+/* Reserve a window: PROT_NONE, no swap, at one of the candidate places (MAP_FIXED_NOREPLACE: never over a mapping);
+ * else where the kernel puts it (the main window has no address limit). */
+static int reserve(va_window *w, const uint64_t (*cand)[2], size_t ncand, uint64_t any_size, const char *what) {
   if (w->base) return 0;
-  void *p = mmap((void *)(uintptr_t)hint, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  for (size_t i = 0; i < ncand; i++) {
+    void *p = mmap((void *)(uintptr_t)cand[i][0], cand[i][1], PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED) continue;
+    if ((uint64_t)(uintptr_t)p == cand[i][0]) {
+      w->base = cand[i][0], w->size = cand[i][1];
+      if (i) BG_LOG(1, "nv: %s VA window at 0x%" PRIx64 " (0x%" PRIx64 " was taken)", what, w->base, cand[0][0]);
+      return 0;
+    }
+    munmap(p, cand[i][1]); /* a kernel without MAP_FIXED_NOREPLACE took it as a hint and placed it elsewhere */
+  }
+  if (!any_size)
+    return bg_error(BG_ENOMEM, "nv: cannot reserve the %s VA window below 2^40 (tried 0x%" PRIx64 " and 0x%" PRIx64 ")",
+                    what, cand[0][0], cand[ncand - 1][0]);
+  void *p = mmap(NULL, any_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
-    return bg_error(BG_ENOMEM, "nv: cannot reserve the %s VA window (%" PRIu64 " GiB): %s", what, size >> 30,
+    return bg_error(BG_ENOMEM, "nv: cannot reserve the %s VA window (%" PRIu64 " GiB): %s", what, any_size >> 30,
                     strerror(errno));
   w->base = round_up((uint64_t)(uintptr_t)p, SZ_2M);
-  w->size = size - (w->base - (uint64_t)(uintptr_t)p);
-  if (w->base != hint) BG_LOG(1, "nv: %s VA window at 0x%" PRIx64 " (0x%" PRIx64 " was taken)", what, w->base, hint);
+  w->size = any_size - (w->base - (uint64_t)(uintptr_t)p);
   return 0;
 }
+
+/* Low window: pushbuffers, GPFIFO rings and QMDs live here, and GPFIFO entries and QMD pointers hold 40 address bits.
+ * tinygrad's [0x10_0000_0000, 0x20_0000_0000) first; under AddressSanitizer that range is its shadow gap, so then
+ * 1.5 GiB below 2 GiB (application memory there, with a real shadow). */
+static const uint64_t low_cand[][2] = {{LOW_HINT, LOW_SIZE}, {0x10000000ull, 0x60000000ull}};
+static const uint64_t high_cand[][2] = {{HIGH_HINT, HIGH_SIZE}};
 
 static int va_alloc(int which, uint64_t size, uint64_t align, uint64_t *va) {
   pthread_mutex_lock(&va_lock);
   va_window *w = &win[which];
-  int e = reserve(w, which ? HIGH_HINT : LOW_HINT, which ? HIGH_SIZE : LOW_SIZE, which ? "main" : "low");
+  int e = which ? reserve(w, high_cand, 1, HIGH_SIZE, "main") : reserve(w, low_cand, 2, 0, "low");
+  if (e == 0 && !w->free) {
+    if (!bg_grow((void **)&w->free, &w->cap, 1, sizeof *w->free)) e = bg_error(BG_ENOMEM, "nv: out of host memory");
+    else w->free[0] = (va_range){0, w->size}, w->nfree = 1;
+  }
+  size_t i = 0;
+  uint64_t off = 0;
+  for (; e == 0 && i < w->nfree; i++) { /* first fit */
+    off = round_up(w->base + w->free[i].start, align) - w->base;
+    if (off >= w->free[i].start && off - w->free[i].start + size <= w->free[i].size && off + size > off) break;
+  }
+  if (e == 0 && i == w->nfree)
+    e = bg_error(BG_ENOMEM, "nv: the %s VA window (%" PRIu64 " MiB) has no free range of %" PRIu64 " bytes",
+                 which ? "main" : "low", w->size >> 20, size);
+  if (e == 0 && !bg_grow((void **)&w->free, &w->cap, w->nfree + 1, sizeof *w->free))
+    e = bg_error(BG_ENOMEM, "nv: out of host memory");
   if (e == 0) {
-    uint64_t off = round_up(w->base + w->off, align) - w->base;
-    if (off + size > w->size || off + size < off)
-      e = bg_error(BG_ENOMEM, "nv: the %s VA window (%" PRIu64 " GiB) is used up (%" PRIu64 " bytes wanted)",
-                   which ? "main" : "low", w->size >> 30, size);
-    else {
-      *va = w->base + off;
-      w->off = off + size;
-    }
+    va_range r = w->free[i];
+    va_range before = {r.start, off - r.start}, after = {off + size, r.start + r.size - (off + size)};
+    memmove(&w->free[i + 1], &w->free[i], (w->nfree - i) * sizeof *w->free);
+    w->nfree++;
+    size_t k = i;
+    if (before.size) w->free[k++] = before;
+    if (after.size) w->free[k++] = after;
+    memmove(&w->free[k], &w->free[i + 2], (w->nfree - i - 2) * sizeof *w->free);
+    w->nfree -= (i + 2) - k;
+    *va = w->base + off;
   }
   pthread_mutex_unlock(&va_lock);
   return e;
+}
+
+/* Give [va, va+size) back to the window it came from (still reserved: the caller re-reserved a CPU mapping's range). */
+static void va_free(uint64_t va, uint64_t size) {
+  pthread_mutex_lock(&va_lock);
+  for (int which = 0; which < 2; which++) {
+    va_window *w = &win[which];
+    if (!w->base || va < w->base || va + size > w->base + w->size) continue;
+    uint64_t off = va - w->base;
+    size_t i = 0;
+    while (i < w->nfree && w->free[i].start < off) i++;
+    if (!bg_grow((void **)&w->free, &w->cap, w->nfree + 1, sizeof *w->free)) break; /* the range stays used */
+    memmove(&w->free[i + 1], &w->free[i], (w->nfree - i) * sizeof *w->free);
+    w->free[i] = (va_range){off, size};
+    w->nfree++;
+    if (i + 1 < w->nfree && w->free[i].start + w->free[i].size == w->free[i + 1].start) { /* merge with the next */
+      w->free[i].size += w->free[i + 1].size;
+      memmove(&w->free[i + 1], &w->free[i + 2], (w->nfree - i - 2) * sizeof *w->free);
+      w->nfree--;
+    }
+    if (i > 0 && w->free[i - 1].start + w->free[i - 1].size == w->free[i].start) { /* with the previous */
+      w->free[i - 1].size += w->free[i].size;
+      memmove(&w->free[i], &w->free[i + 1], (w->nfree - i - 1) * sizeof *w->free);
+      w->nfree--;
+    }
+    break;
+  }
+  pthread_mutex_unlock(&va_lock);
+}
+
+void bg_nv_va_free(uint64_t va, uint64_t size) { va_free(va, size); }
+
+/* munmap of a buffer's CPU view, then the range reserved again, so nothing else of the process lands there before the
+ * VA is handed out anew. */
+static void unmap_cpu(nv_gpu *g, uint64_t va, uint64_t size) {
+  g->sys->munmap(g->sys->ctx, (void *)(uintptr_t)va, size);
+  void *p = mmap((void *)(uintptr_t)va, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                 -1, 0);
+  if (p != MAP_FAILED && (uint64_t)(uintptr_t)p != va) munmap(p, size);
 }
 
 int bg_nv_va_low(uint64_t size, uint64_t align, uint64_t *va) { return va_alloc(0, size, align, va); }
@@ -184,9 +266,9 @@ static int alloc_host(nv_gpu *g, uint64_t size, nv_alloc *a, uint64_t va) {
 /* Undo what a (possibly partial) allocation did: GPU mapping, CPU mapping, RM object, fd. */
 static void release(nv_gpu *g, nv_alloc *a, uint64_t va, bool range) {
   if (range && uvm_free(g, va, a->map_size)) BG_LOG(1, "%s: free: %s", g->name, bg_last_error());
-  if (a->cpu_mapped && !a->host) g->sys->munmap(g->sys->ctx, (void *)(uintptr_t)va, a->map_size);
+  if (a->cpu_mapped && !a->host) unmap_cpu(g, va, a->map_size);
   if (a->hmem && bg_nv_rm_free(&g->rm, g->hdevice, a->hmem)) BG_LOG(1, "%s: free: %s", g->name, bg_last_error());
-  if (a->cpu_mapped && a->host) g->sys->munmap(g->sys->ctx, (void *)(uintptr_t)va, a->map_size);
+  if (a->cpu_mapped && a->host) unmap_cpu(g, va, a->map_size);
   if (a->map_fd >= 0) g->sys->close(g->sys->ctx, a->map_fd);
   a->hmem = 0;
   a->cpu_mapped = false;
@@ -216,6 +298,7 @@ int bg_nv_mem_alloc(nv_gpu *g, uint64_t size, unsigned flags, bg_mem *out) {
     e = bg_error_context(e, "%s: %s memory of %" PRIu64 " bytes: ", g->name,
                          host ? "host" : (flags & BG_BUF_UNCACHED) ? "system" : "video", size);
     release(g, a, va, range);
+    va_free(va, rsize);
     free(a);
     return e;
   }
@@ -234,6 +317,7 @@ void bg_nv_mem_free(nv_gpu *g, bg_mem *m) {
   nv_alloc *a = m->meta;
   if (!a) return;
   release(g, a, m->va, true);
+  va_free(m->va, a->map_size);
   g->alloc_bytes -= a->map_size;
   free(a);
   memset(m, 0, sizeof *m);

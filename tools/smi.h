@@ -16,6 +16,7 @@
 #include "baregpu/hcq.h"
 #include "hcq/gpu_scan.h"
 #include "hcq/usage.h"
+#include "nv/nv_query.h"
 #include "usb/usb_scan.h"
 
 enum { SMI_EXIT_OK = 0, SMI_EXIT_FAIL = 1, SMI_EXIT_USAGE = 2 };
@@ -104,6 +105,7 @@ typedef struct smi_inventory {
   struct smi_inventory *emu;   /* list --all: the emulated MOCKPCI devices (smi_mock_inventory), NULL: none */
   struct smi_inventory *emu_usb; /* list --all, --dev MOCKUSB+AMD: the GPUs behind emulated bridges, NULL: none */
   smi_mem *pci_mem;            /* [npci] VRAM use (smi_mem_get) */
+  struct smi_nv_inventory *nv; /* the NVIDIA GPUs opened through NVK / MOCKNVK (smi_nv_collect), NULL: not gathered */
 } smi_inventory;
 
 int smi_inventory_collect(const smi_opts *o, smi_inventory *inv);
@@ -251,6 +253,32 @@ bool smi_sel_is_mockusb(const smi_opts *o);
  * read over the bridge, booted (as MOCKUSB+AMD's open does) and its SMU metrics read; entries named "mockusb:N".
  * o (may be NULL) selects by index. pci_err/pci_msg say why not; NULL when out of memory. */
 smi_inventory *smi_mockusb_inventory(const smi_opts *o);
+
+/* ---------------- NVIDIA GPUs (smi_nv.c) ---------------- */
+
+typedef struct smi_nv_gpu {
+  char dev[48];                /* "NVK+NV:0" */
+  int err;                     /* 0, or the open/query error (msg) */
+  char msg[512];
+  bg_nv_query q;
+} smi_nv_gpu;
+
+typedef struct smi_nv_inventory {
+  bool searched;               /* false: the selector names no NV device */
+  char iface[16];              /* "NVK", "MOCKNVK" */
+  int err;                     /* the listing failed (msg) */
+  char msg[512];
+  smi_nv_gpu *gpus;
+  size_t n;
+} smi_nv_inventory;
+
+/* The NVIDIA GPUs of o's selector (none: NVK; NV / NVK+NV / MOCKNVK+NV[:INDEX]), each opened and queried, then
+ * closed. 0, or a negative BG_E* code with inv->msg. */
+int smi_nv_collect(const smi_opts *o, smi_nv_inventory *inv);
+void smi_nv_free(smi_nv_inventory *inv);
+void smi_nv_text(const smi_nv_inventory *inv, FILE *f);
+/* "nvidia": {...} or null */
+void smi_nv_json(struct jw *w, const smi_nv_inventory *inv);
 
 /* ---------------- commands ---------------- */
 

@@ -93,6 +93,7 @@ void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
     for (size_t i = 0; i < inv->ndevs; i++) fprintf(f, " %s", inv->devs[i]);
     fputs(inv->ndevs ? "\n" : " none\n", f);
   }
+  if (inv->nv) smi_nv_text(inv->nv, f);
   if (inv->emu && inv->emu->pci_err < 0) {
     fprintf(f, "Emulated (MOCKPCI+AMD): unavailable: %s\n", inv->emu->pci_msg);
   } else if (inv->emu) {
@@ -277,6 +278,7 @@ int smi_list_json(const smi_inventory *inv, const smi_opts *o, FILE *f) {
 
   /* list --all: the emulated MOCKPCI+AMD devices, and (also --dev MOCKUSB+AMD) the GPUs behind the emulated ASM24
    * bridges (each null when not gathered) */
+  if (inv->nv) smi_nv_json(&w, inv->nv);
   json_emulated(&w, "emulated", "MOCKPCI+AMD", inv->emu);
   json_emulated(&w, "emulated_usb", "MOCKUSB+AMD", inv->emu_usb);
 
@@ -293,6 +295,9 @@ int smi_cmd_list(const smi_opts *o) {
   smi_inventory inv;
   int r = smi_inventory_collect(o, &inv);
   smi_am_collect(&inv);
+  smi_nv_inventory nv;
+  smi_nv_collect(o, &nv); /* its errors are in its section */
+  inv.nv = &nv;
   /* --all shows the emulated devices too, when this build has them (tests/mockgpu's plugin) */
   if (BG_HAVE_MOCK && o->all && o->sel == SMI_SEL_NONE) inv.emu = smi_mock_inventory();
   if (BG_HAVE_MOCK && ((o->all && o->sel == SMI_SEL_NONE) || smi_sel_is_mockusb(o))) inv.emu_usb = smi_mockusb_inventory(o);
@@ -301,6 +306,7 @@ int smi_cmd_list(const smi_opts *o) {
   else smi_list_text(&inv, o, stdout);
   if (r < 0) tool_err("list: %s", inv.pci_msg);
   free(inv.am);
+  smi_nv_free(&nv);
   smi_mock_inventory_free(inv.emu);
   smi_mock_inventory_free(inv.emu_usb);
   smi_inventory_free(&inv);

@@ -56,21 +56,25 @@ static uint32_t get(const uint8_t *q, bits b) {
 }
 
 /* ---- parsed-module cache, by program address and content hash ---- */
+/* Per GPU: a kernel runs without the module lock, and only its own engine thread touches its GPU's cache. */
 #define CACHE_N 64
-static struct {
+typedef struct {
   uint64_t addr, hash;
   ptx_module *m;
   uint32_t shared;
   char entry[128];
-} cache[CACHE_N];
-static unsigned cache_next;
+} cache_ent;
+static cache_ent caches[8][CACHE_N];
+static unsigned cache_next[8];
 
 void nvm_qmd_cache_free(void) {
-  for (int i = 0; i < CACHE_N; i++) {
-    ptx_free(cache[i].m);
-    memset(&cache[i], 0, sizeof cache[i]);
+  for (int g = 0; g < 8; g++) {
+    for (int i = 0; i < CACHE_N; i++) {
+      ptx_free(caches[g][i].m);
+      memset(&caches[g][i], 0, sizeof caches[g][i]);
+    }
+    cache_next[g] = 0;
   }
-  cache_next = 0;
 }
 
 /* Static shared bytes of the module: the .shared declarations ("... .shared .align A .b8 name[N];"). */
@@ -103,25 +107,24 @@ typedef struct {
   bool faulted, write;
   uint64_t addr;
 } mem_ctx;
+/* The kernel runs without the module lock (the driver keeps calling in): each access takes it. */
 static int mread(void *ctx, uint64_t addr, void *dst, size_t n) {
   mem_ctx *m = ctx;
+  pthread_mutex_lock(&S.lock);
   uint8_t *p = nvm_va(m->gpu, addr, n);
-  if (!p) {
-    if (!m->faulted) m->faulted = true, m->addr = addr, m->write = false;
-    return -1;
-  }
-  memcpy(dst, p, n);
-  return 0;
+  if (p) memcpy(dst, p, n);
+  else if (!m->faulted) m->faulted = true, m->addr = addr, m->write = false;
+  pthread_mutex_unlock(&S.lock);
+  return p ? 0 : -1;
 }
 static int mwrite(void *ctx, uint64_t addr, const void *src, size_t n) {
   mem_ctx *m = ctx;
+  pthread_mutex_lock(&S.lock);
   uint8_t *p = nvm_va(m->gpu, addr, n);
-  if (!p) {
-    if (!m->faulted) m->faulted = true, m->addr = addr, m->write = true;
-    return -1;
-  }
-  memcpy(p, src, n);
-  return 0;
+  if (p) memcpy(p, src, n);
+  else if (!m->faulted) m->faulted = true, m->addr = addr, m->write = true;
+  pthread_mutex_unlock(&S.lock);
+  return p ? 0 : -1;
 }
 
 static int qfail(nvm_gpu *g, nvm_chan *c, uint64_t qva, const char *what) {
@@ -165,6 +168,7 @@ static int program(nvm_gpu *g, nvm_chan *c, uint64_t qva, uint64_t prog, const p
   if (n == 0 || (!strstr(text, ".entry") && !strstr(text, ".version")))
     return qfail(g, c, qva, "program address does not point at PTX text (the assembler's .text section)");
   uint64_t h = fnv(text, n);
+  cache_ent *cache = caches[g->index];
   for (int i = 0; i < CACHE_N; i++)
     if (cache[i].m && cache[i].addr == prog && cache[i].hash == h) {
       *mod = cache[i].m;
@@ -179,7 +183,7 @@ static int program(nvm_gpu *g, nvm_chan *c, uint64_t qva, uint64_t prog, const p
     snprintf(w, sizeof w, "PTX does not parse: %s", err);
     return qfail(g, c, qva, w);
   }
-  unsigned k = cache_next++ % CACHE_N;
+  unsigned k = cache_next[g->index]++ % CACHE_N;
   ptx_free(cache[k].m);
   cache[k].m = m;
   cache[k].addr = prog;
@@ -277,7 +281,12 @@ int nvm_qmd_launch(nvm_gpu *g, nvm_chan *c, uint64_t qva) {
     l.params_size = psize;
     l.mem = (ptx_mem){.ctx = &mc, .read = mread, .write = mwrite};
     ptx_report rep;
-    if (ptx_run(mod, &l, &rep)) {
+    uint32_t handle = c->handle;
+    pthread_mutex_unlock(&S.lock);
+    int rr = ptx_run(mod, &l, &rep);
+    pthread_mutex_lock(&S.lock);
+    if (!c->used || c->handle != handle) return -1; /* the driver freed the channel meanwhile */
+    if (rr) {
       if (mc.faulted) {
         snprintf(w, sizeof w, "kernel: %.180s", rep.msg);
         return qfault(g, c, qva, mc.addr, mc.write, w);

@@ -28,14 +28,26 @@ static int gpu_of_uuid(const uint8_t *u) {
   return -1;
 }
 
+/* The last mapping each GPU hit: kernels touch few buffers many times. Cleared whenever a mapping goes. */
+static nvm_range *last_hit[8];
+static void forget_hits(void) { memset(last_hit, 0, sizeof last_hit); }
+
+static bool covers(const nvm_range *m, int gpu, uint64_t va, uint64_t n) {
+  return (m->gpu_mask >> gpu & 1) && va >= m->base && va - m->base < m->length && n <= m->length - (va - m->base);
+}
+
 uint8_t *nvm_va(int gpu, uint64_t va, uint64_t n) {
-  for (nvm_range *m = S.maps; m; m = m->next)
-    if ((m->gpu_mask >> gpu & 1) && va >= m->base && va - m->base < m->length && n <= m->length - (va - m->base))
-      return m->mem->mem.view + m->mem_offset + (va - m->base);
-  return NULL;
+  nvm_range *m = last_hit[gpu];
+  if (!m || !covers(m, gpu, va, n))
+    for (m = S.maps; m && !covers(m, gpu, va, n); m = m->next) {
+    }
+  if (!m) return NULL;
+  last_hit[gpu] = m;
+  return m->mem->mem.view + m->mem_offset + (va - m->base);
 }
 
 void nvm_ranges_drop_mem(const nvm_obj *mem) {
+  forget_hits();
   for (nvm_range **pp = &S.maps; *pp;) {
     nvm_range *m = *pp;
     if (m->mem == mem) {
@@ -53,6 +65,7 @@ static void free_list(nvm_range **l) {
   }
 }
 void nvm_ranges_free_all(void) {
+  forget_hits();
   free_list(&S.ranges);
   free_list(&S.maps);
 }
@@ -195,6 +208,7 @@ int nvm_uvm_ioctl(nvm_fd *f, unsigned long nr, void *arg) {
       else {
         nvm_range *r = *pp;
         *pp = r->next;
+        forget_hits();
         for (nvm_range **mp = &S.maps; *mp;) {
           nvm_range *m = *mp;
           if (m->base >= r->base && m->base - r->base < r->length) {

@@ -443,6 +443,12 @@ START_TEST(memory) {
   ck_assert_int_eq(F.alloc_memory_calls, am0 + 1); /* NV01_MEMORY_SYSTEM_OS_DESCRIPTOR on the GPU fd */
   ck_assert_ptr_eq(host.cpu, (void *)(uintptr_t)host.va);
   bg_nv_mem_free(g, &big);
+  /* a freed range is handed out again (first fit), reserved in between: the window does not run out */
+  uint64_t va0 = small.va;
+  bg_nv_mem_free(g, &small);
+  ck_assert_int_eq(mincore((void *)(uintptr_t)va0, 4096, (unsigned char[1]){0}), 0); /* still mapped (PROT_NONE) */
+  OK(bg_nv_mem_alloc(g, 4096, BG_BUF_CPU_ACCESS, &small));
+  ck_assert_uint_eq(small.va, va0);
   bg_nv_mem_free(g, &small);
   bg_nv_mem_free(g, &host);
   bg_nv_gpu_close(g);
