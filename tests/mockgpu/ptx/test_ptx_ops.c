@@ -65,6 +65,9 @@ static const op_case int_cases[] = {
   {"shf.r.clamp.b32 %r3, %r1, %r2, %r4;", 0x12345678u, 0x9abcdef0u, 40, 0x9abcdef0u},
   {"shf.l.clamp.b32 %r3, %r1, %r2, %r4;", 0x12345678u, 0x9abcdef0u, 33, 0x12345678u},
   /* a vector of immediates (LLVM stores constants so): packed first element low */
+  /* two f32 packed into f16x2: a in the upper half (1.0 -> 0x3c00), b in the lower (-2.0009765625 rounds to -2.0) */
+  {"cvt.rn.f16x2.f32 %r3, %r1, %r2;", 0x3f800000u, 0xc0001000u, 0, 0x3c00c000u},
+  {"cvt.rz.f16x2.f32 %r3, %r1, %r2;", 0x3f800000u, 0xc0003000u, 0, 0x3c00c001u}, /* -2.0029296875: .rn gives c002 */
   {"mov.b64 %rd3, {0f3F800000, 7};", 0, 0, 0, 0x000000073f800000ull},
   {"ld.param.b64 %rd6, [k_param_0];\n\tst.global.v2.b32 [%rd6+8], {0f3F800000, 9};\n\tld.global.b64 %rd3, [%rd6+8];", 0, 0, 0,
    0x000000093f800000ull},
