@@ -94,30 +94,10 @@ static int semaphore(bg_tmpl *t, const ir_node *addr, const ir_node *payload, ui
 
 /* ---------------- EXEC ---------------- */
 
-/* Largest value an operand can take: constants, variables by their declared range, + * & >> // % max over them
- * (saturating); anything else: UINT64_MAX. (ir_vmax treats every UINT64 expression as unbounded.) */
-static uint64_t upper_bound(const ir_node *u) {
-  if (u->op == IR_CONST) return (uint64_t)u->arg.i;
-  if (u->op == IR_DEFINE_VAR) {
-    const ir_var_info *vi = ir_var_get(u);
-    return vi && vi->max >= 0 ? (uint64_t)vi->max : UINT64_MAX;
-  }
-  if (u->nsrc != 2) return UINT64_MAX;
-  uint64_t a = upper_bound(u->src[0]), b = upper_bound(u->src[1]);
-  switch (u->op) {
-  case IR_ADD: return a + b < a ? UINT64_MAX : a + b;
-  case IR_MUL: return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
-  case IR_AND: return a < b ? a : b;
-  case IR_SHR:
-  case IR_IDIV: return a;
-  case IR_MOD: return b ? b - 1 : 0;
-  case IR_MAX: return a > b ? a : b;
-  default: return UINT64_MAX;
-  }
-}
-
 /* A QMD field that an operand fills: a constant is packed now (bg_nv_qmd_set checks it fits); a symbolic one becomes
- * a patch of the field's bytes, whose declared range must fit the field. */
+ * a patch of the field's bytes (its value at submit is the core's to check, as on AMD: the work-group size against
+ * the program's limit; the tensor layer declares grid variables up to 2^32-1, so their declared range proves
+ * nothing). */
 static int qmd_operand(bg_tmpl *t, uint32_t *qmd, int ver, size_t qmd_off, enum bg_nv_qmd_field f, const ir_node *v,
                        const char *what) {
   if (v->op == IR_CONST) {
@@ -129,10 +109,6 @@ static int qmd_operand(bg_tmpl *t, uint32_t *qmd, int ver, size_t qmd_off, enum 
   if (lo % 8 || !(width == 8 || width == 16 || width == 32))
     return bg_error(BG_EINVAL, "%s: QMD V%02d field %s (bits %u:%u) is not a whole byte range: it cannot be patched", what,
                     ver, bg_nv_qmd_field(ver, f, 0)->name, lo + width - 1, lo);
-  uint64_t vmax = upper_bound(v);
-  if (width < 64 && vmax >> width)
-    return bg_error(BG_EINVAL, "%s: its variables may make it %" PRIu64 ", more than the %u bits of QMD V%02d field %s",
-                    what, vmax, width, ver, bg_nv_qmd_field(ver, f, 0)->name);
   return bg_tmpl_put(t, BG_SEC_KARGS, qmd_off + lo / 8, width / 8, v);
 }
 
@@ -153,23 +129,23 @@ static int qmd_addr_patch(bg_tmpl *t, int ver, size_t qmd_off, enum bg_nv_qmd_fi
   return bg_tmpl_put(t, BG_SEC_KARGS, qmd_off + hi_bit / 8, 2, h);
 }
 
-/* Launch limits: constants now, symbolic operands by their variables' declared ranges. */
+/* Launch limits of constant dimensions (symbolic ones: the core checks the work-group size at submit). */
 static int check_dims(const bg_cmd *c, const nv_prog *p) {
   uint64_t threads = 1;
   bool all_const = true;
   for (int k = 0; k < 3; k++) {
     const ir_node *g = c->gsz[k], *l = c->lsz[k];
-    uint64_t gmax = upper_bound(g), lmax = upper_bound(l);
-    bool gc = g->op == IR_CONST, lc = l->op == IR_CONST;
-    if (gmax > grid_max[k])
-      return bg_error(BG_EINVAL, "grid dimension %c %s %" PRIu64 ": the limit is %" PRIu64, "xyz"[k],
-                      gc ? "is" : "may reach", gmax, grid_max[k]);
-    if (lmax > block_max[k])
-      return bg_error(BG_EINVAL, "block dimension %c %s %" PRIu64 ": the limit is %" PRIu64, "xyz"[k],
-                      lc ? "is" : "may reach", lmax, block_max[k]);
-    if (gc && g->arg.i == 0) return bg_error(BG_EINVAL, "grid dimension %c is 0", "xyz"[k]);
-    if (lc) threads *= (uint64_t)l->arg.i;
-    else all_const = false;
+    if (g->op == IR_CONST && ((uint64_t)g->arg.i > grid_max[k] || g->arg.i == 0))
+      return bg_error(BG_EINVAL, "grid dimension %c is %" PRIu64 ": it must be 1..%" PRIu64, "xyz"[k],
+                      (uint64_t)g->arg.i, grid_max[k]);
+    if (l->op != IR_CONST) {
+      all_const = false;
+      continue;
+    }
+    if ((uint64_t)l->arg.i > block_max[k] || l->arg.i == 0)
+      return bg_error(BG_EINVAL, "block dimension %c is %" PRIu64 ": it must be 1..%" PRIu64, "xyz"[k],
+                      (uint64_t)l->arg.i, block_max[k]);
+    threads *= (uint64_t)l->arg.i;
   }
   uint64_t limit = p->max_threads && p->max_threads < 1024 ? p->max_threads : 1024;
   if (all_const && threads > limit)

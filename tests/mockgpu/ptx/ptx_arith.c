@@ -196,7 +196,7 @@ static int mov(ptx_cta *c, ptx_thread *t, const ptx_ins *in, int ty) {
     int part = ptx_type_size(ty) * 8 / s->nv;
     uint64_t v = 0;
     for (int i = 0; i < s->nv; i++)
-      v |= (s->vr[i] < 0 ? 0 : t->r[s->vr[i]] & (part == 64 ? ~0ull : (1ull << part) - 1)) << (i * part);
+      v |= (ptx_vec_elem(t, s, i) & (part == 64 ? ~0ull : (1ull << part) - 1)) << (i * part);
     ptx_set(t, d, v, ty);
   } else if (d->kind == O_VEC) {
     int part = ptx_type_size(ty) * 8 / d->nv;
@@ -215,6 +215,13 @@ int ptx_exec_alu(ptx_cta *c, ptx_thread *t, const ptx_ins *in) {
       return unknown(c, "operand kind not allowed here");
   switch (in->op) {
   case OP_MOV: return mov(c, t, in, ty);
+  case OP_SHF: { /* funnel shift of b:a (b the high word); .wrap: n & 31, .clamp: min(n, 32) (PTX ISA "shf") */
+    uint64_t a = ptx_get(c, t, &in->ops[1], T_U32), b = ptx_get(c, t, &in->ops[2], T_U32);
+    uint64_t n = ptx_get(c, t, &in->ops[3], T_U32), ab = b << 32 | a;
+    n = in->flags & F_WRAP ? n & 31 : n > 32 ? 32 : n;
+    ptx_set(t, &in->ops[0], in->flags & F_SHF_L ? (ab << n) >> 32 : ab >> n, T_B32);
+    return 0;
+  }
   case OP_SELP: {
     uint64_t p = ptx_get(c, t, &in->ops[3], T_PRED);
     ptx_set(t, &in->ops[0], ptx_get(c, t, &in->ops[p ? 1 : 2], ty), ty);

@@ -1,7 +1,7 @@
 /* tests/mockgpu/ptx/ptx_cvt.c: cvt.{rnd}{.ftz}{.sat}.dtype.atype (PTX ISA "cvt"): int<->int (truncate or
  * extend by the source's signedness; .sat clamps), int->float (rounding .rn/.rz/.rm/.rp), float->int
  * (.rni/.rzi/.rmi/.rpi, always saturating, NaN -> 0), float<->float (f16/f32/f64; same type with an
- * integer rounding rounds to an integral value). */
+ * integer rounding rounds to an integral value); two f32 into one f16x2. */
 #include "ptx_internal.h"
 
 #include <fenv.h>
@@ -25,7 +25,21 @@ static uint64_t from_double(double d, int ty) {
 
 static int fail(ptx_cta *c, const char *m) { snprintf(c->err, c->errlen, "%s", m); return -1; }
 
+/* cvt.rn/.rz.f16x2.f32 d, a, b: a rounded to f16 in the upper half, b in the lower (PTX ISA "cvt", .frnd2). */
+static int cvt_f16x2(ptx_cta *c, ptx_thread *t, const ptx_ins *in) {
+  if (in->rnd != R_RN && in->rnd != R_RZ) return fail(c, "cvt.f16x2.f32 needs .rn or .rz");
+  if (in->flags & (F_SAT | F_FTZ)) return fail(c, "cvt.f16x2.f32 modifier not implemented");
+  int old = fegetround();
+  fesetround(in->rnd == R_RZ ? FE_TOWARDZERO : FE_TONEAREST);
+  uint64_t hi = from_double(to_double(ptx_get(c, t, &in->ops[1], T_F32), T_F32), T_F16);
+  uint64_t lo = from_double(to_double(ptx_get(c, t, &in->ops[2], T_F32), T_F32), T_F16);
+  fesetround(old);
+  ptx_set(t, &in->ops[0], hi << 16 | lo, T_B32);
+  return 0;
+}
+
 int ptx_exec_cvt(ptx_cta *c, ptx_thread *t, const ptx_ins *in) {
+  if (in->ntypes == 2 && in->nops == 3 && in->type[0] == T_F16X2 && in->type[1] == T_F32) return cvt_f16x2(c, t, in);
   if (in->ntypes != 2 || in->nops != 2) return fail(c, "cvt needs two types and two operands");
   int dt = in->type[0], st = in->type[1];
   bool df = ptx_type_float(dt), sf = ptx_type_float(st);

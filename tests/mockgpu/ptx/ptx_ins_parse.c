@@ -15,7 +15,7 @@ static const struct { const char *name; uint8_t op; } ops[] = {
   {"ex2", OP_EX2}, {"lg2", OP_LG2}, {"sin", OP_SIN}, {"cos", OP_COS}, {"and", OP_AND}, {"or", OP_OR},
   {"xor", OP_XOR}, {"not", OP_NOT}, {"shl", OP_SHL}, {"shr", OP_SHR}, {"setp", OP_SETP}, {"selp", OP_SELP},
   {"cvt", OP_CVT}, {"bra", OP_BRA}, {"ret", OP_RET}, {"exit", OP_EXIT}, {"bar", OP_BAR}, {"barrier", OP_BAR},
-  {"atom", OP_ATOM}, {"red", OP_RED},
+  {"atom", OP_ATOM}, {"red", OP_RED}, {"shf", OP_SHF},
 };
 static const char *const cmps[] = {"", "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu",
                                    "ltu", "leu", "gtu", "geu", "num", "nan"};
@@ -98,8 +98,12 @@ static int parse_operand(ptx_module *m, ptx_entry *e, ptx_ins *in, char *s, ptx_
     char *save = NULL;
     for (char *t = strtok_r(s + 1, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
       if (o->nv == 4) return fail(err, n, in->line, in->text, "vector of more than 4", NULL);
+      uint64_t v;
       if (!strcmp(t, "_")) o->vr[o->nv++] = -1;
-      else if ((o->vr[o->nv++] = ptx_find_reg(e, t, NULL)) < 0)
+      else if (t[0] != '%' && parse_imm(t, &v)) { /* LLVM stores constants as {0f3F800000, ...} */
+        o->vimm[o->nv] = v;
+        o->vr[o->nv++] = -2;
+      } else if ((o->vr[o->nv++] = ptx_find_reg(e, t, NULL)) < 0)
         return fail(err, n, in->line, in->text, "undeclared register", t);
     }
     return o->nv ? 0 : fail(err, n, in->line, in->text, "empty vector operand", NULL);
@@ -168,6 +172,10 @@ int ptx_ins_parse(ptx_module *m, ptx_entry *e, const char *stmt, int line, char 
     else if (!strcmp(tok, "sat")) in->flags |= F_SAT;
     else if (!strcmp(tok, "approx")) in->flags |= F_APPROX;
     else if (!strcmp(tok, "to") && in->op == OP_CVTA) cvta_to = true;
+    else if (in->op == OP_SHF && !strcmp(tok, "l")) in->flags |= F_SHF_L;
+    else if (in->op == OP_SHF && !strcmp(tok, "r")) in->flags |= F_SHF_R;
+    else if (in->op == OP_SHF && !strcmp(tok, "wrap")) in->flags |= F_WRAP;
+    else if (in->op == OP_SHF && !strcmp(tok, "clamp")) in->flags |= F_CLAMP;
     /* No effect in a single-threaded interpreter: uniform branch, caching and ordering hints. */
     else if (!strcmp(tok, "uni") || !strcmp(tok, "nc") || !strcmp(tok, "volatile") || !strcmp(tok, "full") ||
              !strcmp(tok, "sync") || !strcmp(tok, "aligned") || !strcmp(tok, "relaxed") || !strcmp(tok, "gpu") ||
@@ -175,6 +183,9 @@ int ptx_ins_parse(ptx_module *m, ptx_entry *e, const char *stmt, int line, char 
     } else { fail(err, n, line, stmt, "unknown modifier or state space", tok); goto out; }
   }
   if (cvta_to) in->flags |= F_TO;
+  if (in->op == OP_SHF && (!(in->flags & F_SHF_L) == !(in->flags & F_SHF_R) || !(in->flags & F_WRAP) == !(in->flags & F_CLAMP))) {
+    fail(err, n, line, stmt, "shf needs one of .l/.r and one of .wrap/.clamp", NULL); goto out;
+  }
   if (in->op == OP_SETP && !in->cmp) { fail(err, n, line, stmt, "setp without a comparison", NULL); goto out; }
   if ((in->op == OP_ATOM || in->op == OP_RED) && !in->atom_op) { fail(err, n, line, stmt, "unknown atomic operation", NULL); goto out; }
   if (in->op != OP_BRA && in->op != OP_RET && in->op != OP_EXIT && in->op != OP_BAR && !in->ntypes) {
@@ -198,6 +209,13 @@ int ptx_ins_parse(ptx_module *m, ptx_entry *e, const char *stmt, int line, char 
       if (end) break;
       start = q + 1;
     }
+  }
+  /* Immediates in a vector are sources only (st, mov pack). */
+  if ((in->op == OP_LD || in->op == OP_MOV) && in->nops && in->ops[0].kind == O_VEC)
+    for (int i = 0; i < in->ops[0].nv; i++)
+      if (in->ops[0].vr[i] == -2) { fail(err, n, line, stmt, "immediate in a destination vector", NULL); goto out; }
+  if (in->op == OP_SHF && (in->nops != 4 || in->ntypes != 1 || in->type[0] != T_B32)) {
+    fail(err, n, line, stmt, "shf takes .b32 d, a, b, c", NULL); goto out;
   }
   e->nins++;
   rc = 0;

@@ -15,7 +15,7 @@ enum ptx_cmp { C_NONE, C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE, C_LO, C_LS, C_HI, C_H
 enum ptx_op { OP_LD, OP_ST, OP_MOV, OP_CVTA, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV, OP_REM, OP_MIN,
               OP_MAX, OP_NEG, OP_ABS, OP_RCP, OP_SQRT, OP_RSQRT, OP_EX2, OP_LG2, OP_SIN, OP_COS, OP_AND, OP_OR,
               OP_XOR, OP_NOT, OP_SHL, OP_SHR, OP_SETP, OP_SELP, OP_CVT, OP_BRA, OP_RET, OP_EXIT, OP_BAR,
-              OP_ATOM, OP_RED };
+              OP_ATOM, OP_RED, OP_SHF };
 /* Modifier flags. */
 #define F_LO 0x1u
 #define F_HI 0x2u
@@ -24,6 +24,11 @@ enum ptx_op { OP_LD, OP_ST, OP_MOV, OP_CVTA, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_
 #define F_SAT 0x10u
 #define F_APPROX 0x20u
 #define F_TO 0x40u
+/* shf: direction and mode (exactly one of each) */
+#define F_SHF_L 0x80u
+#define F_SHF_R 0x100u
+#define F_WRAP 0x200u
+#define F_CLAMP 0x400u
 
 /* Special registers: %tid/%ntid/%ctaid/%nctaid .x/.y/.z, then %laneid, %warpid. */
 enum { S_TID = 0, S_NTID = 3, S_CTAID = 6, S_NCTAID = 9, S_LANEID = 12, S_WARPID = 13 };
@@ -34,7 +39,8 @@ typedef struct ptx_opnd {
   uint8_t nv;                 /* O_VEC: element count */
   int32_t reg;                /* O_REG / O_ADDR base register (-1: none) / O_SREG id / O_LABEL target */
   int32_t sym;                /* O_SYM / O_ADDR symbol (-1: none) */
-  int32_t vr[4];              /* O_VEC registers (-1: sink) */
+  int32_t vr[4];              /* O_VEC registers (-1: sink, -2: the immediate vimm[i], sources only) */
+  uint64_t vimm[4];
   int64_t off;                /* O_ADDR offset */
   uint64_t imm;               /* O_IMM bits */
 } ptx_opnd;
@@ -101,6 +107,10 @@ typedef struct ptx_thread {
 
 /* Operand values (ptx_operand.c). */
 uint64_t ptx_get(const ptx_cta *c, const ptx_thread *t, const ptx_opnd *o, int type);
+/* Element i of a source vector operand: a register's bits, an immediate, 0 for a sink. */
+static inline uint64_t ptx_vec_elem(const ptx_thread *t, const ptx_opnd *o, int i) {
+  return o->vr[i] == -2 ? o->vimm[i] : o->vr[i] < 0 ? 0 : t->r[o->vr[i]];
+}
 void ptx_set(ptx_thread *t, const ptx_opnd *o, uint64_t v, int type);
 /* Arithmetic (ptx_arith.c, ptx_cvt.c): -1 with c->err for what it does not implement. */
 int ptx_exec_alu(ptx_cta *c, ptx_thread *t, const ptx_ins *in);

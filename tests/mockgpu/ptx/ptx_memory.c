@@ -111,7 +111,7 @@ int ptx_exec_mem(ptx_cta *c, ptx_thread *t, const ptx_ins *in) {
   uint8_t buf[32] = {0};
   if (st) {
     for (int i = 0; i < nv; i++) {
-      uint64_t x = v->kind == O_VEC ? (v->vr[i] < 0 ? 0 : t->r[v->vr[i]]) : ptx_get(c, t, v, ty);
+      uint64_t x = v->kind == O_VEC ? ptx_vec_elem(t, v, i) : ptx_get(c, t, v, ty);
       memcpy(buf + i * sz, &x, (size_t)sz); /* little-endian host, like the GPU */
     }
     return access(c, t, in->space, addr, buf, (size_t)(nv * sz), true);

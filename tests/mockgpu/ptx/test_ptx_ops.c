@@ -58,6 +58,19 @@ static const op_case int_cases[] = {
   {"setp.gt.s32 %p1, %r1, %r2;\n\tselp.b32 %r3, 1, 0, %p1;", (uint32_t)-1, 1, 0, 0},
   {"setp.ne.s32 %p1, %r1, %r2;\n\tsetp.eq.s32 %p2, %r1, %r4;\n\tand.pred %p1, %p1, %p2;\n\tselp.b32 %r3, 1, 0, %p1;", 3, 4, 3, 1},
   {"setp.eq.s32 %p1, %r1, %r2;\n\tnot.pred %p1, %p1;\n\t@%p1 mov.b32 %r3, 9;", 3, 4, 0, 9},
+  /* funnel shifts (LLVM's rotates): b:a with b the high word */
+  {"shf.l.wrap.b32 %r3, %r1, %r1, 13;", 0x80000001u, 0, 0, 0x3000u},
+  {"shf.l.wrap.b32 %r3, %r1, %r2, %r4;", 0x12345678u, 0x9abcdef0u, 36, 0xabcdef01u},
+  {"shf.r.wrap.b32 %r3, %r1, %r2, 8;", 0x12345678u, 0x9abcdef0u, 0, 0xf0123456u},
+  {"shf.r.clamp.b32 %r3, %r1, %r2, %r4;", 0x12345678u, 0x9abcdef0u, 40, 0x9abcdef0u},
+  {"shf.l.clamp.b32 %r3, %r1, %r2, %r4;", 0x12345678u, 0x9abcdef0u, 33, 0x12345678u},
+  /* a vector of immediates (LLVM stores constants so): packed first element low */
+  /* two f32 packed into f16x2: a in the upper half (1.0 -> 0x3c00), b in the lower (-2.0009765625 rounds to -2.0) */
+  {"cvt.rn.f16x2.f32 %r3, %r1, %r2;", 0x3f800000u, 0xc0001000u, 0, 0x3c00c000u},
+  {"cvt.rz.f16x2.f32 %r3, %r1, %r2;", 0x3f800000u, 0xc0003000u, 0, 0x3c00c001u}, /* -2.0029296875: .rn gives c002 */
+  {"mov.b64 %rd3, {0f3F800000, 7};", 0, 0, 0, 0x000000073f800000ull},
+  {"ld.param.b64 %rd6, [k_param_0];\n\tst.global.v2.b32 [%rd6+8], {0f3F800000, 9};\n\tld.global.b64 %rd3, [%rd6+8];", 0, 0, 0,
+   0x000000093f800000ull},
   {"mov.b64 {%r5, %r6}, %rd1;\n\tadd.s32 %r3, %r5, %r6;", 0x500000003ull, 0, 0, 8},
   {"mov.b64 %rd3, {%r1, %r2};", 7, 9, 0, 0x900000007ull},
   {"mov.b32 {%rs1, %rs2}, %r1;\n\tmov.b32 %r3, {%rs2, %rs1};", 0x11112222u, 0, 0, 0x22221111u},

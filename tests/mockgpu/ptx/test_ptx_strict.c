@@ -44,6 +44,11 @@ START_TEST(unknown_modifier_and_type) {
   ck_assert_msg(strstr(rep.msg, "ptx line 10") && strstr(rep.msg, "q32"), "%s", rep.msg);
   ck_assert_int_eq(run_ptx(kernel_with("", "add.s32 %r3, %r1, %q2;"), 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep), -2);
   ck_assert_msg(strstr(rep.msg, "ptx line 10") && strstr(rep.msg, "undeclared register %q2"), "%s", rep.msg);
+  /* shf needs a direction and a mode; an immediate cannot be a destination element */
+  ck_assert_int_eq(run_ptx(kernel_with("", "shf.l.b32 %r3, %r1, %r1, 3;"), 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep), -2);
+  ck_assert_msg(strstr(rep.msg, "ptx line 10") && strstr(rep.msg, ".wrap/.clamp"), "%s", rep.msg);
+  ck_assert_int_eq(run_ptx(kernel_with("", "mov.b64 {%r3, 7}, 5;"), 1, 1, (uint64_t[]){ARENA_BASE}, 1, &rep), -2);
+  ck_assert_msg(strstr(rep.msg, "ptx line 10") && strstr(rep.msg, "immediate in a destination vector"), "%s", rep.msg);
 }
 END_TEST
 

@@ -3,7 +3,8 @@
  * 0 + QMD) the template holds, which fields became patches, that re-applying after one variable changed rewrites only
  * that variable's bytes, chunked copies, launch limits and the channel setup pushbuffer. Then program loading
  * (nv/nv_prog.c) on the emulated Hopper (MOCKNVK+NV through the mock plugin) with cubins ptxas makes here: the QMD
- * template, local memory, and the checks against bg_program_info (skipped, saying why, without ptxas or the plugin).
+ * template, local memory, and the checks against bg_program_info (skipped, saying why, without ptxas or the plugin),
+ * and staged host <-> device copies (nv/nv_copy.c).
  *
  * Expected values are written from NVIDIA's headers independently of nv_qmd.c's tables: QMD dword indices are
  * bit / 32 of the MW(hi:lo) in open-gpu-doc clc6c0qmd.h / clcbc0qmd.h / clcec0qmd.h; methods from clc56f.h, clc6c0.h,
@@ -253,9 +254,16 @@ START_TEST(lower_errors) {
   cmds[1].lsz[0] = C(f, 2048);
   FAILS(bg_nv_lower(&f->d, &f->hq, cmds, 3, &f->t), BG_EINVAL, "block dimension x is 2048");
   record_exec(f, cmds, args);
-  cmds[1].gsz[1] = ir_var(f->t.ir, IR_DT_UINT64, "gy", 1, 70000);
+  cmds[1].gsz[1] = C(f, 70000);
+  FAILS(bg_nv_lower(&f->d, &f->hq, cmds, 3, &f->t), BG_EINVAL, "grid dimension y is 70000");
+  record_exec(f, cmds, args);
+  cmds[1].lsz[2] = C(f, 65);
+  FAILS(bg_nv_lower(&f->d, &f->hq, cmds, 3, &f->t), BG_EINVAL, "block dimension z is 65");
+  /* a symbolic grid is the core's to check: a variable declared up to 2^32-1 lowers */
+  record_exec(f, cmds, args);
+  cmds[1].gsz[1] = ir_var(f->t.ir, IR_DT_UINT64, "gy", 1, UINT32_MAX);
   f->t.slot_var[3] = cmds[1].gsz[1];
-  FAILS(bg_nv_lower(&f->d, &f->hq, cmds, 3, &f->t), BG_EINVAL, "grid dimension y may reach 70000");
+  OK(bg_nv_lower(&f->d, &f->hq, cmds, 3, &f->t));
   record_exec(f, cmds, args);
   cmds[1].lsz[0] = C(f, 32), cmds[1].lsz[1] = C(f, 32), cmds[1].lsz[2] = C(f, 2);
   FAILS(bg_nv_lower(&f->d, &f->hq, cmds, 3, &f->t), BG_EINVAL, "block of 2048 threads");
@@ -385,6 +393,32 @@ START_TEST(program_load_mock) {
 }
 END_TEST
 
+/* Host <-> device copies (nv/nv_copy.c) of a buffer without a CPU view: through the staging buffer and the copy
+ * channel, in 16 MiB chunks, at an offset. */
+START_TEST(copy_roundtrip_mock) {
+  bg_dev *d = open_mock_hopper();
+  if (!d) return;
+  const uint64_t size = (17u << 20) + 12, off = 5;
+  bg_buf *b = NULL;
+  OK(bg_buf_alloc(d, size, 0, &b));
+  ck_assert_ptr_null(bg_buf_cpu(b)); /* video memory: the staged path */
+  uint8_t *src = malloc(size), *dst = malloc(size);
+  ck_assert(src && dst);
+  for (uint64_t i = 0; i < size; i++) src[i] = (uint8_t)(i * 2654435761u >> 13);
+  OK(bg_buf_write(b, off, src, size - off));
+  memset(dst, 0, size);
+  OK(bg_buf_read(b, off, dst, size - off));
+  ck_assert_int_eq(memcmp(src, dst, size - off), 0);
+  uint8_t tail[7] = {0};
+  OK(bg_buf_read(b, size - 7, tail, 7)); /* the last bytes of the second chunk */
+  ck_assert_int_eq(memcmp(tail, src + size - off - 7, 7), 0);
+  free(src);
+  free(dst);
+  bg_buf_free(b);
+  bg_dev_close(d);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("nv-lower");
   TCase *tc = tcase_create("lower");
@@ -393,6 +427,7 @@ int main(void) {
   tcase_add_test(tc, lower_errors);
   tcase_add_test(tc, channel_setup);
   tcase_add_test(tc, program_load_mock);
+  tcase_add_test(tc, copy_roundtrip_mock);
   tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
