@@ -18,8 +18,8 @@ static void memory(nv_gpu *g, bg_nv_query *o) {
     snprintf(o->mem_note, sizeof o->mem_note, "%s", bg_last_error());
     return;
   }
-  o->mem_total = (int64_t)fb.fbInfoList[0].data << 10; /* KiB */
-  o->mem_free = (int64_t)fb.fbInfoList[1].data << 10;
+  o->vram_total = (uint64_t)fb.fbInfoList[0].data << 10; /* KiB */
+  o->vram_free = (uint64_t)fb.fbInfoList[1].data << 10;
 }
 
 int bg_nv_query_info(bg_dev *d, bg_nv_query *o) {
@@ -31,7 +31,7 @@ int bg_nv_query_info(bg_dev *d, bg_nv_query *o) {
   snprintf(o->iface, sizeof o->iface, "%s", g->mock ? "MOCKNVK" : "NVK");
   snprintf(o->driver_version, sizeof o->driver_version, "%s", g->ver.text);
   snprintf(o->version_source, sizeof o->version_source, "%s", g->version_source);
-  o->abi_family = (unsigned)g->ver.family;
+  o->family = (unsigned)g->ver.family;
   o->pci_vendor = g->pci_vendor;
   o->pci_device = g->pci_device;
   snprintf(o->bdf, sizeof o->bdf, "%s", g->bdf);
@@ -39,6 +39,7 @@ int bg_nv_query_info(bg_dev *d, bg_nv_query *o) {
   snprintf(o->uuid, sizeof o->uuid, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
            u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
   snprintf(o->arch, sizeof o->arch, "sm_%u", g->sm);
+  o->sm = g->sm;
   o->sm_version = g->sm_version;
   o->generation = g->cls.generation;
   o->usermode_class = g->cls.usermode, o->gpfifo_class = g->cls.gpfifo, o->compute_class = g->cls.compute;
@@ -47,10 +48,9 @@ int bg_nv_query_info(bg_dev *d, bg_nv_query *o) {
   memcpy(o->classes, g->classes, g->nclasses * sizeof g->classes[0]);
   o->gpcs = g->gpcs, o->tpc_per_gpc = g->tpc_per_gpc, o->sm_per_tpc = g->sm_per_tpc;
   o->max_warps_per_sm = g->max_warps_per_sm;
-  o->mem_total = o->mem_free = -1;
   o->bar_size = (int64_t)g->fb_size;
   o->perf_boost = g->perf_boost, o->virtmem = g->have_virtmem, o->map_dma = g->have_virtmem && !g->dma_refused;
-  o->gpc_clock_mhz = o->mem_clock_mhz = o->temperature_c = -1;
+  o->temp_c = -1;
   memory(g, o);
   uint8_t name[sizeof(bg_nv2080_gpu_name_string)] = {0}; /* flags = ASCII (0) */
   if (bg_nv_rm_control(&g->rm, g->hsubdevice, NV2080_CTRL_CMD_GPU_GET_NAME_STRING, name, g->abi.gpu_name_string_size) == 0)

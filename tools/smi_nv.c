@@ -85,16 +85,16 @@ void smi_nv_text(const smi_nv_inventory *inv, FILE *f) {
     char a[32], b[32], c[32];
     fprintf(f, "  %s  %04x:%04x at %s%s%s, %s %s\n", g->dev, q->pci_vendor, q->pci_device, q->bdf, q->name[0] ? " " : "",
             q->name, q->generation ? q->generation : "?", q->arch);
-    fprintf(f, "      driver     %s (ABI family %u, from %s)\n", q->driver_version, q->abi_family, q->version_source);
+    fprintf(f, "      driver     %s (ABI family %u, from %s)\n", q->driver_version, q->family, q->version_source);
     fprintf(f, "      uuid       %s\n", q->uuid);
     fprintf(f, "      classes    compute 0x%04x %s, copy 0x%04x %s, GPFIFO 0x%04x %s, usermode 0x%04x %s; QMD v%d; %u "
             "classes listed\n", q->compute_class, cls(q->compute_class), q->copy_class, cls(q->copy_class), q->gpfifo_class,
             cls(q->gpfifo_class), q->usermode_class, cls(q->usermode_class), q->qmd_version, q->nclasses);
     fprintf(f, "      gr         SM version 0x%x, %u GPCs x %u TPCs x %u SMs, %u warps per SM\n", q->sm_version, q->gpcs,
             q->tpc_per_gpc, q->sm_per_tpc, q->max_warps_per_sm);
-    if (q->mem_total >= 0)
-      fprintf(f, "      memory     %s total, %s free (BAR %s)\n", smi_fmt_size((uint64_t)q->mem_total, a, sizeof a),
-              smi_fmt_size((uint64_t)q->mem_free, b, sizeof b), smi_fmt_size((uint64_t)q->bar_size, c, sizeof c));
+    if (q->vram_total)
+      fprintf(f, "      memory     %s total, %s free (BAR %s)\n", smi_fmt_size(q->vram_total, a, sizeof a),
+              smi_fmt_size(q->vram_free, b, sizeof b), smi_fmt_size((uint64_t)q->bar_size, c, sizeof c));
     else
       fprintf(f, "      memory     n/a (%s)\n", q->mem_note);
     if (q->pstate >= 0) fprintf(f, "      pstate     P%lld%s\n", (long long)q->pstate, q->perf_boost ? ", boosted" : "");
@@ -127,7 +127,7 @@ void smi_nv_json(jw *w, const smi_nv_inventory *inv) {
       jw_kstr(w, "name", q->name[0] ? q->name : NULL);
       jw_kstr(w, "uuid", q->uuid);
       jw_kstr(w, "driver_version", q->driver_version);
-      jw_kuint(w, "abi_family", q->abi_family);
+      jw_kuint(w, "abi_family", q->family);
       jw_kstr(w, "version_source", q->version_source);
       jw_kstr(w, "generation", q->generation);
       jw_kstr(w, "arch", q->arch);
@@ -146,12 +146,12 @@ void smi_nv_json(jw *w, const smi_nv_inventory *inv) {
       jw_kuint(w, "sm_per_tpc", q->sm_per_tpc);
       jw_kuint(w, "max_warps_per_sm", q->max_warps_per_sm);
       jw_key(w, "memory_total");
-      if (q->mem_total >= 0) jw_uint(w, (uint64_t)q->mem_total);
+      if (q->vram_total) jw_uint(w, q->vram_total);
       else jw_null(w);
       jw_key(w, "memory_free");
-      if (q->mem_free >= 0) jw_uint(w, (uint64_t)q->mem_free);
+      if (q->vram_total) jw_uint(w, q->vram_free);
       else jw_null(w);
-      jw_kstr(w, "memory_note", q->mem_total < 0 ? q->mem_note : NULL);
+      jw_kstr(w, "memory_note", q->vram_total ? NULL : q->mem_note);
       jw_key(w, "pstate");
       if (q->pstate >= 0) jw_uint(w, (uint64_t)q->pstate);
       else jw_null(w);
