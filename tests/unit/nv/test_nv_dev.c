@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "../check_helpers.h"
+#include "bg_config.h"
 #include "nv/nv_abi_dev.h"
 #include "nv/nv_hcq.h"
 #include "nv/nv_status.h"
@@ -538,6 +539,26 @@ START_TEST(fault_readout) {
 }
 END_TEST
 
+/* Two bg_devs of one GPU share its nv_gpu (one client, one set of channels); the GPU lives until the last closes. */
+START_TEST(shared_gpu) {
+#if BG_HAVE_MOCK
+  bg_dev *a = NULL, *b = NULL;
+  OK(bg_dev_open("MOCKNVK+NV", &a));
+  OK(bg_dev_open("MOCKNVK+NV:0", &b));
+  ck_assert_ptr_eq(a->priv, b->priv);
+  ck_assert_str_eq(bg_dev_arch(a), "sm_90");
+  nv_gpu *g = a->priv;
+  ck_assert_uint_eq(g->ndevs, 2);
+  bg_dev_close(a);
+  ck_assert_uint_eq(g->ndevs, 1);
+  bg_buf *buf = NULL;
+  OK(bg_buf_alloc(b, 4096, BG_BUF_CPU_ACCESS, &buf)); /* the GPU is still open for b */
+  bg_buf_free(buf);
+  bg_dev_close(b);
+#endif
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("nv-dev");
   TCase *tc = tcase_create("dev");
@@ -551,6 +572,7 @@ int main(void) {
   tcase_add_test(tc, memory);
   tcase_add_test(tc, submit_never_overruns);
   tcase_add_test(tc, fault_readout);
+  tcase_add_test(tc, shared_gpu);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
