@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,15 +143,12 @@ static int usermode(nv_gpu *g) {
 }
 
 static int vaspace(nv_gpu *g) {
-  union {
-    bg_nv_vaspace_alloc_570 v570;
-    bg_nv_vaspace_alloc_580 v580;
-  } p;
-  memset(&p, 0, sizeof p);
-  /* the fields used sit at the same offsets in both layouts; 580 appends pasid (0) */
-  p.v580.flags = NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED | NV_VASPACE_FLAGS_ENABLE_PAGE_FAULTING;
-  p.v580.vaSize = 0x1fffffb000000ull;
-  p.v580.vaBase = 0x1000;
+  /* 580 appended pasid (0) to the 570 layout: the 570 block is this one's first vaspace_alloc_size bytes */
+  bg_nv_vaspace_alloc_580 p = {.flags = NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED | NV_VASPACE_FLAGS_ENABLE_PAGE_FAULTING,
+                               .vaSize = 0x1fffffb000000ull, .vaBase = 0x1000};
+  _Static_assert(offsetof(bg_nv_vaspace_alloc_580, vaBase) == offsetof(bg_nv_vaspace_alloc_570, vaBase) &&
+                     sizeof(bg_nv_vaspace_alloc_570) <= sizeof p,
+                 "the 570 VA-space block is a prefix of the 580 one");
   return bg_nv_rm_alloc(&g->rm, g->hdevice, FERMI_VASPACE_A, &p, g->abi.vaspace_alloc_size, &g->hvaspace);
 }
 

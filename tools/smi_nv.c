@@ -82,7 +82,6 @@ void smi_nv_text(const smi_nv_inventory *inv, FILE *f) {
       continue;
     }
     const bg_nv_query *q = &g->q;
-    char a[32], b[32], c[32];
     fprintf(f, "  %s  %04x:%04x at %s%s%s, %s %s\n", g->dev, q->pci_vendor, q->pci_device, q->bdf, q->name[0] ? " " : "",
             q->name, q->generation ? q->generation : "?", q->arch);
     fprintf(f, "      driver     %s (ABI family %u, from %s)\n", q->driver_version, q->family, q->version_source);
@@ -92,11 +91,13 @@ void smi_nv_text(const smi_nv_inventory *inv, FILE *f) {
             cls(q->gpfifo_class), q->usermode_class, cls(q->usermode_class), q->qmd_version, q->nclasses);
     fprintf(f, "      gr         SM version 0x%x, %u GPCs x %u TPCs x %u SMs, %u warps per SM\n", q->sm_version, q->gpcs,
             q->tpc_per_gpc, q->sm_per_tpc, q->max_warps_per_sm);
-    if (q->vram_total)
+    if (q->vram_total) {
+      char a[32], b[32], c[32];
       fprintf(f, "      memory     %s total, %s free (BAR %s)\n", smi_fmt_size(q->vram_total, a, sizeof a),
               smi_fmt_size(q->vram_free, b, sizeof b), smi_fmt_size((uint64_t)q->bar_size, c, sizeof c));
-    else
+    } else {
       fprintf(f, "      memory     n/a (%s)\n", q->mem_note);
+    }
     if (q->pstate >= 0) fprintf(f, "      pstate     P%lld%s\n", (long long)q->pstate, q->perf_boost ? ", boosted" : "");
     else fprintf(f, "      pstate     n/a%s\n", q->perf_boost ? " (boosted)" : "");
     fprintf(f, "      clocks     n/a; temperature n/a (no clock or thermal control in the open driver's headers)\n");

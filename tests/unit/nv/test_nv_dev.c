@@ -41,7 +41,7 @@ static struct {
   int next_fd, open_fds;
   int maps, ranges;
   /* records */
-  uint32_t vaspace_size, channel_size, sched_size, uvm_free_size, mem_attr_huge, mem_align_2m;
+  uint32_t vaspace_size, channel_size, sched_size, mem_attr_huge, mem_align_2m;
   int order_violation;
   char violation[256];
   int map_dma_calls, alloc_memory_calls;
@@ -449,6 +449,7 @@ START_TEST(memory) {
   bg_mem big, small, host;
   OK(bg_nv_mem_alloc(g, 16u << 20, 0, &big));
   ck_assert_int_eq(F.mem_attr_huge, huge0 + 1);
+  ck_assert_int_eq(F.mem_align_2m, 1);
   ck_assert_uint_eq(big.va % (2u << 20), 0);
   ck_assert_ptr_null(big.cpu);
   OK(bg_nv_mem_alloc(g, 100, BG_BUF_CPU_ACCESS | BG_BUF_ZERO, &small));
