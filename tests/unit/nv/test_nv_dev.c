@@ -557,6 +557,14 @@ START_TEST(shared_gpu) {
   bg_buf_free(buf);
   bg_dev_close(b);
 #endif
+  /* DEV=NV is NVK (the emulation only when named): a GPU of the kernel module, or no device through NVK */
+  bg_dev *n = NULL;
+  if (bg_dev_open("NV", &n) == 0) {
+    ck_assert_str_eq(((nv_gpu *)n->priv)->key, "NVK:0");
+    bg_dev_close(n);
+  } else {
+    ck_assert_msg(strstr(bg_last_error(), "NVK") && !strstr(bg_last_error(), "MOCKNVK"), "%s", bg_last_error());
+  }
 }
 END_TEST
 
