@@ -246,7 +246,8 @@ static void card_info(void *arg, unsigned size) {
     nvm_p32(e, 16, 0x4100u + 0x100u * (unsigned)i); /* gpu_id */
     nvm_p64(e, 48, NVM_VRAM_BUDGET);       /* fb_size */
     nvm_p32(e, 56, (uint32_t)i);           /* minor_number */
-    snprintf((char *)e + 60, 10, "nvidia%d", i);
+    memcpy(e + 60, "nvidia", 6); /* dev_name[10]: "nvidia<minor>", minor < 8 */
+    e[66] = (uint8_t)('0' + i);
   }
 }
 
