@@ -127,7 +127,7 @@ void mnv_graph_base(mnv *e) {
   OKST(mnv_alloc(e, e->device, &e->virtmem, 0x70, vm, sizeof vm));
   uint8_t cl[16] = {0};
   OKST(mnv_control(e, e->device, 0x800201, cl, sizeof cl));
-  uint32_t n = g32(cl, 0), list[64];
+  uint32_t n = g32(cl, 0), list[64] = {0};
   ck_assert_uint_le(n, 64);
   p64(cl, 8, (uint64_t)(uintptr_t)list);
   OKST(mnv_control(e, e->device, 0x800201, cl, sizeof cl));
