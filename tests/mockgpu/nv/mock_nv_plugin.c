@@ -129,6 +129,7 @@ int mock_nv_start(bg_mock_devices *out, char *err, size_t errlen) {
     }
   }
   S.started = true;
+  S.owner = getpid();
   memset(out, 0, sizeof *out);
   out->count = count;
   pthread_mutex_unlock(&S.lock);
@@ -137,7 +138,7 @@ int mock_nv_start(bg_mock_devices *out, char *err, size_t errlen) {
 
 void mock_nv_stop(void) {
   pthread_mutex_lock(&S.lock);
-  if (!S.started) {
+  if (!S.started || S.owner != getpid()) { /* a child's copy: the engine threads are the parent's */
     pthread_mutex_unlock(&S.lock);
     return;
   }

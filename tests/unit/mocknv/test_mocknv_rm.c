@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mocknv_env.h"
 #include "mocknv_tests.h"
@@ -277,6 +279,32 @@ START_TEST(channel_and_memory_limits) {
 }
 END_TEST
 
+/* A fork()ed child's stop (the plugin's destructor at its exit) leaves the parent's GPUs alone. */
+START_TEST(fork_child_stop) {
+  mnv e;
+  mnv_start(&e, "hopper");
+  mnv_graph_full(&e);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) { /* the child's stop is a no-op: no join of threads it does not have, the table stays */
+    mock_nv_stop();
+    const bg_nv_sys *sys = NULL;
+    char err[128];
+    _exit(mock_nv_plugin_sys(&sys, err, sizeof err) == 0 && sys == e.sys ? 0 : 3);
+  }
+  int st = 0;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  uint64_t s0 = e.sig_va;
+  uint32_t rel[] = {1u << 29 | 5u << 16 | 0x5cu >> 2, (uint32_t)s0, (uint32_t)(s0 >> 32), 42, 0, 0x01000001u};
+  mnv_submit(&e, 0, rel, 6);
+  ck_assert_int_eq(mnv_wait64(e.sig_cpu, 42), 0);
+  uint32_t tok = 0;
+  ck_assert_uint_eq(mnv_control(&e, e.ch[0], 0xc36f0108, &tok, 4), 0);
+  mock_nv_stop();
+}
+END_TEST
+
 void mocknv_add_rm(Suite *s) {
   TCase *tc = tcase_create("rm");
   tcase_set_timeout(tc, 60);
@@ -291,5 +319,6 @@ void mocknv_add_rm(Suite *s) {
   tcase_add_test(tc, config_errors);
   tcase_add_test(tc, bad_doorbell);
   tcase_add_test(tc, channel_and_memory_limits);
+  tcase_add_test(tc, fork_child_stop);
   suite_add_tcase(s, tc);
 }
