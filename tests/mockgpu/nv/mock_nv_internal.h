@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "mock_nv.h"
 #include "nv/nv_sys.h"
@@ -171,6 +172,7 @@ typedef struct nvm_umap {
 typedef struct nvm_state {
   pthread_mutex_t lock;
   bool started;
+  pid_t owner;                      /* the process that started the GPUs (a fork()ed child has no engine threads) */
   const nvm_config *cfg;
   int count;
   nvm_gpu gpu[8];

@@ -129,6 +129,7 @@ int mock_nv_start(bg_mock_devices *out, char *err, size_t errlen) {
     }
   }
   S.started = true;
+  S.owner = getpid();
   memset(out, 0, sizeof *out);
   out->count = count;
   pthread_mutex_unlock(&S.lock);
@@ -137,7 +138,7 @@ int mock_nv_start(bg_mock_devices *out, char *err, size_t errlen) {
 
 void mock_nv_stop(void) {
   pthread_mutex_lock(&S.lock);
-  if (!S.started) {
+  if (!S.started || S.owner != getpid()) { /* a child's copy: the engine threads are the parent's */
     pthread_mutex_unlock(&S.lock);
     return;
   }
@@ -246,7 +247,8 @@ static void card_info(void *arg, unsigned size) {
     nvm_p32(e, 16, 0x4100u + 0x100u * (unsigned)i); /* gpu_id */
     nvm_p64(e, 48, NVM_VRAM_BUDGET);       /* fb_size */
     nvm_p32(e, 56, (uint32_t)i);           /* minor_number */
-    snprintf((char *)e + 60, 10, "nvidia%d", i);
+    memcpy(e + 60, "nvidia", 6); /* dev_name[10]: "nvidia<minor>", minor < 8 */
+    e[66] = (uint8_t)('0' + i);
   }
 }
 

@@ -24,7 +24,7 @@ typedef struct {
   unsigned size;
   bits major, grid[3], block[3], cb_valid, cb_addr_lo, cb_addr_hi, cb_size, prog_lo, prog_hi, shared;
   unsigned cb_addr_shift;
-  bits rel_en[2], rel_struct[2], rel_p64[2], rel_addr_lo[2], rel_addr_hi[2], rel_pay_lo[2], rel_pay_hi[2];
+  bits rel_en[2], rel_struct[2], rel_addr_lo[2], rel_addr_hi[2], rel_pay_lo[2], rel_pay_hi[2];
   bits dep_en, dep_action, dep_ptr;
 } qmd_layout;
 
@@ -33,7 +33,7 @@ static const qmd_layout V03 = {
     .grid = {{415, 384}, {431, 416}, {463, 448}}, .block = {{607, 592}, {623, 608}, {639, 624}},
     .cb_valid = {640, 640}, .cb_addr_lo = {1055, 1024}, .cb_addr_hi = {1072, 1056}, .cb_size = {1087, 1075},
     .cb_addr_shift = 0, .prog_lo = {1567, 1536}, .prog_hi = {1584, 1568}, .shared = {561, 544},
-    .rel_en = {{823, 823}, {951, 951}}, .rel_struct = {{831, 830}, {959, 958}}, .rel_p64 = {{829, 829}, {957, 957}},
+    .rel_en = {{823, 823}, {951, 951}}, .rel_struct = {{831, 830}, {959, 958}},
     .rel_addr_lo = {{799, 768}, {927, 896}}, .rel_addr_hi = {{807, 800}, {935, 928}},
     .rel_pay_lo = {{863, 832}, {991, 960}}, .rel_pay_hi = {{895, 864}, {1023, 992}},
     .dep_en = {512, 512}, .dep_action = {515, 513}, .dep_ptr = {511, 480},
@@ -43,7 +43,7 @@ static const qmd_layout V04 = {
     .grid = {{1055, 1024}, {1071, 1056}, {1103, 1088}}, .block = {{1167, 1152}, {1183, 1168}, {1199, 1184}},
     .cb_valid = {416, 416}, .cb_addr_lo = {1567, 1536}, .cb_addr_hi = {1586, 1568}, .cb_size = {1599, 1587},
     .cb_addr_shift = 6, .prog_lo = {1247, 1216}, .prog_hi = {1272, 1248}, .shared = {601, 584},
-    .rel_en = {{320, 320}, {336, 336}}, .rel_struct = {{322, 321}, {338, 337}}, .rel_p64 = {{332, 332}, {348, 348}},
+    .rel_en = {{320, 320}, {336, 336}}, .rel_struct = {{322, 321}, {338, 337}},
     .rel_addr_lo = {{671, 640}, {799, 768}}, .rel_addr_hi = {{696, 672}, {824, 800}},
     .rel_pay_lo = {{735, 704}, {863, 832}}, .rel_pay_hi = {{767, 736}, {895, 864}},
     .dep_en = {368, 368}, .dep_action = {371, 369}, .dep_ptr = {479, 448},
@@ -208,7 +208,9 @@ static int release(nvm_gpu *g, nvm_chan *c, uint64_t qva, const qmd_layout *L, c
   if (!get(q, L->rel_en[i])) return 0;
   uint64_t va = get(q, L->rel_addr_lo[i]) | (uint64_t)get(q, L->rel_addr_hi[i]) << 32;
   uint64_t pay = get(q, L->rel_pay_lo[i]) | (uint64_t)get(q, L->rel_pay_hi[i]) << 32;
-  unsigned st = get(q, L->rel_struct[i]); /* 0 four words (payload + timestamp), 1 one word, 2 two words */
+  /* STRUCTURE_SIZE 0 four words (payload + timestamp), 1 one word, 2 two words. The payload of two and four words is
+   * written as 64 bits whatever PAYLOAD64B says (lenient: tinygrad leaves it 0 and signals are 64-bit). */
+  unsigned st = get(q, L->rel_struct[i]);
   if (st == 3) return qfail(g, c, qva, "release STRUCTURE_SIZE 3 is reserved");
   uint8_t *p = nvm_va(g->index, va, st == 0 ? 16 : st == 1 ? 4 : 8);
   if (!p) return qfault(g, c, qva, va, true, i ? "QMD release1" : "QMD release0");
@@ -285,7 +287,9 @@ int nvm_qmd_launch(nvm_gpu *g, nvm_chan *c, uint64_t qva) {
     pthread_mutex_unlock(&S.lock);
     int rr = ptx_run(mod, &l, &rep);
     pthread_mutex_lock(&S.lock);
-    if (!c->used || c->handle != handle) return -1; /* the driver freed the channel meanwhile */
+    /* The driver may have freed the channel meanwhile (another thread: cppcheck cannot know). */
+    // cppcheck-suppress knownConditionTrueFalse
+    if (!c->used || c->handle != handle) return -1;
     if (rr) {
       if (mc.faulted) {
         snprintf(w, sizeof w, "kernel: %.180s", rep.msg);

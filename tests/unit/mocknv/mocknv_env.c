@@ -10,6 +10,22 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The tests' GPU VA == CPU VA window: 256 MiB reserved (never over an existing mapping) below 2^40, as semaphore
+ * and QMD addresses must be. 1 GiB first: under AddressSanitizer everything from 2 GiB to 2 TiB is its shadow. */
+static uint64_t reserve_window(void) {
+  static uint64_t base;
+  if (base) return base;
+  const uint64_t hints[] = {0x40000000ull, 0x50000000ull, 0x1000000000ull, 0x3000000000ull};
+  for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+    void *p = mmap((void *)(uintptr_t)hints[i], 256u << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                   -1, 0);
+    if (p == (void *)(uintptr_t)hints[i]) return base = hints[i];
+    if (p != MAP_FAILED) munmap(p, 256u << 20);
+  }
+  ck_abort_msg("no free 256 MiB window below 2^40 for the tests' GPU VAs");
+  return 0;
+}
+
 void mnv_start(mnv *e, const char *cfg) {
   memset(e, 0, sizeof *e);
   setenv("MOCKGPU_NV", cfg, 1);
@@ -28,7 +44,7 @@ void mnv_start(mnv *e, const char *cfg) {
   e->copy_cls = hopper ? 0xc8b5 : 0xc7b5;
   e->gpfifo_cls = hopper ? 0xc86f : 0xc56f;
   e->usermode_cls = hopper ? 0xc661 : 0xc461;
-  e->next_va = 0x1000000000ull;
+  e->next_va = reserve_window();
 }
 
 /* NVOS21: hRoot @0, hObjectParent @4, hObjectNew @8, hClass @12, pAllocParms @16, paramsSize @24, status @28. */
@@ -111,7 +127,7 @@ void mnv_graph_base(mnv *e) {
   OKST(mnv_alloc(e, e->device, &e->virtmem, 0x70, vm, sizeof vm));
   uint8_t cl[16] = {0};
   OKST(mnv_control(e, e->device, 0x800201, cl, sizeof cl));
-  uint32_t n = g32(cl, 0), list[64];
+  uint32_t n = g32(cl, 0), list[64] = {0};
   ck_assert_uint_le(n, 64);
   p64(cl, 8, (uint64_t)(uintptr_t)list);
   OKST(mnv_control(e, e->device, 0x800201, cl, sizeof cl));

@@ -344,6 +344,75 @@ START_TEST(launch_checks_and_fault) {
 }
 END_TEST
 
+/* Dependent QMD0 chaining (action SCHEDULE): the first launch chains a second with its own cb0 whose release1
+ * signals; both kernels run (the second adds 1 to the first's output). */
+START_TEST(chained_qmd) {
+  run r;
+  run_setup(&r, _i ? "ada" : "hopper");
+  uint8_t *q0 = r.cpu + 0x21000, *q1 = r.cpu + 0x21400, *cb1 = r.cpu + 0x22000;
+  uint32_t cbsz = r.k->param_base + r.k->param_size;
+  make_qmd(q0, r.ver, 4, r.va + 0x10000 + r.k->code_offset, r.va + 0x20000, cbsz, r.k->shared, r.e.sig_va + 0x100, 1);
+  /* second: in = out of the first, out = +0x3000 */
+  memcpy(cb1, r.cpu + 0x20000, cbsz);
+  p64(cb1, r.k->param_base + r.k->params[0].offset, r.va + 0x3000);
+  p64(cb1, r.k->param_base + r.k->params[1].offset, r.va + 0x1000);
+  make_qmd(q1, r.ver, 4, r.va + 0x10000 + r.k->code_offset, r.va + 0x22000, cbsz, r.k->shared, 0, 0);
+  if (r.ver == 3) {
+    setf(q1, 823, 823, 0);                       /* no release0 */
+    setf(q1, 951, 951, 1);                       /* RELEASE1_ENABLE */
+    setf(q1, 927, 896, (r.e.sig_va + 0x180) & 0xffffffffu);
+    setf(q1, 935, 928, (r.e.sig_va + 0x180) >> 32);
+    setf(q1, 991, 960, 2);
+    setf(q0, 512, 512, 1);                       /* DEPENDENT_QMD0_ENABLE */
+    setf(q0, 515, 513, 1);                       /* ACTION QMD_SCHEDULE */
+    setf(q0, 511, 480, (r.va + 0x21400) >> 8);   /* DEPENDENT_QMD0_POINTER */
+  } else {
+    setf(q1, 320, 320, 0);
+    setf(q1, 336, 336, 1);                       /* RELEASE_ENABLE(1) */
+    setf(q1, 799, 768, (r.e.sig_va + 0x180) & 0xffffffffu);
+    setf(q1, 824, 800, (r.e.sig_va + 0x180) >> 32);
+    setf(q1, 863, 832, 2);
+    setf(q0, 368, 368, 1);                       /* DEPENDENT_QMD_ENABLE(0) */
+    setf(q0, 371, 369, 1);                       /* DEPENDENT_QMD_ACTION(0) SCHEDULE */
+    setf(q0, 479, 448, (r.va + 0x21400) >> 8);   /* DEPENDENT_QMD0_POINTER */
+  }
+  uint32_t pb[] = {hdr(1, 0, 1), r.e.compute_cls, hdr(1, 0x2b4, 1), (uint32_t)((r.va + 0x21000) >> 8),
+                   hdr(1, 0x2c0, 1), 9};
+  mnv_submit(&r.e, 0, pb, sizeof pb / 4);
+  ck_assert_int_eq(mnv_wait64(r.e.sig_cpu + 0x180, 2), 0);
+  ck_assert_uint_eq(g64(r.e.sig_cpu, 0x100), 1);
+  ck_assert_uint_ne(g64(r.e.sig_cpu, 0x188), 0); /* four-word release1: timestamp */
+  for (uint32_t i = 0; i < 200; i++) ck_assert_uint_eq(g32(r.cpu + 0x3000, 4 * i), 1000 + 3 * i + 2);
+  ck_assert_uint_eq(mock_nv_failures(NULL, 0), 0);
+  bg_cubin_free(&r.cub);
+  mock_nv_stop();
+}
+END_TEST
+
+/* UVM_FREE takes the GPU mapping away: a copy from the freed range faults. */
+START_TEST(uvm_free_unmaps) {
+  mnv e;
+  mnv_start(&e, "hopper");
+  mnv_graph_full(&e);
+  uint64_t va;
+  uint8_t *cpu;
+  mnv_vidmem(&e, 0x10000, &va, &cpu);
+  uint8_t fr[24] = {0};
+  p64(fr, 0, va);
+  p64(fr, 8, 0x10000);
+  ck_assert_uint_eq(mnv_uvm(&e, e.uvm, 34, fr, 16), 0);
+  uint64_t dst = e.sig_va + 0x400;
+  uint32_t cp[] = {hdr(4, 0, 1), e.copy_cls, hdr(4, 0x400, 4), (uint32_t)(va >> 32), (uint32_t)va, (uint32_t)(dst >> 32),
+                   (uint32_t)dst, hdr(4, 0x418, 1), 64, hdr(4, 0x300, 1), 0x182};
+  char f[4096];
+  mnv_submit(&e, 1, cp, sizeof cp / 4);
+  ck_assert_uint_gt(mnv_drain(&e, 1), 0);
+  mock_nv_failures(f, sizeof f);
+  ck_assert_ptr_nonnull(strstr(f, "MMU fault: copy engine read"));
+  mock_nv_stop();
+}
+END_TEST
+
 void mocknv_add_gpu(Suite *s) {
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 120);
@@ -353,5 +422,7 @@ void mocknv_add_gpu(Suite *s) {
   tcase_add_test(tc, v03_on_hopper_rejected);
   tcase_add_loop_test(tc, method_strictness, 0, 4);
   tcase_add_loop_test(tc, launch_checks_and_fault, 0, 3);
+  tcase_add_loop_test(tc, chained_qmd, 0, 2);
+  tcase_add_test(tc, uvm_free_unmaps);
   suite_add_tcase(s, tc);
 }

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mocknv_env.h"
 #include "mocknv_tests.h"
@@ -237,6 +239,72 @@ START_TEST(bad_doorbell) {
 }
 END_TEST
 
+/* GPFIFO channel parameters: a context share of another kind, a ring VA outside hObjectBuffer's GPU mapping; one
+ * engine object per channel; the video-memory budget; CHECK_VERSION_STR. */
+START_TEST(channel_and_memory_limits) {
+  mnv e;
+  mnv_start(&e, "hopper");
+  mnv_graph_full(&e);
+  uint8_t cp[368] = {0};
+  p32(cp, 4, e.area);
+  p64(cp, 8, e.area_va);
+  p32(cp, 16, 0x400);
+  p32(cp, 24, e.tsg); /* not a context share */
+  p32(cp, 32, e.area);
+  p64(cp, 64, 0x2000);
+  uint32_t h = 0xa2000001u;
+  ck_assert_uint_eq(mnv_alloc(&e, e.tsg, &h, e.gpfifo_cls, cp, sizeof cp), 0x33); /* NV_ERR_INVALID_OBJECT_HANDLE */
+  p32(cp, 24, e.ctxshare);
+  p64(cp, 8, e.cmdq_va); /* mapped, but not hObjectBuffer's memory */
+  ck_assert_uint_eq(mnv_alloc(&e, e.tsg, &h, e.gpfifo_cls, cp, sizeof cp), ST_INVALID_OFFSET);
+  p64(cp, 8, e.area_va + 0x200000 - 0x1000); /* runs past the area */
+  ck_assert_uint_eq(mnv_alloc(&e, e.tsg, &h, e.gpfifo_cls, cp, sizeof cp), ST_INVALID_OFFSET);
+  /* A second engine object under a channel. */
+  uint32_t eng = 0xa2000002u;
+  ck_assert_uint_eq(mnv_alloc(&e, e.ch[1], &eng, e.compute_cls, NULL, 0), 0x40); /* NV_ERR_INVALID_STATE */
+  /* 5 GiB of video memory on a 4 GiB GPU. */
+  uint8_t mp[128] = {0};
+  p64(mp, 64, 5ull << 30);
+  ck_assert_uint_eq(mnv_alloc(&e, e.device, &h, 0x40, mp, sizeof mp), 0x51); /* NV_ERR_NO_MEMORY */
+  /* NV_ESC_CHECK_VERSION_STR: the query returns the version; another version is refused. */
+  uint8_t v[72] = {0};
+  p32(v, 0, '2');
+  ck_assert_int_eq(e.sys->ioctl(e.sys->ctx, e.ctl, NV_IOWR(210, 72), v), 0);
+  ck_assert_str_eq((char *)v + 8, "580.65.06");
+  ck_assert_uint_eq(g32(v, 4), 1);
+  memset(v, 0, sizeof v);
+  memcpy(v + 8, "570.124.04", 10);
+  ck_assert_int_eq(e.sys->ioctl(e.sys->ctx, e.ctl, NV_IOWR(210, 72), v), -1);
+  mock_nv_stop();
+}
+END_TEST
+
+/* A fork()ed child's stop (the plugin's destructor at its exit) leaves the parent's GPUs alone. */
+START_TEST(fork_child_stop) {
+  mnv e;
+  mnv_start(&e, "hopper");
+  mnv_graph_full(&e);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) { /* the child's stop is a no-op: no join of threads it does not have, the table stays */
+    mock_nv_stop();
+    const bg_nv_sys *sys = NULL;
+    char err[128];
+    _exit(mock_nv_plugin_sys(&sys, err, sizeof err) == 0 && sys == e.sys ? 0 : 3);
+  }
+  int st = 0;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  uint64_t s0 = e.sig_va;
+  uint32_t rel[] = {1u << 29 | 5u << 16 | 0x5cu >> 2, (uint32_t)s0, (uint32_t)(s0 >> 32), 42, 0, 0x01000001u};
+  mnv_submit(&e, 0, rel, 6);
+  ck_assert_int_eq(mnv_wait64(e.sig_cpu, 42), 0);
+  uint32_t tok = 0;
+  ck_assert_uint_eq(mnv_control(&e, e.ch[0], 0xc36f0108, &tok, 4), 0);
+  mock_nv_stop();
+}
+END_TEST
+
 void mocknv_add_rm(Suite *s) {
   TCase *tc = tcase_create("rm");
   tcase_set_timeout(tc, 60);
@@ -250,5 +318,7 @@ void mocknv_add_rm(Suite *s) {
   tcase_add_test(tc, memory_rules);
   tcase_add_test(tc, config_errors);
   tcase_add_test(tc, bad_doorbell);
+  tcase_add_test(tc, channel_and_memory_limits);
+  tcase_add_test(tc, fork_child_stop);
   suite_add_tcase(s, tc);
 }
