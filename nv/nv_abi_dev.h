@@ -88,6 +88,25 @@ typedef struct { /* NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS */
 NV_ABI_ASSERT_SIZE(bg_nv83de_read_mmu_fault_info, 72);
 NV_ABI_ASSERT_OFF(bg_nv83de_read_mmu_fault_info, count, 64);
 
+/* ---- NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2 (ctrl2080thermal.h): a list of instructions; the one used reads
+ * sensor 0 (GET_STATUS_SENSOR_READING, degrees C). ---- */
+#define NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2 0x20800513u
+#define NV2080_THERMAL_SYSTEM_API_VER 1u
+#define NV2080_THERMAL_SYSTEM_API_REV 0u
+#define NV2080_THERMAL_SYSTEM_GET_STATUS_SENSOR_READING_OPCODE 0x1500u
+#define NV2080_THERMAL_SYSTEM_INSTRUCTION_MAX_COUNT 0x20
+typedef struct { /* NV2080_CTRL_THERMAL_SYSTEM_INSTRUCTION; operands is a union of 8 u32 */
+  uint32_t result, executed, opcode;
+  uint32_t operands[8]; /* GET_STATUS_SENSOR_READING: sensorIndex, (s32) value */
+} bg_nv2080_thermal_instruction;
+NV_ABI_ASSERT_SIZE(bg_nv2080_thermal_instruction, 44);
+typedef struct { /* NV2080_CTRL_THERMAL_SYSTEM_EXECUTE_V2_PARAMS */
+  uint32_t clientAPIVersion, clientAPIRevision, clientInstructionSizeOf, executeFlags, successfulInstructions,
+      instructionListSize;
+  bg_nv2080_thermal_instruction instructionList[NV2080_THERMAL_SYSTEM_INSTRUCTION_MAX_COUNT];
+} bg_nv2080_thermal_execute_v2;
+NV_ABI_ASSERT_SIZE(bg_nv2080_thermal_execute_v2, 1432);
+
 /* NvNotification (nvtypes.h/cl906f.h): the channel's error notifier. RM writes entry 0 (NV_CHANNELGPFIFO_NOTIFICATION_
  * TYPE_ERROR) when the channel is torn down by an error: info32 = the robust-channel error (13 GR exception, 31 MMU
  * fault, ...), status non-zero. */

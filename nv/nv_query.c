@@ -3,9 +3,11 @@
 #include "nv/nv_query.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "baregpu/error.h"
+#include "nv/nv_abi_dev.h"
 #include "nv/nv_hcq.h"
 
 static void memory(nv_gpu *g, bg_nv_query *o) {
@@ -20,6 +22,23 @@ static void memory(nv_gpu *g, bg_nv_query *o) {
   }
   o->vram_total = (uint64_t)fb.fbInfoList[0].data << 10; /* KiB */
   o->vram_free = (uint64_t)fb.fbInfoList[1].data << 10;
+}
+
+/* Sensor 0 through the thermal instruction list (nvidia-smi's legacy path); -1 when refused or not executed. */
+static int temperature(nv_gpu *g) {
+  bg_nv2080_thermal_execute_v2 *t = calloc(1, sizeof *t);
+  if (!t) return -1;
+  t->clientAPIVersion = NV2080_THERMAL_SYSTEM_API_VER;
+  t->clientAPIRevision = NV2080_THERMAL_SYSTEM_API_REV;
+  t->clientInstructionSizeOf = sizeof(bg_nv2080_thermal_instruction);
+  t->instructionListSize = 1;
+  t->instructionList[0].opcode = NV2080_THERMAL_SYSTEM_GET_STATUS_SENSOR_READING_OPCODE;
+  int v = -1;
+  if (bg_nv_rm_control(&g->rm, g->hsubdevice, NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2, t, sizeof *t) == 0 &&
+      t->successfulInstructions == 1 && t->instructionList[0].executed && t->instructionList[0].result == 0)
+    v = (int)(int32_t)t->instructionList[0].operands[1];
+  free(t);
+  return v;
 }
 
 int bg_nv_query_info(bg_dev *d, bg_nv_query *o) {
@@ -50,7 +69,7 @@ int bg_nv_query_info(bg_dev *d, bg_nv_query *o) {
   o->max_warps_per_sm = g->max_warps_per_sm;
   o->bar_size = (int64_t)g->fb_size;
   o->perf_boost = g->perf_boost, o->virtmem = g->have_virtmem, o->map_dma = g->have_virtmem && !g->dma_refused;
-  o->temp_c = -1;
+  o->temp_c = temperature(g);
   memory(g, o);
   uint8_t name[sizeof(bg_nv2080_gpu_name_string)] = {0}; /* flags = ASCII (0) */
   if (bg_nv_rm_control(&g->rm, g->hsubdevice, NV2080_CTRL_CMD_GPU_GET_NAME_STRING, name, g->abi.gpu_name_string_size) == 0)

@@ -31,7 +31,7 @@ typedef struct bg_nv_query {
   int64_t bar_size;             /* card info's framebuffer BAR size */
   int64_t pstate;               /* NV2080_CTRL_CMD_PERF_GET_CURRENT_PSTATE (0 = P0), -1 refused */
   uint32_t gpc_mhz, mem_mhz;    /* 0: not read (no clock control in the open driver's headers) */
-  int temp_c;                   /* -1: not read (no thermal control in the open driver's headers) */
+  int temp_c;                   /* GPU sensor 0 (THERMAL_SYSTEM_EXECUTE_V2), degrees C; -1 when RM refuses it */
   bool perf_boost, virtmem, map_dma;
   char mem_note[160];           /* why vram_total is 0 */
 } bg_nv_query;

@@ -1,7 +1,8 @@
 /* tools/smi_nv.c: `hcq_smi list`'s NVIDIA rows: the GPUs the nvidia kernel module lists, each opened through NVK+NV
  * (or, when the selector names it, the emulated MOCKNVK+NV) and described by nv/nv_query.h: driver version and ABI
  * family, PCI id and address, UUID, SM, the classes chosen, GR layout, memory, performance state. The open driver's
- * headers carry no clock or thermal control baregpu could send, so clocks and temperature read "n/a" (JSON null). */
+ * headers carry no clock control baregpu could send, so clocks read "n/a" (JSON null); the temperature is sensor 0 of
+ * THERMAL_SYSTEM_EXECUTE_V2 where RM answers it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,9 @@ void smi_nv_text(const smi_nv_inventory *inv, FILE *f) {
     }
     if (q->pstate >= 0) fprintf(f, "      pstate     P%lld%s\n", (long long)q->pstate, q->perf_boost ? ", boosted" : "");
     else fprintf(f, "      pstate     n/a%s\n", q->perf_boost ? " (boosted)" : "");
-    fprintf(f, "      clocks     n/a; temperature n/a (no clock or thermal control in the open driver's headers)\n");
+    if (q->temp_c >= 0) fprintf(f, "      sensors    temperature %d C", q->temp_c);
+    else fprintf(f, "      sensors    temperature n/a (RM refused THERMAL_SYSTEM_EXECUTE_V2)");
+    fprintf(f, "; clocks n/a (no clock control in the open driver's headers)\n");
   }
 }
 
@@ -162,7 +165,8 @@ void smi_nv_json(jw *w, const smi_nv_inventory *inv) {
       jw_key(w, "mem_clock_mhz");
       jw_null(w);
       jw_key(w, "temperature_c");
-      jw_null(w);
+      if (q->temp_c >= 0) jw_int(w, q->temp_c);
+      else jw_null(w);
     }
     jw_obj_end(w);
   }

@@ -15,6 +15,7 @@
 #include "bg_config.h"
 #include "nv/nv_abi_dev.h"
 #include "nv/nv_hcq.h"
+#include "nv/nv_query.h"
 #include "nv/nv_status.h"
 
 #define MAXOBJ 512
@@ -159,6 +160,23 @@ static uint32_t rm_control(bg_nv_os54_control *c) {
     return NV_OK;
   }
   case NV2080_CTRL_CMD_PERF_BOOST: return NV_OK;
+  case NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2: {
+    bg_nv2080_thermal_execute_v2 *t = p;
+    if (c->paramsSize != sizeof *t || t->clientInstructionSizeOf != 44 || t->instructionListSize != 1 ||
+        t->instructionList[0].opcode != NV2080_THERMAL_SYSTEM_GET_STATUS_SENSOR_READING_OPCODE)
+      return NV_ERR_INVALID_ARGUMENT;
+    t->instructionList[0].executed = 1;
+    t->instructionList[0].operands[1] = 47;
+    t->successfulInstructions = 1;
+    return NV_OK;
+  }
+  case NV2080_CTRL_CMD_FB_GET_INFO_V2: {
+    bg_nv2080_fb_get_info_v2 *fb = p;
+    if (c->paramsSize != 1028) return NV_ERR_INVALID_ARGUMENT; /* 580 layout */
+    for (uint32_t i = 0; i < fb->fbInfoListSize; i++)
+      fb->fbInfoList[i].data = fb->fbInfoList[i].index == NV2080_FB_INFO_INDEX_TOTAL_RAM_SIZE ? 1u << 20 : 1u << 19;
+    return NV_OK;
+  }
   case NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES: {
     bg_nv83de_read_all_sm_error_states *st = p;
     if (c->paramsSize != sizeof *st || st->hTargetChannel != F.chan[0].h) return NV_ERR_INVALID_ARGUMENT;
@@ -540,6 +558,33 @@ START_TEST(fault_readout) {
 }
 END_TEST
 
+/* What tools read: memory from FB_GET_INFO_V2 (KiB), temperature from the thermal instruction list; -1 when refused. */
+START_TEST(query_info) {
+  reset("580.65.06");
+  nv_gpu *g = NULL;
+  OK(bg_nv_gpu_open(&fake, 0, "NVK", &g));
+  static const bg_backend_ops ops = {.kind = "NV"};
+  bg_dev d;
+  memset(&d, 0, sizeof d);
+  d.ops = &ops;
+  d.priv = g;
+  bg_nv_query q;
+  OK(bg_nv_query_info(&d, &q));
+  ck_assert_uint_eq(q.vram_total, 1ull << 30);
+  ck_assert_uint_eq(q.vram_free, 1ull << 29);
+  ck_assert_int_eq(q.temp_c, 47);
+  ck_assert_str_eq(q.arch, "sm_90");
+  ck_assert_uint_eq(q.sm, 90);
+  ck_assert_uint_eq(q.family, 580);
+  ck_assert_str_eq(q.uuid, "GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf");
+  F.refuse_ctrl = NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2;
+  OK(bg_nv_query_info(&d, &q));
+  ck_assert_int_eq(q.temp_c, -1);
+  bg_nv_gpu_close(g);
+  assert_clean();
+}
+END_TEST
+
 /* Two bg_devs of one GPU share its nv_gpu (one client, one set of channels); the GPU lives until the last closes. */
 START_TEST(shared_gpu) {
 #if BG_HAVE_MOCK
@@ -582,6 +627,7 @@ int main(void) {
   tcase_add_test(tc, submit_never_overruns);
   tcase_add_test(tc, fault_readout);
   tcase_add_test(tc, shared_gpu);
+  tcase_add_test(tc, query_info);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
