@@ -372,5 +372,12 @@ int main(int argc, char **argv) {
   } else if (nv_dev) {
     printf("CUDA column skipped: %s\n", cuda.why);
   }
+  /* One line for scripts (tests/device/nv-check): this run's figures, host ns per launch. */
+  printf("figures: dev=%s fresh_ns=%.0f resubmit_ns=%.0f fresh_host_ns=%.0f resubmit_host_ns=%.0f", devname ? devname : "default",
+         dev.fresh, dev.replay, dev.fresh_host, dev.replay_host);
+  if (devname && strcmp(devname, "CPU") != 0) printf(" cpu_fresh_ns=%.0f cpu_resubmit_ns=%.0f", cpu.fresh, cpu.replay);
+  if (cuda.ran) printf(" cuda_ns=%.0f ours_fresh_over_cuda=%.2f ours_resubmit_over_cuda=%.2f", cuda.ns, dev.fresh / cuda.ns,
+                       dev.replay / cuda.ns);
+  printf("\n");
   return 0;
 }
