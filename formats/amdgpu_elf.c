@@ -125,14 +125,11 @@ static unsigned reloc_width(uint32_t type) {
 }
 
 static int collect_relocs(const elf *e, bg_amdgpu_image *img) {
-  size_t total = 0;
-  int rc = bg_elf64_count_relocs(e, MAX_IMAGE / 4, &total);
+  int rc;
+  img->relocs = bg_elf64_reloc_array(e, MAX_IMAGE / 4, sizeof *img->relocs, &rc);
   if (rc) return rc;
-  if (total && !(img->relocs = calloc(total, sizeof *img->relocs)))
-    return bg_error(BG_ENOMEM, "amdgpu elf: out of memory for %zu relocations", total);
-  for (unsigned i = 1; i < e->ns; i++) {
+  for (unsigned i = 0; (i = bg_elf64_next_rel(e, i)) != 0;) {
     const sec *s = &e->s[i];
-    if (s->type != SHT_REL && s->type != SHT_RELA) continue;
     bool rela = s->type == SHT_RELA;
     uint64_t base = 0;
     if (e->type == ET_REL) {   /* r_offset is relative to the section sh_info names */
@@ -148,9 +145,9 @@ static int collect_relocs(const elf *e, bg_amdgpu_image *img) {
     for (uint64_t k = 0; k < n; k++) {
       bg_elf64_rel r;
       bg_elf64_rel_read(e, i, k, &r);
+      if (r.type == R_AMDGPU_NONE) continue;
       uint64_t off = r.offset;
       uint32_t type = r.type, si = r.sym;
-      if (type == R_AMDGPU_NONE) continue;
       unsigned w = reloc_width(type);
       if (!w)
         return EINV("section %u (%s): relocation %llu has type %u, expected one of R_AMDGPU_ABS32_LO/HI (1/2), ABS64 (3), "

@@ -331,14 +331,11 @@ static unsigned reloc_width(uint32_t type) {
 static unsigned reloc_skip(uint32_t type) { return type == R_CUDA_ABS32_LO_32 || type == R_CUDA_ABS32_HI_32 ? 4 : 0; }
 
 static int collect_relocs(const elf *e, bg_cubin *c) {
-  size_t total = 0;
-  int rc = bg_elf64_count_relocs(e, MAX_IMAGE / 4, &total);
+  int rc;
+  c->relocs = bg_elf64_reloc_array(e, MAX_IMAGE / 4, sizeof *c->relocs, &rc);
   if (rc) return rc;
-  if (total && !(c->relocs = calloc(total, sizeof *c->relocs)))
-    return bg_error(BG_ENOMEM, "cubin: out of memory for %zu relocations", total);
-  for (unsigned i = 1; i < e->ns; i++) {
+  for (unsigned i = 0; (i = bg_elf64_next_rel(e, i)) != 0;) {
     const sec *s = &e->s[i];
-    if (s->type != SHT_REL && s->type != SHT_RELA) continue;
     unsigned ti;
     if ((rc = bg_elf64_reloc_target(e, i, &ti))) return rc;
     const sec *t = &e->s[ti];
@@ -351,9 +348,9 @@ static int collect_relocs(const elf *e, bg_cubin *c) {
     for (uint64_t k = 0; k < n; k++) {
       bg_elf64_rel r;
       bg_elf64_rel_read(e, i, k, &r);
+      if (r.type == R_CUDA_NONE) continue;
       uint64_t off = r.offset;
       uint32_t type = r.type, si = r.sym;
-      if (type == R_CUDA_NONE) continue;
       unsigned w = reloc_width(type), skip = reloc_skip(type);
       if (!w)
         return EINV("section %u (%s): relocation %llu: unknown type %u (0x%x), expected R_CUDA_32 (1), R_CUDA_64 (2), "

@@ -106,18 +106,31 @@ int bg_elf64_sym_read(const bg_elf64 *e, uint64_t i, bg_elf64_sym *out) {
 
 static unsigned rel_size(const bg_elf64_sec *s) { return s->type == BG_SHT_RELA ? BG_ELF_RELA_SIZE : BG_ELF_REL_SIZE; }
 
-int bg_elf64_count_relocs(const bg_elf64 *e, uint64_t max_total, size_t *total) {
-  *total = 0;
-  for (unsigned i = 1; i < e->ns; i++) {
-    const bg_elf64_sec *s = &e->s[i];
-    if (s->type != BG_SHT_REL && s->type != BG_SHT_RELA) continue;
-    if (s->entsize != rel_size(s))
-      return EINV(e, "section %u (%s): sh_entsize %llu, expected %u", i, bg_elf64_sname(e, i),
-                  (unsigned long long)s->entsize, rel_size(s));
-    *total += s->size / rel_size(s);
-  }
-  if (*total > max_total) return EINV(e, "%zu relocations, more than the image could hold", *total);
+unsigned bg_elf64_next_rel(const bg_elf64 *e, unsigned i) {
+  while (++i < e->ns)
+    if (e->s[i].type == BG_SHT_REL || e->s[i].type == BG_SHT_RELA) return i;
   return 0;
+}
+
+void *bg_elf64_reloc_array(const bg_elf64 *e, uint64_t max_total, size_t elem, int *rc) {
+  size_t total = 0;
+  *rc = 0;
+  for (unsigned i = 0; (i = bg_elf64_next_rel(e, i)) != 0;) {
+    const bg_elf64_sec *s = &e->s[i];
+    if (s->entsize != rel_size(s)) {
+      *rc = EINV(e, "section %u (%s): sh_entsize %llu, expected %u", i, bg_elf64_sname(e, i),
+                 (unsigned long long)s->entsize, rel_size(s));
+      return NULL;
+    }
+    total += s->size / rel_size(s);
+  }
+  if (total > max_total) {
+    *rc = EINV(e, "%zu relocations, more than the image could hold", total);
+    return NULL;
+  }
+  void *a = total ? calloc(total, elem) : NULL;
+  if (total && !a) *rc = bg_error(BG_ENOMEM, "%s: out of memory for %zu relocations", e->who, total);
+  return a;
 }
 
 int bg_elf64_reloc_target(const bg_elf64 *e, unsigned si, unsigned *target) {

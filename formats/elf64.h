@@ -93,8 +93,11 @@ typedef struct bg_elf64_sym {
 /* Symbol i of the symbol table (its name inside the string table). */
 int bg_elf64_sym_read(const bg_elf64 *e, uint64_t i, bg_elf64_sym *out);
 
-/* The relocation entries of every SHT_REL / SHT_RELA section (their sh_entsize checked), at most max_total. */
-int bg_elf64_count_relocs(const bg_elf64 *e, uint64_t max_total, size_t *total);
+/* An array (calloc'd; NULL when the file has none) for the relocation entries of every SHT_REL / SHT_RELA section
+ * (their sh_entsize checked, at most max_total entries), elem bytes each. *rc: 0 or -BG_E* (message set). */
+void *bg_elf64_reloc_array(const bg_elf64 *e, uint64_t max_total, size_t elem, int *rc);
+/* The next SHT_REL / SHT_RELA section after section i (0: from the start), 0 when there is none. */
+unsigned bg_elf64_next_rel(const bg_elf64 *e, unsigned i);
 /* Relocation section si's target: the section its sh_info names (checked to exist). */
 int bg_elf64_reloc_target(const bg_elf64 *e, unsigned si, unsigned *target);
 
