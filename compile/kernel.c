@@ -98,6 +98,23 @@ int bg_kernel_render_llvm_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts 
   return render(ctx, sink, opts, RENDER_LLVM_HOST, k);
 }
 
+/* Free k, keeping its name for the message: "kernel NAME (cpu): " (cpu NULL: "kernel NAME: ") before rc's. */
+static int kernel_failed(bg_kernel *k, const char *cpu, int rc) {
+  char name[sizeof k->name];
+  memcpy(name, k->name, sizeof name);
+  bg_kernel_free(k);
+  return cpu ? bg_error_context(rc, "kernel %s (%s): ", name, cpu) : bg_error_context(rc, "kernel %s: ", name);
+}
+
+#if !BG_HAVE_LLVM
+/* A GPU kernel in a build without LLVM: what to install. */
+static int no_llvm(bg_kernel *k, const char *cpu, const char *what) {
+  if (k) memset(k, 0, sizeof *k);
+  return bg_error(BG_ENOTSUP, "kernel: %s needs LLVM 22 or 19 for %s code generation, but baregpu was built without "
+                  "LLVM: install llvm-22-dev (or llvm-19-dev) and reconfigure", cpu, what);
+}
+#endif
+
 /* Bytes of the kernarg segment the renderer's arguments take (C-like layout, each aligned to its size). */
 static uint32_t kernarg_bytes(const bg_kernel *k) {
   uint32_t off = 0;
@@ -143,18 +160,13 @@ int bg_kernel_compile_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *o
   free(*elf);
   *elf = NULL;
   *n = 0;
-  char name[sizeof k->name];
-  memcpy(name, k->name, sizeof name);
-  bg_kernel_free(k);
-  return bg_error_context(rc, "kernel %s (%s): ", name, mcpu);
+  return kernel_failed(k, mcpu, rc);
 #else
   (void)ctx;
   (void)sink;
   (void)opts;
   (void)check_code_object;
-  if (k) memset(k, 0, sizeof *k);
-  return bg_error(BG_ENOTSUP, "kernel: %s needs LLVM 22 or 19 for AMD code generation, but baregpu was built without "
-                  "LLVM: install llvm-22-dev (or llvm-19-dev) and reconfigure", mcpu);
+  return no_llvm(k, mcpu, "AMD");
 #endif
 }
 
@@ -193,18 +205,13 @@ int bg_kernel_compile_nvptx(ir_ctx *ctx, const ir_node *sink, const bg_kopts *op
   if (!(rc = bg_llvm_nvptx_compile(k->src, sm, ptx)) && !(rc = check_ptx(k, sm, *ptx))) return 0;
   free(*ptx);
   *ptx = NULL;
-  char name[sizeof k->name];
-  memcpy(name, k->name, sizeof name);
-  bg_kernel_free(k);
-  return bg_error_context(rc, "kernel %s (%s): ", name, sm);
+  return kernel_failed(k, sm, rc);
 #else
   (void)ctx;
   (void)sink;
   (void)opts;
   (void)check_ptx;
-  if (k) memset(k, 0, sizeof *k);
-  return bg_error(BG_ENOTSUP, "kernel: %s needs LLVM 22 or 19 for NVPTX code generation, but baregpu was built without "
-                  "LLVM: install llvm-22-dev (or llvm-19-dev) and reconfigure", sm);
+  return no_llvm(k, sm, "NVPTX");
 #endif
 }
 
@@ -227,12 +234,7 @@ int bg_kernel_build(bg_dev *d, ir_ctx *ctx, const ir_node *sink, const bg_kopts 
       return bg_error_context(rc, "device %s: ", bg_dev_name(d));
   } else if (!strcmp(arch, "host")) {
     if ((rc = bg_kernel_render(ctx, sink, opts, k))) return rc;
-    if ((rc = bg_compile_c(k->src, getenv("BG_KERNEL_CFLAGS"), &so, &size))) {
-      char name[sizeof k->name];
-      memcpy(name, k->name, sizeof name);
-      bg_kernel_free(k);
-      return bg_error_context(rc, "kernel %s: ", name);
-    }
+    if ((rc = bg_compile_c(k->src, getenv("BG_KERNEL_CFLAGS"), &so, &size))) return kernel_failed(k, NULL, rc);
   } else if (!strncmp(arch, "sm_", 3)) {
     /* PTX text, NUL included: the NV backend compiles it to a cubin for the device (nv/nv_prog.c). */
     char *ptx = NULL;
@@ -247,11 +249,5 @@ int bg_kernel_build(bg_dev *d, ir_ctx *ctx, const ir_node *sink, const bg_kopts 
   bg_program_info info = {k->name, k->nbufs + k->nvars, k->arg_sizes};
   rc = bg_program_load(d, so, size, &info, prg);
   free(so);
-  if (rc) {
-    char name[sizeof k->name];
-    memcpy(name, k->name, sizeof name);
-    bg_kernel_free(k);
-    return bg_error_context(rc, "kernel %s: ", name);
-  }
-  return 0;
+  return rc ? kernel_failed(k, NULL, rc) : 0;
 }
