@@ -11,10 +11,10 @@
 #include "nv/nv_query.h"
 #include "tools/json.h"
 
-/* A known-or-not value: JSON null for the query's "unknown" marker. */
-static void kuint_or_null(jw *w, const char *k, uint64_t v, bool known) {
+/* A value the query marks unknown with -1: JSON null then. */
+static void kint_or_null(jw *w, const char *k, int64_t v) {
   jw_key(w, k);
-  if (known) jw_uint(w, v);
+  if (v >= 0) jw_int(w, v);
   else jw_null(w);
 }
 
@@ -46,13 +46,18 @@ int main(int argc, char **argv) {
   jw_init(&w, stdout);
   jw_obj_begin(&w);
   jw_kstr(&w, "dev", devname);
-  jw_kstr(&w, "arch", bg_dev_arch(d));
+  jw_kstr(&w, "iface", q.iface);
+  jw_kstr(&w, "arch", q.arch);
+  jw_kstr(&w, "name", q.name);
+  jw_kstr(&w, "generation", q.generation);
   jw_kstr(&w, "driver_version", q.driver_version);
-  jw_kuint(&w, "family", q.family);
+  jw_kstr(&w, "driver_version_source", q.version_source);
+  jw_kuint(&w, "abi_family", q.abi_family);
+  jw_khex(&w, "pci_vendor", q.pci_vendor, 4);
   jw_khex(&w, "pci_device", q.pci_device, 4);
   jw_kstr(&w, "bdf", q.bdf);
   jw_kstr(&w, "uuid", q.uuid);
-  jw_kuint(&w, "sm", q.sm);
+  jw_khex(&w, "sm_version", q.sm_version, 3);
   jw_khex(&w, "compute_class", q.compute_class, 4);
   jw_khex(&w, "copy_class", q.copy_class, 4);
   jw_khex(&w, "gpfifo_class", q.gpfifo_class, 4);
@@ -72,13 +77,17 @@ int main(int argc, char **argv) {
   jw_kuint(&w, "sm_per_tpc", q.sm_per_tpc);
   jw_kuint(&w, "max_warps_per_sm", q.max_warps_per_sm);
   jw_kuint(&w, "sms", (uint64_t)q.gpcs * q.tpc_per_gpc * q.sm_per_tpc);
-  kuint_or_null(&w, "vram_total", q.vram_total, q.vram_total != 0);
-  kuint_or_null(&w, "vram_free", q.vram_free, q.vram_free != 0);
-  jw_key(&w, "temp_c");
-  if (q.temp_c >= 0) jw_int(&w, q.temp_c);
-  else jw_null(&w);
-  kuint_or_null(&w, "gpc_mhz", q.gpc_mhz, q.gpc_mhz != 0);
-  kuint_or_null(&w, "mem_mhz", q.mem_mhz, q.mem_mhz != 0);
+  kint_or_null(&w, "mem_total", q.mem_total);
+  kint_or_null(&w, "mem_free", q.mem_free);
+  if (q.mem_note[0]) jw_kstr(&w, "mem_note", q.mem_note);
+  kint_or_null(&w, "bar_size", q.bar_size);
+  kint_or_null(&w, "pstate", q.pstate);
+  kint_or_null(&w, "gpc_clock_mhz", q.gpc_clock_mhz);
+  kint_or_null(&w, "mem_clock_mhz", q.mem_clock_mhz);
+  kint_or_null(&w, "temperature_c", q.temperature_c);
+  jw_kbool(&w, "perf_boost", q.perf_boost);
+  jw_kbool(&w, "virtmem", q.virtmem);
+  jw_kbool(&w, "map_dma", q.map_dma);
   jw_obj_end(&w);
   int rc = jw_finish(&w);
   bg_dev_close(d);
