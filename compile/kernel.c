@@ -1,7 +1,11 @@
 /* compile/kernel.c: bg_kernel_render / bg_kernel_build, the pass pipeline of the kernel compiler
  * (the passes themselves are compile/k*.c, see kernel_internal.h). The renderer follows the
  * device's arch: "host" -> C (krender_c.c) -> bg_compile_c; "gfx*" -> LLVM IR (krender_llvm.c) ->
- * code object (llvm_amdgpu.c), checked against the render with the loader (formats/amdgpu_elf.c). */
+ * code object (llvm_amdgpu.c), checked against the render with the loader (formats/amdgpu_elf.c);
+ * "sm_XY" -> LLVM IR (KLLVM_NVPTX) -> PTX text (llvm_nvptx.c), checked against the render and handed
+ * to the NV backend as text (it makes the cubin: ptx_compile.h on NVK, the emulator's assembler on
+ * MOCKNVK). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +19,7 @@
 #include "compile/krender_llvm.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
+#include "compile/llvm_nvptx.h"
 #endif
 
 enum renderer { RENDER_C, RENDER_AMDGPU, RENDER_LLVM_HOST, RENDER_NVPTX };
@@ -93,6 +98,23 @@ int bg_kernel_render_llvm_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts 
   return render(ctx, sink, opts, RENDER_LLVM_HOST, k);
 }
 
+/* Free k, keeping its name for the message: "kernel NAME (cpu): " (cpu NULL: "kernel NAME: ") before rc's. */
+static int kernel_failed(bg_kernel *k, const char *cpu, int rc) {
+  char name[sizeof k->name];
+  memcpy(name, k->name, sizeof name);
+  bg_kernel_free(k);
+  return cpu ? bg_error_context(rc, "kernel %s (%s): ", name, cpu) : bg_error_context(rc, "kernel %s: ", name);
+}
+
+#if !BG_HAVE_LLVM
+/* A GPU kernel in a build without LLVM: what to install. */
+static int no_llvm(bg_kernel *k, const char *cpu, const char *what) {
+  if (k) memset(k, 0, sizeof *k);
+  return bg_error(BG_ENOTSUP, "kernel: %s needs LLVM 22 or 19 for %s code generation, but baregpu was built without "
+                  "LLVM: install llvm-22-dev (or llvm-19-dev) and reconfigure", cpu, what);
+}
+#endif
+
 /* Bytes of the kernarg segment the renderer's arguments take (C-like layout, each aligned to its size). */
 static uint32_t kernarg_bytes(const bg_kernel *k) {
   uint32_t off = 0;
@@ -138,18 +160,58 @@ int bg_kernel_compile_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *o
   free(*elf);
   *elf = NULL;
   *n = 0;
-  char name[sizeof k->name];
-  memcpy(name, k->name, sizeof name);
-  bg_kernel_free(k);
-  return bg_error_context(rc, "kernel %s (%s): ", name, mcpu);
+  return kernel_failed(k, mcpu, rc);
 #else
   (void)ctx;
   (void)sink;
   (void)opts;
   (void)check_code_object;
-  if (k) memset(k, 0, sizeof *k);
-  return bg_error(BG_ENOTSUP, "kernel: %s needs LLVM 22 or 19 for AMD code generation, but baregpu was built without "
-                  "LLVM: install llvm-22-dev (or llvm-19-dev) and reconfigure", mcpu);
+  return no_llvm(k, mcpu, "AMD");
+#endif
+}
+
+/* The PTX must be the kernel that was rendered: an entry named like it (not a .func: only an entry
+ * gets a cubin's .text.NAME and .nv.info.NAME), one .param per argument and .reqntid = lsz, else
+ * the backend would look for another symbol or launch with wrong parameters. */
+static int check_ptx(const bg_kernel *k, const char *sm, const char *ptx) {
+  char want[96];
+  snprintf(want, sizeof want, ".entry %s(", k->name);
+  const char *e = strstr(ptx, want);
+  if (!e || (e > ptx && e[-1] != ' ' && e[-1] != '\n'))
+    return bg_error(BG_ECOMPILE, "the PTX for %s has no '%s': the kernel is not an entry", sm, want);
+  const char *close = strchr(e, ')');
+  unsigned nparams = 0;
+  for (const char *p = strstr(e, ".param "); p && close && p < close; p = strstr(p + 1, ".param ")) nparams++;
+  if (!close || nparams != k->nbufs + k->nvars)
+    return bg_error(BG_ECOMPILE, "the PTX entry %s declares %u .param, the render has %u arguments (%u buffers, %u variables)",
+                    k->name, nparams, k->nbufs + k->nvars, k->nbufs, k->nvars);
+  snprintf(want, sizeof want, ".reqntid %u, %u, %u", k->lsz[0], k->lsz[1], k->lsz[2]);
+  const char *body = strchr(close, '{');
+  const char *req = strstr(close, ".reqntid");
+  if (!req || (body && req > body) || strncmp(req, want, strlen(want)))
+    return bg_error(BG_ECOMPILE, "the PTX entry %s lacks '%s' (the renderer's work-group size)", k->name, want);
+  return 0;
+}
+
+int bg_kernel_compile_nvptx(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, const char *sm, bg_kernel *k,
+                            char **ptx) {
+  if (!ptx) return bg_error(BG_EINVAL, "kernel: no PTX output");
+  *ptx = NULL;
+  if (!sm || strncmp(sm, "sm_", 3) != 0)
+    return bg_error(BG_EINVAL, "kernel: processor '%s' is not an NVIDIA GPU (expected sm_<digits>)", sm ? sm : "(null)");
+#if BG_HAVE_LLVM
+  int rc = bg_kernel_render_nvptx(ctx, sink, opts, k);
+  if (rc) return rc;
+  if (!(rc = bg_llvm_nvptx_compile(k->src, sm, ptx)) && !(rc = check_ptx(k, sm, *ptx))) return 0;
+  free(*ptx);
+  *ptx = NULL;
+  return kernel_failed(k, sm, rc);
+#else
+  (void)ctx;
+  (void)sink;
+  (void)opts;
+  (void)check_ptx;
+  return no_llvm(k, sm, "NVPTX");
 #endif
 }
 
@@ -172,24 +234,20 @@ int bg_kernel_build(bg_dev *d, ir_ctx *ctx, const ir_node *sink, const bg_kopts 
       return bg_error_context(rc, "device %s: ", bg_dev_name(d));
   } else if (!strcmp(arch, "host")) {
     if ((rc = bg_kernel_render(ctx, sink, opts, k))) return rc;
-    if ((rc = bg_compile_c(k->src, getenv("BG_KERNEL_CFLAGS"), &so, &size))) {
-      char name[sizeof k->name];
-      memcpy(name, k->name, sizeof name);
-      bg_kernel_free(k);
-      return bg_error_context(rc, "kernel %s: ", name);
-    }
+    if ((rc = bg_compile_c(k->src, getenv("BG_KERNEL_CFLAGS"), &so, &size))) return kernel_failed(k, NULL, rc);
+  } else if (!strncmp(arch, "sm_", 3)) {
+    /* PTX text, NUL included: the NV backend compiles it to a cubin for the device (nv/nv_prog.c). */
+    char *ptx = NULL;
+    if ((rc = bg_kernel_compile_nvptx(ctx, sink, opts, arch, k, &ptx)))
+      return bg_error_context(rc, "device %s: ", bg_dev_name(d));
+    so = ptx;
+    size = strlen(ptx) + 1;
   } else {
-    return bg_error(BG_ENOTSUP, "kernel: device %s (arch %s): no kernel renderer (host: C, gfx*: AMDGPU LLVM IR)",
-                    bg_dev_name(d), arch);
+    return bg_error(BG_ENOTSUP, "kernel: device %s (arch %s): no kernel renderer (host: C, gfx*: AMDGPU LLVM IR, "
+                    "sm_*: NVPTX)", bg_dev_name(d), arch);
   }
   bg_program_info info = {k->name, k->nbufs + k->nvars, k->arg_sizes};
   rc = bg_program_load(d, so, size, &info, prg);
   free(so);
-  if (rc) {
-    char name[sizeof k->name];
-    memcpy(name, k->name, sizeof name);
-    bg_kernel_free(k);
-    return bg_error_context(rc, "kernel %s: ", name);
-  }
-  return 0;
+  return rc ? kernel_failed(k, NULL, rc) : 0;
 }

@@ -22,7 +22,8 @@
  * float32), int32, uint32, int64, uint64, bool (1 byte), int8/uint8/int16/uint16.
  *
  * CPU kernels follow the entry ABI of baregpu/compile.h; kernargs hold u64 buffer addresses by
- * slot, then int32 variables. */
+ * slot, then int32 variables. AMD and NVIDIA kernels take the same arguments in the same order
+ * (NVIDIA: one PTX .param each, at the offsets the cubin's .nv.info gives). */
 #ifndef BG_COMPILE_KERNEL_H
 #define BG_COMPILE_KERNEL_H
 
@@ -43,7 +44,7 @@ typedef struct bg_kopts {
 /* A compiled kernel ready for bg_program_load. */
 typedef struct bg_kernel {
   char name[64];          /* tinygrad-style: E_<extents> for elementwise, r_<extents> with a reduce */
-  char *src;              /* rendered source (malloc'd): C for the CPU, LLVM IR for AMD GPUs */
+  char *src;              /* rendered source (malloc'd): C for the CPU, LLVM IR for AMD and NVIDIA GPUs */
   unsigned nbufs;         /* DEFINE_GLOBAL slots */
   unsigned nvars;         /* int32 variables after the buffers */
   const ir_node *vars[16];/* the DEFINE_VARs in argument order */
@@ -62,7 +63,14 @@ void bg_kernel_free(bg_kernel *k);
  * offending node (op, dtype, expression). */
 int bg_kernel_verify(ir_ctx *ctx, const ir_node *sink);
 /* Render + compile + bg_program_load on d: arch "host" -> C + bg_compile_c; "gfx*" -> LLVM IR -> AMD
- * code object (compile/krender_llvm.h; -BG_ENOTSUP when built without LLVM), gsz/lsz = launch dims. */
+ * code object (compile/krender_llvm.h); "sm_XY" -> LLVM IR -> PTX text (bg_kernel_compile_nvptx),
+ * loaded as text (size strlen + 1: the NV backend turns it into a cubin for the device). GPU archs
+ * give -BG_ENOTSUP when built without LLVM. gsz/lsz = launch dims. */
+/* Render in the NVPTX flavour + compile to PTX for sm ("sm_90", ...) + check the PTX against the
+ * render (an .entry named k->name with one .param per argument, .reqntid = lsz). No device needed.
+ * *ptx is malloc'd and NUL-terminated. Without LLVM: -BG_ENOTSUP naming the package to install. */
+int bg_kernel_compile_nvptx(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, const char *sm, bg_kernel *k,
+                            char **ptx);
 int bg_kernel_build(bg_dev *d, ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k, bg_program **prg);
 
 #endif

@@ -1,5 +1,5 @@
 /* compile/llvm_amdgpu.c: LLVM IR text -> AMDGPU relocatable code object through the LLVM-C API
- * (parse, verify, default<O3>, emit object), cached on disk. See llvm_amdgpu.h. */
+ * (parse, verify, default<O3>, emit object: compile/llvm_emit.c), cached on disk. See llvm_amdgpu.h. */
 #include "compile/llvm_amdgpu.h"
 
 #include <ctype.h>
@@ -8,21 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <llvm-c/Analysis.h>
-#include <llvm-c/Core.h>
-#include <llvm-c/Error.h>
-#include <llvm-c/IRReader.h>
 #include <llvm-c/Target.h>
-#include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "baregpu/error.h"
 #include "formats/amdgpu_elf.h"
 #include "compile/kcache.h"
+#include "compile/llvm_emit.h"
 #include "compile/sha256.h"
 
 #define KEY_VERSION "bg-amdgpu-1"   /* bump when the pipeline or the entry format changes */
-enum { DIAG_MAX = 1600 };
 
 /* gfx<major><minor><stepping>: major >= 10 is RDNA (wave32), 9 is GCN/CDNA (wave64). */
 static int gfx_major(const char *mcpu) {
@@ -46,19 +40,6 @@ unsigned bg_amdgpu_wave_size(const char *mcpu) {
   return major < 0 ? 0 : major >= 10 ? 32u : 64u;
 }
 
-static char g_version[32];
-static pthread_once_t g_version_once = PTHREAD_ONCE_INIT;
-static void fill_version(void) {
-  unsigned major = 0, minor = 0, patch = 0;
-  LLVMGetVersion(&major, &minor, &patch);
-  snprintf(g_version, sizeof g_version, "%u.%u.%u", major, minor, patch);
-}
-
-const char *bg_llvm_version(void) {
-  pthread_once(&g_version_once, fill_version);
-  return g_version;
-}
-
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static void init_amdgpu(void) {
   LLVMInitializeAMDGPUTargetInfo();
@@ -68,101 +49,13 @@ static void init_amdgpu(void) {
   LLVMInitializeAMDGPUAsmParser(); /* inline asm in the IR is assembled by the object streamer; without it LLVM aborts */
 }
 
-/* LLVM reports codegen errors (unsupported libcalls, resource limits) through the context's
- * diagnostic handler; without one an error ends the process. */
-typedef struct diag {
-  char text[DIAG_MAX];
-  size_t len;
-  int errors;
-} diag;
-
-static void on_diagnostic(LLVMDiagnosticInfoRef di, void *opaque) {
-  diag *d = opaque;
-  LLVMDiagnosticSeverity sev = LLVMGetDiagInfoSeverity(di);
-  if (sev != LLVMDSError) return;
-  d->errors++;
-  char *m = LLVMGetDiagInfoDescription(di);
-  if (m && d->len + 3 < sizeof d->text) {
-    int w = snprintf(d->text + d->len, sizeof d->text - d->len, "%s%s", d->len ? "; " : "", m);
-    if (w > 0) d->len += (size_t)w < sizeof d->text - d->len ? (size_t)w : sizeof d->text - d->len - 1;
-  }
-  LLVMDisposeMessage(m);
-}
-
-static int fail(int code, const char *mcpu, const char *stage, const char *msg) {
-  return bg_error(code, "llvm %s (%s): %s: %.*s", bg_llvm_version(), mcpu, stage, DIAG_MAX, msg ? msg : "(no message)");
-}
-
-/* The uncached compile. */
+/* The uncached compile (compile/llvm_emit.c: parse, verify, default<O3>, emit the object). */
 static int compile_ir(const char *ir, const char *mcpu, const char *features, void **obj, size_t *size) {
   pthread_once(&g_init_once, init_amdgpu);
-  char *err = NULL;
-  LLVMTargetRef target;
-  if (LLVMGetTargetFromTriple(BG_AMDGPU_TRIPLE, &target, &err)) {
-    int rc = fail(BG_ENOTSUP, mcpu, "no target " BG_AMDGPU_TRIPLE, err);
-    LLVMDisposeMessage(err);
-    return rc;
-  }
-  LLVMContextRef ctx = LLVMContextCreate();
-  diag d = {.len = 0};
-  LLVMContextSetDiagnosticHandler(ctx, on_diagnostic, &d);
-  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, strlen(ir), "kernel.ll");
-  LLVMModuleRef mod = NULL;
-  LLVMTargetMachineRef tm = NULL;
-  LLVMMemoryBufferRef out = NULL;
-  int rc = 0;
-  if (LLVMParseIRInContext(ctx, buf, &mod, &err)) {   /* takes buf in every case */
-    rc = fail(BG_ECOMPILE, mcpu, "parse", err);
-    goto done;
-  }
-  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err)) {
-    rc = fail(BG_ECOMPILE, mcpu, "verify", err);
-    goto done;
-  }
-  LLVMDisposeMessage(err);
-  err = NULL;
-  tm = LLVMCreateTargetMachine(target, BG_AMDGPU_TRIPLE, mcpu, features, LLVMCodeGenLevelAggressive, LLVMRelocPIC,
-                               LLVMCodeModelDefault);
-  if (!tm) {
-    rc = fail(BG_ECOMPILE, mcpu, "target machine", "LLVMCreateTargetMachine returned NULL");
-    goto done;
-  }
-  LLVMSetTarget(mod, BG_AMDGPU_TRIPLE);
-  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
-  LLVMSetModuleDataLayout(mod, dl);
-  LLVMDisposeTargetData(dl);
-  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
-  LLVMDisposePassBuilderOptions(po);
-  if (e) {
-    char *m = LLVMGetErrorMessage(e);
-    rc = fail(BG_ECOMPILE, mcpu, "passes", m);
-    LLVMDisposeErrorMessage(m);
-    goto done;
-  }
-  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &out)) {
-    rc = fail(BG_ECOMPILE, mcpu, "codegen", err);
-    goto done;
-  }
-  if (d.errors) {
-    rc = fail(BG_ECOMPILE, mcpu, "codegen", d.text);
-    goto done;
-  }
-  size_t n = LLVMGetBufferSize(out);
-  void *p = malloc(n ? n : 1);
-  if (!p) {
-    rc = bg_error(BG_ENOMEM, "llvm: out of memory copying a %zu-byte code object", n);
-    goto done;
-  }
-  memcpy(p, LLVMGetBufferStart(out), n);
-  *obj = p;
-  *size = n;
-done:
-  if (err) LLVMDisposeMessage(err);
-  if (out) LLVMDisposeMemoryBuffer(out);
-  if (tm) LLVMDisposeTargetMachine(tm);
-  if (mod) LLVMDisposeModule(mod);
-  LLVMContextDispose(ctx);
+  const bg_llvm_target t = {BG_AMDGPU_TRIPLE, mcpu, features, true, true, "a code object"};
+  char *out = NULL;
+  int rc = bg_llvm_emit(ir, &t, &out, size);
+  *obj = out;
   return rc;
 }
 

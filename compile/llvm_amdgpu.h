@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "compile/llvm_emit.h"
+
 #define BG_AMDGPU_TRIPLE "amdgcn-amd-amdhsa"
 
 /* The target features baregpu compiles mcpu with: "+wavefrontsize32" for gfx10+ (RDNA),
@@ -18,8 +20,7 @@ const char *bg_amdgpu_features(const char *mcpu);
 /* Wave size the features above select (32 or 64; 0 for an unknown name). */
 unsigned bg_amdgpu_wave_size(const char *mcpu);
 
-/* "22.1.8": the LLVM linked in. */
-const char *bg_llvm_version(void);
+/* bg_llvm_version ("22.1.8": the LLVM linked in) is compile/llvm_emit.h's. */
 
 /* Compile IR text (NUL-terminated) for mcpu with default<O3>; *obj (malloc'd) holds the relocatable
  * code object. Errors: -BG_ECOMPILE with LLVM's message (parse, verify, pass or codegen diagnostic),

@@ -1,5 +1,5 @@
 /* compile/llvm_nvptx.c: LLVM IR text -> PTX text through the LLVM-C API (parse, verify, default<O3>,
- * emit assembly). See llvm_nvptx.h. */
+ * emit assembly: compile/llvm_emit.c). See llvm_nvptx.h. */
 #include "compile/llvm_nvptx.h"
 
 #include <pthread.h>
@@ -7,18 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
-#include <llvm-c/Error.h>
-#include <llvm-c/IRReader.h>
 #include <llvm-c/Target.h>
-#include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "baregpu/error.h"
-#include "compile/llvm_amdgpu.h"   /* bg_llvm_version */
-
-enum { DIAG_MAX = 1600 };
+#include "compile/llvm_emit.h"
 
 /* The processors baregpu targets, the PTX ISA version that introduced each (PTX ISA "Release
  * Notes": sm_80 7.0, sm_86 7.1, sm_89 and sm_90 7.8, sm_100 8.6, sm_120 8.7) and the first LLVM
@@ -71,29 +64,6 @@ static void init_nvptx(void) {
   LLVMInitializeNVPTXAsmPrinter();
 }
 
-/* Codegen errors arrive through the context's diagnostic handler (without one they end the process). */
-typedef struct diag {
-  char text[DIAG_MAX];
-  size_t len;
-  int errors;
-} diag;
-
-static void on_diagnostic(LLVMDiagnosticInfoRef di, void *opaque) {
-  diag *d = opaque;
-  if (LLVMGetDiagInfoSeverity(di) != LLVMDSError) return;
-  d->errors++;
-  char *m = LLVMGetDiagInfoDescription(di);
-  if (m && d->len + 3 < sizeof d->text) {
-    int w = snprintf(d->text + d->len, sizeof d->text - d->len, "%s%s", d->len ? "; " : "", m);
-    if (w > 0) d->len += (size_t)w < sizeof d->text - d->len ? (size_t)w : sizeof d->text - d->len - 1;
-  }
-  LLVMDisposeMessage(m);
-}
-
-static int fail(int code, const char *sm, const char *stage, const char *msg) {
-  return bg_error(code, "llvm %s (%s): %s: %.*s", bg_llvm_version(), sm, stage, DIAG_MAX, msg ? msg : "(no message)");
-}
-
 /* Does the PTX text declare `.target sm` (possibly followed by more, e.g. ", debug")? */
 static bool declares_target(const char *ptx, const char *sm) {
   size_t n = strlen(sm);
@@ -114,77 +84,15 @@ int bg_llvm_nvptx_compile(const char *ir, const char *sm, char **ptx) {
                     sm ? sm : "(null)", known);
   }
   pthread_once(&g_init_once, init_nvptx);
-  char *err = NULL;
-  LLVMTargetRef target;
-  if (LLVMGetTargetFromTriple(BG_NVPTX_TRIPLE, &target, &err)) {
-    int rc = fail(BG_ENOTSUP, sm, "no target " BG_NVPTX_TRIPLE, err);
-    LLVMDisposeMessage(err);
-    return rc;
-  }
-  LLVMContextRef ctx = LLVMContextCreate();
-  diag d = {.len = 0};
-  LLVMContextSetDiagnosticHandler(ctx, on_diagnostic, &d);
-  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, strlen(ir), "kernel.ll");
-  LLVMModuleRef mod = NULL;
-  LLVMTargetMachineRef tm = NULL;
-  LLVMMemoryBufferRef out = NULL;
-  int rc = 0;
-  if (LLVMParseIRInContext(ctx, buf, &mod, &err)) {   /* takes buf in every case */
-    rc = fail(BG_ECOMPILE, sm, "parse", err);
-    goto done;
-  }
-  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err)) {
-    rc = fail(BG_ECOMPILE, sm, "verify", err);
-    goto done;
-  }
-  LLVMDisposeMessage(err);
-  err = NULL;
-  tm = LLVMCreateTargetMachine(target, BG_NVPTX_TRIPLE, sm, bg_nvptx_features(sm), LLVMCodeGenLevelAggressive,
-                               LLVMRelocDefault, LLVMCodeModelDefault);
-  if (!tm) {
-    rc = fail(BG_ECOMPILE, sm, "target machine", "LLVMCreateTargetMachine returned NULL");
-    goto done;
-  }
-  LLVMSetTarget(mod, BG_NVPTX_TRIPLE);
-  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
-  LLVMSetModuleDataLayout(mod, dl);
-  LLVMDisposeTargetData(dl);
-  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
-  LLVMDisposePassBuilderOptions(po);
-  if (e) {
-    char *m = LLVMGetErrorMessage(e);
-    rc = fail(BG_ECOMPILE, sm, "passes", m);
-    LLVMDisposeErrorMessage(m);
-    goto done;
-  }
-  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &out)) {
-    rc = fail(BG_ECOMPILE, sm, "codegen", err);
-    goto done;
-  }
-  if (d.errors) {
-    rc = fail(BG_ECOMPILE, sm, "codegen", d.text);
-    goto done;
-  }
-  size_t n = LLVMGetBufferSize(out);
-  char *p = malloc(n + 1);
-  if (!p) {
-    rc = bg_error(BG_ENOMEM, "llvm nvptx: out of memory copying %zu bytes of PTX", n);
-    goto done;
-  }
-  memcpy(p, LLVMGetBufferStart(out), n);
-  p[n] = 0;
+  const bg_llvm_target t = {BG_NVPTX_TRIPLE, sm, bg_nvptx_features(sm), false, false, "PTX"};
+  char *p = NULL;
+  size_t n = 0;
+  int rc = bg_llvm_emit(ir, &t, &p, &n);
+  if (rc) return rc;
   if (!declares_target(p, sm)) {   /* LLVM fell back to its default processor */
-    rc = fail(BG_ENOTSUP, sm, "codegen", "the PTX does not declare .target for this processor");
     free(p);
-    goto done;
+    return bg_llvm_fail(BG_ENOTSUP, sm, "codegen", "the PTX does not declare .target for this processor");
   }
   *ptx = p;
-done:
-  if (err) LLVMDisposeMessage(err);
-  if (out) LLVMDisposeMemoryBuffer(out);
-  if (tm) LLVMDisposeTargetMachine(tm);
-  if (mod) LLVMDisposeModule(mod);
-  LLVMContextDispose(ctx);
-  return rc;
+  return 0;
 }

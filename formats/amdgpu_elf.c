@@ -16,13 +16,12 @@
 #include <string.h>
 
 #include "baregpu/error.h"
+#include "formats/elf64.h"
 
 /* ELF constants, named as the ELF specification and LLVM's BinaryFormat/ELF.h name them. */
 enum {
-  ELFCLASS64 = 2, ELFDATA2LSB = 1, EV_CURRENT = 1,
   ET_REL = 1, ET_DYN = 3, EM_AMDGPU = 224,
-  SHT_NULL = 0, SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_RELA = 4, SHT_NOTE = 7, SHT_NOBITS = 8,
-  SHT_REL = 9, SHT_DYNSYM = 11,
+  SHT_NOTE = BG_SHT_NOTE, SHT_NOBITS = BG_SHT_NOBITS, SHT_REL = BG_SHT_REL, SHT_RELA = BG_SHT_RELA,
   SHF_ALLOC = 0x2, SHF_EXECINSTR = 0x4,
   SHN_UNDEF = 0, SHN_LORESERVE = 0xff00, SHN_ABS = 0xfff1,
   EF_AMDGPU_MACH = 0x0ff,
@@ -30,11 +29,10 @@ enum {
   R_AMDGPU_NONE = 0, R_AMDGPU_ABS32_LO = 1, R_AMDGPU_ABS32_HI = 2, R_AMDGPU_ABS64 = 3, R_AMDGPU_REL32 = 4,
   R_AMDGPU_REL64 = 5, R_AMDGPU_ABS32 = 6, R_AMDGPU_REL32_LO = 10, R_AMDGPU_REL32_HI = 11, R_AMDGPU_RELATIVE64 = 13,
 };
-enum { EHDR_SIZE = 64, SHDR_SIZE = 64, SYM_SIZE = 24, REL_SIZE = 16, RELA_SIZE = 24, KD_SIZE = 64 };
+enum { KD_SIZE = 64 };
 /* Limits that keep a hostile file from asking for absurd work or memory. */
-enum { MAX_SECTIONS = 4096, CODE_ALIGN = 256, PAGE = 4096, MSGPACK_DEPTH = 16 };
+enum { CODE_ALIGN = 256, PAGE = 4096, MSGPACK_DEPTH = 16 };
 #define MAX_IMAGE (256ull << 20)
-#define MAX_ALIGN (1ull << 16)
 
 static const struct { const char *name; unsigned mach; } g_machs[] = {
     {"gfx900", 0x02c},  {"gfx906", 0x02f},  {"gfx908", 0x030},  {"gfx90a", 0x03f},  {"gfx942", 0x04c},
@@ -54,84 +52,20 @@ const char *bg_amdgpu_mach_name(unsigned mach) {
   return NULL;
 }
 
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-static void wr32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void wr64(uint8_t *p, uint64_t v) {
-  wr32(p, (uint32_t)v);
-  wr32(p + 4, (uint32_t)(v >> 32));
-}
-
-/* off + len within n, without overflow. */
-static bool in_bounds(uint64_t off, uint64_t len, uint64_t n) { return off <= n && len <= n - off; }
+/* The ELF64 reading is formats/elf64.c's. */
+typedef bg_elf64_sec sec;
+typedef bg_elf64 elf;
+static const char *sname(const elf *e, unsigned i) { return bg_elf64_sname(e, i); }
 
 #define EINV(...) bg_error(BG_EINVAL, "amdgpu elf: " __VA_ARGS__)
 
-typedef struct sec {
-  uint32_t name, type;
-  uint64_t flags, addr, offset, size, align, entsize;
-  uint32_t link, info;
-  uint64_t base;        /* address in the image (SHF_ALLOC sections) */
-  const char *sname;
-} sec;
+static const bg_elf64_want WANT = {EM_AMDGPU, "EM_AMDGPU (224)", ET_REL, ET_DYN, "ET_REL (1) or ET_DYN (3)"};
 
-typedef struct elf {
-  const uint8_t *p;
-  size_t n;
-  uint16_t type;
-  sec *s;
-  unsigned ns;
-  unsigned symtab;      /* section index of the symbol table, 0 when none */
-  uint64_t nsyms;
-} elf;
-
-static const char *sname(const elf *e, unsigned i) { return e->s[i].sname ? e->s[i].sname : "?"; }
-
-/* The NUL-terminated string at off in string section si, or NULL. */
-static const char *str_at(const elf *e, unsigned si, uint64_t off) {
-  if (si == 0 || si >= e->ns || e->s[si].type != SHT_STRTAB || off >= e->s[si].size) return NULL;
-  const char *base = (const char *)e->p + e->s[si].offset;
-  return memchr(base + off, 0, e->s[si].size - off) ? base + off : NULL;
-}
-
-static int read_header(elf *e, unsigned *shstrndx, unsigned *mach) {
-  const uint8_t *p = e->p;
-  if (e->n < EHDR_SIZE) return EINV("file size %zu is smaller than the 64-byte ELF64 header", e->n);
-  if (memcmp(p, "\177ELF", 4)) return EINV("e_ident magic %02x %02x %02x %02x, expected 7f 45 4c 46", p[0], p[1], p[2], p[3]);
-  if (p[4] != ELFCLASS64) return EINV("EI_CLASS %u, expected ELFCLASS64 (2)", p[4]);
-  if (p[5] != ELFDATA2LSB) return EINV("EI_DATA %u, expected ELFDATA2LSB (1)", p[5]);
-  e->type = rd16(p + 16);
-  if (e->type != ET_REL && e->type != ET_DYN) return EINV("e_type %u, expected ET_REL (1) or ET_DYN (3)", e->type);
-  if (rd16(p + 18) != EM_AMDGPU) return EINV("e_machine %u, expected EM_AMDGPU (224)", rd16(p + 18));
-  if (rd32(p + 20) != EV_CURRENT) return EINV("e_version %u, expected EV_CURRENT (1)", rd32(p + 20));
-  *mach = rd32(p + 48) & EF_AMDGPU_MACH;
-  uint64_t shoff = rd64(p + 40);
-  unsigned shentsize = rd16(p + 58), shnum = rd16(p + 60);
-  *shstrndx = rd16(p + 62);
-  if (shentsize != SHDR_SIZE) return EINV("e_shentsize %u, expected %u", shentsize, SHDR_SIZE);
-  if (shnum == 0 || shnum > MAX_SECTIONS) return EINV("e_shnum %u, expected 1..%u", shnum, MAX_SECTIONS);
-  if (!in_bounds(shoff, (uint64_t)shnum * SHDR_SIZE, e->n))
-    return EINV("e_shoff 0x%llx + %u section headers exceed the file size 0x%zx", (unsigned long long)shoff, shnum, e->n);
-  if (*shstrndx >= shnum) return EINV("e_shstrndx %u, expected below e_shnum %u", *shstrndx, shnum);
-  if (!(e->s = calloc(shnum, sizeof *e->s))) return bg_error(BG_ENOMEM, "amdgpu elf: out of memory for %u sections", shnum);
-  e->ns = shnum;
-  for (unsigned i = 0; i < shnum; i++) {
-    const uint8_t *h = p + shoff + (uint64_t)i * SHDR_SIZE;
-    sec *s = &e->s[i];
-    *s = (sec){.name = rd32(h), .type = rd32(h + 4), .flags = rd64(h + 8), .addr = rd64(h + 16), .offset = rd64(h + 24),
-               .size = rd64(h + 32), .link = rd32(h + 40), .info = rd32(h + 44), .align = rd64(h + 48), .entsize = rd64(h + 56)};
-    if (s->type != SHT_NOBITS && s->type != SHT_NULL && !in_bounds(s->offset, s->size, e->n))
-      return EINV("section %u: sh_offset 0x%llx + sh_size 0x%llx exceeds the file size 0x%zx", i,
-                  (unsigned long long)s->offset, (unsigned long long)s->size, e->n);
-    if (s->align > MAX_ALIGN || (s->align & (s->align - 1)))
-      return EINV("section %u: sh_addralign 0x%llx, expected a power of two up to 0x%llx", i, (unsigned long long)s->align,
-                  (unsigned long long)MAX_ALIGN);
-  }
-  for (unsigned i = 0; i < shnum; i++) e->s[i].sname = str_at(e, *shstrndx, e->s[i].name);
-  return 0;
+static int read_header(elf *e, unsigned *mach) {
+  int rc = bg_elf64_ident(e, &WANT);
+  if (rc) return rc;
+  *mach = e->flags & EF_AMDGPU_MACH;
+  return bg_elf64_sections(e);
 }
 
 /* Addresses of the allocated sections and the image size. */
@@ -157,49 +91,13 @@ static int layout(elf *e, uint64_t *size) {
   return 0;
 }
 
-/* Symbols are read from section idx (named by section `from`'s sh_link, or chosen below). */
-static int use_symtab(elf *e, unsigned idx, unsigned from) {
-  if (idx == 0 || idx >= e->ns || (e->s[idx].type != SHT_SYMTAB && e->s[idx].type != SHT_DYNSYM))
-    return EINV("section %u (%s): sh_link %u, expected a symbol table (SHT_SYMTAB or SHT_DYNSYM)", from, sname(e, from), idx);
-  const sec *s = &e->s[idx];
-  if (s->entsize != SYM_SIZE)
-    return EINV("section %u (%s): sh_entsize %llu, expected %u for symbols", idx, sname(e, idx), (unsigned long long)s->entsize,
-                SYM_SIZE);
-  if (s->link >= e->ns || e->s[s->link].type != SHT_STRTAB)
-    return EINV("section %u (%s): sh_link %u is not a string table", idx, sname(e, idx), s->link);
-  e->symtab = idx;
-  e->nsyms = s->size / SYM_SIZE;
-  return 0;
-}
-
-static int find_symtab(elf *e) {
-  unsigned tab = 0, dyn = 0;
-  for (unsigned i = 1; i < e->ns; i++) {
-    if (e->s[i].type == SHT_SYMTAB && !tab) tab = i;
-    if (e->s[i].type == SHT_DYNSYM && !dyn) dyn = i;
-  }
-  if (!tab && !dyn) return EINV("no symbol table (SHT_SYMTAB or SHT_DYNSYM)");
-  return use_symtab(e, tab ? tab : dyn, tab ? tab : dyn);
-}
-
-typedef struct sym {
-  const char *name;
-  uint64_t value;       /* in the image */
-  uint16_t shndx;
-  uint8_t info;
-  uint64_t size;
-} sym;
+/* A symbol; value is its address in the image (read_sym). */
+typedef bg_elf64_sym sym;
 
 static int read_sym(const elf *e, uint64_t i, sym *out) {
-  if (i >= e->nsyms) return EINV("symbol index %llu, expected below %llu", (unsigned long long)i, (unsigned long long)e->nsyms);
-  const sec *st = &e->s[e->symtab];
-  const uint8_t *p = e->p + st->offset + i * SYM_SIZE;
-  out->name = str_at(e, st->link, rd32(p));
-  if (!out->name) return EINV("symbol %llu: st_name 0x%x outside its string table", (unsigned long long)i, rd32(p));
-  out->info = p[4];
-  out->shndx = rd16(p + 6);
-  out->size = rd64(p + 16);
-  uint64_t v = rd64(p + 8);
+  int rc = bg_elf64_sym_read(e, i, out);
+  if (rc) return rc;
+  uint64_t v = out->value;
   if (e->type == ET_DYN || out->shndx == SHN_ABS || out->shndx == SHN_UNDEF) {
     out->value = v;
   } else if (out->shndx >= e->ns || out->shndx >= SHN_LORESERVE) {
@@ -227,46 +125,36 @@ static unsigned reloc_width(uint32_t type) {
 }
 
 static int collect_relocs(const elf *e, bg_amdgpu_image *img) {
-  size_t total = 0;
-  for (unsigned i = 1; i < e->ns; i++) {
+  int rc;
+  img->relocs = bg_elf64_reloc_array(e, MAX_IMAGE / 4, sizeof *img->relocs, &rc);
+  if (rc) return rc;
+  for (unsigned i = 0; (i = bg_elf64_next_rel(e, i)) != 0;) {
     const sec *s = &e->s[i];
-    if (s->type != SHT_REL && s->type != SHT_RELA) continue;
-    unsigned esz = s->type == SHT_RELA ? RELA_SIZE : REL_SIZE;
-    if (s->entsize != esz)
-      return EINV("section %u (%s): sh_entsize %llu, expected %u", i, sname(e, i), (unsigned long long)s->entsize, esz);
-    total += s->size / esz;
-  }
-  if (total > (size_t)MAX_IMAGE / 4) return EINV("%zu relocations, more than the image could hold", total);
-  if (total && !(img->relocs = calloc(total, sizeof *img->relocs)))
-    return bg_error(BG_ENOMEM, "amdgpu elf: out of memory for %zu relocations", total);
-  for (unsigned i = 1; i < e->ns; i++) {
-    const sec *s = &e->s[i];
-    if (s->type != SHT_REL && s->type != SHT_RELA) continue;
     bool rela = s->type == SHT_RELA;
     uint64_t base = 0;
     if (e->type == ET_REL) {   /* r_offset is relative to the section sh_info names */
-      if (s->info == 0 || s->info >= e->ns)
-        return EINV("section %u (%s): sh_info %u, expected a section index below %u", i, sname(e, i), s->info, e->ns);
-      const sec *t = &e->s[s->info];
+      unsigned ti;
+      if ((rc = bg_elf64_reloc_target(e, i, &ti))) return rc;
+      const sec *t = &e->s[ti];
       if (!(t->flags & SHF_ALLOC)) continue;   /* debug info and the like: not loaded */
       base = t->base;
     }
     elf es = *e;   /* the relocations' own symbol table */
-    int rc = use_symtab(&es, s->link, i);
-    if (rc) return rc;
-    uint64_t n = s->size / (rela ? RELA_SIZE : REL_SIZE);
+    if ((rc = bg_elf64_use_symtab(&es, s->link, i))) return rc;
+    uint64_t n = bg_elf64_rel_count(e, i);
     for (uint64_t k = 0; k < n; k++) {
-      const uint8_t *p = e->p + s->offset + k * (rela ? RELA_SIZE : REL_SIZE);
-      uint64_t off = rd64(p), info = rd64(p + 8);
-      uint32_t type = (uint32_t)info, si = (uint32_t)(info >> 32);
-      if (type == R_AMDGPU_NONE) continue;
+      bg_elf64_rel r;
+      bg_elf64_rel_read(e, i, k, &r);
+      if (r.type == R_AMDGPU_NONE) continue;
+      uint64_t off = r.offset;
+      uint32_t type = r.type, si = r.sym;
       unsigned w = reloc_width(type);
       if (!w)
         return EINV("section %u (%s): relocation %llu has type %u, expected one of R_AMDGPU_ABS32_LO/HI (1/2), ABS64 (3), "
                     "REL32 (4), REL64 (5), ABS32 (6), REL32_LO/HI (10/11), RELATIVE64 (13)", i, sname(e, i),
                     (unsigned long long)k, type);
       uint64_t at = base + off;
-      if (off > img->size || !in_bounds(at, w, img->size))
+      if (off > img->size || !bg_in_bounds(at, w, img->size))
         return EINV("section %u (%s): relocation %llu: r_offset 0x%llx + %u bytes outside the 0x%llx-byte image", i,
                     sname(e, i), (unsigned long long)k, (unsigned long long)at, w, (unsigned long long)img->size);
       sym sy = {0};
@@ -275,7 +163,7 @@ static int collect_relocs(const elf *e, bg_amdgpu_image *img) {
       if (si && sy.shndx == SHN_UNDEF)
         return EINV("section %u (%s): relocation %llu refers to the undefined symbol '%s'", i, sname(e, i),
                     (unsigned long long)k, sy.name);
-      int64_t addend = rela ? (int64_t)rd64(p + 16) : w == 8 ? (int64_t)rd64(img->data + at) : (int64_t)(int32_t)rd32(img->data + at);
+      int64_t addend = rela ? r.addend : w == 8 ? (int64_t)bg_le64(img->data + at) : (int64_t)(int32_t)bg_le32(img->data + at);
       img->relocs[img->nrelocs++] = (bg_amdgpu_reloc){.offset = at, .type = type, .sym = sy.value, .addend = addend};
     }
   }
@@ -287,7 +175,7 @@ int bg_amdgpu_image_relocate(bg_amdgpu_image *img, uint64_t va) {
   for (size_t i = 0; i < img->nrelocs; i++) {
     const bg_amdgpu_reloc *r = &img->relocs[i];
     unsigned w = reloc_width(r->type);
-    if (!w || !in_bounds(r->offset, w, img->size))
+    if (!w || !bg_in_bounds(r->offset, w, img->size))
       return bg_error(BG_EINVAL, "amdgpu elf: relocation %zu: type %u at 0x%llx outside the 0x%llx-byte image", i, r->type,
                       (unsigned long long)r->offset, (unsigned long long)img->size);
     uint64_t S = va + r->sym, P = va + r->offset, A = (uint64_t)r->addend, v;
@@ -298,8 +186,8 @@ int bg_amdgpu_image_relocate(bg_amdgpu_image *img, uint64_t va) {
     case R_AMDGPU_RELATIVE64: v = va + A; break;
     default: v = S + A; break;   /* ABS32_LO, ABS32, ABS64 */
     }
-    if (w == 8) wr64(img->data + r->offset, v);
-    else wr32(img->data + r->offset, (uint32_t)v);
+    if (w == 8) bg_put_le64(img->data + r->offset, v);
+    else bg_put_le32(img->data + r->offset, (uint32_t)v);
   }
   return 0;
 }
@@ -478,9 +366,9 @@ static int read_notes(const elf *e, const char *name, kmeta *km) {
     const uint8_t *p = e->p + s->offset;
     uint64_t off = 0;
     while (off + 12 <= s->size) {
-      uint32_t namesz = rd32(p + off), descsz = rd32(p + off + 4), type = rd32(p + off + 8);
+      uint32_t namesz = bg_le32(p + off), descsz = bg_le32(p + off + 4), type = bg_le32(p + off + 8);
       uint64_t name_at = off + 12, desc_at = name_at + (((uint64_t)namesz + 3) & ~3ull);
-      if (!in_bounds(name_at, namesz, s->size) || !in_bounds(desc_at, descsz, s->size))
+      if (!bg_in_bounds(name_at, namesz, s->size) || !bg_in_bounds(desc_at, descsz, s->size))
         return EINV("section %u (%s): note at 0x%llx: n_namesz %u / n_descsz %u exceed the section size 0x%llx", i,
                     sname(e, i), (unsigned long long)off, namesz, descsz, (unsigned long long)s->size);
       if (type == NT_AMDGPU_METADATA && namesz == 7 && !memcmp(p + name_at, "AMDGPU", 7)) {
@@ -516,7 +404,7 @@ static int find_kernel(const elf *e, const char *want, bg_amdgpu_image *img) {
   bool inside = false;   /* the 64 bytes lie in one allocated section with contents */
   for (unsigned i = 1; i < e->ns && !inside; i++) {
     const sec *s = &e->s[i];
-    inside = (s->flags & SHF_ALLOC) && s->type != SHT_NOBITS && kd.value >= s->base && in_bounds(kd.value - s->base, KD_SIZE, s->size);
+    inside = (s->flags & SHF_ALLOC) && s->type != SHT_NOBITS && kd.value >= s->base && bg_in_bounds(kd.value - s->base, KD_SIZE, s->size);
   }
   if (!inside)
     return EINV("symbol '%s': kernel descriptor at 0x%llx + %u bytes is not inside one allocated section", kd.name,
@@ -526,15 +414,15 @@ static int find_kernel(const elf *e, const char *want, bg_amdgpu_image *img) {
 }
 
 static void read_kd(const uint8_t *p, bg_amdgpu_kd *kd) {
-  kd->group_segment_fixed_size = rd32(p + 0);
-  kd->private_segment_fixed_size = rd32(p + 4);
-  kd->kernarg_size = rd32(p + 8);
-  kd->kernel_code_entry_byte_offset = (int64_t)rd64(p + 16);
-  kd->compute_pgm_rsrc3 = rd32(p + 44);
-  kd->compute_pgm_rsrc1 = rd32(p + 48);
-  kd->compute_pgm_rsrc2 = rd32(p + 52);
-  kd->kernel_code_properties = rd16(p + 56);
-  kd->kernarg_preload = rd16(p + 58);
+  kd->group_segment_fixed_size = bg_le32(p + 0);
+  kd->private_segment_fixed_size = bg_le32(p + 4);
+  kd->kernarg_size = bg_le32(p + 8);
+  kd->kernel_code_entry_byte_offset = (int64_t)bg_le64(p + 16);
+  kd->compute_pgm_rsrc3 = bg_le32(p + 44);
+  kd->compute_pgm_rsrc1 = bg_le32(p + 48);
+  kd->compute_pgm_rsrc2 = bg_le32(p + 52);
+  kd->kernel_code_properties = bg_le16(p + 56);
+  kd->kernarg_preload = bg_le16(p + 58);
 }
 
 /* The executable section holding the image offset, or 0. */
@@ -548,9 +436,9 @@ static unsigned code_section(const elf *e, uint64_t at) {
 }
 
 static int load(elf *e, const char *kernel_name, bg_amdgpu_image *img) {
-  unsigned shstrndx = 0, mach = 0;
-  int rc = read_header(e, &shstrndx, &mach);
-  if (rc || (rc = layout(e, &img->size)) || (rc = find_symtab(e))) return rc;
+  unsigned mach = 0;
+  int rc = read_header(e, &mach);
+  if (rc || (rc = layout(e, &img->size)) || (rc = bg_elf64_find_symtab(e, true))) return rc;
   const char *mcpu = bg_amdgpu_mach_name(mach);
   if (!mcpu) return EINV("e_flags EF_AMDGPU_MACH 0x%03x is not a processor this loader knows (gfx9/gfx10/gfx11/gfx12)", mach);
   snprintf(img->mcpu, sizeof img->mcpu, "%s", mcpu);
@@ -590,7 +478,7 @@ int bg_amdgpu_elf_load(const void *data, size_t n, const char *kernel_name, bg_a
   if (!out) return bg_error(BG_EINVAL, "amdgpu elf: no output image");
   memset(out, 0, sizeof *out);
   if (!data) return bg_error(BG_EINVAL, "amdgpu elf: no input bytes");
-  elf e = {.p = data, .n = n};
+  elf e = {.p = data, .n = n, .who = "amdgpu elf"};
   int rc = load(&e, kernel_name, out);
   free(e.s);
   if (rc) bg_amdgpu_image_free(out);

@@ -19,11 +19,11 @@
 #include <string.h>
 
 #include "baregpu/error.h"
+#include "formats/elf64.h"
 
 enum {
-  ELFCLASS64 = 2, ELFDATA2LSB = 1, EV_CURRENT = 1, ET_REL = 1, ET_EXEC = 2, EM_CUDA = 190,
-  EI_ABIVERSION = 8,
-  SHT_NULL = 0, SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_RELA = 4, SHT_NOBITS = 8, SHT_REL = 9,
+  ET_REL = 1, ET_EXEC = 2, EM_CUDA = 190,
+  SHT_PROGBITS = BG_SHT_PROGBITS, SHT_RELA = BG_SHT_RELA, SHT_NOBITS = BG_SHT_NOBITS, SHT_REL = BG_SHT_REL,
   SHF_ALLOC = 0x2, SHF_EXECINSTR = 0x4,
   SHN_UNDEF = 0, SHN_LORESERVE = 0xff00,
   /* .nv.info record formats and the attributes read here (EIATTR_*, cuobjdump -elf spelling). */
@@ -34,90 +34,28 @@ enum {
   /* Relocation types (R_CUDA_*, as cuobjdump -elf prints them). */
   R_CUDA_NONE = 0, R_CUDA_32 = 1, R_CUDA_64 = 2, R_CUDA_ABS32_LO_32 = 0x38, R_CUDA_ABS32_HI_32 = 0x39,
 };
-enum { EHDR_SIZE = 64, SHDR_SIZE = 64, SYM_SIZE = 24, REL_SIZE = 16, RELA_SIZE = 24 };
-enum { MAX_SECTIONS = 4096, MIN_ALIGN = 128, PAGE = 4096, MAX_PARAMS = 4096 };
+enum { MIN_ALIGN = 128, PAGE = 4096, MAX_PARAMS = 4096 };
 #define MAX_IMAGE (256ull << 20)
-#define MAX_ALIGN (1ull << 16)
 
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-static void wr32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void wr64(uint8_t *p, uint64_t v) {
-  wr32(p, (uint32_t)v);
-  wr32(p + 4, (uint32_t)(v >> 32));
-}
-static bool in_bounds(uint64_t off, uint64_t len, uint64_t n) { return off <= n && len <= n - off; }
 static bool starts(const char *s, const char *pre) { return s && !strncmp(s, pre, strlen(pre)); }
 
 #define EINV(...) bg_error(BG_EINVAL, "cubin: " __VA_ARGS__)
 
-typedef struct sec {
-  uint32_t name, type;
-  uint64_t flags, offset, size, align, entsize;
-  uint32_t link, info;
-  bool loaded;
-  uint64_t base;       /* offset in the image when loaded */
-  const char *sname;
-} sec;
+/* The ELF64 reading is formats/elf64.c's. */
+typedef bg_elf64_sec sec;
+typedef bg_elf64 elf;
+static const char *sname(const elf *e, unsigned i) { return bg_elf64_sname(e, i); }
 
-typedef struct elf {
-  const uint8_t *p;
-  size_t n;
-  sec *s;
-  unsigned ns;
-  unsigned symtab;
-  uint64_t nsyms;
-} elf;
-
-static const char *sname(const elf *e, unsigned i) { return i < e->ns && e->s[i].sname ? e->s[i].sname : "?"; }
-
-static const char *str_at(const elf *e, unsigned si, uint64_t off) {
-  if (si == 0 || si >= e->ns || e->s[si].type != SHT_STRTAB || off >= e->s[si].size) return NULL;
-  const char *base = (const char *)e->p + e->s[si].offset;
-  return memchr(base + off, 0, e->s[si].size - off) ? base + off : NULL;
-}
+static const bg_elf64_want WANT = {EM_CUDA, "EM_CUDA (190)", ET_EXEC, ET_REL, "ET_EXEC (2) or ET_REL (1)"};
 
 static int read_header(elf *e, unsigned *sm) {
-  const uint8_t *p = e->p;
-  if (e->n < EHDR_SIZE) return EINV("file size %zu is smaller than the 64-byte ELF64 header", e->n);
-  if (memcmp(p, "\177ELF", 4)) return EINV("e_ident magic %02x %02x %02x %02x, expected 7f 45 4c 46", p[0], p[1], p[2], p[3]);
-  if (p[4] != ELFCLASS64) return EINV("EI_CLASS %u, expected ELFCLASS64 (2)", p[4]);
-  if (p[5] != ELFDATA2LSB) return EINV("EI_DATA %u, expected ELFDATA2LSB (1)", p[5]);
-  unsigned type = rd16(p + 16);
-  if (type != ET_EXEC && type != ET_REL) return EINV("e_type %u, expected ET_EXEC (2) or ET_REL (1)", type);
-  if (rd16(p + 18) != EM_CUDA) return EINV("e_machine %u, expected EM_CUDA (190)", rd16(p + 18));
-  if (rd32(p + 20) != EV_CURRENT) return EINV("e_version %u, expected EV_CURRENT (1)", rd32(p + 20));
+  int rc = bg_elf64_ident(e, &WANT);
+  if (rc) return rc;
   /* The SM: e_flags bits 0-7 up to ELF ABI version 7 (CUDA 12), bits 8-15 from version 8 (CUDA 13). */
-  uint32_t flags = rd32(p + 48);
-  *sm = p[EI_ABIVERSION] >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
+  *sm = e->abiversion >= 8 ? (e->flags >> 8) & 0xff : e->flags & 0xff;
   if (*sm < 30)
-    return EINV("e_flags 0x%08x (EI_ABIVERSION %u): SM version %u, expected 30 or more", flags, p[EI_ABIVERSION], *sm);
-  uint64_t shoff = rd64(p + 40);
-  unsigned shentsize = rd16(p + 58), shnum = rd16(p + 60), shstrndx = rd16(p + 62);
-  if (shentsize != SHDR_SIZE) return EINV("e_shentsize %u, expected %u", shentsize, SHDR_SIZE);
-  if (shnum == 0 || shnum > MAX_SECTIONS) return EINV("e_shnum %u, expected 1..%u", shnum, MAX_SECTIONS);
-  if (!in_bounds(shoff, (uint64_t)shnum * SHDR_SIZE, e->n))
-    return EINV("e_shoff 0x%llx + %u section headers exceed the file size 0x%zx", (unsigned long long)shoff, shnum, e->n);
-  if (shstrndx >= shnum) return EINV("e_shstrndx %u, expected below e_shnum %u", shstrndx, shnum);
-  if (!(e->s = calloc(shnum, sizeof *e->s))) return bg_error(BG_ENOMEM, "cubin: out of memory for %u sections", shnum);
-  e->ns = shnum;
-  for (unsigned i = 0; i < shnum; i++) {
-    const uint8_t *h = p + shoff + (uint64_t)i * SHDR_SIZE;
-    sec *s = &e->s[i];
-    *s = (sec){.name = rd32(h), .type = rd32(h + 4), .flags = rd64(h + 8), .offset = rd64(h + 24), .size = rd64(h + 32),
-               .link = rd32(h + 40), .info = rd32(h + 44), .align = rd64(h + 48), .entsize = rd64(h + 56)};
-    if (s->type != SHT_NOBITS && s->type != SHT_NULL && !in_bounds(s->offset, s->size, e->n))
-      return EINV("section %u: sh_offset 0x%llx + sh_size 0x%llx exceeds the file size 0x%zx", i,
-                  (unsigned long long)s->offset, (unsigned long long)s->size, e->n);
-    if (s->align > MAX_ALIGN || (s->align & (s->align - 1)))
-      return EINV("section %u: sh_addralign 0x%llx, expected a power of two up to 0x%llx", i, (unsigned long long)s->align,
-                  (unsigned long long)MAX_ALIGN);
-  }
-  for (unsigned i = 0; i < shnum; i++) e->s[i].sname = str_at(e, shstrndx, e->s[i].name);
-  return 0;
+    return EINV("e_flags 0x%08x (EI_ABIVERSION %u): SM version %u, expected 30 or more", e->flags, e->abiversion, *sm);
+  return bg_elf64_sections(e);
 }
 
 /* Which sections go to GPU memory, at which offsets (see the top of the file). */
@@ -153,38 +91,8 @@ static int layout(elf *e, bg_cubin *c) {
   return 0;
 }
 
-static int find_symtab(elf *e) {
-  for (unsigned i = 1; i < e->ns; i++) {
-    const sec *s = &e->s[i];
-    if (s->type != SHT_SYMTAB) continue;
-    if (s->entsize != SYM_SIZE)
-      return EINV("section %u (%s): sh_entsize %llu, expected %u for symbols", i, sname(e, i), (unsigned long long)s->entsize,
-                  SYM_SIZE);
-    if (s->link >= e->ns || e->s[s->link].type != SHT_STRTAB)
-      return EINV("section %u (%s): sh_link %u is not a string table", i, sname(e, i), s->link);
-    e->symtab = i;
-    e->nsyms = s->size / SYM_SIZE;
-    return 0;
-  }
-  return EINV("no symbol table (SHT_SYMTAB)");
-}
-
-typedef struct sym {
-  const char *name;
-  uint16_t shndx;
-  uint64_t value;      /* st_value (section relative) */
-} sym;
-
-static int read_sym(const elf *e, uint64_t i, sym *out) {
-  if (i >= e->nsyms) return EINV("symbol index %llu, expected below %llu", (unsigned long long)i, (unsigned long long)e->nsyms);
-  const sec *st = &e->s[e->symtab];
-  const uint8_t *p = e->p + st->offset + i * SYM_SIZE;
-  out->name = str_at(e, st->link, rd32(p));
-  if (!out->name) return EINV("symbol %llu: st_name 0x%x outside its string table", (unsigned long long)i, rd32(p));
-  out->shndx = rd16(p + 6);
-  out->value = rd64(p + 8);
-  return 0;
-}
+/* A symbol: value is st_value (section relative). */
+typedef bg_elf64_sym sym;
 
 /* ---- .nv.info records ---- */
 
@@ -203,7 +111,7 @@ static int next_attr(const elf *e, unsigned si, uint64_t *off, attr *a) {
     return EINV("section %u (%s): record at offset 0x%llx: %llu bytes left, expected a 4-byte header", si, sname(e, si),
                 (unsigned long long)*off, (unsigned long long)(s->size - *off));
   const uint8_t *p = e->p + s->offset + *off;
-  *a = (attr){.fmt = p[0], .id = p[1], .value = rd16(p + 2), .at = *off};
+  *a = (attr){.fmt = p[0], .id = p[1], .value = bg_le16(p + 2), .at = *off};
   *off += 4;
   if (a->fmt < EIFMT_NVAL || a->fmt > EIFMT_SVAL)
     return EINV("section %u (%s): record at offset 0x%llx (attribute 0x%02x): format %u, expected 1..4", si, sname(e, si),
@@ -237,8 +145,8 @@ static int sym_attr(const elf *e, unsigned si, const attr *a, kstate *ks) {
   const char *nm = a->id == EIATTR_REGCOUNT ? "EIATTR_REGCOUNT" : a->id == EIATTR_FRAME_SIZE ? "EIATTR_FRAME_SIZE"
                    : a->id == EIATTR_MIN_STACK_SIZE ? "EIATTR_MIN_STACK_SIZE" : "EIATTR_MAX_STACK_SIZE";
   if (!sval(a, 8)) return bad_attr(e, si, a, nm, "4 (SVAL) size 8 {u32 symbol, u32 value}");
-  if (rd32(a->payload) != ks->symidx) return 0;
-  uint32_t v = rd32(a->payload + 4);
+  if (bg_le32(a->payload) != ks->symidx) return 0;
+  uint32_t v = bg_le32(a->payload + 4);
   switch (a->id) {
   case EIATTR_REGCOUNT: ks->k->regs = v; ks->have_regs = true; break;
   case EIATTR_FRAME_SIZE: ks->k->frame_size = v; break;
@@ -255,8 +163,8 @@ static int kernel_attr(const elf *e, unsigned si, const attr *a, kstate *ks, boo
     return sym_attr(e, si, a, ks);
   case EIATTR_PARAM_CBANK:
     if (!sval(a, 8)) return bad_attr(e, si, a, "EIATTR_PARAM_CBANK", "4 (SVAL) size 8 {u32 symbol, u16 offset, u16 size}");
-    k->param_base = rd16(a->payload + 4);
-    k->param_size = rd16(a->payload + 6);
+    k->param_base = bg_le16(a->payload + 4);
+    k->param_size = bg_le16(a->payload + 6);
     ks->have_cbank = true;
     return 0;
   case EIATTR_CBANK_PARAM_SIZE:
@@ -266,7 +174,7 @@ static int kernel_attr(const elf *e, unsigned si, const attr *a, kstate *ks, boo
   case EIATTR_KPARAM_INFO: {
     if (!sval(a, 12))
       return bad_attr(e, si, a, "EIATTR_KPARAM_INFO", "4 (SVAL) size 12 {u32 index, u16 ordinal, u16 offset, u32 flags}");
-    uint32_t ord = rd16(a->payload + 4), off = rd16(a->payload + 6), size = rd32(a->payload + 8) >> 18;
+    uint32_t ord = bg_le16(a->payload + 4), off = bg_le16(a->payload + 6), size = bg_le32(a->payload + 8) >> 18;
     if (ord >= k->nparams || seen[ord])
       return EINV("section %u (%s): EIATTR_KPARAM_INFO at offset 0x%llx: ordinal %u is %s", si, sname(e, si),
                   (unsigned long long)a->at, ord, ord >= k->nparams ? "beyond the parameter count" : "a duplicate");
@@ -278,16 +186,16 @@ static int kernel_attr(const elf *e, unsigned si, const attr *a, kstate *ks, boo
     const char *nm = a->id == EIATTR_MAX_THREADS ? "EIATTR_MAX_THREADS" : "EIATTR_REQNTID";
     if (!sval(a, 12)) return bad_attr(e, si, a, nm, "4 (SVAL) size 12 {u32 x, y, z}");
     uint32_t *dst = a->id == EIATTR_MAX_THREADS ? k->max_threads : k->reqntid;
-    for (int d = 0; d < 3; d++) dst[d] = rd32(a->payload + 4 * d);
+    for (int d = 0; d < 3; d++) dst[d] = bg_le32(a->payload + 4 * d);
     return 0;
   }
   case EIATTR_EXIT_INSTR_OFFSETS:
     if (a->fmt != EIFMT_SVAL || a->value % 4)
       return bad_attr(e, si, a, "EIATTR_EXIT_INSTR_OFFSETS", "4 (SVAL) with a multiple of 4 bytes");
     for (unsigned i = 0; i < a->value / 4u; i++)
-      if (rd32(a->payload + 4 * i) >= k->code_size)
+      if (bg_le32(a->payload + 4 * i) >= k->code_size)
         return EINV("section %u (%s): EIATTR_EXIT_INSTR_OFFSETS entry %u: 0x%x is beyond the 0x%llx-byte code", si,
-                    sname(e, si), i, rd32(a->payload + 4 * i), (unsigned long long)k->code_size);
+                    sname(e, si), i, bg_le32(a->payload + 4 * i), (unsigned long long)k->code_size);
     k->nexits += a->value / 4u;
     return 0;
   default:
@@ -339,7 +247,7 @@ static int load_kernel(const elf *e, unsigned info_si, bg_cubin_kernel *k) {
   kstate ks = {.k = k, .symidx = UINT64_MAX};
   for (uint64_t i = 1; i < e->nsyms; i++) {
     sym sy;
-    int rc = read_sym(e, i, &sy);
+    int rc = bg_elf64_sym_read(e, i, &sy);
     if (rc) return rc;
     if (sy.shndx == ti && !strcmp(sy.name, name)) {
       ks.symidx = i;
@@ -423,47 +331,37 @@ static unsigned reloc_width(uint32_t type) {
 static unsigned reloc_skip(uint32_t type) { return type == R_CUDA_ABS32_LO_32 || type == R_CUDA_ABS32_HI_32 ? 4 : 0; }
 
 static int collect_relocs(const elf *e, bg_cubin *c) {
-  size_t total = 0;
-  for (unsigned i = 1; i < e->ns; i++) {
+  int rc;
+  c->relocs = bg_elf64_reloc_array(e, MAX_IMAGE / 4, sizeof *c->relocs, &rc);
+  if (rc) return rc;
+  for (unsigned i = 0; (i = bg_elf64_next_rel(e, i)) != 0;) {
     const sec *s = &e->s[i];
-    if (s->type != SHT_REL && s->type != SHT_RELA) continue;
-    unsigned esz = s->type == SHT_RELA ? RELA_SIZE : REL_SIZE;
-    if (s->entsize != esz)
-      return EINV("section %u (%s): sh_entsize %llu, expected %u", i, sname(e, i), (unsigned long long)s->entsize, esz);
-    total += s->size / esz;
-  }
-  if (total > (size_t)MAX_IMAGE / 4) return EINV("%zu relocations, more than the image could hold", total);
-  if (total && !(c->relocs = calloc(total, sizeof *c->relocs)))
-    return bg_error(BG_ENOMEM, "cubin: out of memory for %zu relocations", total);
-  for (unsigned i = 1; i < e->ns; i++) {
-    const sec *s = &e->s[i];
-    if (s->type != SHT_REL && s->type != SHT_RELA) continue;
-    bool rela = s->type == SHT_RELA;
-    if (s->info == 0 || s->info >= e->ns)
-      return EINV("section %u (%s): sh_info %u, expected a section index below %u", i, sname(e, i), s->info, e->ns);
-    const sec *t = &e->s[s->info];
+    unsigned ti;
+    if ((rc = bg_elf64_reloc_target(e, i, &ti))) return rc;
+    const sec *t = &e->s[ti];
     if (!t->loaded) continue;   /* .debug_frame and the like: not in GPU memory */
     if (t->type == SHT_NOBITS) return EINV("section %u (%s): relocates NOBITS section %u (%s)", i, sname(e, i), s->info,
                                            sname(e, s->info));
     if (s->link != e->symtab)
       return EINV("section %u (%s): sh_link %u, expected the symbol table %u", i, sname(e, i), s->link, e->symtab);
-    uint64_t n = s->size / (rela ? RELA_SIZE : REL_SIZE);
+    uint64_t n = bg_elf64_rel_count(e, i);
     for (uint64_t k = 0; k < n; k++) {
-      const uint8_t *p = e->p + s->offset + k * (rela ? RELA_SIZE : REL_SIZE);
-      uint64_t off = rd64(p), info = rd64(p + 8);
-      uint32_t type = (uint32_t)info, si = (uint32_t)(info >> 32);
-      if (type == R_CUDA_NONE) continue;
+      bg_elf64_rel r;
+      bg_elf64_rel_read(e, i, k, &r);
+      if (r.type == R_CUDA_NONE) continue;
+      uint64_t off = r.offset;
+      uint32_t type = r.type, si = r.sym;
       unsigned w = reloc_width(type), skip = reloc_skip(type);
       if (!w)
         return EINV("section %u (%s): relocation %llu: unknown type %u (0x%x), expected R_CUDA_32 (1), R_CUDA_64 (2), "
                     "R_CUDA_ABS32_LO_32 (0x38) or R_CUDA_ABS32_HI_32 (0x39)", i, sname(e, i), (unsigned long long)k, type, type);
-      if (!in_bounds(off, (uint64_t)skip + w, t->size))
+      if (!bg_in_bounds(off, (uint64_t)skip + w, t->size))
         return EINV("section %u (%s): relocation %llu: r_offset 0x%llx + %u bytes outside section %u (%s) of 0x%llx bytes", i,
                     sname(e, i), (unsigned long long)k, (unsigned long long)off, skip + w, s->info, sname(e, s->info),
                     (unsigned long long)t->size);
       sym sy;
-      int rc = read_sym(e, si, &sy);
-      if (rc) return bg_error_context(rc, "section %u (%s): relocation %llu: ", i, sname(e, i), (unsigned long long)k);
+      if ((rc = bg_elf64_sym_read(e, si, &sy)))
+        return bg_error_context(rc, "section %u (%s): relocation %llu: ", i, sname(e, i), (unsigned long long)k);
       if (sy.shndx == SHN_UNDEF || sy.shndx >= SHN_LORESERVE || sy.shndx >= e->ns || !e->s[sy.shndx].loaded)
         return EINV("section %u (%s): relocation %llu: symbol %u (%s) in section %u, expected a section loaded in the image", i,
                     sname(e, i), (unsigned long long)k, si, sy.name, sy.shndx);
@@ -474,7 +372,7 @@ static int collect_relocs(const elf *e, bg_cubin *c) {
                     (unsigned long long)ss->size);
       /* REL entries: addend 0 (ptxas writes RELA). */
       c->relocs[c->nrelocs++] = (bg_cubin_reloc){.offset = t->base + off, .type = type, .sym = ss->base + sy.value,
-                                                 .addend = rela ? (int64_t)rd64(p + 16) : 0};
+                                                 .addend = r.addend};
     }
   }
   return 0;
@@ -486,20 +384,20 @@ int bg_cubin_relocate(const bg_cubin *c, uint64_t va, uint8_t *dst) {
   for (size_t i = 0; i < c->nrelocs; i++) {
     const bg_cubin_reloc *r = &c->relocs[i];
     unsigned w = reloc_width(r->type), skip = reloc_skip(r->type);
-    if (!w || !in_bounds(r->offset, (uint64_t)skip + w, c->image_size))
+    if (!w || !bg_in_bounds(r->offset, (uint64_t)skip + w, c->image_size))
       return EINV("relocation %zu: type %u at 0x%llx outside the image", i, r->type, (unsigned long long)r->offset);
     uint64_t v = va + r->sym + (uint64_t)r->addend;
     uint8_t *p = dst + r->offset + skip;
     switch (r->type) {
-    case R_CUDA_64: wr64(p, v); break;
+    case R_CUDA_64: bg_put_le64(p, v); break;
     case R_CUDA_32:
       if (v > UINT32_MAX)
         return EINV("relocation %zu: R_CUDA_32 at image offset 0x%llx: value 0x%llx does not fit 32 bits (image VA 0x%llx)", i,
                     (unsigned long long)r->offset, (unsigned long long)v, (unsigned long long)va);
-      wr32(p, (uint32_t)v);
+      bg_put_le32(p, (uint32_t)v);
       break;
-    case R_CUDA_ABS32_LO_32: wr32(p, (uint32_t)v); break;
-    default: wr32(p, (uint32_t)(v >> 32)); break;
+    case R_CUDA_ABS32_LO_32: bg_put_le32(p, (uint32_t)v); break;
+    default: bg_put_le32(p, (uint32_t)(v >> 32)); break;
     }
   }
   return 0;
@@ -508,7 +406,7 @@ int bg_cubin_relocate(const bg_cubin *c, uint64_t va, uint8_t *dst) {
 static int load(elf *e, bg_cubin *c) {
   int rc = read_header(e, &c->sm);
   if (!rc) rc = layout(e, c);
-  if (!rc) rc = find_symtab(e);
+  if (!rc) rc = bg_elf64_find_symtab(e, false);
   if (rc) return rc;
   size_t nk = 0;
   for (unsigned i = 1; i < e->ns; i++) nk += starts(e->s[i].sname, ".nv.info.");
@@ -530,7 +428,7 @@ int bg_cubin_load(const void *data, size_t n, bg_cubin *out) {
   if (!out) return bg_error(BG_EINVAL, "cubin: no output");
   memset(out, 0, sizeof *out);
   if (!data) return bg_error(BG_EINVAL, "cubin: no input bytes");
-  elf e = {.p = data, .n = n};
+  elf e = {.p = data, .n = n, .who = "cubin"};
   int rc = load(&e, out);
   free(e.s);
   if (rc) bg_cubin_free(out);

@@ -1,7 +1,7 @@
 /* tests/bench/launch.c: host nanoseconds per kernel launch of an empty kernel.
  * (a) fresh: record wait/exec/signal into a queue, lower it and submit, every launch;
  * (b) replay: re-submit one recorded queue program with a changed argument (patches only).
- * Usage: bench-launch [DEV] [launches]
+ * Usage: bench-launch [DEV] [launches]   (DEV e.g. CPU, MOCKPCI+AMD, MOCKNVK+NV, NVK+NV)
  *
  * Two figures per mode, both measured in this run: the raw host wall time per launch, and that time minus the time
  * the submitting thread spent inside the emulator. On a real GPU (PCI or USB) the register and bridge writes of a
@@ -13,8 +13,17 @@
  * own execution runs on their threads and is not in the submitting thread's wall time. The submitting thread's CPU
  * time (CLOCK_THREAD_CPUTIME_ID) is printed beside them.
  *
- * The kernel is C for the CPU device and LLVM IR compiled for the device's arch otherwise (AMD). tinygrad's figure
- * is not measured here: it is printed as quoted, with its source. */
+ * On MOCKNVK+NV the emulator is reached through the system-call table the driver calls (nv/nv_sys.h: the doorbell,
+ * which wakes the emulated GPU's engine, and any ioctl a submit makes); the bench times those calls by swapping the
+ * device's table for a timed copy.
+ *
+ * The kernel is C for the CPU device, LLVM IR compiled for the device's arch on AMD, and PTX text on NVIDIA (the
+ * backend makes the cubin). On a real NVIDIA GPU (NVK+NV) a reference column is measured in the same run: the same
+ * empty kernel through the CUDA driver API (libcuda.so.1 loaded with dlopen: cuModuleLoadData of a cubin made with
+ * compile/ptx_compile.h, cuLaunchKernel N times, cuCtxSynchronize between batches), with the ratio ours / CUDA; when
+ * that is impossible the bench says the CUDA column was skipped and why. tinygrad's figure is not measured here: it
+ * is printed as quoted, with its source. */
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +34,12 @@
 #include "baregpu/compile.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
+#include "compile/ptx_compile.h"
 #include "hcq/backend.h"
+#include "nv/nv_hcq.h"
 #include "usb/usb_pci.h"
 #include "util/clock.h"
+#include "launch_cuda.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
 #endif
@@ -39,6 +51,27 @@ static const char *empty_ir =
     "define amdgpu_kernel void @empty(ptr addrspace(1) %a) {\n"
     "  ret void\n"
     "}\n";
+
+/* The empty kernel in PTX; the header (.version introducing the target, PTX ISA "Release Notes") per sm. */
+static const char *empty_ptx_fmt =
+    ".version %s\n.target %s\n.address_size 64\n\n"
+    ".visible .entry empty(\n\t.param .u64 .ptr .global .align 4 empty_param_0\n)\n{\n\tret;\n}\n";
+static const char *const ptx_isa[][2] = {{"sm_80", "7.0"}, {"sm_86", "7.1"}, {"sm_89", "7.8"},
+                                         {"sm_90", "7.8"}, {"sm_100", "8.6"}, {"sm_120", "8.7"}};
+
+/* The empty kernel's PTX for sm ("sm_90"), malloc'd; NULL with the error set for an sm not in the table. */
+static char *empty_ptx(const char *sm) {
+  for (size_t i = 0; i < sizeof ptx_isa / sizeof *ptx_isa; i++) {
+    if (strcmp(ptx_isa[i][0], sm) != 0) continue;
+    size_t n = strlen(empty_ptx_fmt) + 32;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, empty_ptx_fmt, ptx_isa[i][1], sm);
+    else bg_error(BG_ENOMEM, "out of memory for the PTX");
+    return p;
+  }
+  bg_error(BG_ENOTSUP, "no PTX ISA version known for %s (expected sm_80, 86, 89, 90, 100 or 120)", sm);
+  return NULL;
+}
 
 static const char *empty_src =
     "#include <stdint.h>\n"
@@ -97,13 +130,40 @@ static int emu_xport_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
 static void emu_xport_close(bg_usb_transport *t) { emu_xport_orig->close(t); }
 static const bg_usb_transport_ops emu_xport_ops = {emu_xport_submit, emu_xport_wait, emu_xport_close};
 
+/* MOCKNVK+NV: the device's system-call table, replaced by a copy whose emulator calls are timed. */
+static nv_gpu *emu_nv;
+static const bg_nv_sys *emu_nv_orig;
+static bg_nv_sys emu_nv_sys;
+static int emu_nv_ioctl(void *ctx, int fd, unsigned long request, void *arg) {
+  uint64_t t0 = bg_now_ns();
+  int r = emu_nv_orig->ioctl(ctx, fd, request, arg);
+  atomic_fetch_add(&emu_ns, bg_now_ns() - t0);
+  return r;
+}
+static void emu_nv_doorbell(void *ctx, volatile uint32_t *reg, uint32_t token) {
+  uint64_t t0 = bg_now_ns();
+  emu_nv_orig->doorbell(ctx, reg, token);
+  atomic_fetch_add(&emu_ns, bg_now_ns() - t0);
+}
+
 static emu_view emu_views[3];
 static size_t emu_nviews;
 
 /* Route d's emulator calls through the timed wrappers. false for a device that is not emulated (nothing to do). */
 static bool emu_wrap(bg_dev *d) {
   const char *iface = d->target.iface;
-  if (strcmp(d->ops->kind, "AMD") != 0 || strncmp(iface, "MOCK", 4) != 0) return false;
+  if (strncmp(iface, "MOCK", 4) != 0) return false;
+  if (strcmp(d->ops->kind, "NV") == 0) {
+    nv_gpu *g = bg_nv_gpu(d);
+    emu_nv = g;
+    emu_nv_orig = g->sys;
+    emu_nv_sys = *g->sys;
+    emu_nv_sys.ioctl = emu_nv_ioctl;
+    emu_nv_sys.doorbell = emu_nv_doorbell;
+    g->sys = &emu_nv_sys;
+    return true;
+  }
+  if (strcmp(d->ops->kind, "AMD") != 0) return false;
   bg_am_dev *am = bg_am_query_of(d);
   if (!am) return false;
   if (bg_am_query_is_usb(d)) { /* the BAR views are the library's bridge code; the emulator starts at the transport */
@@ -129,13 +189,23 @@ static void emu_unwrap(void) {
   emu_nviews = 0;
   if (emu_xport) emu_xport->ops = emu_xport_orig;
   emu_xport = NULL;
+  if (emu_nv) emu_nv->sys = emu_nv_orig;
+  emu_nv = NULL;
 }
 
 /* ---------------- the bench ---------------- */
 
-/* The empty kernel's binary for the device: a shared object for the host, a code object for a GPU arch. */
+/* The empty kernel's binary for the device: a shared object for the host, PTX text (NUL included) for an NVIDIA
+ * arch, a code object for an AMD one. */
 static int build_kernel(bg_dev *d, void **bin, size_t *sz) {
   if (strcmp(bg_dev_arch(d), "host") == 0) return bg_compile_c(empty_src, "", bin, sz);
+  if (strncmp(bg_dev_arch(d), "sm_", 3) == 0) {
+    char *ptx = empty_ptx(bg_dev_arch(d));
+    if (!ptx) return -BG_ENOTSUP;
+    *bin = ptx;
+    *sz = strlen(ptx) + 1;
+    return 0;
+  }
 #if BG_HAVE_LLVM
   return bg_llvm_amdgpu_compile(empty_ir, bg_dev_arch(d), bin, sz);
 #else
@@ -242,6 +312,36 @@ static void bench_dev(const char *devname, int n, launch_ns *out) {
   *out = r;
 }
 
+/* The CUDA driver API column for a real NVIDIA device: measured before baregpu's (so it is printed even when ours
+ * fails), with its own context, destroyed before baregpu opens the GPU for the bench. *ref->ran false: skipped. */
+static void cuda_column(const char *devname, int n, cuda_ref *ref) {
+  memset(ref, 0, sizeof *ref);
+  bg_dev *d;
+  TRY(bg_dev_open(devname, &d));
+  bool nv = strcmp(d->ops->kind, "NV") == 0, mock = strncmp(d->target.iface, "MOCK", 4) == 0;
+  char arch[32], bdf[16] = "";
+  snprintf(arch, sizeof arch, "%s", bg_dev_arch(d));
+  if (nv && !mock) snprintf(bdf, sizeof bdf, "%s", bg_nv_gpu(d)->bdf);
+  bg_dev_close(d);
+  if (!nv) {
+    snprintf(ref->why, sizeof ref->why, "%s is not an NVIDIA device", devname);
+    return;
+  }
+  if (mock) {
+    snprintf(ref->why, sizeof ref->why, "%s is emulated (the CUDA driver runs real GPUs only)", devname);
+    return;
+  }
+  char *ptx = empty_ptx(arch);
+  if (!ptx) {
+    snprintf(ref->why, sizeof ref->why, "%s", bg_last_error());
+    return;
+  }
+  cuda_launch_ref(ptx, "empty", (unsigned)strtoul(arch + 3, NULL, 10), bdf, n, 500, ref);
+  free(ptx);
+  if (ref->ran) printf("CUDA driver API %d.%d on %s: %.0f host ns per cuLaunchKernel of the empty kernel (%s)\n",
+                       ref->driver / 1000, ref->driver % 1000 / 10, devname, ref->ns, ref->image);
+}
+
 int main(int argc, char **argv) {
   const char *devname = argc > 1 ? argv[1] : NULL;
   char *end = NULL;
@@ -251,6 +351,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   launch_ns dev, cpu;
+  cuda_ref cuda = {.ran = false};
+  bool nv_dev = devname && (strstr(devname, "NV") != NULL);
+  if (nv_dev) cuda_column(devname, (int)n, &cuda);
   bench_dev(devname, (int)n, &dev);
   if (devname && strcmp(devname, "CPU") != 0) { /* the CPU device beside it, in the same run */
     bench_dev("CPU", (int)n, &cpu);
@@ -260,5 +363,21 @@ int main(int argc, char **argv) {
     printf("  %-40s %10.0f vs %.0f  (CPU / %s = %.2fx)\n", "re-submit recorded program", dev.replay_host, cpu.replay,
            devname, cpu.replay / dev.replay_host);
   }
+  if (nv_dev && cuda.ran) {
+    printf("%s vs the CUDA driver API (host ns per launch, both measured in this run)\n", devname);
+    printf("  %-40s %10.0f vs %.0f  (ours / CUDA = %.2fx)\n", "fresh record + lower + submit", dev.fresh, cuda.ns,
+           dev.fresh / cuda.ns);
+    printf("  %-40s %10.0f vs %.0f  (ours / CUDA = %.2fx)\n", "re-submit recorded program", dev.replay, cuda.ns,
+           dev.replay / cuda.ns);
+  } else if (nv_dev) {
+    printf("CUDA column skipped: %s\n", cuda.why);
+  }
+  /* One line for scripts (tests/device/nv-check): this run's figures, host ns per launch. */
+  printf("figures: dev=%s fresh_ns=%.0f resubmit_ns=%.0f fresh_host_ns=%.0f resubmit_host_ns=%.0f", devname ? devname : "default",
+         dev.fresh, dev.replay, dev.fresh_host, dev.replay_host);
+  if (devname && strcmp(devname, "CPU") != 0) printf(" cpu_fresh_ns=%.0f cpu_resubmit_ns=%.0f", cpu.fresh, cpu.replay);
+  if (cuda.ran) printf(" cuda_ns=%.0f ours_fresh_over_cuda=%.2f ours_resubmit_over_cuda=%.2f", cuda.ns, dev.fresh / cuda.ns,
+                       dev.replay / cuda.ns);
+  printf("\n");
   return 0;
 }

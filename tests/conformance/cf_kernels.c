@@ -8,7 +8,10 @@
  * dims when it is compiled, so it cannot express them. Arch "host": C through bg_compile_c. A GPU arch
  * ("gfx*"): LLVM IR compiled for it through the library's LLVM-C path (compile/llvm_amdgpu.h, as
  * tests/bench does); the local and grid sizes come from the HSA dispatch packet (llvm.amdgcn.dispatch.ptr:
- * workgroup_size_x/y/z u16 at +4, grid_size_x/y/z u32 at +12, in work-items). */
+ * workgroup_size_x/y/z u16 at +4, grid_size_x/y/z u32 at +12, in work-items). An NVIDIA arch ("sm_XY"):
+ * PTX text, one module per kernel, loaded as text (the NV backend makes the cubin: ptxas/nvJitLink, or the
+ * emulated GPU's assembler); the sizes are the special registers %ntid (threads per CTA) and %nctaid (CTAs),
+ * which the hardware fills from the launch's QMD. No LLVM needed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,11 +127,114 @@ static const char gpu_kernels_ir[] =
   "\"amdgpu-no-completion-action\" \"amdgpu-no-lds-kernel-id\" }\n";
 #endif
 
+/* The same two kernels in PTX (PTX ISA: "Special Registers" %tid/%ntid/%ctaid/%nctaid; "Parallel
+ * Synchronization and Communication Instructions: red"), written to the subset LLVM's NVPTX backend emits, which
+ * the emulated GPU's interpreter runs (tests/mockgpu/ptx/README.md). The header (.version for the sm, .target) is
+ * written per arch by nv_module. */
+static const char ptx_add1_body[] =
+  ".visible .entry cf_add1(\n"
+  "\t.param .u64 .ptr .global .align 4 cf_add1_param_0,\n"
+  "\t.param .u64 .ptr .global .align 4 cf_add1_param_1,\n"
+  "\t.param .u32 cf_add1_param_2\n"
+  ")\n"
+  "{\n"
+  "\t.reg .pred %p<2>;\n"
+  "\t.reg .b32 %r<8>;\n"
+  "\t.reg .b64 %rd<12>;\n"
+  "\n"
+  "\tld.param.u64 %rd1, [cf_add1_param_0];\n"
+  "\tld.param.u64 %rd2, [cf_add1_param_1];\n"
+  "\tld.param.u32 %r1, [cf_add1_param_2];\n"
+  "\tmov.u32 %r2, %ctaid.x;\n"
+  "\tmov.u32 %r3, %ntid.x;\n"
+  "\tmov.u32 %r4, %tid.x;\n"
+  "\tmul.wide.u32 %rd3, %r2, %r3;\n"
+  "\tcvt.u64.u32 %rd4, %r4;\n"
+  "\tadd.s64 %rd5, %rd3, %rd4;\n"
+  "\tcvt.s64.s32 %rd6, %r1;\n"
+  "\tsetp.ge.s64 %p1, %rd5, %rd6;\n"
+  "\t@%p1 bra $L__done;\n"
+  "\tcvta.to.global.u64 %rd7, %rd1;\n"
+  "\tcvta.to.global.u64 %rd8, %rd2;\n"
+  "\tshl.b64 %rd9, %rd5, 2;\n"
+  "\tadd.s64 %rd10, %rd8, %rd9;\n"
+  "\tld.global.b32 %r5, [%rd10];\n"
+  "\tadd.f32 %r6, %r5, 0f3F800000;\n"
+  "\tadd.s64 %rd11, %rd7, %rd9;\n"
+  "\tst.global.b32 [%rd11], %r6;\n"
+  "$L__done:\n"
+  "\tret;\n"
+  "}\n";
+
+static const char ptx_count_body[] =
+  ".visible .entry cf_count(\n"
+  "\t.param .u64 .ptr .global .align 4 cf_count_param_0\n"
+  ")\n"
+  "{\n"
+  "\t.reg .pred %p<2>;\n"
+  "\t.reg .b32 %r<16>;\n"
+  "\t.reg .b64 %rd<3>;\n"
+  "\n"
+  "\tld.param.u64 %rd1, [cf_count_param_0];\n"
+  "\tcvta.to.global.u64 %rd2, %rd1;\n"
+  "\tred.global.add.u32 [%rd2], 1;\n"
+  "\tmov.u32 %r1, %ctaid.x;\n"
+  "\tmov.u32 %r2, %ctaid.y;\n"
+  "\tmov.u32 %r3, %ctaid.z;\n"
+  "\tmov.u32 %r4, %tid.x;\n"
+  "\tmov.u32 %r5, %tid.y;\n"
+  "\tmov.u32 %r6, %tid.z;\n"
+  "\tor.b32 %r7, %r1, %r2;\n"
+  "\tor.b32 %r7, %r7, %r3;\n"
+  "\tor.b32 %r7, %r7, %r4;\n"
+  "\tor.b32 %r7, %r7, %r5;\n"
+  "\tor.b32 %r7, %r7, %r6;\n"
+  "\tsetp.ne.s32 %p1, %r7, 0;\n"
+  "\t@%p1 bra $L__done;\n"
+  "\tmov.u32 %r8, %nctaid.x;\n"
+  "\tmov.u32 %r9, %nctaid.y;\n"
+  "\tmov.u32 %r10, %nctaid.z;\n"
+  "\tmov.u32 %r11, %ntid.x;\n"
+  "\tmov.u32 %r12, %ntid.y;\n"
+  "\tmov.u32 %r13, %ntid.z;\n"
+  "\tst.global.u32 [%rd2+4], %r8;\n"
+  "\tst.global.u32 [%rd2+8], %r9;\n"
+  "\tst.global.u32 [%rd2+12], %r10;\n"
+  "\tst.global.u32 [%rd2+16], %r11;\n"
+  "\tst.global.u32 [%rd2+20], %r12;\n"
+  "\tst.global.u32 [%rd2+24], %r13;\n"
+  "$L__done:\n"
+  "\tret;\n"
+  "}\n";
+
+/* The PTX ISA version that introduced each target (PTX ISA "Release Notes"; as compile/llvm_nvptx.c). */
+static const struct { const char *sm, *isa; } ptx_isas[] = {
+    {"sm_80", "7.0"}, {"sm_86", "7.1"}, {"sm_89", "7.8"}, {"sm_90", "7.8"}, {"sm_100", "8.6"}, {"sm_120", "8.7"},
+};
+
+/* One PTX module (NUL-terminated text; *size counts the NUL, as bg_program_load takes PTX) with body for arch. */
+static int nv_module(const char *arch, const char *body, void **bin, size_t *size) {
+  const char *isa = NULL;
+  for (size_t i = 0; i < sizeof ptx_isas / sizeof *ptx_isas; i++)
+    if (!strcmp(ptx_isas[i].sm, arch)) isa = ptx_isas[i].isa;
+  if (!isa) return -BG_ENOTSUP;
+  static const char fmt[] = "//\n// baregpu conformance kernel\n//\n\n.version %s\n.target %s\n.address_size 64\n\n%s";
+  int n = snprintf(NULL, 0, fmt, isa, arch, body);
+  char *p = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (!p) return bg_error(BG_ENOMEM, "conformance: out of memory writing PTX for %s", arch);
+  snprintf(p, (size_t)n + 1, fmt, isa, arch, body);
+  *bin = p;
+  *size = (size_t)n + 1;
+  return 0;
+}
+
 /* One binary per arch, compiled once per process (a reopened device reuses it). */
 typedef struct cf_bin {
   char arch[32];
-  void *bin;
+  void *bin;         /* both kernels (host, gfx*), or cf_add1 alone (sm_*: one PTX module per kernel) */
   size_t size;
+  void *bin_count;   /* sm_*: cf_count's module; NULL: bin holds it too */
+  size_t size_count;
   int err;         /* < 0: compiling failed (msg) */
   bool unsupported; /* no compiler for this arch in this build: the kernel tests skip (msg) */
   char msg[1024];
@@ -146,9 +252,17 @@ static cf_bin *bin_for(const char *arch) {
     snprintf(b->arch, sizeof b->arch, "%s", arch);
     if (strcmp(arch, "host") == 0) {
       b->err = bg_compile_c(cpu_kernels_src, NULL, &b->bin, &b->size);
+    } else if (strncmp(arch, "sm_", 3) == 0) {
+      b->err = nv_module(arch, ptx_add1_body, &b->bin, &b->size);
+      if (!b->err) b->err = nv_module(arch, ptx_count_body, &b->bin_count, &b->size_count);
+      if (b->err == -BG_ENOTSUP) {
+        b->unsupported = true;
+        snprintf(b->msg, sizeof b->msg, "the conformance suite has PTX for sm_80, 86, 89, 90, 100 and 120, not %s", arch);
+        return b;
+      }
     } else if (strncmp(arch, "gfx", 3) != 0) {
       b->unsupported = true;
-      snprintf(b->msg, sizeof b->msg, "the conformance suite has kernels for arch host and gfx*, not %s", arch);
+      snprintf(b->msg, sizeof b->msg, "the conformance suite has kernels for arch host, gfx* and sm_*, not %s", arch);
       return b;
     } else {
 #if BG_HAVE_LLVM
@@ -183,7 +297,9 @@ int cf_load_kernels(cf_ctx *c) {
   static const uint8_t add1_sizes[] = {8, 8, 4}, count_sizes[] = {8};
   bg_program_info add1 = {"cf_add1", 3, add1_sizes}, count = {"cf_count", 1, count_sizes};
   int r = bg_program_load(c->d, b->bin, b->size, &add1, &c->add1);
-  if (r == 0) r = bg_program_load(c->d, b->bin, b->size, &count, &c->count);
+  if (r == 0)
+    r = bg_program_load(c->d, b->bin_count ? b->bin_count : b->bin, b->bin_count ? b->size_count : b->size, &count,
+                        &c->count);
   if (r < 0) return r;
   if (bg_program_nargs(c->add1) != 3 || bg_program_kernargs_size(c->add1) < 20)
     return bg_error(BG_EINVAL, "program cf_add1 on %s: nargs %u, kernargs size %u (expected 3 and >= 20)", arch,
@@ -195,6 +311,7 @@ int cf_load_kernels(cf_ctx *c) {
 void cf_kernels_free(void) {
   for (int i = 0; i < CF_MAX_ARCHS; i++) {
     free(bins[i].bin);
+    free(bins[i].bin_count);
     memset(&bins[i], 0, sizeof bins[i]);
   }
 }

@@ -299,6 +299,22 @@ START_TEST(compile_ptx) {
 }
 END_TEST
 
+/* bg_kernel_compile_nvptx (bg_kernel_build's path for an "sm_XY" device): the checked PTX of each
+ * kernel, and a clear error for a processor that is not NVIDIA's. */
+START_TEST(kernel_compile_nvptx) {
+  const char *what;
+  bg_kernel k;
+  char *ptx = NULL;
+  OK(bg_kernel_compile_nvptx(C, kernel_ast(_i, &what), NULL, "sm_90", &k, &ptx));
+  check_ptx(&k, what, "sm_90", ptx);
+  free(ptx);
+  bg_kernel_free(&k);
+  ptx = (char *)1;
+  FAILS(bg_kernel_compile_nvptx(C, kernel_ast(_i, &what), NULL, "gfx1100", &k, &ptx), BG_EINVAL, "'gfx1100'");
+  ck_assert_ptr_null(ptx);
+}
+END_TEST
+
 /* An unknown processor is an error naming it and the known ones; bad IR is LLVM's message. */
 START_TEST(llvm_errors) {
   char *ptx = (char *)1;
@@ -330,6 +346,7 @@ int main(void) {
   else printf("nvptx: ptxas check skipped: %s\n", g_ptxas_why);
   tcase_add_loop_test(tc, compile_ptx, 0, NKERNELS * NSMS);
   tcase_add_test(tc, llvm_errors);
+  tcase_add_loop_test(tc, kernel_compile_nvptx, 0, NKERNELS);
 #else
   printf("nvptx: PTX compile and ptxas check skipped: built without LLVM (install llvm-22-dev)\n");
 #endif
