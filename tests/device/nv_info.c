@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
   jw_kstr(&w, "generation", q.generation);
   jw_kstr(&w, "driver_version", q.driver_version);
   jw_kstr(&w, "driver_version_source", q.version_source);
-  jw_kuint(&w, "abi_family", q.abi_family);
+  jw_kuint(&w, "abi_family", q.family);
   jw_khex(&w, "pci_vendor", q.pci_vendor, 4);
   jw_khex(&w, "pci_device", q.pci_device, 4);
   jw_kstr(&w, "bdf", q.bdf);
@@ -77,14 +77,14 @@ int main(int argc, char **argv) {
   jw_kuint(&w, "sm_per_tpc", q.sm_per_tpc);
   jw_kuint(&w, "max_warps_per_sm", q.max_warps_per_sm);
   jw_kuint(&w, "sms", (uint64_t)q.gpcs * q.tpc_per_gpc * q.sm_per_tpc);
-  kint_or_null(&w, "mem_total", q.mem_total);
-  kint_or_null(&w, "mem_free", q.mem_free);
+  kint_or_null(&w, "mem_total", q.vram_total ? (int64_t)q.vram_total : -1);
+  kint_or_null(&w, "mem_free", q.vram_total ? (int64_t)q.vram_free : -1);
   if (q.mem_note[0]) jw_kstr(&w, "mem_note", q.mem_note);
   kint_or_null(&w, "bar_size", q.bar_size);
   kint_or_null(&w, "pstate", q.pstate);
-  kint_or_null(&w, "gpc_clock_mhz", q.gpc_clock_mhz);
-  kint_or_null(&w, "mem_clock_mhz", q.mem_clock_mhz);
-  kint_or_null(&w, "temperature_c", q.temperature_c);
+  kint_or_null(&w, "gpc_clock_mhz", q.gpc_mhz ? (int64_t)q.gpc_mhz : -1);
+  kint_or_null(&w, "mem_clock_mhz", q.mem_mhz ? (int64_t)q.mem_mhz : -1);
+  kint_or_null(&w, "temperature_c", q.temp_c);
   jw_kbool(&w, "perf_boost", q.perf_boost);
   jw_kbool(&w, "virtmem", q.virtmem);
   jw_kbool(&w, "map_dma", q.map_dma);
