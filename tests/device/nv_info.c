@@ -65,8 +65,8 @@ int main(int argc, char **argv) {
   jw_kint(&w, "qmd_version", q.qmd_version);
   jw_key(&w, "classes");
   jw_arr_begin(&w);
-  unsigned n = q.nclasses < sizeof q.classes / sizeof *q.classes ? q.nclasses : (unsigned)(sizeof q.classes / sizeof *q.classes);
-  for (unsigned i = 0; i < n; i++) {
+  const unsigned cap = (unsigned)(sizeof q.classes / sizeof *q.classes);
+  for (unsigned i = 0; i < q.nclasses && i < cap; i++) {
     char hex[16];
     snprintf(hex, sizeof hex, "0x%04x", (unsigned)q.classes[i]);
     jw_str(&w, hex);
