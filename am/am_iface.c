@@ -60,7 +60,9 @@ static int open_usb_locked(bg_dev *dev, const char *key, int index, const bg_am_
   bg_pci_dev *pci = NULL;
   if (mock) {
     bg_usb_transport *t = NULL;
-    if ((e = bg_mock_plugin_usb_transport(index, &t)) >= 0) e = bg_usb_pci_open(t, &pci);
+    /* The emulated bridge holds its device's lock like a libusb one ("in use by pid N" to a second process). */
+    if ((e = bg_mock_plugin_usb_transport(index, &t)) >= 0 && (e = bg_usb_transport_lock(&t)) >= 0)
+      e = bg_usb_pci_open(t, &pci);
   } else {
     e = bg_usb_pci_open_index(index, &pci);
   }
@@ -188,6 +190,8 @@ static int mockusb_open(bg_dev *dev, int index) {
   int e = bg_mock_plugin_start("MOCKUSB", "AMD", &md);
   if (e < 0) return e;
   if (index >= md.count) return bg_error(BG_ENODEV, "MOCKUSB+AMD: device %d of %d does not exist", index, md.count);
+  if (md.lock_dir[0] && set_env_once("BG_LOCK_DIR", md.lock_dir) < 0)
+    return bg_error(BG_ENOMEM, "MOCKUSB+AMD: cannot set BG_LOCK_DIR");
   char key[32];
   snprintf(key, sizeof(key), "mockusb:%d", index);
   bg_am_open_opts opts = {.fw_dir = md.fw_dir[0] ? md.fw_dir : NULL, .settle_ms = -1, .reset_delay_ms = -1};

@@ -145,7 +145,7 @@ int bg_am_smu_read_table(bg_am_dev *d, uint32_t table, void *buf, uint32_t size)
 typedef struct metrics_layout {
   uint32_t size, gfxclk, memclk, wmax, counter, gfx_act, uclk_act, power, temps, temp_mem_idx, fan_pwm, fan_rpm;
 } metrics_layout;
-static const metrics_layout M_13_0_0 = {392, 54, 62, 76, 80, 104, 106, 116, 120, 2, 150, 152};
+static const metrics_layout M_13_0_0 = {392, 54, 62, 76, 80, 104, 106, 116, 120, 4, 150, 152};
 static const metrics_layout M_14_0_2 = {412, 46, 54, 68, 104, 124, 126, 136, 140, 4, 168, 170};
 
 static uint16_t get16(const uint8_t *p, uint32_t off) {

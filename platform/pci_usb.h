@@ -15,6 +15,10 @@ typedef struct bg_usb_transport bg_usb_transport;
  * bg_usb_pci_open_index counts them: up to max of them into names, the count returned, or a negative error
  * (built without libusb, no USB access). */
 int bg_usb_pci_scan(char (*names)[16], int max);
+/* Make *t hold the lock file of its device name (platform/pci_lock.h) until it is closed, as the libusb transport
+ * does: -BG_EBUSY "device <name> is in use by pid N" while another process holds it; on failure *t is closed and
+ * NULL. For transports that do not lock by themselves (the emulated bridge of tests/mockgpu). usb/usb_lock.c. */
+int bg_usb_transport_lock(bg_usb_transport **t);
 /* Take the transport (closed on failure too) and open the GPU behind it. */
 int bg_usb_pci_open(bg_usb_transport *t, bg_pci_dev **out);
 /* The index-th custom-firmware bridge through libusb (bg_usb_open_libusb). */

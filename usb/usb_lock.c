@@ -1,0 +1,53 @@
+/* usb/usb_lock.c: a transport that holds its device's lock file for as long as it is open (platform/pci_usb.h
+ * bg_usb_transport_lock). The libusb transport takes the lock itself before it claims the interface
+ * (usb_libusb.c); this wrapper gives any other transport (the emulated bridge of tests/mockgpu) the same rule. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "baregpu/error.h"
+#include "platform/pci_lock.h"
+#include "platform/pci_usb.h"
+#include "usb/usb_transport.h"
+
+typedef struct locked {
+  bg_usb_transport t; /* first: the wrapper is the transport its users see (stats are counted in it) */
+  bg_usb_transport *inner;
+  int lock_fd;
+} locked;
+
+static int lk_submit(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+  bg_usb_transport *in = ((locked *)t)->inner;
+  return in->ops->submit(in, x, n);
+}
+
+static int lk_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+  bg_usb_transport *in = ((locked *)t)->inner;
+  return in->ops->wait(in, x, n);
+}
+
+static void lk_close(bg_usb_transport *t) {
+  locked *l = (locked *)t;
+  bg_usb_transport_close(l->inner);
+  bg_pci_lock_release(l->lock_fd);
+  free(l);
+}
+
+static const bg_usb_transport_ops lk_ops = {lk_submit, lk_wait, lk_close};
+
+int bg_usb_transport_lock(bg_usb_transport **t) {
+  bg_usb_transport *in = *t;
+  locked *l = calloc(1, sizeof(*l));
+  int e = l ? bg_pci_lock_acquire(in->name, &l->lock_fd) : bg_error(BG_ENOMEM, "usb: out of memory");
+  if (e < 0) {
+    free(l);
+    bg_usb_transport_close(in);
+    *t = NULL;
+    return e;
+  }
+  l->t.ops = &lk_ops;
+  memcpy(l->t.name, in->name, sizeof(l->t.name));
+  memcpy(l->t.product, in->product, sizeof(l->t.product));
+  l->inner = in;
+  *t = &l->t;
+  return 0;
+}
