@@ -333,6 +333,7 @@ int bg_nv_alloc(bg_dev *d, uint64_t size, unsigned flags, bg_mem *out) {
 
 void bg_nv_free(bg_dev *d, bg_mem *m) {
   nv_gpu *g = bg_nv_gpu(d);
+  BG_LOG(4, "%s: free %" PRIu64 " bytes at 0x%" PRIx64, g->name, m->size, m->va);
   pthread_mutex_lock(&g->lock);
   bg_nv_mem_free(g, m);
   pthread_mutex_unlock(&g->lock);

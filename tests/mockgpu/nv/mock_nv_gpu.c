@@ -47,6 +47,18 @@ int nvm_chan_new(int gpu, nvm_obj *o, uint8_t *ring, uint64_t ring_va, uint32_t 
   return -1;
 }
 
+void nvm_chan_error(nvm_chan *c, uint32_t rc_code) {
+  c->stopped = true;
+  if (!c->notifier) return;
+  /* NvNotification: timeStamp u64 @0, info32 @8, info16 @12, status u16 @14. */
+  uint8_t *n = c->notifier;
+  uint64_t t = nvm_now_ns();
+  memcpy(n, &t, 8);
+  nvm_p32(n, 8, rc_code);
+  uint32_t st = 0xffffu << 16; /* info16 0, status 0xffff */
+  __atomic_store_n((uint32_t *)(n + 12), st, __ATOMIC_SEQ_CST);
+}
+
 void nvm_chan_drop(int gpu, int chan) { memset(&S.gpu[gpu].chan[chan], 0, sizeof(nvm_chan)); }
 
 void nvm_gpu_kick(nvm_gpu *g) {
@@ -56,11 +68,12 @@ void nvm_gpu_kick(nvm_gpu *g) {
 
 enum { RUN_IDLE, RUN_PROGRESS, RUN_BLOCKED, RUN_STOPPED };
 
-static void stop_chan(nvm_gpu *g, nvm_chan *c, const char *what) {
+static void stop_chan_code(nvm_gpu *g, nvm_chan *c, const char *what, uint32_t rc_code) {
   nvm_fail("GPU %d channel 0x%x GPFIFO entry %u dword %u (method 0x%x subchannel %u): %s", g->index, c->handle,
            c->entry_index, c->pb_pos, c->hdr_method, c->hdr_subc, what);
-  c->stopped = true;
+  nvm_chan_error(c, rc_code);
 }
+static void stop_chan(nvm_gpu *g, nvm_chan *c, const char *what) { stop_chan_code(g, c, what, NVM_RC_PBDMA_ERROR); }
 
 /* An MMU fault at va: latch it for NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO and stop the channel. */
 static void fault(nvm_gpu *g, nvm_chan *c, uint64_t va, bool write, const char *who) {
@@ -72,7 +85,7 @@ static void fault(nvm_gpu *g, nvm_chan *c, uint64_t va, bool write, const char *
     g->fault_addr = va;
     g->fault_access = write;
   }
-  stop_chan(g, c, m);
+  stop_chan_code(g, c, m, NVM_RC_MMU_FAULT);
 }
 
 static bool sem_release(nvm_gpu *g, nvm_chan *c, uint64_t va, uint64_t payload, bool is64, bool ts, const char *who) {

@@ -121,6 +121,7 @@ typedef struct nvm_chan {
   uint32_t pcas_a;
   uint64_t local_mem, local_window, shared_window;
   uint32_t entry_index;             /* for failure messages */
+  uint8_t *notifier;                /* error notifier (hObjectError's memory): NvNotification[NVC86F_NOTIFIERS_RC] */
 } nvm_chan;
 
 typedef struct nvm_gpu {
@@ -216,6 +217,12 @@ void nvm_gpu_stop(nvm_gpu *g);
 void nvm_gpu_kick(nvm_gpu *g);
 /* A new channel on gpu for the GPFIFO object; -1 when the table is full. Lock held. */
 int nvm_chan_new(int gpu, nvm_obj *o, uint8_t *ring, uint64_t ring_va, uint32_t entries, uint8_t *userd);
+/* Robust-channel error codes RM writes into a torn-down channel's error notifier (nverror.h). */
+enum { NVM_RC_GR_EXCEPTION = 13, NVM_RC_MMU_FAULT = 31, NVM_RC_PBDMA_ERROR = 32 };
+/* Stop channel c as RM's robust-channel recovery does: the channel runs nothing more and its error notifier gets the
+ * time, the error code (info32) and a nonzero status, which is how the client learns of it (clc86fsw.h:
+ * NVC86F_NOTIFIERS_RC = entry 0). */
+void nvm_chan_error(nvm_chan *c, uint32_t rc_code);
 void nvm_chan_drop(int gpu, int chan);
 uint64_t nvm_now_ns(void);
 /* mock_nv_qmd.c: run the QMD at qmd_va on channel c (dependent QMDs followed). 0, or -1 (failure recorded,

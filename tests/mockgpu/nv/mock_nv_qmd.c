@@ -127,11 +127,14 @@ static int mwrite(void *ctx, uint64_t addr, const void *src, size_t n) {
   return p ? 0 : -1;
 }
 
-static int qfail(nvm_gpu *g, nvm_chan *c, uint64_t qva, const char *what) {
+static int qfail_code(nvm_gpu *g, nvm_chan *c, uint64_t qva, const char *what, uint32_t rc_code) {
   nvm_fail("GPU %d channel 0x%x GPFIFO entry %u: QMD at 0x%llx: %s", g->index, c->handle, c->entry_index,
            (unsigned long long)qva, what);
-  c->stopped = true;
+  nvm_chan_error(c, rc_code);
   return -1;
+}
+static int qfail(nvm_gpu *g, nvm_chan *c, uint64_t qva, const char *what) {
+  return qfail_code(g, c, qva, what, NVM_RC_GR_EXCEPTION);
 }
 static int qfault(nvm_gpu *g, nvm_chan *c, uint64_t qva, uint64_t va, bool write, const char *who) {
   if (!g->fault_valid) {
@@ -141,7 +144,7 @@ static int qfault(nvm_gpu *g, nvm_chan *c, uint64_t qva, uint64_t va, bool write
   }
   char m[400];
   snprintf(m, sizeof m, "MMU fault: %.300s %s of unmapped GPU VA 0x%llx", who, write ? "write" : "read", (unsigned long long)va);
-  return qfail(g, c, qva, m);
+  return qfail_code(g, c, qva, m, NVM_RC_MMU_FAULT);
 }
 
 /* The module at program address prog (cached), its entry (NULL: first) and static shared bytes. */
@@ -254,9 +257,9 @@ int nvm_qmd_launch(nvm_gpu *g, nvm_chan *c, uint64_t qva) {
     uint64_t cb_size = (uint64_t)get(q, L->cb_size) * 16;
     uint64_t prog = get(q, L->prog_lo) | (uint64_t)get(q, L->prog_hi) << 32;
     if (!cb) return qfail(g, c, qva, "constant buffer 0 has address 0");
-    const ptx_module *mod;
-    const char *entry;
-    uint32_t shared;
+    const ptx_module *mod = NULL;
+    const char *entry = NULL;
+    uint32_t shared = 0;
     if (program(g, c, qva, prog, &mod, &entry, &shared)) return -1;
     size_t psize = 0, off, sz;
     for (unsigned i = 0; ptx_param_layout(mod, entry, i, &off, &sz) == 0; i++)

@@ -172,8 +172,13 @@ static uint32_t alloc_channel(nvm_obj *o, const uint8_t *p) {
   if (!ring || ring < buf->mem.view || ring + (uint64_t)entries * 8 > buf->mem.view + buf->mem.size)
     return NVS_ERR_INVALID_OFFSET;
   if (uoff + 0x200 > userd->mem.size || uoff % 0x200) return NVS_ERR_INVALID_OFFSET; /* USERD: 512-byte aligned */
+  /* hObjectError: where RM reports the channel's teardown (16-byte NvNotification entries; 0 = none). */
+  nvm_obj *err = nvm_g32(p, 0) ? nvm_obj_find(o->client, nvm_g32(p, 0)) : NULL;
+  if (nvm_g32(p, 0) && (!err || !is_mem(err->cls))) return NVS_ERR_INVALID_OBJECT_HANDLE;
+  if (err && err->mem.size < 16) return NVS_ERR_INVALID_ARGUMENT;
   int ch = nvm_chan_new(o->gpu, o, ring, ring_va, entries, userd->mem.view + uoff);
   if (ch < 0) return NVS_ERR_NO_MEMORY;
+  S.gpu[o->gpu].chan[ch].notifier = err ? err->mem.view : NULL;
   o->chan = ch;
   return NVS_OK;
 }

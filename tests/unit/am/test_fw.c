@@ -498,7 +498,10 @@ static void want_range(const char *file, const bg_fw_image *img, bg_fw_space spa
       d = &img->descs[i];
       break;
     }
-  ck_assert_msg(d != NULL, "%s: no descriptor of type %u (space %d); the header has one", file, type, space);
+  if (!d) {
+    ck_abort_msg("%s: no descriptor of type %u (space %d); the header has one", file, type, space);
+    return;
+  }
   ck_assert_msg(d->offset == off && d->size == size,
                 "%s: %s at 0x%zx size 0x%zx, the header says 0x%zx size 0x%zx", file, d->name, d->offset, d->size,
                 off, size);

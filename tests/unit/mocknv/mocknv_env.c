@@ -242,6 +242,7 @@ void mnv_graph_full(mnv *e) {
   e->area = mnv_vidmem(e, 0x200000, &e->area_va, &e->area_cpu);
   e->cmdq = mnv_vidmem(e, 0x200000, &e->cmdq_va, &e->cmdq_cpu);
   e->sigmem = mnv_vidmem(e, 0x10000, &e->sig_va, &e->sig_cpu);
+  e->notif = mnv_vidmem(e, 0x1000, &e->notif_va, &e->notif_cpu);
   uint8_t cs[12] = {0};
   p32(cs, 0, e->vaspace);
   p32(cs, 4, 1);
@@ -250,6 +251,7 @@ void mnv_graph_full(mnv *e) {
   for (int i = 0; i < 2; i++) {
     uint64_t off = i ? 0x100000 : 0;
     uint8_t cp[368] = {0};
+    p32(cp, 0, e->notif);
     p32(cp, 4, e->area);
     p64(cp, 8, e->area_va + off);
     p32(cp, 16, ENTRIES);

@@ -42,6 +42,9 @@ typedef struct mnv {
   uint8_t *area_cpu;   /* GPFIFO area: rings @0 / @0x100000, USERD after 0x400 entries */
   uint64_t area_va, cmdq_va, sig_va, next_va;
   uint8_t *cmdq_cpu, *sig_cpu;
+  uint32_t notif;             /* error notifier of both channels (NvNotification at +0) */
+  uint64_t notif_va;
+  uint8_t *notif_cpu;
   uint32_t cmdq_put;
   uint32_t gpput[2];
   uint32_t compute_cls, copy_cls, gpfifo_cls, usermode_cls;

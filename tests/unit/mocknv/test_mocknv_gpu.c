@@ -328,6 +328,9 @@ START_TEST(launch_checks_and_fault) {
     ck_assert_uint_gt(mnv_drain(&r.e, 0), 0);
     mock_nv_failures(f, sizeof f);
     ck_assert_ptr_nonnull(strstr(f, "MMU fault"));
+    /* RM's robust-channel path: the channel's error notifier says why it stopped (info32 31 = MMU fault). */
+    ck_assert_uint_eq(g32(r.e.notif_cpu, 8), 31);
+    ck_assert_uint_eq(g32(r.e.notif_cpu, 12) >> 16, 0xffff);
     static uint8_t sm[4824];
     memset(sm, 0, sizeof sm);
     p32(sm, 0, r.e.ch[0]);
