@@ -12,17 +12,6 @@
 
 static const char *const op_names[] = {"wait", "signal", "timestamp", "memory_barrier", "exec", "copy"};
 
-/* Append n dwords to the command section; returns their byte offset or a negative error. */
-static long emit(bg_tmpl *t, const uint32_t *dw, unsigned n) {
-  long off = bg_tmpl_reserve(t, BG_SEC_CMD, (size_t)n * 4, 4);
-  if (off >= 0) memcpy(t->cmd + off, dw, (size_t)n * 4);
-  return off;
-}
-
-static int put(bg_tmpl *t, long off, unsigned dw, unsigned width, const ir_node *v) {
-  return bg_tmpl_put(t, BG_SEC_CMD, (size_t)off + 4u * dw, width, v);
-}
-
 /* a + c as an operand (folded when a is a constant). */
 static const ir_node *add_const(bg_tmpl *t, const ir_node *a, uint64_t c) {
   if (c == 0) return a;
@@ -49,36 +38,36 @@ static const ir_node *mul(bg_tmpl *t, const ir_node *a, const ir_node *b) {
 
 static int pm4_wait(bg_tmpl *t, const bg_cmd *c) {
   uint32_t dw[BG_PM4_WAIT_MEM_DW];
-  long off = emit(t, dw, bg_pm4_wait_mem(dw, WAIT_REG_MEM_FUNC_GEQ, 0, 0, 0xffffffffu));
+  long off = bg_tmpl_emit_dw(t, dw, bg_pm4_wait_mem(dw, WAIT_REG_MEM_FUNC_GEQ, 0, 0, 0xffffffffu));
   TRY(off);
-  TRY(put(t, off, BG_PM4_WAIT_DW_ADDR, 8, c->addr));
-  return put(t, off, BG_PM4_WAIT_DW_REF, 4, c->value);
+  TRY(bg_tmpl_put_dw(t, off, BG_PM4_WAIT_DW_ADDR, 8, c->addr));
+  return bg_tmpl_put_dw(t, off, BG_PM4_WAIT_DW_REF, 4, c->value);
 }
 
 static int pm4_signal(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
   uint32_t dw[BG_PM4_RELEASE_MEM_DW];
-  long off = emit(t, dw, bg_pm4_release_mem(dw, h->gfx, 0, 0, RELEASE_MEM_DATA_32, 0, true));
+  long off = bg_tmpl_emit_dw(t, dw, bg_pm4_release_mem(dw, h->gfx, 0, 0, RELEASE_MEM_DATA_32, 0, true));
   TRY(off);
-  TRY(put(t, off, BG_PM4_RELEASE_DW_ADDR, 8, c->addr));
-  return put(t, off, BG_PM4_RELEASE_DW_DATA, 4, c->value);
+  TRY(bg_tmpl_put_dw(t, off, BG_PM4_RELEASE_DW_ADDR, 8, c->addr));
+  return bg_tmpl_put_dw(t, off, BG_PM4_RELEASE_DW_DATA, 4, c->value);
 }
 
 static int pm4_timestamp(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
   uint32_t dw[BG_PM4_RELEASE_MEM_DW + BG_PM4_ACQUIRE_MEM_DW_GFX10];
   unsigned n = bg_pm4_release_mem(dw, h->gfx, 0, 0, RELEASE_MEM_DATA_CLOCK, 0, false);
   n += bg_pm4_acquire_mem(dw + n, h->gfx, BG_PM4_ALL_CACHES);
-  long off = emit(t, dw, n);
+  long off = bg_tmpl_emit_dw(t, dw, n);
   TRY(off);
   const ir_node *ts = add_const(t, c->addr, 8); /* the raw timestamp lives at signal + 8 */
   NOMEM(ts);
-  return put(t, off, BG_PM4_RELEASE_DW_ADDR, 8, ts);
+  return bg_tmpl_put_dw(t, off, BG_PM4_RELEASE_DW_ADDR, 8, ts);
 }
 
 static int pm4_barrier(const am_hcq *h, bg_tmpl *t) {
   uint32_t dw[BG_PM4_HDP_FLUSH_DW + BG_PM4_ACQUIRE_MEM_DW_GFX10];
   unsigned n = bg_pm4_hdp_flush(dw, h->hdp_req, h->hdp_done);
   n += bg_pm4_acquire_mem(dw + n, h->gfx, BG_PM4_ALL_CACHES);
-  long off = emit(t, dw, n);
+  long off = bg_tmpl_emit_dw(t, dw, n);
   return off < 0 ? (int)off : 0;
 }
 
@@ -175,17 +164,17 @@ static int pm4_exec(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
   unsigned at_dispatch = n;
   n += bg_pm4_dispatch_direct(dw + n, h->gfx, 0, 0, 0, p->wave32);
   n += bg_pm4_event_write(dw + n, CS_PARTIAL_FLUSH, 4);
-  long off = emit(t, dw, n);
+  long off = bg_tmpl_emit_dw(t, dw, n);
   TRY(off);
   if (dptr) {
     const ir_node *pk = add_const(t, kargs, kbytes);
     NOMEM(pk);
-    TRY(put(t, off, at_user + ud_dispatch, 8, pk));
+    TRY(bg_tmpl_put_dw(t, off, at_user + ud_dispatch, 8, pk));
   }
-  TRY(put(t, off, at_user + ud_kargs, 8, kargs));
+  TRY(bg_tmpl_put_dw(t, off, at_user + ud_kargs, 8, kargs));
   for (unsigned k = 0; k < 3; k++) {
-    TRY(put(t, off, at_start + 3 + k, 4, c->lsz[k]));
-    TRY(put(t, off, at_dispatch + BG_PM4_DISPATCH_DW_X + k, 4, c->gsz[k]));
+    TRY(bg_tmpl_put_dw(t, off, at_start + 3 + k, 4, c->lsz[k]));
+    TRY(bg_tmpl_put_dw(t, off, at_dispatch + BG_PM4_DISPATCH_DW_X + k, 4, c->gsz[k]));
   }
   return 0;
 }
@@ -209,12 +198,12 @@ static int sdma_copy(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
   for (uint64_t done = 0; done < c->size; done += h->max_copy) {
     uint64_t n = c->size - done < h->max_copy ? c->size - done : h->max_copy;
     uint32_t dw[BG_SDMA_COPY_DW];
-    long off = emit(t, dw, bg_sdma_copy_linear(dw, 0, 0, (uint32_t)n));
+    long off = bg_tmpl_emit_dw(t, dw, bg_sdma_copy_linear(dw, 0, 0, (uint32_t)n));
     TRY(off);
     const ir_node *dst = add_const(t, c->addr, done), *src = add_const(t, c->value, done);
     NOMEM(dst && src);
-    TRY(put(t, off, BG_SDMA_COPY_DW_DST, 8, dst));
-    TRY(put(t, off, BG_SDMA_COPY_DW_SRC, 8, src));
+    TRY(bg_tmpl_put_dw(t, off, BG_SDMA_COPY_DW_DST, 8, dst));
+    TRY(bg_tmpl_put_dw(t, off, BG_SDMA_COPY_DW_SRC, 8, src));
   }
   return 0;
 }
@@ -224,18 +213,18 @@ static int lower_sdma(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
   long off;
   switch (c->op) {
   case BG_CMD_WAIT:
-    TRY(off = emit(t, dw, bg_sdma_poll_geq(dw, 0, 0)));
-    TRY(put(t, off, BG_SDMA_POLL_DW_ADDR, 8, c->addr));
-    return put(t, off, BG_SDMA_POLL_DW_VALUE, 4, c->value);
+    TRY(off = bg_tmpl_emit_dw(t, dw, bg_sdma_poll_geq(dw, 0, 0)));
+    TRY(bg_tmpl_put_dw(t, off, BG_SDMA_POLL_DW_ADDR, 8, c->addr));
+    return bg_tmpl_put_dw(t, off, BG_SDMA_POLL_DW_VALUE, 4, c->value);
   case BG_CMD_SIGNAL:
-    TRY(off = emit(t, dw, bg_sdma_fence(dw, h->sdma_major, 0, 0)));
-    TRY(put(t, off, BG_SDMA_FENCE_DW_ADDR, 8, c->addr));
-    return put(t, off, BG_SDMA_FENCE_DW_DATA, 4, c->value);
+    TRY(off = bg_tmpl_emit_dw(t, dw, bg_sdma_fence(dw, h->sdma_major, 0, 0)));
+    TRY(bg_tmpl_put_dw(t, off, BG_SDMA_FENCE_DW_ADDR, 8, c->addr));
+    return bg_tmpl_put_dw(t, off, BG_SDMA_FENCE_DW_DATA, 4, c->value);
   case BG_CMD_TIMESTAMP: {
-    TRY(off = emit(t, dw, bg_sdma_timestamp(dw, 0)));
+    TRY(off = bg_tmpl_emit_dw(t, dw, bg_sdma_timestamp(dw, 0)));
     const ir_node *ts = add_const(t, c->addr, 8);
     NOMEM(ts);
-    return put(t, off, BG_SDMA_TIMESTAMP_DW_ADDR, 8, ts);
+    return bg_tmpl_put_dw(t, off, BG_SDMA_TIMESTAMP_DW_ADDR, 8, ts);
   }
   case BG_CMD_COPY: return sdma_copy(h, t, c);
   case BG_CMD_BARRIER:

@@ -89,6 +89,10 @@ long bg_tmpl_reserve(bg_tmpl *t, enum bg_tmpl_section sec, size_t n, size_t alig
  * patch. Fails with a message if a constant does not fit in width bytes. */
 int bg_tmpl_put(bg_tmpl *t, enum bg_tmpl_section sec, size_t offset, unsigned width, const ir_node *v);
 void bg_tmpl_free(bg_tmpl *t);
+/* Append n dwords to the command section: their byte offset, or a negative error. */
+long bg_tmpl_emit_dw(bg_tmpl *t, const uint32_t *dw, unsigned n);
+/* bg_tmpl_put at dword dw of the command-section block that starts at byte off. */
+int bg_tmpl_put_dw(bg_tmpl *t, long off, unsigned dw, unsigned width, const ir_node *v);
 /* The operand "address of this submit's kernel-argument block + kargs_offset" (for EXEC lowering). */
 const ir_node *bg_tmpl_kargs_addr(bg_tmpl *t, size_t kargs_offset);
 

@@ -122,6 +122,16 @@ int bg_tmpl_put(bg_tmpl *t, enum bg_tmpl_section sec, size_t offset, unsigned wi
   return 0;
 }
 
+long bg_tmpl_emit_dw(bg_tmpl *t, const uint32_t *dw, unsigned n) {
+  long off = bg_tmpl_reserve(t, BG_SEC_CMD, (size_t)n * 4, 4);
+  if (off >= 0) memcpy(t->cmd + off, dw, (size_t)n * 4);
+  return off;
+}
+
+int bg_tmpl_put_dw(bg_tmpl *t, long off, unsigned dw, unsigned width, const ir_node *v) {
+  return bg_tmpl_put(t, BG_SEC_CMD, (size_t)off + 4u * dw, width, v);
+}
+
 const ir_node *bg_tmpl_kargs_addr(bg_tmpl *t, size_t kargs_offset) {
   const ir_node *base = t->slot_var[BG_SLOT_KARGS_BASE];
   if (!base) base = t->slot_var[BG_SLOT_KARGS_BASE] = ir_var(t->ir, IR_DT_UINT64, "kargs_base", 0, INT64_MAX);

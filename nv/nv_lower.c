@@ -49,16 +49,6 @@ static const uint64_t grid_max[3] = {0x7fffffffu, 65535, 65535};
 #define NOMEM(p) \
   if (!(p)) return bg_error(BG_ENOMEM, "out of memory for an operand expression")
 
-static long emit(bg_tmpl *t, const uint32_t *dw, unsigned n) {
-  long off = bg_tmpl_reserve(t, BG_SEC_CMD, (size_t)n * 4, 4);
-  if (off >= 0) memcpy(t->cmd + off, dw, (size_t)n * 4);
-  return off;
-}
-
-static int put(bg_tmpl *t, long off, unsigned dw, unsigned width, const ir_node *v) {
-  return bg_tmpl_put(t, BG_SEC_CMD, (size_t)off + 4u * dw, width, v);
-}
-
 static const ir_node *cnst(bg_tmpl *t, uint64_t c) { return ir_const_int(t->ir, IR_DT_UINT64, (int64_t)c); }
 
 /* a + c, folded when a is a constant. */
@@ -86,10 +76,10 @@ static const ir_node *lo32(bg_tmpl *t, const ir_node *a) {
 
 static int semaphore(bg_tmpl *t, const ir_node *addr, const ir_node *payload, uint32_t execute) {
   uint32_t dw[BG_NV_SEM_DW];
-  long off = emit(t, dw, bg_nv_push_semaphore(dw, 0, 0, execute));
+  long off = bg_tmpl_emit_dw(t, dw, bg_nv_push_semaphore(dw, 0, 0, execute));
   TRY(off);
-  TRY(put(t, off, BG_NV_SEM_DW_ADDR, 8, addr));
-  return put(t, off, BG_NV_SEM_DW_PAYLOAD, 8, payload);
+  TRY(bg_tmpl_put_dw(t, off, BG_NV_SEM_DW_ADDR, 8, addr));
+  return bg_tmpl_put_dw(t, off, BG_NV_SEM_DW_PAYLOAD, 8, payload);
 }
 
 /* ---------------- EXEC ---------------- */
@@ -226,11 +216,11 @@ static int exec_cmd(bg_dev *d, bg_tmpl *t, const bg_cmd *c, bool *local_set) {
   }
   unsigned at_pcas = n;
   n += bg_nv_push_send_pcas(dw + n, 0);
-  long off = emit(t, dw, n);
+  long off = bg_tmpl_emit_dw(t, dw, n);
   TRY(off);
   const ir_node *q8 = shr(t, qva, 8);
   NOMEM(q8);
-  return put(t, off, at_pcas + BG_NV_PCAS_DW_QMD, 4, q8);
+  return bg_tmpl_put_dw(t, off, at_pcas + BG_NV_PCAS_DW_QMD, 4, q8);
 }
 
 /* ---------------- COPY ---------------- */
@@ -239,16 +229,16 @@ static int copy_cmd(bg_tmpl *t, const bg_cmd *c) {
   for (uint64_t done = 0; done < c->size; done += BG_NV_COPY_CHUNK) {
     uint64_t n = c->size - done < BG_NV_COPY_CHUNK ? c->size - done : BG_NV_COPY_CHUNK;
     uint32_t dw[BG_NV_COPY_DW];
-    long off = emit(t, dw, bg_nv_push_copy(dw, 0, 0, (uint32_t)n));
+    long off = bg_tmpl_emit_dw(t, dw, bg_nv_push_copy(dw, 0, 0, (uint32_t)n));
     TRY(off);
     const ir_node *dst = add_const(t, c->addr, done), *src = add_const(t, c->value, done);
     NOMEM(dst && src);
     const ir_node *dh = shr(t, dst, 32), *sh = shr(t, src, 32);
     NOMEM(dh && sh);
-    TRY(put(t, off, BG_NV_COPY_DW_SRC_HI, 4, sh));
-    TRY(put(t, off, BG_NV_COPY_DW_SRC_LO, 4, lo32(t, src)));
-    TRY(put(t, off, BG_NV_COPY_DW_DST_HI, 4, dh));
-    TRY(put(t, off, BG_NV_COPY_DW_DST_LO, 4, lo32(t, dst)));
+    TRY(bg_tmpl_put_dw(t, off, BG_NV_COPY_DW_SRC_HI, 4, sh));
+    TRY(bg_tmpl_put_dw(t, off, BG_NV_COPY_DW_SRC_LO, 4, lo32(t, src)));
+    TRY(bg_tmpl_put_dw(t, off, BG_NV_COPY_DW_DST_HI, 4, dh));
+    TRY(bg_tmpl_put_dw(t, off, BG_NV_COPY_DW_DST_LO, 4, lo32(t, dst)));
   }
   return 0;
 }
@@ -266,7 +256,7 @@ static int lower_one(bg_dev *d, const bg_queue_hw *hq, bg_tmpl *t, const bg_cmd 
   case BG_CMD_BARRIER: {
     if (copy) return bg_error(BG_EINVAL, "the NV copy channel has no memory_barrier (record it on a compute queue)");
     uint32_t dw[BG_NV_BARRIER_DW];
-    long off = emit(t, dw, bg_nv_push_barrier(dw));
+    long off = bg_tmpl_emit_dw(t, dw, bg_nv_push_barrier(dw));
     return off < 0 ? (int)off : 0;
   }
   case BG_CMD_EXEC:
