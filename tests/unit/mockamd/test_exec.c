@@ -5,7 +5,8 @@
  * writes memory, HDP flush through WAIT_REG_MEM register mode, INDIRECT_BUFFER (with a chain), a ring wrap, SDMA
  * copies of random sizes and offsets VRAM<->VRAM and VRAM<->host (bit-exact), CONST_FILL, TIMESTAMP, POLL_REGMEM,
  * an SDMA ring wrap; VM faults (unmapped, write to a read-only PTE) visible in GCVM_L2_PROTECTION_FAULT_* and the
- * failure list; unknown opcodes and bad lengths naming the packet; a kernel on the RDNA3 core ("dispatch" mode, run
+ * failure list; unknown opcodes and bad lengths naming the packet; a write to an unmodelled register that is not
+ * on the allow-list (tests/mockgpu/amd_reg_allow.h) failing by name; a kernel on the RDNA3 core ("dispatch" mode, run
  * as the mockamd-dispatch test: skipped (77) without the core or llvm-mc-22). */
 #include <check.h>
 #include <inttypes.h>
@@ -17,7 +18,6 @@
 
 #include "am/am_boot.h"
 #include "am/am_dev.h"
-#include "am/am_regs.h"
 #include "am/am_soc.h"
 #include "am/mm_pt.h"
 #include "am/mm_vram.h"
