@@ -8,6 +8,7 @@
 #include "amd_cp.h"
 #include "amd_engine.h"
 #include "amd_internal.h"
+#include "amd_reg_allow.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -321,6 +322,22 @@ static int build_hooks(mock_amd *g) {
   return e ? -1 : 0;
 }
 
+static void allow_put(void *ctx, uint32_t addr, size_t idx) {
+  mock_amd *g = ctx;
+  if (!map_find(&g->allowed, addr) && map_put(&g->allowed, addr, (uint32_t)idx + 1u) < 0)
+    amd_fail(g, "out of memory for the register allow-list");
+}
+
+/* Addresses of the allow-list's registers on this device (amd_reg_allow.h). */
+static int build_allowed(mock_amd *g) {
+  const char *bad = NULL;
+  if (amd_reg_allow_each(&g->disc, allow_put, g, &bad) < 0) {
+    amd_fail(g, "tests/mockgpu/amd_reg_allow.c: entry '%s' is not a register name (am/regs/am_reg_ids.h)", bad);
+    return -1;
+  }
+  return 0;
+}
+
 const mock_amd_regmap *mock_amd_regs(const mock_amd *g) { return &g->r; }
 
 /* ---------------- register access ---------------- */
@@ -410,7 +427,10 @@ static uint32_t reg_read(mock_amd *g, uint32_t addr) {
 static void reg_write(mock_amd *g, uint32_t addr, uint32_t v) {
   const uint64_t *h = map_find(&g->hooks, addr);
   if (!h) {
-    amd_set(g, addr, v);
+    if (!map_find(&g->allowed, addr))
+      amd_fail(g, "write 0x%x to %s (0x%x): not modelled by the emulator and not on the allow-list "
+               "(tests/mockgpu/amd_reg_allow.c)", v, amd_reg_name_at(&g->disc, addr), addr);
+    amd_set(g, addr, v); /* stored all the same: reads are unchanged */
     return;
   }
   int kind = (int)(*h & 0xffff);
@@ -610,11 +630,12 @@ mock_amd *mock_amd_new(mock_sysfs *t, const mock_amd_cfg *cfg) {
     .driver = cfg->driver, .link_speed = "16.0 GT/s PCIe", .link_width = 16, .iommu_group = -1,
   };
   g->pci = mock_sysfs_add(t, &pc);
-  if (!g->pci || write_discovery(g) < 0 || build_hooks(g) < 0 ||
+  if (!g->pci || write_discovery(g) < 0 || build_hooks(g) < 0 || build_allowed(g) < 0 ||
       mock_pci_hook(g->pci, 5, 0, BAR5_SIZE, bar5_rd, bar5_wr, g) < 0) {
     fprintf(stderr, "mock_amd %s: setup failed: %s", g->bdf, g->failures);
     if (g->pci) mock_pci_set_dead(g->pci, true);
     free(g->hooks.slots);
+    free(g->allowed.slots);
     free(g->regs.slots);
     amd_lock_destroy(g);
     free(g);
@@ -637,6 +658,7 @@ void mock_amd_free(mock_amd *g) {
   amd_smu_free(g);
   amd_cp_free(g);
   free(g->hooks.slots);
+  free(g->allowed.slots);
   free(g->regs.slots);
   amd_lock_destroy(g);
   free(g);

@@ -48,6 +48,7 @@ struct mock_amd {
   mock_amd_regmap r;
   amd_map regs;  /* register file */
   amd_map hooks; /* addr -> kind | hub index << 16 */
+  amd_map allowed; /* addr -> 1 + index into amd_reg_allow_list (amd_reg_allow.h): writes accepted without a hook */
   int in_rsmu;   /* RSMU_DATA recursion guard */
   /* failures */
   unsigned nfail;

@@ -5,7 +5,8 @@
  * writes memory, HDP flush through WAIT_REG_MEM register mode, INDIRECT_BUFFER (with a chain), a ring wrap, SDMA
  * copies of random sizes and offsets VRAM<->VRAM and VRAM<->host (bit-exact), CONST_FILL, TIMESTAMP, POLL_REGMEM,
  * an SDMA ring wrap; VM faults (unmapped, write to a read-only PTE) visible in GCVM_L2_PROTECTION_FAULT_* and the
- * failure list; unknown opcodes and bad lengths naming the packet; a kernel on the RDNA3 core ("dispatch" mode, run
+ * failure list; unknown opcodes and bad lengths naming the packet; a write to an unmodelled register that is not
+ * on the allow-list (tests/mockgpu/amd_reg_allow.h) failing by name; a kernel on the RDNA3 core ("dispatch" mode, run
  * as the mockamd-dispatch test: skipped (77) without the core or llvm-mc-22). */
 #include <check.h>
 #include <inttypes.h>
@@ -24,6 +25,7 @@
 #include "amd_engine.h"
 #include "amd_gpu.h"
 #include "amd_pm4.h"
+#include "amd_reg_allow.h"
 #include "amd_sdma_exec.h"
 #include "amd_testbed.h"
 #include "baregpu/error.h"
@@ -570,6 +572,32 @@ START_TEST(sdma_ring_wrap) {
 }
 END_TEST
 
+/* ---------------- unmodelled register writes (amd_reg_allow.h) ---------------- */
+
+/* A write to a register with no hook, not read by the model and not on the allow-list fails naming it (and is
+ * stored); a write to a listed one (GCVM_L2_CNTL3: gfxhub_v3_0_init_cache_regs) and to the modelled HQD range
+ * does not. GCVM_CONTEXT1_CNTL (VMID 1) is never programmed by the driver and never walked by the model. */
+START_TEST(unlisted_register_write) {
+  uint32_t a = gc_reg(regGCVM_CONTEXT1_CNTL);
+  mock_amd_wreg(G, a, 0x1234);
+  ck_assert_uint_eq(mock_amd_nfail(G), 1);
+  const char *f = mock_amd_failures(G);
+  ck_assert_msg(strstr(f, "regGCVM_CONTEXT1_CNTL") && strstr(f, "not on the allow-list (tests/mockgpu/amd_reg_allow.c)"),
+                "failure does not name the register: %s", f);
+  ck_assert_uint_eq(mock_amd_rreg(G, a), 0x1234);
+  mock_amd_clear_failures(G);
+  mock_amd_wreg(G, gc_reg(regGCVM_L2_CNTL3), mock_amd_rreg(G, gc_reg(regGCVM_L2_CNTL3)));
+  mock_amd_wreg(G, gc_reg(regCP_HQD_PQ_WPTR_HI) - 1, 0); /* inside the modelled HQD range */
+  ck_assert_msg(mock_amd_nfail(G) == 0, "listed register refused: %s", mock_amd_failures(G));
+  /* every entry documented */
+  ck_assert_uint_gt(amd_reg_allow_count, 0);
+  for (size_t i = 0; i < amd_reg_allow_count; i++)
+    ck_assert_msg(amd_reg_allow_list[i].reason && strlen(amd_reg_allow_list[i].reason) >= 20 &&
+                      amd_reg_allow_list[i].group < AMD_REG_NGROUPS,
+                  "allow-list entry %s has no reason or group", amd_reg_allow_list[i].name);
+}
+END_TEST
+
 static TCase *tc(const char *name, void (*su)(void)) {
   TCase *t = tcase_create(name);
   tcase_add_checked_fixture(t, su, teardown);
@@ -613,6 +641,7 @@ int main(int argc, char **argv) {
   tcase_add_test(t11, sdma_misc);
   tcase_add_test(t11, sdma_ring_wrap);
   tcase_add_test(t11, vm_permission);
+  tcase_add_test(t11, unlisted_register_write);
   suite_add_tcase(s, t11);
   TCase *t12 = tc("gfx12", setup12);
   tcase_add_test(t12, cp_release_mem);
@@ -621,6 +650,7 @@ int main(int argc, char **argv) {
   tcase_add_test(t12, sdma_misc);
   tcase_add_test(t12, vm_permission);
   tcase_add_test(t12, cp_fault);
+  tcase_add_test(t12, unlisted_register_write);
   suite_add_tcase(s, t12);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
