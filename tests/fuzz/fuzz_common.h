@@ -8,7 +8,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The process's scratch directory (mkdtemp under TMPDIR or /tmp); aborts when none can be made, since a target that
+/* The process's scratch directory (mkdtemp under TMPDIR, else /dev/shm, else /tmp); aborts when none can be made, since a target that
  * cannot write its input would test nothing. */
 const char *fuzz_tmpdir(void);
 /* dir/name in buf (aborts when it does not fit). */

@@ -1,6 +1,7 @@
 /* tests/fuzz/fuzz_pagemap.c: libFuzzer target for the pagemap reader (bg_sysmem_translate, platform/sysmem.h): the
- * bytes are a /proc/self/pagemap as found through BG_PAGEMAP, translated from page 0 for as many pages as whole
- * entries given plus one (the last read runs short). A translation that succeeds must give page-aligned, non-zero
+ * bytes are the entries of a /proc/self/pagemap as found through BG_PAGEMAP from page 1 on (page 0's entry is a zero
+ * pad: a real buffer is never at address 0), translated for as many pages as whole entries given plus one (the last
+ * read runs short). A translation that succeeds must give page-aligned, non-zero
  * bus addresses of present entries. */
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +16,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     setenv("BG_PAGEMAP", path, 1);
   }
   if (size > 64 * 1024) return 0;
-  fuzz_write(path, data, size);
+  uint8_t *file = calloc(8 + size, 1);
+  if (!file) return 0;
+  memcpy(file + 8, data, size);
+  fuzz_write(path, file, 8 + size);
+  free(file);
   size_t entries = size / 8;
   uint64_t *bus = calloc(entries + 1, sizeof *bus);
   if (!bus) return 0;
   for (size_t npages = entries; npages <= entries + 1; npages++) {
     if (npages == 0) continue;
-    if (bg_sysmem_translate(NULL, npages, bus) != 0) continue;
+    if (bg_sysmem_translate((const void *)(uintptr_t)BG_SYSMEM_PAGE, npages, bus) != 0) continue;
     if (npages > entries) abort(); /* past the file's end cannot succeed */
     for (size_t i = 0; i < npages; i++) {
       uint64_t e;

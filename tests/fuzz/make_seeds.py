@@ -70,6 +70,8 @@ def main(root):
     put(root, "fuzz_pagemap", "not-present", pm(0x100) + pm(0x101, False))
     put(root, "fuzz_pagemap", "frame-zero", pm(0))
     put(root, "fuzz_pagemap", "short", pm(0x100) + b"\x01\x02\x03")
+    # Found by fuzz_pagemap: a present entry with PFN 1 << 52 made bus address 0 (PFN * 4096 wrapped).
+    put(root, "fuzz_pagemap", "pfn-wraps", pm(1 << 52))
     # lock files: the owner's pid as text
     for name, s in [("pid", "12345\n"), ("empty", ""), ("garbage", "pid=12"), ("huge", "99999999999999999999"),
                     ("negative", "-5"), ("spaces", "   42  ")]:
