@@ -3,7 +3,9 @@
 # Usage: scripts/setup.sh [builddir] [meson options...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev libopenblas-dev python3 cppcheck)
+# clang and libclang-rt-dev (its libFuzzer and sanitizer runtimes): the fuzz targets of tests/fuzz (scripts/test.sh).
+pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev libopenblas-dev python3 cppcheck
+      clang libclang-rt-dev)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 # No pipe into a quiet grep under pipefail: grep -q exits at the first match, the writer dies of SIGPIPE

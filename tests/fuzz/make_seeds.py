@@ -42,13 +42,15 @@ def main(root):
     for i, s in enumerate(["AMD", "CPU", "AMD:1", "PCI+AMD", "USB:0,2+AMD:1", "MOCKPCI:1-3+amd:2", "NV",
                            "NVK+NV:0", "PCI:0-15,17+AMD:3", "AMD:", "+AMD", "PCI:3-1+AMD", "AMD:99999999999"]):
         put(root, "fuzz_dev_string", "dev-%02d" % i, s)
-    # ASM24 replies: LTSSM byte, then completions / XDATA bytes / bulk data as the bridge would send them
-    up = bytes([0x78])
-    put(root, "fuzz_usb_reply", "link-up-zeros", up + cpl() * 40 + bytes(64))
-    put(root, "fuzz_usb_reply", "link-down-powerup", bytes([0x00, 0x78]) + cpl(0x744c1002) * 40 + bytes(64))
-    put(root, "fuzz_usb_reply", "link-never-up", bytes([0x00, 0x11]))
     bars = b"".join(cpl(v) for v in [0x12345678, 0xffff, 0, 0, 0, 0, 0, 0, 0, 0, 0xfff0000c, 0xffffffff,
                                       0xfffe0000, 0, 0xfff00001, 0, 0, 0, 0, 0x00010015, 0x00fff000, 0])
+    # ASM24 replies (fuzz_usb_reply.c): byte 0 = 0 to open the bridge from the script (LTSSM byte first), else the
+    # requests on a bridge already open; then completions / XDATA bytes / bulk data as the bridge would send them
+    up = bytes([0, 0x78])
+    put(root, "fuzz_usb_reply", "link-up-zeros", up + cpl() * 40 + bytes(64))
+    put(root, "fuzz_usb_reply", "link-down-powerup", bytes([0, 0x00, 0x78]) + cpl(0x744c1002) * 40 + bytes(64))
+    put(root, "fuzz_usb_reply", "link-never-up", bytes([0, 0x00, 0x11]))
+    put(root, "fuzz_usb_reply", "open-bars", bytes([1]) + bars + cpl() * 30 + bytes(64))
     put(root, "fuzz_usb_reply", "bars", up + bars + cpl() * 30 + bytes(64))
     put(root, "fuzz_usb_reply", "crs-ur-fwerr", up + cpl(status=2) * 3 + cpl(status=1) + cpl(ret=1) * 2 +
         cpl(0xdeadbeef) * 40 + bytes(40))
