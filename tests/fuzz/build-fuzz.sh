@@ -21,8 +21,8 @@ if ! "$cc" -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2>"$pr
 fi
 if [ ! -f "$dir/build.ninja" ]; then
   CC="$cc" meson setup "$dir" --buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false \
-    -Dc_args=-fsanitize=fuzzer-no-link -Dwerror=false -Dllvm=disabled -Dmock=false >"$dir.setup.log" 2>&1 ||
-    { cat "$dir.setup.log"; exit 1; }
+    -Dc_args=-fsanitize=fuzzer-no-link -Dwerror=false -Dllvm=disabled -Dmock=false >"$probe/setup.log" 2>&1 ||
+    { cat "$probe/setup.log"; exit 1; }
 fi
 targets=$(tests/fuzz/targets.sh)
 ninja -C "$dir" $(for t in $targets; do echo "tests/fuzz/$t"; done) >/dev/null
