@@ -109,6 +109,22 @@ static int utcl2_fault(bg_am_ih *ih, bg_am_ih_entry *en) {
 /* GFX_11_0_0__SRCID__SQ_INTERRUPT_ID / GFX_9_0__SRCID__SQ_INTERRUPT_ID (Linux ivsrcid/gfx/irqsrcs_gfx_*.h) */
 #define IH_SRC_SQ_INTERRUPT 239u
 
+uint32_t bg_am_ih_pending(uint32_t wreg, uint32_t rreg, uint32_t *first) {
+  const uint32_t ndw = BG_AM_IH_RING_SIZE / 4;
+  uint32_t w = (wreg >> 2) & 0xffffu, r = (rreg >> 2) % ndw; /* OFFSET[2:17], dword index */
+  *first = r;
+  /* Whole entries only: a WPTR off the 8-dword grid (a corrupt register) must not make the walk from RPTR step
+   * past it forever (Linux amdgpu_ih_process also bounds its walk). */
+  return ((w % ndw + ndw - r) % ndw) / 8;
+}
+
+void bg_am_ih_decode(const uint32_t dw[8], bg_am_ih_entry *en) {
+  *en = (bg_am_ih_entry){
+      .client = dw[0] & 0xff, .src = (dw[0] >> 8) & 0xff, .ring_id = (dw[0] >> 16) & 0xff,
+      .vmid = (dw[0] >> 24) & 0xf, .vmid_type = dw[0] >> 31, .pasid = dw[3] & 0xffff, .node = (dw[3] >> 16) & 0xff,
+      .ctx = {dw[4], dw[5], dw[6], dw[7]}};
+}
+
 int bg_am_ih_drain(bg_am_ih *ih, bg_am_ih_entry *out, size_t max, size_t *n) {
   bg_am_dev *d = ih->d;
   const uint32_t ndw = BG_AM_IH_RING_SIZE / 4;
@@ -116,18 +132,17 @@ int bg_am_ih_drain(bg_am_ih *ih, bg_am_ih_entry *out, size_t max, size_t *n) {
   int e = bg_am_nrreg(d, OSS, 0, regIH_RB_WPTR, &wreg);
   if (e >= 0) e = bg_am_nrreg(d, OSS, 0, regIH_RB_RPTR, &rreg);
   if (e < 0) return e;
-  uint32_t w = (wreg >> 2) & 0xffffu, r = (rreg >> 2) % ndw; /* OFFSET[2:17], dword index */
+  uint32_t r, w = (wreg >> 2) & 0xffffu;
+  uint32_t pending = bg_am_ih_pending(wreg, rreg, &r);
   size_t cnt = 0;
   int nerr = 0;
-  while (r != w % ndw) {
+  for (uint32_t i = 0; i < pending; i++) {
     uint32_t dw[8];
     for (int k = 0; k < 8; k++)
       dw[k] = bg_mmio_rd32(&d->vram, ih->ring[0] + 4ull * ((r + (uint32_t)k) % ndw));
     r = (r + 8) % ndw;
-    bg_am_ih_entry en = {
-        .client = dw[0] & 0xff, .src = (dw[0] >> 8) & 0xff, .ring_id = (dw[0] >> 16) & 0xff,
-        .vmid = (dw[0] >> 24) & 0xf, .vmid_type = dw[0] >> 31, .pasid = dw[3] & 0xffff, .node = (dw[3] >> 16) & 0xff,
-        .ctx = {dw[4], dw[5], dw[6], dw[7]}};
+    bg_am_ih_entry en;
+    bg_am_ih_decode(dw, &en);
     bool sdma_trap = en.src == d->ip.ih->sdma_trap_src; /* sources per IH descriptor (am/am_ip.c) */
     if (!sdma_trap) {
       if (en.src == 0 || (d->ip.ih->utcl2_client >= 0 && en.client == (uint32_t)d->ip.ih->utcl2_client)) {

@@ -45,6 +45,10 @@ void bg_am_ih_destroy(bg_am_ih *ih);
 int bg_am_ih_init(bg_am_ih *ih);
 /* Process ring0. Entries decoded go to out[0..max) (may be NULL); *n (may be NULL) gets the number drained.
  * Returns the number of error entries (faults) reported (>= 0), or a negative error. */
+/* The pieces of bg_am_ih_drain that read what the GPU wrote (tests/fuzz/fuzz_ih.c): the whole 8-dword entries
+ * between the RPTR and WPTR register values (at most the ring), *first = RPTR's dword index; one entry's fields. */
+uint32_t bg_am_ih_pending(uint32_t wreg, uint32_t rreg, uint32_t *first);
+void bg_am_ih_decode(const uint32_t dw[8], bg_am_ih_entry *en);
 int bg_am_ih_drain(bg_am_ih *ih, bg_am_ih_entry *out, size_t max, size_t *n);
 
 #ifdef __cplusplus

@@ -174,10 +174,7 @@ static uint16_t q10(const uint8_t *t, uint32_t off) {
   return (uint16_t)((v + 512u) >> 10);
 }
 
-static int read_metrics_13_0_6(bg_am_dev *d, bg_am_smu_metrics *m) {
-  uint8_t t[M6_SIZE];
-  int e = bg_am_smu_read_table(d, BG_SMU_TABLE_METRICS, t, M6_SIZE);
-  if (e < 0) return e;
+static void decode_13_0_6(const uint8_t *t, bg_am_smu_metrics *m) {
   memset(m, 0, sizeof(*m));
   memcpy(&m->counter, t + M6_COUNTER, 4);
   m->gfxclk = q10(t, M6_GFXCLK);
@@ -196,6 +193,13 @@ static int read_metrics_13_0_6(bg_am_dev *d, bg_am_smu_metrics *m) {
   static const uint32_t acc[5] = {M6_PROCHOT_ACC, M6_PPT_ACC, M6_SOCKET_THM_ACC, M6_VR_THM_ACC, M6_HBM_THM_ACC};
   for (int i = 0; i < 5; i++) memcpy(&m->throttle_acc[i], t + acc[i], 4);
   m->cdna = true;
+}
+
+static int read_metrics_13_0_6(bg_am_dev *d, bg_am_smu_metrics *m) {
+  uint8_t t[M6_SIZE];
+  int e = bg_am_smu_read_table(d, BG_SMU_TABLE_METRICS, t, M6_SIZE);
+  if (e < 0) return e;
+  decode_13_0_6(t, m);
   return 0;
 }
 
@@ -207,10 +211,7 @@ int bg_am_smu_read_metrics(bg_am_dev *d, bg_am_smu_metrics *m) {
 }
 
 /* SmuMetricsExternal_t of an RDNA SMU. */
-static int read_metrics_ext(bg_am_dev *d, const metrics_layout *L, bg_am_smu_metrics *m) {
-  uint8_t t[512];
-  int e = bg_am_smu_read_table(d, BG_SMU_TABLE_METRICS, t, L->size);
-  if (e < 0) return e;
+static void decode_ext(const metrics_layout *L, const uint8_t *t, bg_am_smu_metrics *m) {
   memset(m, 0, sizeof(*m));
   m->counter = get32(t, L->counter);
   for (unsigned i = 0; i < 4; i++) m->curr_clock[i] = get32(t, 4 * i);
@@ -225,6 +226,24 @@ static int read_metrics_ext(bg_am_dev *d, const metrics_layout *L, bg_am_smu_met
   m->temp_mem = get16(t, L->temps + 2 * L->temp_mem_idx);
   m->fan_pwm = t[L->fan_pwm];
   m->fan_rpm = get16(t, L->fan_rpm);
+}
+
+static int read_metrics_ext(bg_am_dev *d, const metrics_layout *L, bg_am_smu_metrics *m) {
+  uint8_t t[512];
+  int e = bg_am_smu_read_table(d, BG_SMU_TABLE_METRICS, t, L->size);
+  if (e < 0) return e;
+  decode_ext(L, t, m);
+  return 0;
+}
+
+int bg_am_smu_metrics_decode(bg_am_smu_layout layout, const void *table, size_t len, bg_am_smu_metrics *m) {
+  static const char *const names[] = {"13.0.0", "14.0.2", "13.0.6"};
+  if ((unsigned)layout > BG_SMU_LAYOUT_13_0_6) return bg_error(BG_EINVAL, "smu: metrics layout %u is not known", (unsigned)layout);
+  size_t need = layout == BG_SMU_LAYOUT_13_0_6 ? M6_SIZE : layout == BG_SMU_LAYOUT_14_0_2 ? M_14_0_2.size : M_13_0_0.size;
+  if (len < need)
+    return bg_error(BG_EINVAL, "smu: metrics table of SMU %s: %zu bytes, the layout needs %zu", names[layout], len, need);
+  if (layout == BG_SMU_LAYOUT_13_0_6) decode_13_0_6(table, m);
+  else decode_ext(layout == BG_SMU_LAYOUT_14_0_2 ? &M_14_0_2 : &M_13_0_0, table, m);
   return 0;
 }
 

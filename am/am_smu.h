@@ -68,6 +68,10 @@ int bg_am_smu_read_table(bg_am_dev *d, uint32_t table, void *buf, uint32_t size)
 /* Read and decode SmuMetricsExternal_t (Linux smu13_driver_if_v13_0_0.h / smu14_driver_if_v14_0.h) or, on SMU 13.0.6,
  * MetricsTableX_t through GetMetricsTable (smu_v13_0_6_pmfw.h); -BG_ENOTSUP on other SMU versions. */
 int bg_am_smu_read_metrics(bg_am_dev *d, bg_am_smu_metrics *m);
+/* The decoder behind bg_am_smu_read_metrics, for a table already read (len bytes; tests/fuzz/fuzz_smu_metrics.c):
+ * -BG_EINVAL when the layout is unknown or len is short of it. */
+typedef enum bg_am_smu_layout { BG_SMU_LAYOUT_13_0_0, BG_SMU_LAYOUT_14_0_2, BG_SMU_LAYOUT_13_0_6 } bg_am_smu_layout;
+int bg_am_smu_metrics_decode(bg_am_smu_layout layout, const void *table, size_t len, bg_am_smu_metrics *m);
 /* Mode1 reset by the SMU (the message per MP0 version), then the device's reset delay. Loses sOS, the PSP ring,
  * the SMU features and the registers. */
 int bg_am_smu_mode1_reset(bg_am_dev *d);

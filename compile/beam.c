@@ -110,6 +110,14 @@ static bool opts_parse(const char *s, bg_kopts *o) {
   return true;
 }
 
+bool bg_beam_cache_decode(const void *data, size_t size, bg_kopts *out) {
+  char txt[96];
+  snprintf(txt, sizeof txt, "%.*s", (int)(size < sizeof txt - 1 ? size : sizeof txt - 1), (const char *)data);
+  if (!opts_parse(txt, out)) return false;
+  canonical(out);
+  return true;
+}
+
 /* ---------------- scratch buffers and timing ---------------- */
 
 typedef struct bench {
@@ -322,11 +330,9 @@ int bg_beam_opts(bg_dev *d, ir_ctx *ctx, const ir_node *sink, unsigned width, bg
     size_t size = 0;
     int hit = bg_kcache_load(path, &data, &size);
     if (hit > 0) {
-      char txt[96];
-      snprintf(txt, sizeof txt, "%.*s", (int)(size < sizeof txt - 1 ? size : sizeof txt - 1), (const char *)data);
+      bool ok = bg_beam_cache_decode(data, size, out);
       free(data);
-      if (opts_parse(txt, out)) {
-        canonical(out);
+      if (ok) {
         count(&stats.cache_hits, 1);
         return 0;
       }

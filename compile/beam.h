@@ -12,6 +12,7 @@
 #ifndef BG_COMPILE_BEAM_H
 #define BG_COMPILE_BEAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "baregpu/compile.h"
@@ -24,6 +25,10 @@ int bg_beam_opts(bg_dev *d, ir_ctx *ctx, const ir_node *sink, unsigned width, bg
 /* Every single-action extension of `from` the search may try (valid factors only); returns the
  * count written (at most max). from == NULL starts from no optimizations. */
 int bg_beam_actions(ir_ctx *ctx, const ir_node *sink, const bg_kopts *from, bg_kopts *out, size_t max);
+
+/* A cache entry's payload (size bytes, not NUL-terminated) as options: true and *out (canonical) when it holds
+ * them, false when it does not (the search runs again). Used by bg_beam_opts; tests/fuzz/fuzz_beam_cache.c. */
+bool bg_beam_cache_decode(const void *data, size_t size, bg_kopts *out);
 
 /* bg_beam_stats / bg_beam_get_stats: baregpu/compile.h. */
 

@@ -446,7 +446,9 @@ static int load(elf *e, const char *kernel_name, bg_amdgpu_image *img) {
                                                           (unsigned long long)img->size);
   for (unsigned i = 1; i < e->ns; i++) {
     const sec *s = &e->s[i];
-    if ((s->flags & SHF_ALLOC) && s->type != SHT_NOBITS && s->size) memcpy(img->data + s->base, e->p + s->offset, s->size);
+    /* SHT_NULL, like SHT_NOBITS, has no bytes in the file (its sh_offset is not checked): nothing to copy. */
+    if ((s->flags & SHF_ALLOC) && s->type != SHT_NOBITS && s->type != SHT_NULL && s->size)
+      memcpy(img->data + s->base, e->p + s->offset, s->size);
   }
   if ((rc = collect_relocs(e, img)) || (rc = find_kernel(e, kernel_name, img))) return rc;
   if ((rc = bg_amdgpu_image_relocate(img, 0))) return rc;

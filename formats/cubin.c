@@ -107,6 +107,10 @@ typedef struct attr {
 static int next_attr(const elf *e, unsigned si, uint64_t *off, attr *a) {
   const sec *s = &e->s[si];
   if (*off >= s->size) return 0;
+  /* Info sections are found by name: one of a type without file bytes has an unchecked sh_offset. */
+  if (s->type == SHT_NOBITS || s->type == SHT_NULL)
+    return EINV("section %u (%s): type %u has no bytes in the file, expected attribute records (SHT_CUDA_INFO)", si,
+                sname(e, si), s->type);
   if (s->size - *off < 4)
     return EINV("section %u (%s): record at offset 0x%llx: %llu bytes left, expected a 4-byte header", si, sname(e, si),
                 (unsigned long long)*off, (unsigned long long)(s->size - *off));

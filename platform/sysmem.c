@@ -197,6 +197,9 @@ int bg_sysmem_translate(const void *va, size_t npages, uint64_t *bus) {
       else if ((ent[i] & PM_PFN_MASK) == 0)
         r = bg_error(BG_EPERM, "pagemap: %s reports frame 0 for present page %p: reading physical addresses needs "
                      "CAP_SYS_ADMIN (run as root)", path, pva);
+      else if ((ent[i] & PM_PFN_MASK) > UINT64_MAX / BG_SYSMEM_PAGE) /* the address would wrap (to 0 at 1 << 52) */
+        r = bg_error(BG_EIO, "pagemap: entry 0x%016llx of page %p in %s: frame number 0x%llx is beyond a 64-bit "
+                     "address", (unsigned long long)ent[i], pva, path, (unsigned long long)(ent[i] & PM_PFN_MASK));
       else
         bus[done + i] = (ent[i] & PM_PFN_MASK) * BG_SYSMEM_PAGE;
     }

@@ -1,15 +1,13 @@
 /* tests/fuzz/fuzz_amdgpu_elf.c: libFuzzer target for the AMD code-object loader
  * (formats/amdgpu_elf.h): any byte string is loaded (with and without a kernel name), relocated at
- * two addresses when it loads, and freed. Built only when the compiler takes -fsanitize=fuzzer
- * (clang); run: build/tests/fuzz/fuzz_amdgpu_elf -max_total_time=60 [corpus dir]. The deterministic
+ * two addresses when it loads, and freed. How to build and run it: tests/fuzz/README.md. The deterministic
  * in-suite equivalent is tests/unit/compile/test_amdgpu_elf.c (truncations, random flips). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "formats/amdgpu_elf.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int named = 0; named < 2; named++) {

@@ -1,15 +1,13 @@
 /* tests/fuzz/fuzz_cubin.c: libFuzzer target for the NVIDIA cubin loader (formats/cubin.h): any byte string is
  * loaded; when it loads, the loader's promises are checked (kernels, parameters and constant bank 0 inside the
- * image and their ranges) and the image is relocated at two addresses, then freed. Built only when the compiler
- * takes -fsanitize=fuzzer (clang); run: build/tests/fuzz/fuzz_cubin -max_total_time=60 [corpus dir] (a corpus:
- * cubins from ptxas). The deterministic in-suite equivalent is tests/unit/nv/test_cubin.c (truncations, flips). */
+ * image and their ranges) and the image is relocated at two addresses, then freed. How to build and run it:
+ * tests/fuzz/README.md. The deterministic in-suite equivalent is tests/unit/nv/test_cubin.c (truncations, flips). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "formats/cubin.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   bg_cubin c;

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# tests/fuzz/fuzz-run.sh BUILD_DIR MODE ARG: run every libFuzzer target of BUILD_DIR (built by build-fuzz.sh) with its
+# committed corpus, MODE "time" for ARG seconds each or "runs" for ARG executions each, one target at a time. New
+# inputs go to a scratch copy, never into tests/fuzz/corpus; a crash, leak, UB report or hang (10 s on one input) is
+# saved as BUILD_DIR/fuzz-artifacts/<target>-crash-... Prints one table row per target: executions, crashes, seconds.
+# Exit 1 when any target crashed. FUZZ_TARGETS="fuzz_fw fuzz_ih" runs only those.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+dir=$1 mode=$2 arg=$3
+case $mode in
+  time) limit=(-max_total_time="$arg") ;;
+  runs) limit=(-runs="$arg") ;;
+  *) echo "usage: $0 BUILD_DIR time|runs N" >&2; exit 2 ;;
+esac
+targets=${FUZZ_TARGETS:-$(tests/fuzz/targets.sh)}
+art="$dir/fuzz-artifacts"
+mkdir -p "$art"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+printf '%-18s %12s %8s %8s\n' target executions crashes seconds
+for t in $targets; do
+  exe="$dir/tests/fuzz/$t"
+  if [ ! -x "$exe" ]; then
+    echo "fuzz: $exe is not built (tests/fuzz/build-fuzz.sh $dir)" >&2
+    status=1
+    continue
+  fi
+  mkdir -p "$work/$t"
+  log="$art/$t.log"
+  start=$(date +%s%N)
+  "$exe" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$art/$t-" \
+    "$work/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1
+  rc=$?
+  secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  crashes=0
+  if [ $rc -ne 0 ]; then
+    crashes=1
+    status=1
+    echo "fuzz: $t failed (exit $rc); the last lines of $log:" >&2
+    tail -30 "$log" >&2
+  fi
+  printf '%-18s %12s %8s %8s\n' "$t" "${execs:-?}" "$crashes" "$secs"
+done
+exit $status

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""tests/fuzz/make_seeds.py: writes the hand-made seeds of the targets whose inputs are small (run once by hand, the
+output is committed: `tests/fuzz/make_seeds.py tests/fuzz/corpus`). The generated firmware and discovery seeds come
+from gen_corpus.c; the code-object and cubin seeds are real files (README.md says where from)."""
+import hashlib
+import os
+import struct
+import sys
+
+
+def put(root, target, name, data):
+    d = os.path.join(root, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def kcache_entry(payload):
+    # compile/kcache.c: payload, then "BGKC\x01\0\0\0", le64 payload size, SHA-256 of the payload.
+    return payload + b"BGKC\x01\0\0\0" + struct.pack("<Q", len(payload)) + hashlib.sha256(payload).digest()
+
+
+def cpl(value=0, status=0, ret=0):
+    # usb/asm24_proto.c bg_asm24_cpl_decode: value in bytes 0-3, status in byte 4 bits 5-7, return byte 7.
+    return struct.pack("<I", value) + bytes([status << 5, 0, 0, ret])
+
+
+def main(root):
+    # kernel cache: mode byte (fuzz_kcache.c: odd = raw entry file, even = payload stored then loaded)
+    so = b"\x7fELF\x02\x01\x01" + bytes(57) + b"kernel body"
+    put(root, "fuzz_kcache", "entry-valid", b"\x01" + kcache_entry(so))
+    put(root, "fuzz_kcache", "entry-bad-sum", b"\x01" + kcache_entry(so)[:-1] + b"\x00")
+    put(root, "fuzz_kcache", "entry-short", b"\x01BGKC\x01")
+    put(root, "fuzz_kcache", "roundtrip", b"\x00" + so)
+    put(root, "fuzz_kcache", "roundtrip-empty", b"\x00")
+    # BEAM cache payloads (compile/beam.c opts_str)
+    put(root, "fuzz_beam_cache", "opts", "u 4 1 1 1 1 1 1 1 r 2\n")
+    put(root, "fuzz_beam_cache", "opts-max", "u 64 64 1 1 1 1 1 1 r 32\n")
+    put(root, "fuzz_beam_cache", "opts-zero", "u 0 1 1 1 1 1 1 1 r 1\n")
+    put(root, "fuzz_beam_cache", "opts-big", "u 4294967297 1 1 1 1 1 1 1 r 99999999999\n")
+    # DEV strings (include/baregpu/hcq.h)
+    for i, s in enumerate(["AMD", "CPU", "AMD:1", "PCI+AMD", "USB:0,2+AMD:1", "MOCKPCI:1-3+amd:2", "NV",
+                           "NVK+NV:0", "PCI:0-15,17+AMD:3", "AMD:", "+AMD", "PCI:3-1+AMD", "AMD:99999999999"]):
+        put(root, "fuzz_dev_string", "dev-%02d" % i, s)
+    bars = b"".join(cpl(v) for v in [0x12345678, 0xffff, 0, 0, 0, 0, 0, 0, 0, 0, 0xfff0000c, 0xffffffff,
+                                      0xfffe0000, 0, 0xfff00001, 0, 0, 0, 0, 0x00010015, 0x00fff000, 0])
+    # ASM24 replies (fuzz_usb_reply.c): byte 0 = 0 to open the bridge from the script (LTSSM byte first), else the
+    # requests on a bridge already open; then completions / XDATA bytes / bulk data as the bridge would send them
+    up = bytes([0, 0x78])
+    put(root, "fuzz_usb_reply", "link-up-zeros", up + cpl() * 40 + bytes(64))
+    put(root, "fuzz_usb_reply", "link-down-powerup", bytes([0, 0x00, 0x78]) + cpl(0x744c1002) * 40 + bytes(64))
+    put(root, "fuzz_usb_reply", "link-never-up", bytes([0, 0x00, 0x11]))
+    put(root, "fuzz_usb_reply", "open-bars", bytes([1]) + bars + cpl() * 30 + bytes(64))
+    put(root, "fuzz_usb_reply", "bars", up + bars + cpl() * 30 + bytes(64))
+    put(root, "fuzz_usb_reply", "crs-ur-fwerr", up + cpl(status=2) * 3 + cpl(status=1) + cpl(ret=1) * 2 +
+        cpl(0xdeadbeef) * 40 + bytes(40))
+    # sysfs resource files (Linux resource_show) and addresses
+    res = ("0x00000000e0000000 0x00000000efffffff 0x000000000014220c\n"
+           "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+           "0x00000000f0000000 0x00000000f01fffff 0x000000000014220c\n"
+           "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+           "0x000000000000e000 0x000000000000e0ff 0x0000000000040101\n"
+           "0x00000000fcd00000 0x00000000fcd7ffff 0x0000000000040200\n"
+           "0x00000000fcd80000 0x00000000fcd9ffff 0x0000000000046200\n")
+    put(root, "fuzz_sysfs", "resource-amd", res)
+    put(root, "fuzz_sysfs", "resource-short", "0x1000 0x0fff 0x200\n0x")
+    put(root, "fuzz_sysfs", "bdf", "0000:03:00.0")
+    put(root, "fuzz_sysfs", "bdf-bad", "0000:03:00.9\n")
+    # pagemap entries: present bit 63, PFN in bits 0-54
+    pm = lambda pfn, present=True: struct.pack("<Q", (1 << 63 if present else 0) | pfn)
+    put(root, "fuzz_pagemap", "contiguous", b"".join(pm(0x12340 + i) for i in range(8)))
+    put(root, "fuzz_pagemap", "not-present", pm(0x100) + pm(0x101, False))
+    put(root, "fuzz_pagemap", "frame-zero", pm(0))
+    put(root, "fuzz_pagemap", "short", pm(0x100) + b"\x01\x02\x03")
+    # Found by fuzz_pagemap: a present entry with PFN 1 << 52 made bus address 0 (PFN * 4096 wrapped).
+    put(root, "fuzz_pagemap", "pfn-wraps", pm(1 << 52))
+    # lock files: the owner's pid as text
+    for name, s in [("pid", "12345\n"), ("empty", ""), ("garbage", "pid=12"), ("huge", "99999999999999999999"),
+                    ("negative", "-5"), ("spaces", "   42  ")]:
+        put(root, "fuzz_lock", name, s)
+    # IH ring: WPTR, RPTR register values, then 8-dword entries
+    ent = lambda client, src, ring=0, vmid=0, pasid=0: struct.pack("<8I", client | src << 8 | ring << 16 | vmid << 24,
+                                                                   0, 0, pasid, 1, 2, 3, 4)
+    ring = ent(0x1b, 0) + ent(0x0a, 0xef, 1, 3, 7) + ent(0x08, 0xe0)
+    put(root, "fuzz_ih", "three-entries", struct.pack("<II", 3 * 32, 0) + ring)
+    put(root, "fuzz_ih", "wrapped", struct.pack("<II", 32, 0x3ffe0 << 0) + ring)
+    put(root, "fuzz_ih", "overflow-bit", struct.pack("<II", 2 * 32 | 1, 32) + ring)
+    # The regression input of the IH walk: a WPTR off the 8-dword grid made bg_am_ih_drain step past it forever.
+    put(root, "fuzz_ih", "wptr-off-grid", struct.pack("<II", 4, 0) + ring)
+    # SMU metrics tables: layout byte then the table (zeros with a few fields set), and a short one
+    for layout, size in [(0, 392), (1, 412), (2, 2008)]:
+        t = bytearray(size)
+        struct.pack_into("<I", t, 0, 1000 + layout)
+        t[size // 2] = 0x55
+        put(root, "fuzz_smu_metrics", "layout-%d" % layout, bytes([layout]) + bytes(t))
+    put(root, "fuzz_smu_metrics", "short", bytes([0]) + bytes(100))
+    put(root, "fuzz_smu_metrics", "unknown-layout", bytes([3]) + bytes(2008))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_seeds.py CORPUS_DIR")
+    main(sys.argv[1])
