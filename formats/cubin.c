@@ -23,7 +23,7 @@
 
 enum {
   ET_REL = 1, ET_EXEC = 2, EM_CUDA = 190,
-  SHT_PROGBITS = BG_SHT_PROGBITS, SHT_RELA = BG_SHT_RELA, SHT_NOBITS = BG_SHT_NOBITS, SHT_REL = BG_SHT_REL,
+  SHT_NULL = BG_SHT_NULL, SHT_PROGBITS = BG_SHT_PROGBITS, SHT_RELA = BG_SHT_RELA, SHT_NOBITS = BG_SHT_NOBITS, SHT_REL = BG_SHT_REL,
   SHF_ALLOC = 0x2, SHF_EXECINSTR = 0x4,
   SHN_UNDEF = 0, SHN_LORESERVE = 0xff00,
   /* .nv.info record formats and the attributes read here (EIATTR_*, cuobjdump -elf spelling). */
