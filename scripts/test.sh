@@ -20,7 +20,7 @@ for b in build build-asan; do
   meson test -C "$b" --no-rebuild --print-errorlogs || status=1
 done
 python3 scripts/test_summary.py build/meson-logs/testlog.json build-asan/meson-logs/testlog.json || status=1
-# The fuzz step (tests/fuzz/README.md): every fuzz target 30 s under libFuzzer from its corpus, built with clang into
+# The fuzz step (tests/fuzz/README.md): every fuzz target ~30 s (a fixed count from a fixed seed) under libFuzzer from its corpus, built with clang into
 # build-fuzz/; where clang cannot build them, the corpora are replayed through build/ instead (and it says so).
 echo "== fuzz (tests/fuzz/run-ci.sh)"
 tests/fuzz/run-ci.sh build build-fuzz || status=1

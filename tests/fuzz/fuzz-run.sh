@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # tests/fuzz/fuzz-run.sh BUILD_DIR MODE ARG: run every libFuzzer target of BUILD_DIR (built by build-fuzz.sh) with its
-# committed corpus, MODE "time" for ARG seconds each or "runs" for ARG executions each, one target at a time. New
+# committed corpus, MODE "time" for ARG seconds each, "runs" for ARG executions each, or "ci" for the executions
+# tests/fuzz/ci-runs.txt gives each (ARG ignored), one target at a time. FUZZ_SEED (default 1 in "ci" mode, random
+# otherwise) fixes libFuzzer's seed. New
 # inputs go to a scratch copy, never into tests/fuzz/corpus; a crash, leak, UB report or hang (10 s on one input) is
 # saved as BUILD_DIR/fuzz-artifacts/<target>-crash-... Prints one table row per target: executions, crashes, seconds.
 # Exit 1 when any target crashed. FUZZ_TARGETS="fuzz_fw fuzz_ih" runs only those.
@@ -10,8 +12,11 @@ dir=$1 mode=$2 arg=$3
 case $mode in
   time) limit=(-max_total_time="$arg") ;;
   runs) limit=(-runs="$arg") ;;
-  *) echo "usage: $0 BUILD_DIR time|runs N" >&2; exit 2 ;;
+  ci) limit=() ;;
+  *) echo "usage: $0 BUILD_DIR time|runs|ci N" >&2; exit 2 ;;
 esac
+seed=()
+if [ -n "${FUZZ_SEED:-}" ]; then seed=(-seed="$FUZZ_SEED"); elif [ "$mode" = ci ]; then seed=(-seed=1); fi
 targets=${FUZZ_TARGETS:-$(tests/fuzz/targets.sh)}
 art="$dir/fuzz-artifacts"
 mkdir -p "$art"
@@ -30,8 +35,17 @@ for t in $targets; do
   fi
   mkdir -p "$work/$t"
   log="$art/$t.log"
+  if [ "$mode" = ci ]; then
+    n=$(awk -v t="$t" '$1 == t { print $2 }' tests/fuzz/ci-runs.txt)
+    if [ -z "$n" ]; then
+      echo "fuzz: $t has no line in tests/fuzz/ci-runs.txt" >&2
+      status=1
+      continue
+    fi
+    limit=(-runs="$n")
+  fi
   start=$(date +%s%N)
-  "$exe" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$art/$t-" \
+  "$exe" "${limit[@]}" "${seed[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$art/$t-" \
     "$work/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1
   rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
