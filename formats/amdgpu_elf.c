@@ -455,7 +455,8 @@ static int load(elf *e, const char *kernel_name, bg_amdgpu_image *img) {
   read_kd(img->data + img->kd_offset, &img->kd);
   int64_t eo = img->kd.kernel_code_entry_byte_offset;
   uint64_t code = img->kd_offset + (uint64_t)eo;
-  if ((eo < 0 && (uint64_t)0 - (uint64_t)eo > img->kd_offset) || (eo > 0 && (uint64_t)eo >= img->size - img->kd_offset) || !code_section(e, code))
+  /* -eo > kd_offset, as -(eo + 1) >= kd_offset: no overflow at INT64_MIN. */
+  if ((eo < 0 && (uint64_t)(-(eo + 1)) >= img->kd_offset) || (eo > 0 && (uint64_t)eo >= img->size - img->kd_offset) || !code_section(e, code))
     return EINV("kernel '%s': kernel_code_entry_byte_offset %lld from the descriptor at 0x%llx is not in an executable section",
                 img->name, (long long)eo, (unsigned long long)img->kd_offset);
   if (code % CODE_ALIGN)
