@@ -37,7 +37,8 @@ static int try_path(const char *path, char *tried, size_t n) {
     return bg_error(BG_EINVAL, "mock plugin %s: no symbol %s: %s", path, BG_MOCK_PLUGIN_ENTRY, dlerror());
   }
   const bg_mock_plugin *p = entry();
-  if (!p || p->abi != BG_MOCK_PLUGIN_ABI || !p->start || !p->usb_transport || !p->exec_ns || !p->nv_sys || !p->nv_assemble) {
+  if (!p || p->abi != BG_MOCK_PLUGIN_ABI || !p->start || !p->usb_transport || !p->exec_ns || !p->nv_sys || !p->nv_assemble ||
+      !p->inject) {
     dlclose(h);
     return bg_error(BG_EINVAL, "mock plugin %s: ABI %u, this library needs %u", path, p ? p->abi : 0,
                     BG_MOCK_PLUGIN_ABI);
@@ -154,6 +155,16 @@ int bg_mock_plugin_nv_assemble(const char *ptx, unsigned sm, uint8_t **cubin, si
     r = plugin->nv_assemble(ptx, sm, cubin, n, err, sizeof(err));
     if (r < 0) r = bg_error(-r, "MOCKNVK: the emulated GPU's assembler (sm_%u) refused the PTX: %s", sm, err[0] ? err : "?");
   }
+  return r;
+}
+
+int bg_mock_plugin_inject(const char *iface, int index, const char *kind, unsigned count) {
+  pthread_mutex_lock(&plugin_lock);
+  int r = plugin ? 0 : bg_error(BG_ENODEV, "mock inject: the mock plugin is not loaded");
+  char err[512] = "";
+  if (r == 0 && (r = plugin->inject(iface, index, kind, count, err, sizeof(err))) < 0)
+    r = bg_error(-r, "mock inject %s into %s device %d: %s", kind, iface, index, err[0] ? err : "?");
+  pthread_mutex_unlock(&plugin_lock);
   return r;
 }
 

@@ -19,8 +19,9 @@
 #include "platform/pci_hook.h"
 
 /* ABI 2: MOCKUSB (an emulated ASM24 bridge in front of each GPU), usb_transport and exec_ns.
- * ABI 3: MOCKNVK+NV (an emulated nvidia kernel module and NVIDIA GPUs): nv_sys and nv_assemble. */
-#define BG_MOCK_PLUGIN_ABI 3
+ * ABI 3: MOCKNVK+NV (an emulated nvidia kernel module and NVIDIA GPUs): nv_sys and nv_assemble.
+ * ABI 4: inject (faults the stress tests of tests/stress inject into the emulated hardware). */
+#define BG_MOCK_PLUGIN_ABI 4
 #define BG_MOCK_MAX_DEVICES 8
 
 /* usb/usb_transport.h: hcq/ only passes the pointer on. */
@@ -67,6 +68,12 @@ typedef struct bg_mock_plugin {
    * sizes, .nv.constant0.<entry>) whose .text.<entry> holds the PTX text. *cubin is malloc'd (*n bytes).
    * 0, or -BG_E* with err naming the PTX line. */
   int (*nv_assemble)(const char *ptx, unsigned sm, uint8_t **cubin, size_t *n, char *err, size_t errlen);
+  /* Inject a fault of kind into the emulated device index of iface ("MOCKPCI", "MOCKUSB"), for the next count events
+   * of that kind (the kinds are the rows of tests/mockgpu/mock_plugin.c's table, e.g. "doorbell-drop": the GPU
+   * ignores the next count doorbell writes; "usb-stall": the bridge stalls the next count bulk transfers). 0, or
+   * -BG_E* with err filled (not started, no such device, a kind unknown or not available on iface: err names the
+   * known kinds). */
+  int (*inject)(const char *iface, int index, const char *kind, unsigned count, char *err, size_t errlen);
 } bg_mock_plugin;
 
 /* The one symbol the module exports. */
@@ -83,6 +90,8 @@ int bg_mock_plugin_usb_transport(int index, bg_usb_transport **out);
 int bg_mock_plugin_nv_sys(const bg_nv_sys **out);
 /* After bg_mock_plugin_start("MOCKNVK", ...): the emulated GPU's PTX -> cubin (see nv_assemble above). */
 int bg_mock_plugin_nv_assemble(const char *ptx, unsigned sm, uint8_t **cubin, size_t *n);
+/* After bg_mock_plugin_start(iface, ...): inject count faults of kind into device index (see inject above). */
+int bg_mock_plugin_inject(const char *iface, int index, const char *kind, unsigned count);
 /* The loaded module's exec_ns(), 0 when no module is loaded. */
 uint64_t bg_mock_plugin_exec_ns(void);
 

@@ -197,8 +197,44 @@ static uint64_t plugin_exec_ns(void) {
   return ns;
 }
 
-static const bg_mock_plugin PLUGIN = {BG_MOCK_PLUGIN_ABI, plugin_start, plugin_stop, plugin_usb_transport,
-                                      plugin_exec_ns, mock_nv_plugin_sys, mock_nv_plugin_assemble};
+/* Fault injection (ABI 4): one row per kind; fn gets the started set and a valid index. usb_only: MOCKUSB only. */
+typedef int (*inject_fn)(mock_set *m, int index, unsigned count, char *err, size_t errlen);
+static const struct inject_kind {
+  const char *kind;
+  bool usb_only;
+  inject_fn fn;
+} INJECT[] = {
+    {NULL, false, NULL},
+};
+
+static int plugin_inject(const char *iface, int index, const char *kind, unsigned count, char *err, size_t errlen) {
+  bool usb = iface && !strcmp(iface, "MOCKUSB");
+  if (!iface || (!usb && strcmp(iface, "MOCKPCI")))
+    return fail(err, errlen, BG_EINVAL, "inject: iface must be MOCKPCI or MOCKUSB, not ", iface ? iface : "(null)");
+  const struct inject_kind *k = INJECT;
+  while (k->kind && (!kind || strcmp(k->kind, kind))) k++;
+  if (!k->kind || (k->usb_only && !usb)) {
+    char known[256] = "";
+    for (const struct inject_kind *j = INJECT; j->kind; j++)
+      snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s%s", known[0] ? ", " : "", j->kind,
+               j->usb_only ? " (MOCKUSB)" : "");
+    snprintf(err, errlen, "inject: unknown fault kind '%s' on %s; known: %s", kind ? kind : "(null)", iface,
+             known[0] ? known : "none");
+    return -BG_EINVAL;
+  }
+  pthread_mutex_lock(&plugin_lock);
+  mock_set *m = &S.set[usb];
+  int r = 0;
+  if (!m->started) r = fail(err, errlen, BG_ENODEV, "inject: not started: ", iface);
+  else if (index < 0 || index >= m->devs.count) r = fail(err, errlen, BG_ENODEV, "inject: no such device on ", iface);
+  else r = k->fn(m, index, count, err, errlen);
+  pthread_mutex_unlock(&plugin_lock);
+  return r;
+}
+
+static const bg_mock_plugin PLUGIN = {BG_MOCK_PLUGIN_ABI, plugin_start,      plugin_stop,
+                                      plugin_usb_transport, plugin_exec_ns,    mock_nv_plugin_sys,
+                                      mock_nv_plugin_assemble, plugin_inject};
 
 BG_EXPORT const bg_mock_plugin *bg_mock_plugin_entry(void);
 BG_EXPORT const bg_mock_plugin *bg_mock_plugin_entry(void) { return &PLUGIN; }
