@@ -84,8 +84,9 @@ int bg_asm24_run(bg_asm24 *b, bg_usb_xfer *x, size_t n, const char *what) {
     if (!bg_usb_retryable(r)) return bg_error_context(r, "%s: %s: ", b->t->name, what);
     snprintf(last, sizeof(last), "%s", bg_last_error());
     size_t f = from;
-    while (f + 1 < n && x[f].status == 0) f++;
-    from = command_start(x, from, f);
+    while (f < n && x[f].status == 0) f++;
+    /* no transfer failed (the batch could not be submitted): all of it goes again */
+    if (f < n) from = command_start(x, from, f);
     command_describe(&x[from], cmd, sizeof(cmd));
     if (attempt == BG_ASM24_RETRIES) break;
     char resend[192];
