@@ -78,7 +78,8 @@ int bg_asm24_run(bg_asm24 *b, bg_usb_xfer *x, size_t n, const char *what) {
   for (int attempt = 0; attempt <= BG_ASM24_RETRIES; attempt++) {
     if (attempt) usleep(BG_ASM24_RETRY_SLEEP_US);
     if ((r = bg_usb_run(b->t, x + from, n - from)) == 0) {
-      if (attempt) BG_LOG(1, "usb: %s: %s: recovered after %d retr%s", b->t->name, what, attempt, attempt > 1 ? "ies" : "y");
+      if (attempt)
+        BG_LOG(1, "usb: %s: %s: recovered after %d retr%s", b->t->name, what, attempt, attempt > 1 ? "ies" : "y");
       return 0;
     }
     if (!bg_usb_retryable(r)) return bg_error_context(r, "%s: %s: ", b->t->name, what);

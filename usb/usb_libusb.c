@@ -176,7 +176,8 @@ static int lx_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
 static int lx_clear_halt(bg_usb_transport *t, uint8_t ep) {
   lx *u = (lx *)t;
   int r = libusb_clear_halt(u->h, ep);
-  return r == 0 ? 0 : bg_error(usb_code(r), "%s: libusb_clear_halt(0x%02X) failed: %s", t->name, ep, libusb_error_name(r));
+  if (r == 0) return 0;
+  return bg_error(usb_code(r), "%s: libusb_clear_halt(0x%02X) failed: %s", t->name, ep, libusb_error_name(r));
 }
 
 static void lx_close(bg_usb_transport *t) {

@@ -68,10 +68,10 @@ int bg_usb_resync(bg_usb_transport *t) {
   t->stats.resyncs++;
   for (int i = 0; i < 2; i++) {
     int r = t->ops->clear_halt ? t->ops->clear_halt(t, eps[i]) : 0;
-    /* a gone device says so in its own words; anything else is named here */
-    if (r < 0) return r == -BG_ENODEV ? bg_error(BG_ENODEV, "%s: clearing the halt of endpoint 0x%02X: device gone "
-                                                 "(unplugged or reset)", t->name, eps[i])
-                                      : bg_error(-r, "%s: clearing the halt of endpoint 0x%02X failed", t->name, eps[i]);
+    if (r == -BG_ENODEV)
+      return bg_error(BG_ENODEV, "%s: clearing the halt of endpoint 0x%02X: device gone (unplugged or reset)", t->name,
+                      eps[i]);
+    if (r < 0) return bg_error(-r, "%s: clearing the halt of endpoint 0x%02X failed (%s)", t->name, eps[i], bg_strerror(r));
   }
   return 0;
 }
