@@ -91,7 +91,7 @@ int bg_asm24_run(bg_asm24 *b, bg_usb_xfer *x, size_t n, const char *what) {
     command_describe(&x[from], cmd, sizeof(cmd));
     if (attempt == BG_ASM24_RETRIES) break;
     char resend[192];
-    snprintf(resend, sizeof(resend), "from the %s (command %zu of the batch's %zu transfers)", cmd, from, n);
+    snprintf(resend, sizeof(resend), "from the %s (transfer %zu of the batch's %zu)", cmd, from, n);
     int e = bg_asm24_recover(b, what, last, resend, attempt + 1);
     if (e < 0) return e;
   }

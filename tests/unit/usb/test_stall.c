@@ -27,9 +27,14 @@ static const char *const VNAMES[4] = {"halt before", "halt after", "timeout befo
 
 static uint64_t stalls_fired(mock_asm24_fault v) { return mock_asm24_get_stats(UB)->stalls[v - MOCK_ASM24_HALT]; }
 
-/* One stall was met and recovered from: one resync of the pipe (both endpoints), nothing pending. */
-static void one_recovery(const bg_usb_stats *s0, uint64_t halts0, mock_asm24_fault v, uint64_t fired0, int i) {
+/* One stall was met and recovered from: one resync of the pipe (both endpoints), which dropped the command the
+ * bridge still had armed when the stall came before it ran. */
+static void one_recovery(const bg_usb_stats *s0, uint64_t halts0, uint64_t dropped0, mock_asm24_fault v,
+                         uint64_t fired0, int i) {
   bg_usb_transport *t = bg_asm24_transport(ux_bridge());
+  bool before = v == MOCK_ASM24_HALT || v == MOCK_ASM24_HANG;
+  ck_assert_msg(mock_asm24_get_stats(UB)->dropped_arms - dropped0 == (before ? 1u : 0u), "%s: armed commands dropped",
+                VNAMES[i]);
   ck_assert_msg(stalls_fired(v) == fired0 + 1, "%s: the stall did not fire", VNAMES[i]);
   ck_assert_msg(t->stats.resyncs - s0->resyncs == 1, "%s: %llu resyncs, expected 1", VNAMES[i],
                 (unsigned long long)(t->stats.resyncs - s0->resyncs));
@@ -44,11 +49,12 @@ START_TEST(register_read_stalls) {
     mock_amd_poke(UG, scratch, 0x5EED0000u + (uint32_t)i);
     bg_usb_stats s0 = bg_asm24_transport(ux_bridge())->stats;
     uint64_t h0 = mock_asm24_get_stats(UB)->clear_halts, f0 = stalls_fired(VARIANTS[i]);
+    uint64_t d0 = mock_asm24_get_stats(UB)->dropped_arms;
     mock_asm24_inject(UB, VARIANTS[i], 0, 1);  /* the read's bulk IN is the first bulk transfer */
     uint32_t v = 0;
     ck_assert_msg(bg_mmio_read(&mmio, scratch * 4ull, &v, 4) == 0, "%s: %s", VNAMES[i], bg_last_error());
     ck_assert_msg(v == 0x5EED0000u + (uint32_t)i, "%s: read 0x%08x", VNAMES[i], v);
-    one_recovery(&s0, h0, VARIANTS[i], f0, i);
+    one_recovery(&s0, h0, d0, VARIANTS[i], f0, i);
   }
   bg_pci_unmap_bar(UP, &mmio);
 }
@@ -70,6 +76,7 @@ START_TEST(register_write_stalls) {
     ck_assert_int_eq(bg_mmio_wr64(&vram, 0x20000, 16u * (unsigned)(i + 1)), 0);
     bg_usb_stats s0 = t->stats;
     uint64_t h0 = mock_asm24_get_stats(UB)->clear_halts, f0 = stalls_fired(VARIANTS[i]);
+    uint64_t d0 = mock_asm24_get_stats(UB)->dropped_arms;
     uint64_t w0 = mock_asm24_get_stats(UB)->stream_writes;
     mock_asm24_inject(UB, VARIANTS[i], 5, 1);  /* ctrl, bulk (ring), ctrl, bulk (wptr), ctrl, bulk (doorbell) */
     ck_assert_msg(bg_mmio_write(&mmio, db * 4ull, &(uint32_t){16u * (unsigned)(i + 1)}, 4) == 0, "%s: %s", VNAMES[i],
@@ -79,7 +86,7 @@ START_TEST(register_write_stalls) {
     uint64_t wptr;
     memcpy(&wptr, mock_amd_vram(UG) + 0x20000, 8);
     ck_assert_uint_eq(wptr, 16u * (unsigned)(i + 1));
-    one_recovery(&s0, h0, VARIANTS[i], f0, i);
+    one_recovery(&s0, h0, d0, VARIANTS[i], f0, i);
     /* three commands, then the doorbell's again: 4 bulk OUT transfers, 4 streams armed */
     ck_assert_msg(t->stats.xfers[BG_USB_BULK_OUT] - s0.xfers[BG_USB_BULK_OUT] == 4, "%s: %llu bulk OUT transfers, "
                   "expected 4 (only the doorbell re-sent)", VNAMES[i],
@@ -114,12 +121,13 @@ START_TEST(pipelined_copy_stalls) {
       memset(dst, 0, n);
       bg_usb_stats s0 = bg_asm24_transport(b)->stats;
       uint64_t h0 = mock_asm24_get_stats(UB)->clear_halts, f0 = stalls_fired(VARIANTS[i]);
+      uint64_t d0 = mock_asm24_get_stats(UB)->dropped_arms;
       mock_asm24_inject(UB, VARIANTS[i], 5, 1);  /* (arm, bulk) x 2, arm, then the third stream's bulk */
       int r = dir ? bg_asm24_copy_out(b, bar0.base + off, dst, n, NULL, NULL)
                   : bg_asm24_copy_in(b, bar0.base + off, src, n, NULL, NULL);
       ck_assert_msg(r == 0, "%s, copy %s: %s", VNAMES[i], dir ? "out" : "in", bg_last_error());
       ck_assert_msg(memcmp(dir ? dst : vram + off, src, n) == 0, "%s: copy %s differs", VNAMES[i], dir ? "out" : "in");
-      one_recovery(&s0, h0, VARIANTS[i], f0, i);
+      one_recovery(&s0, h0, d0, VARIANTS[i], f0, i);
     }
   free(src);
   free(dst);
