@@ -23,17 +23,83 @@ static bg_usb_xfer bulk(bg_usb_kind k, void *buf, size_t len, unsigned tmo) {
   return (bg_usb_xfer){.kind = k, .buf = buf, .len = len, .timeout_ms = tmo};
 }
 
+/* ---------------- recovery from a failed batch ----------------
+ * A transfer that stalled or timed out may or may not have been executed by the bridge (a bulk OUT's data may
+ * have landed before the endpoint halted; a read may have been done when its data was lost), and the bridge may
+ * still have the command armed. So after a failed batch: nothing is left in flight (the transport cancelled the
+ * rest), both bulk endpoints' halts are cleared (bg_usb_resync: the pipe and the firmware's armed command start
+ * clean), and the batch is re-sent from the start of the failed command: what completed before it executed once
+ * and is not re-sent (a doorbell that already started work is not rung behind re-written ring bytes), and the
+ * failed command and the cancelled ones after it are idempotent (memory writes of the same bytes, reads, config
+ * writes, XDATA bytes, SRAM arms with their data). The one bulk transfer that is not (an SRAM read, whose arm the
+ * failure consumed) is never re-sent: sram_read_unlocked reports it. */
+
+/* The command transfer i belongs to: a bulk transfer and a completion read (0xF0 IN) are the second half of the
+ * control OUT before them (the arm, the TLP), which must be re-sent with them. */
+static size_t command_start(const bg_usb_xfer *x, size_t from, size_t i) {
+  bool second = x[i].kind == BG_USB_BULK_OUT || x[i].kind == BG_USB_BULK_IN ||
+                (x[i].kind == BG_USB_CTRL_IN && x[i].req == BG_ASM24_REQ_TLP);
+  return i > from && second && x[i - 1].kind == BG_USB_CTRL_OUT ? i - 1 : i;
+}
+
+/* "MWr stream of 4096 bytes at 0x800010000" and the like: the command starting at x, for messages. */
+static void command_describe(const bg_usb_xfer *x, char *buf, size_t n) {
+  if (x->kind == BG_USB_CTRL_OUT && x->req == BG_ASM24_REQ_TLP && x->len == BG_ASM24_TLP_PAYLOAD) {
+    uint32_t w[3];
+    memcpy(w, x->buf, sizeof(w));
+    unsigned long long addr = (unsigned long long)w[1] << 32 | w[0];
+    uint8_t fmt = (uint8_t)(x->val & 0xFF);
+    if (x->idx == BG_ASM24_MODE_STREAM_WRITE || x->idx == BG_ASM24_MODE_STREAM_READ)
+      snprintf(buf, n, "%s stream of %llu bytes at 0x%llx", x->idx == BG_ASM24_MODE_STREAM_WRITE ? "MWr" : "MRd",
+               4ull * w[2], addr);
+    else
+      snprintf(buf, n, "%s TLP at 0x%llx (byte enables 0x%x)", bg_asm24_fmt_name(fmt), addr, (unsigned)(x->val >> 8));
+  } else if (x->kind == BG_USB_CTRL_OUT && x->req == BG_ASM24_REQ_SRAM) {
+    snprintf(buf, n, "SRAM %s arm (wValue 0x%04X, wIndex 0x%04X)", x->val & 0x8000 ? "read" : "write", x->val, x->idx);
+  } else if (x->req == BG_ASM24_REQ_XDATA_READ || x->req == BG_ASM24_REQ_XDATA_WRITE) {
+    snprintf(buf, n, "XDATA %s at 0x%04X", x->req == BG_ASM24_REQ_XDATA_READ ? "read" : "write", x->val);
+  } else {
+    bg_usb_xfer_describe(x, buf, n);
+  }
+}
+
+int bg_asm24_recover(bg_asm24 *b, const char *what, const char *why, const char *resend, int retry) {
+  int r = bg_usb_resync(b->t);
+  if (r < 0) return bg_error_context(r, "%s: %s: recovering from a failed transfer (%s): ", b->t->name, what, why);
+  BG_LOG(1, "usb: %s: %s: %s; bulk endpoint halts cleared, re-sending %s (retry %d of %d)", b->t->name, what, why,
+         resend, retry, BG_ASM24_RETRIES);
+  return 0;
+}
+
 int bg_asm24_run(bg_asm24 *b, bg_usb_xfer *x, size_t n, const char *what) {
-  char last[512] = "";
+  char last[512] = "", cmd[128] = "";
+  size_t from = 0;
   int r = 0;
   for (int attempt = 0; attempt <= BG_ASM24_RETRIES; attempt++) {
     if (attempt) usleep(BG_ASM24_RETRY_SLEEP_US);
-    if ((r = bg_usb_run(b->t, x, n)) == 0) return 0;
+    if ((r = bg_usb_run(b->t, x + from, n - from)) == 0) {
+      if (attempt)
+        BG_LOG(1, "usb: %s: %s: recovered after %d retr%s", b->t->name, what, attempt, attempt > 1 ? "ies" : "y");
+      return 0;
+    }
     if (!bg_usb_retryable(r)) return bg_error_context(r, "%s: %s: ", b->t->name, what);
     snprintf(last, sizeof(last), "%s", bg_last_error());
+    size_t f = from;
+    while (f < n && x[f].status == 0) f++;
+    /* no transfer failed (the batch could not be submitted): all of it goes again */
+    if (f < n) from = command_start(x, from, f);
+    command_describe(&x[from], cmd, sizeof(cmd));
+    if (attempt == BG_ASM24_RETRIES) break;
+    char resend[192];
+    snprintf(resend, sizeof(resend), "from the %s (transfer %zu of the batch's %zu)", cmd, from, n);
+    int e = bg_asm24_recover(b, what, last, resend, attempt + 1);
+    if (e < 0) return e;
   }
-  return bg_error(-r, "%s: %s: %s after %d retries; last: %s", b->t->name, what,
-                  r == -BG_ETIMEDOUT ? "timeout" : "transfer failed", BG_ASM24_RETRIES, last);
+  /* the bridge stays usable: the pipe is resynchronised for whatever comes next */
+  int e = bg_usb_resync(b->t);
+  if (e == -BG_ENODEV) return e;
+  return bg_error(r == -BG_ETIMEDOUT ? BG_ETIMEDOUT : BG_EIO, "%s: %s: %s after %d retries, at the %s; last: %s",
+                  b->t->name, what, r == -BG_ETIMEDOUT ? "timeout" : "transfer failed", BG_ASM24_RETRIES, cmd, last);
 }
 
 static int grow_x(bg_asm24 *b, size_t n) {
@@ -304,9 +370,18 @@ static int sram_read_unlocked(bg_asm24 *b, void *dst, size_t n) {
   int r = bg_asm24_sram_read_args(n, &wv, &wi, &wire);
   if (r < 0 || (r = bg_asm24_bounce(b, wire)) < 0) return r;
   bg_usb_xfer x = bulk(BG_USB_BULK_IN, b->bounce, wire, BG_ASM24_TMO_BULK_MS);
-  /* Not retried: a failed bulk IN consumed the arm; the caller arms again. */
+  /* Not re-sent: the failed bulk IN consumed the arm, and the GPU filled the SRAM after it (copy-out); the pipe is
+   * resynchronised so that the bridge goes on, and the caller arms again. */
   r = bg_usb_run(b->t, &x, 1);
-  if (r < 0) return bg_error_context(r, "%s: SRAM read of %zu bytes (re-arm before reading again): ", b->t->name, n);
+  if (r < 0) {
+    const bg_asm24_window *w = &bg_asm24_windows[BG_ASM24_WIN_SRAM];
+    char why[512];
+    snprintf(why, sizeof(why), "%s", bg_last_error());
+    if (bg_usb_retryable(r) && bg_usb_resync(b->t) == -BG_ENODEV) return -BG_ENODEV;
+    return bg_error(-r, "%s: SRAM read of %zu bytes from slot 0 (XDATA 0x%04X, PCIe 0x%llx) failed and is not re-sent "
+                    "(the failed bulk IN consumed the arm: arm again, and have the GPU write again, before reading); "
+                    "transfer: %s", b->t->name, n, w->xdata, (unsigned long long)w->sys, why);
+  }
   memcpy(dst, b->bounce, n);
   return 0;
 }

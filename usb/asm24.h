@@ -9,10 +9,13 @@
  * round trip, so reads always see them), or a full queue. A queue submit (ring bytes, wptr,
  * doorbell) therefore costs one round trip.
  *
- * Retries (tinygrad tinygrad/runtime/support/usb.py ASM24Controller): a failed batch (timeout, stall, short transfer) and a completion whose
- * firmware status byte is non-zero are re-issued whole after 1 ms, up to BG_ASM24_RETRIES times;
- * a gone device is not retried. Memory writes are idempotent, so a re-issued batch leaves the same
- * bytes. The error after the last retry names the request, the address and "after N retries".
+ * Retries: a completion whose firmware status byte is non-zero is re-issued after 1 ms, up to
+ * BG_ASM24_RETRIES times (tinygrad tinygrad/runtime/support/usb.py ASM24Controller). A failed batch
+ * (timeout, stall, short transfer) is recovered in place (asm24.c): the bulk endpoints' halts are
+ * cleared and the batch re-sent after 1 ms from the start of the failed command, whose re-execution is
+ * harmless (memory writes of the same bytes, reads), up to BG_ASM24_RETRIES times; an SRAM read is
+ * not re-sent (its arm was consumed); a gone device is not retried. The error after the last retry
+ * names the request, the failed command with its address and "after N retries"; the bridge goes on.
  * Threads: every call below takes the bridge's recursive lock itself, so requests of several threads
  * never interleave on the wire; a process opens one bg_asm24 per bridge (hcq/dev_internal.h,
  * bg_phys_lock). Internal: not installed. */

@@ -2,7 +2,8 @@
  *
  * The body of a copy (whole dwords) goes as 1 MiB streaming requests (mode 1 / mode 2, reference
  * 1.4), COPY_DEPTH of them in flight: the host submits the next stream before waiting for the
- * oldest, so the link never idles on a round trip. A failed stream is re-sent together with every
+ * oldest, so the link never idles on a round trip. After a failed stream the rest in flight is drained, the pipe
+ * resynchronised (bg_asm24_recover: both bulk halts cleared) and the failed stream re-sent together with every
  * stream after it (all idempotent), up to BG_ASM24_RETRIES times at the same offset. Partial
  * dwords at the ends go through bg_asm24_mem_write / bg_asm24_mem_read. */
 #include <stdio.h>
@@ -86,10 +87,21 @@ static int run_pipe(copy_pipe *p, bg_asm24_progress_fn progress, void *ctx, uint
     tries = fail_at == done ? tries + 1 : 1;
     fail_at = done;
     snprintf(last, sizeof(last), "%s", bg_last_error());
-    if (tries > BG_ASM24_RETRIES)
-      return bg_error(-r, "%s: %s of %zu bytes at 0x%llx: the stream at offset %zu failed, %s after %d retries; "
-                      "last: %s", p->b->t->name, p->write ? "copy in" : "copy out", p->n, (unsigned long long)p->addr,
-                      done, r == -BG_ETIMEDOUT ? "timeout" : "transfer failed", BG_ASM24_RETRIES, last);
+    char what[96], resend[160];
+    snprintf(what, sizeof(what), "%s of %zu bytes at 0x%llx", p->write ? "copy in" : "copy out", p->n,
+             (unsigned long long)p->addr);
+    if (tries > BG_ASM24_RETRIES) {
+      int e = bg_usb_resync(p->b->t);  /* the bridge stays usable for what comes next */
+      if (e == -BG_ENODEV) return e;
+      return bg_error(r == -BG_ETIMEDOUT ? BG_ETIMEDOUT : BG_EIO, "%s: %s: the %s stream at 0x%llx (offset %zu) "
+                      "failed, %s after %d retries; last: %s", p->b->t->name, what, p->write ? "MWr" : "MRd",
+                      (unsigned long long)(p->addr + done), done, r == -BG_ETIMEDOUT ? "timeout" : "transfer failed",
+                      BG_ASM24_RETRIES, last);
+    }
+    snprintf(resend, sizeof(resend), "the stream at 0x%llx (offset %zu) and everything after it",
+             (unsigned long long)(p->addr + done), done);
+    int e = bg_asm24_recover(p->b, what, last, resend, tries);
+    if (e < 0) return e;
     usleep(BG_ASM24_RETRY_SLEEP_US);
     next = done;  /* re-send the failed stream and everything after it */
   }

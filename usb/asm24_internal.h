@@ -34,8 +34,13 @@ struct bg_asm24 {
   size_t capbounce;
 };
 
-/* Run x[0..n) as one round trip, re-issued whole on retryable failures. what names the request. */
+/* Run x[0..n) as one round trip; on a retryable failure resynchronise (bg_asm24_recover) and re-send from the
+ * start of the failed command, up to BG_ASM24_RETRIES times (asm24.c explains why that is safe). what names
+ * the request; the final error names it, the failed command and its address. */
 int bg_asm24_run(bg_asm24 *b, bg_usb_xfer *x, size_t n, const char *what);
+/* After a failed batch, with nothing in flight: clear both bulk endpoints' halts (bg_usb_resync) and report the
+ * recovery at BG_DEBUG=1: what (the operation), why (the failed transfer), resend (what goes again), retry. */
+int bg_asm24_recover(bg_asm24 *b, const char *what, const char *why, const char *resend, int retry);
 /* The queued writes as transfers at b->x[0..), followed by room for extra more; *n set. */
 int bg_asm24_queue_xfers(bg_asm24 *b, size_t extra, size_t *n);
 void bg_asm24_queue_clear(bg_asm24 *b);

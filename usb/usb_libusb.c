@@ -2,7 +2,9 @@
  *
  * One private libusb context per opened bridge; events are handled on that context only (the
  * reference's pitfall 1.2: never the default context). Every transfer is asynchronous: a batch is
- * submitted in order and its completions are collected by bg_usb_wait. */
+ * submitted in order and its completions are collected by bg_usb_wait. Each transfer carries its request's
+ * timeout (libusb cancels it when it expires: LIBUSB_TRANSFER_TIMED_OUT); after a failure the rest of the batch
+ * is cancelled here, and halts are cleared by the protocol layer's recovery (bg_usb_resync -> lx_clear_halt). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,7 @@ static void LIBUSB_CALL on_done(struct libusb_transfer *lt) {
   default: x->status = -BG_EIO; break;  /* stall, error, overflow, cancelled */
   }
   x->actual = got;
+  x->halted = lt->status == LIBUSB_TRANSFER_STALL;
   if (x->status == 0 && got != x->len) x->status = -BG_EIO;  /* short: an error (tinygrad tinygrad/runtime/support/usb.py ASM24Controller) */
   if (x->kind == BG_USB_CTRL_IN && got) memcpy(x->buf, f->setup + LIBUSB_CONTROL_SETUP_SIZE, got);
   f->done = true;
@@ -159,17 +162,22 @@ static int lx_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
   int err = 0;
   for (size_t i = 0; i < n; i++) {
     inflight *f = find(u, &x[i]);
-    if (x[i].status < 0 && !err) {
-      err = x[i].status;
-      if (f->lt->status == LIBUSB_TRANSFER_STALL && (x[i].kind == BG_USB_BULK_OUT || x[i].kind == BG_USB_BULK_IN))
-        libusb_clear_halt(u->h, x[i].kind == BG_USB_BULK_OUT ? BG_USB_EP_BULK_OUT : BG_USB_EP_BULK_IN);
-    }
+    /* a halted endpoint is cleared by the protocol layer's recovery (bg_usb_resync), once nothing is in flight */
+    if (x[i].status < 0 && !err) err = x[i].status;
     free(f->setup);
     libusb_free_transfer(f->lt);
     *f = u->fl[--u->nfl];
     if (f != &u->fl[u->nfl]) f->lt->user_data = f;
   }
   return err;
+}
+
+/* libusb_clear_halt: CLEAR_FEATURE(ENDPOINT_HALT) to the device, and the host side's toggle/sequence reset. */
+static int lx_clear_halt(bg_usb_transport *t, uint8_t ep) {
+  lx *u = (lx *)t;
+  int r = libusb_clear_halt(u->h, ep);
+  if (r == 0) return 0;
+  return bg_error(usb_code(r), "%s: libusb_clear_halt(0x%02X) failed: %s", t->name, ep, libusb_error_name(r));
 }
 
 static void lx_close(bg_usb_transport *t) {
@@ -185,7 +193,7 @@ static void lx_close(bg_usb_transport *t) {
   free(u);
 }
 
-static const bg_usb_transport_ops lx_ops = {lx_submit, lx_wait, lx_close};
+static const bg_usb_transport_ops lx_ops = {lx_submit, lx_wait, lx_close, lx_clear_halt};
 
 /* The index-th custom-firmware bridge; *stock set when only stock-firmware ones exist. */
 static libusb_device *pick(libusb_device **list, ssize_t cnt, int index, int *ncustom, int *nstock) {

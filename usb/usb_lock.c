@@ -25,6 +25,11 @@ static int lk_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
   return in->ops->wait(in, x, n);
 }
 
+static int lk_clear_halt(bg_usb_transport *t, uint8_t ep) {
+  bg_usb_transport *in = ((locked *)t)->inner;
+  return in->ops->clear_halt ? in->ops->clear_halt(in, ep) : 0;
+}
+
 static void lk_close(bg_usb_transport *t) {
   locked *l = (locked *)t;
   bg_usb_transport_close(l->inner);
@@ -32,7 +37,7 @@ static void lk_close(bg_usb_transport *t) {
   free(l);
 }
 
-static const bg_usb_transport_ops lk_ops = {lk_submit, lk_wait, lk_close};
+static const bg_usb_transport_ops lk_ops = {lk_submit, lk_wait, lk_close, lk_clear_halt};
 
 int bg_usb_transport_lock(bg_usb_transport **t) {
   bg_usb_transport *in = *t;

@@ -29,6 +29,7 @@ int bg_usb_submit(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
                       (int)x[i].kind, x[i].len);
     x[i].actual = 0;
     x[i].status = 0;
+    x[i].halted = false;
   }
   int r = t->ops->submit(t, x, n);
   if (r < 0) return r;
@@ -50,6 +51,7 @@ int bg_usb_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
     char d[128];
     bg_usb_xfer_describe(&x[i], d, sizeof(d));
     const char *why = x[i].status == -BG_ETIMEDOUT ? "timed out" : x[i].status == -BG_ENODEV ? "device gone (unplugged or reset)"
+                      : x[i].halted ? "stalled (endpoint halted)"
                       : x[i].actual && x[i].actual < x[i].len ? "short transfer" : "stalled or cancelled";
     return bg_error(-x[i].status, "%s: %s: %s (%zu of %zu bytes)", t->name, d, why, x[i].actual, x[i].len);
   }
@@ -59,6 +61,19 @@ int bg_usb_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
 int bg_usb_run(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
   int r = bg_usb_submit(t, x, n);
   return r < 0 ? r : bg_usb_wait(t, x, n);
+}
+
+int bg_usb_resync(bg_usb_transport *t) {
+  static const uint8_t eps[2] = {BG_USB_EP_BULK_OUT, BG_USB_EP_BULK_IN};
+  t->stats.resyncs++;
+  for (int i = 0; i < 2; i++) {
+    int r = t->ops->clear_halt ? t->ops->clear_halt(t, eps[i]) : 0;
+    if (r == -BG_ENODEV)
+      return bg_error(BG_ENODEV, "%s: clearing the halt of endpoint 0x%02X: device gone (unplugged or reset)", t->name,
+                      eps[i]);
+    if (r < 0) return bg_error(-r, "%s: clearing the halt of endpoint 0x%02X failed (%s)", t->name, eps[i], bg_strerror(r));
+  }
+  return 0;
 }
 
 void bg_usb_transport_close(bg_usb_transport *t) {

@@ -8,8 +8,13 @@
  *
  * Errors a transfer can end with (status): -BG_ETIMEDOUT (timeout), -BG_EIO (stall, short
  * transfer, cancelled after an earlier failure of its batch), -BG_ENODEV (the device is gone).
- * After the first failed transfer of a batch the rest of the batch is cancelled. The protocol
- * layer (usb/asm24.c) decides what to retry. Internal: not installed. */
+ * After the first failed transfer of a batch the rest of the batch is cancelled. A stalled bulk
+ * endpoint stays halted (every later transfer on it stalls) until the host clears the halt, and a
+ * cancelled or timed-out bulk transfer leaves the two ends of the pipe out of step: bg_usb_resync
+ * clears the halt of both bulk endpoints (CLEAR_FEATURE(ENDPOINT_HALT), which also resets the
+ * endpoint's state on the device), as usb-storage's bulk-only reset recovery does (Linux
+ * drivers/usb/storage/transport.c usb_stor_Bulk_reset -> usb_stor_reset_common). The protocol
+ * layer (usb/asm24.c) decides what to re-send. Internal: not installed. */
 #ifndef BG_USB_USB_TRANSPORT_H
 #define BG_USB_USB_TRANSPORT_H
 
@@ -42,6 +47,7 @@ typedef struct bg_usb_xfer {
   /* filled on completion */
   size_t actual;
   int status;            /* 0 or -BG_E* */
+  bool halted;           /* the endpoint answered STALL (LIBUSB_TRANSFER_STALL): halted until cleared */
 } bg_usb_xfer;
 
 /* Transfers and bytes moved per kind, and waits (round trips). */
@@ -49,6 +55,7 @@ typedef struct bg_usb_stats {
   uint64_t xfers[BG_USB_NKINDS];
   uint64_t bytes[BG_USB_NKINDS];
   uint64_t round_trips;
+  uint64_t resyncs;       /* bg_usb_resync calls: failed batches recovered from */
 } bg_usb_stats;
 
 typedef struct bg_usb_transport bg_usb_transport;
@@ -60,6 +67,9 @@ typedef struct bg_usb_transport_ops {
    * failed transfer's status (bg_usb_wait writes the message), or another error with its message. */
   int (*wait)(bg_usb_transport *t, bg_usb_xfer *x, size_t n);
   void (*close)(bg_usb_transport *t);
+  /* CLEAR_FEATURE(ENDPOINT_HALT) on bulk endpoint ep (libusb_clear_halt), with nothing in flight: the
+   * endpoint takes transfers again and the device drops what it had armed for it. 0 or -BG_E*. */
+  int (*clear_halt)(bg_usb_transport *t, uint8_t ep);
 } bg_usb_transport_ops;
 
 struct bg_usb_transport {
@@ -76,6 +86,9 @@ int bg_usb_run(bg_usb_transport *t, bg_usb_xfer *x, size_t n);
 int bg_usb_submit(bg_usb_transport *t, bg_usb_xfer *x, size_t n);
 int bg_usb_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n);
 void bg_usb_transport_close(bg_usb_transport *t);
+/* After a failed batch, once nothing is in flight: clear the halt of both bulk endpoints, so the
+ * next command starts on a clean pipe. Counted in t->stats.resyncs. 0 or -BG_E* naming the endpoint. */
+int bg_usb_resync(bg_usb_transport *t);
 
 /* "CTRL_OUT 0xF0 wValue 0x0060 wIndex 0x1" and the like, for messages. */
 void bg_usb_xfer_describe(const bg_usb_xfer *x, char *buf, size_t n);

@@ -128,7 +128,7 @@ static int emu_xport_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
   return r;
 }
 static void emu_xport_close(bg_usb_transport *t) { emu_xport_orig->close(t); }
-static const bg_usb_transport_ops emu_xport_ops = {emu_xport_submit, emu_xport_wait, emu_xport_close};
+static const bg_usb_transport_ops emu_xport_ops = {emu_xport_submit, emu_xport_wait, emu_xport_close, NULL};
 
 /* MOCKNVK+NV: the device's system-call table, replaced by a copy whose emulator calls are timed. */
 static nv_gpu *emu_nv;

@@ -53,7 +53,7 @@ static int s_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
 
 static void s_close(bg_usb_transport *t) { (void)t; }
 
-static const bg_usb_transport_ops ops = {s_submit, s_wait, s_close};
+static const bg_usb_transport_ops ops = {s_submit, s_wait, s_close, NULL};
 
 /* The bridge's requests after the open, answered from the script. */
 static void requests(bg_asm24 *b) {

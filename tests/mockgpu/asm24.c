@@ -88,14 +88,33 @@ void mock_asm24_inject(mock_asm24 *m, mock_asm24_fault f, unsigned after, unsign
 void mock_asm24_clear_faults(mock_asm24 *m) {
   m->nfaults = 0;
   m->gone = false;
+  atomic_store(&m->stalls_left, 0);
 }
+
+void mock_asm24_inject_stall(mock_asm24 *m, unsigned count) { atomic_fetch_add(&m->stalls_left, count); }
+unsigned mock_asm24_stalls_pending(const mock_asm24 *m) { return atomic_load(&m->stalls_left); }
+
+static bool is_bulk(const bg_usb_xfer *x) { return x->kind == BG_USB_BULK_OUT || x->kind == BG_USB_BULK_IN; }
 
 static bool applies(mock_asm24_fault f, const bg_usb_xfer *x) {
   switch (f) {
-  case MOCK_ASM24_SHORT: return x->kind == BG_USB_BULK_OUT || x->kind == BG_USB_BULK_IN;
+  case MOCK_ASM24_SHORT: case MOCK_ASM24_HALT: case MOCK_ASM24_HALT_AFTER: case MOCK_ASM24_HANG:
+  case MOCK_ASM24_HANG_AFTER: return is_bulk(x);
   case MOCK_ASM24_CPL_ERROR: return x->kind == BG_USB_CTRL_IN && x->req == 0xF0;
   default: return true;
   }
+}
+
+/* One of mock_asm24_inject_stall's stalls for a bulk transfer, in turn, or -1. */
+static int injected_stall(mock_asm24 *m, const bg_usb_xfer *x) {
+  static const mock_asm24_fault turn[4] = {MOCK_ASM24_HALT, MOCK_ASM24_HANG_AFTER, MOCK_ASM24_HALT_AFTER,
+                                           MOCK_ASM24_HANG};
+  if (!is_bulk(x)) return -1;
+  unsigned left = atomic_load(&m->stalls_left);
+  while (left && !atomic_compare_exchange_weak(&m->stalls_left, &left, left - 1)) {}
+  if (!left) return -1;
+  m->st.faults_fired++;
+  return (int)turn[m->stall_turn++ % 4];
 }
 
 /* The fault this transfer meets, or -1. */
@@ -260,6 +279,24 @@ static void process(mock_asm24 *m, bg_usb_xfer *x) {
     x->status = -BG_ENODEV;
     return;
   }
+  if (is_bulk(x) && m->halted[x->kind == BG_USB_BULK_IN]) {
+    /* a halted endpoint answers STALL to everything until the host clears it; the armed command waits */
+    x->status = -BG_EIO;
+    x->halted = true;
+    return;
+  }
+  if (f < 0) f = injected_stall(m, x);
+  if (f >= MOCK_ASM24_HALT) {
+    bool after = f == MOCK_ASM24_HALT_AFTER || f == MOCK_ASM24_HANG_AFTER, halt = f <= MOCK_ASM24_HALT_AFTER;
+    m->st.stalls[f - MOCK_ASM24_HALT]++;
+    /* after: the command ran (and disarmed); the host sees only the failure, and an IN's buffer is not data */
+    if (after && do_bulk(m, x, false) == 0 && x->kind == BG_USB_BULK_IN) memset(x->buf, 0xA5, x->len);
+    x->actual = 0;
+    x->status = halt ? -BG_EIO : -BG_ETIMEDOUT;
+    x->halted = halt;
+    if (halt) m->halted[x->kind == BG_USB_BULK_IN] = true;
+    return;
+  }
   if (f == MOCK_ASM24_STALL || f == MOCK_ASM24_TIMEOUT) {
     if (x->kind == BG_USB_BULK_OUT || x->kind == BG_USB_BULK_IN) m->pending = M24_NONE;
     x->status = f == MOCK_ASM24_STALL ? -BG_EIO : -BG_ETIMEDOUT;
@@ -307,9 +344,28 @@ static int mx_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
   return 0;
 }
 
+/* CLEAR_FEATURE(ENDPOINT_HALT): the endpoint takes transfers again, and the firmware drops a command armed for it
+ * (as a bulk-only device resets its state in reset recovery): the next request starts clean. */
+static int mx_clear_halt(bg_usb_transport *t, uint8_t ep) {
+  mock_asm24 *m = ((mock_xport *)t)->m;
+  if (m->gone) return -BG_ENODEV;
+  if (ep != 0x02 && ep != 0x81) return m24_fail(m, "clear halt of endpoint 0x%02X (bulk endpoints: 0x02, 0x81)", ep);
+  if (m->inflight) return m24_fail(m, "clear halt of endpoint 0x%02X with %zu transfers in flight", ep, m->inflight);
+  bool in = ep == 0x81;
+  m->st.clear_halts++;
+  m->halted[in] = false;
+  bool armed_here = in ? (m->pending == M24_STREAM_R || m->pending == M24_SRAM_R)
+                       : (m->pending == M24_STREAM_W || m->pending == M24_SRAM_W);
+  if (armed_here) {
+    m->pending = M24_NONE;
+    m->st.dropped_arms++;
+  }
+  return 0;
+}
+
 static void mx_close(bg_usb_transport *t) { free(t); }
 
-static const bg_usb_transport_ops mock_ops = {mx_submit, mx_wait, mx_close};
+static const bg_usb_transport_ops mock_ops = {mx_submit, mx_wait, mx_close, mx_clear_halt};
 
 bg_usb_transport *mock_asm24_transport(mock_asm24 *m) {
   mock_xport *x = calloc(1, sizeof(*x));

@@ -16,8 +16,13 @@
  * beyond 512 KiB, GPU DMA outside the windows.
  *
  * Faults on request (mock_asm24_inject): stalls, timeouts, short bulk transfers (half the bytes
- * land), completions with the firmware's error byte, a vanished device. Counters of transfers,
- * bytes and TLPs (mock_asm24_get_stats). Not thread-safe. */
+ * land), completions with the firmware's error byte, a vanished device, and bulk transfers that stall
+ * as on a real host controller (mock_asm24_inject_stall): the endpoint halts (LIBUSB_ERROR_PIPE) and
+ * stays halted until the host clears it, or the transfer times out (LIBUSB_ERROR_TIMEOUT), each
+ * before the command executed (it stays armed: the firmware still waits for or holds the data, until
+ * the host clears the endpoint's halt) or after (the write landed or the read was done, the host only
+ * sees the failure). Counters of transfers, bytes and TLPs (mock_asm24_get_stats). Not thread-safe,
+ * except mock_asm24_inject_stall (atomic: another thread may inject while the driver runs). */
 #ifndef BG_MOCKGPU_ASM24_H
 #define BG_MOCKGPU_ASM24_H
 
@@ -42,15 +47,31 @@ typedef enum mock_asm24_fault {
   MOCK_ASM24_SHORT,      /* a bulk transfer moves half its bytes (OUT: they land), then fails short */
   MOCK_ASM24_CPL_ERROR,  /* a completion read (0xF0 IN) reports the firmware's transport error (byte 7) */
   MOCK_ASM24_GONE,       /* every transfer from then on: -BG_ENODEV */
+  /* Bulk transfers only, as a real bridge stalls (the host controller's view, usb/usb_transport.h): */
+  MOCK_ASM24_HALT,       /* the endpoint halts before the data moved (-BG_EIO, halted): the command stays armed, and
+                            every transfer on the endpoint stalls, until the host clears the halt */
+  MOCK_ASM24_HALT_AFTER, /* the command executed (OUT: the data landed; IN: the PCIe read was done, the host's buffer
+                            gets garbage), then the endpoint halts (-BG_EIO, halted, 0 bytes) */
+  MOCK_ASM24_HANG,       /* the transfer times out before the data moved (-BG_ETIMEDOUT): the command stays armed (the
+                            firmware waits) until the host clears the endpoint's halt */
+  MOCK_ASM24_HANG_AFTER, /* the command executed, the transfer times out anyway (-BG_ETIMEDOUT, 0 bytes, IN: garbage) */
 } mock_asm24_fault;
 
 /* Fire fault on count transfers it applies to, once after transfers have passed. */
 void mock_asm24_inject(mock_asm24 *m, mock_asm24_fault fault, unsigned after, unsigned count);
 void mock_asm24_clear_faults(mock_asm24 *m);
+/* The next count bulk transfers stall, in turn HALT, HANG_AFTER, HALT_AFTER, HANG (the turn goes on across calls,
+ * so repeated single stalls meet every variant); faults of mock_asm24_inject come first. Safe from any thread. */
+void mock_asm24_inject_stall(mock_asm24 *m, unsigned count);
+/* Stalls injected by mock_asm24_inject_stall and not fired yet. */
+unsigned mock_asm24_stalls_pending(const mock_asm24 *m);
 
 typedef struct mock_asm24_stats {
   uint64_t xfers[BG_USB_NKINDS], bytes[BG_USB_NKINDS];
   uint64_t cfg_tlps, mem_tlps, stream_writes, stream_reads, sram_writes, sram_reads, faults_fired;
+  uint64_t clear_halts;           /* CLEAR_FEATURE(ENDPOINT_HALT) requests from the host */
+  uint64_t dropped_arms;          /* armed commands dropped by a clear halt */
+  uint64_t stalls[4];             /* HALT, HALT_AFTER, HANG, HANG_AFTER fired (either injection) */
 } mock_asm24_stats;
 const mock_asm24_stats *mock_asm24_get_stats(const mock_asm24 *m);
 void mock_asm24_reset_stats(mock_asm24 *m);

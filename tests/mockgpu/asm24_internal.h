@@ -3,6 +3,8 @@
 #ifndef BG_MOCKGPU_ASM24_INTERNAL_H
 #define BG_MOCKGPU_ASM24_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "asm24.h"
 #include "platform/mmio.h"
 
@@ -31,6 +33,9 @@ struct mock_asm24 {
   struct { mock_asm24_fault kind; unsigned skip, left; } faults[M24_MAX_FAULTS];
   unsigned nfaults;
   bool gone;
+  bool halted[2];             /* bulk OUT 0x02, bulk IN 0x81: STALL until the host clears the halt */
+  atomic_uint stalls_left;    /* mock_asm24_inject_stall */
+  unsigned stall_turn;
   /* batch semantics: after a failure, what is in flight is cancelled */
   size_t inflight;
   bool cancel_rest;

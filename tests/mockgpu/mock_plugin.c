@@ -199,11 +199,21 @@ static uint64_t plugin_exec_ns(void) {
 
 /* Fault injection (ABI 4): one row per kind; fn gets the started set and a valid index. usb_only: MOCKUSB only. */
 typedef int (*inject_fn)(mock_set *m, int index, unsigned count, char *err, size_t errlen);
+
+/* usb-stall: the next count bulk transfers of the bridge stall (halt or timeout, before or after the command ran;
+ * asm24.h mock_asm24_inject_stall), which the driver recovers from in place (usb/asm24.c bg_asm24_run). */
+static int inject_usb_stall(mock_set *m, int index, unsigned count, char *err, size_t errlen) {
+  (void)err, (void)errlen;
+  mock_asm24_inject_stall(m->bridge[index], count);
+  return 0;
+}
+
 static const struct inject_kind {
   const char *kind;
   bool usb_only;
   inject_fn fn;
 } INJECT[] = {
+    {"usb-stall", true, inject_usb_stall},
     {NULL, false, NULL},
 };
 

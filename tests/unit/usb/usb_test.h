@@ -40,5 +40,6 @@ Suite *usb_copy_suite(void);
 Suite *usb_am_suite(void);
 Suite *usb_tool_suite(void);
 Suite *usb_hcq_suite(void);
+Suite *usb_stall_suite(void);
 
 #endif
