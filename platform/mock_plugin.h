@@ -20,7 +20,8 @@
 
 /* ABI 2: MOCKUSB (an emulated ASM24 bridge in front of each GPU), usb_transport and exec_ns.
  * ABI 3: MOCKNVK+NV (an emulated nvidia kernel module and NVIDIA GPUs): nv_sys and nv_assemble.
- * ABI 4: inject (faults the stress tests of tests/stress inject into the emulated hardware). */
+ * ABI 4: inject (faults the stress tests of tests/stress inject into the emulated hardware); the USB transport table
+ *   gained clear_halt and its transfer/stats records changed layout. */
 #define BG_MOCK_PLUGIN_ABI 4
 #define BG_MOCK_MAX_DEVICES 8
 
