@@ -259,8 +259,9 @@ global: v_mov_b32 v1, 0
   global_store_b16 v0, v20, s[2:3] offset:4
   global_store_b8 v0, v20, s[2:3] offset:6
   global_store_d16_hi_b16 v0, v20, s[2:3] offset:8
+  s_waitcnt vmcnt(0)                // v[7:10] are loaded above: the store reads them
   global_store_b128 v[2:3], v[7:10], off offset:2048
-  s_waitcnt vmcnt(0)
+  s_waitcnt_vscnt null, 0
   s_endpgm
 atomic: global_atomic_add_u32 v1, v0, v2, s[0:1] glc
   global_atomic_max_i32 v0, v2, s[0:1] offset:4
