@@ -84,7 +84,7 @@ int rdna3_dispatch_run(const rdna3_dispatch *d, const rdna3_mem *mem, rdna3_repo
   unsigned nvgpr = (RSRC1_VGPRS(d->pgm_rsrc1) + 1) * VGPR_GRANULE;
   if (nvgpr > RDNA3_NVGPR) {
     snprintf(rep->msg, sizeof rep->msg, "rdna3: COMPUTE_PGM_RSRC1 0x%x grants %u VGPRs (VGPRS %u): a wave32 has at most %u",
-             d->pgm_rsrc1, nvgpr, RSRC1_VGPRS(d->pgm_rsrc1), RDNA3_NVGPR);
+             d->pgm_rsrc1, nvgpr, RSRC1_VGPRS(d->pgm_rsrc1), (unsigned)RDNA3_NVGPR);
     return -1;
   }
   if (RSRC1_SGPRS(d->pgm_rsrc1)) {

@@ -174,7 +174,7 @@ START_TEST(kernel_descriptor_lds) {
   for (int i = 0; i < 512; i++) in[i] = 1.0f;
   uint64_t pi = gpu_alloc(&g, sizeof in, 256), po = gpu_alloc(&g, 256, 256);
   memcpy(gpu_ptr(&g, pi), in, sizeof in);
-  struct { uint64_t o, i; } args = {po, pi};
+  const uint64_t args[2] = {po, pi};  /* out, in */
   rdna3_report rep;
   kernel under = k;
   ck_assert_int_eq(kernel_run(&g, &k, (uint32_t[3]){1, 1, 1}, (uint32_t[3]){128, 1, 1}, &args, sizeof args, &rep), 0);
