@@ -460,6 +460,50 @@ static int kcache_run(void) {
   return 0;
 }
 
+/* COMPUTE_PGM_RSRC1.VGPRS as the CP got it limits the wave: v9 with VGPRS 0 (8 VGPRs) hangs the queue with a failure
+ * naming the register and the grant; VGPRS 1 (16) runs. */
+static int vgpr_grant_run(void) {
+  static const char src[] = "v_mov_b32 v9, 7\nv_mov_b32 v2, 0\nglobal_store_b32 v2, v9, s[0:1]\ns_endpgm\n";
+  uint32_t code[32];
+  int ncode = assemble(src, code, 32);
+  if (ncode < 0) return 77;
+  for (int i = 0; i < ncode; i++) OK(bg_mmio_wr32(&D->vram, vbuf + 0x8000 + 4ull * i, code[i]));
+  uint64_t pgm = VA_VRAM + 0x8000, out = VA_HOST + 0x3000;
+  for (uint32_t vgprs = 1; vgprs != ~0u; vgprs--) { /* 16 VGPRs, then 8 */
+    uint32_t pk[64], v[4];
+    unsigned n = 0;
+    v[0] = (uint32_t)(pgm >> 8), v[1] = (uint32_t)(pgm >> 40);
+    n += set_sh(pk + n, 0x20c, v, 2);
+    v[0] = vgprs, v[1] = 2u << 1; /* RSRC1.VGPRS; RSRC2: USER_SGPR 2 */
+    n += set_sh(pk + n, 0x212, v, 2);
+    v[0] = (uint32_t)out, v[1] = (uint32_t)(out >> 32);
+    n += set_sh(pk + n, 0x240, v, 2);
+    uint32_t start[6] = {0, 0, 0, 32, 1, 1};
+    n += set_sh(pk + n, 0x204, start, 6);
+    pk[n++] = PACKET3(0x15, 3), pk[n++] = 1, pk[n++] = 1, pk[n++] = 1, pk[n++] = 1u | 1u << 15;
+    *host32(0x3000) = 0;
+    cp_submit(pk, n);
+    wait_idle();
+    mock_amd_pm4_stats st;
+    ck_assert(mock_amd_pm4_stats_get(G, &st));
+    if (vgprs) {
+      ck_assert_msg(mock_amd_nfail(G) == 0, "%s", mock_amd_failures(G));
+      ck_assert_uint_eq(*host32(0x3000), 7);
+      continue;
+    }
+    const char *f = mock_amd_failures(G);
+    ck_assert_msg(strstr(f, "VGPR v9 (destination) beyond the 8 VGPRs the dispatch grants") != NULL, "%s", f);
+    ck_assert(st.hung);
+    ck_assert_uint_eq(*host32(0x3000), 0);
+    mock_amd_clear_failures(G);
+  }
+  return 0;
+}
+
+static int vgpr_rc = -1;
+START_TEST(cp_dispatch_vgpr_grant) { vgpr_rc = vgpr_grant_run(); }
+END_TEST
+
 static int kcache_rc = -1;
 START_TEST(cp_acquire_kcache) { kcache_rc = kcache_run(); }
 END_TEST
@@ -668,13 +712,14 @@ static int main_dispatch(void) {
   TCase *t = tc("gfx11", setup11);
   tcase_add_test(t, cp_dispatch);
   tcase_add_test(t, cp_acquire_kcache);
+  tcase_add_test(t, cp_dispatch_vgpr_grant);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK); /* dispatch_rc comes back from the test */
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
-  bool skip = dispatch_rc == 77 || kcache_rc == 77;
+  bool skip = dispatch_rc == 77 || kcache_rc == 77 || vgpr_rc == 77;
   if (!failed && skip) puts("llvm-mc-22 not found: skipped");
   return failed ? 1 : skip ? 77 : 0;
 #endif
