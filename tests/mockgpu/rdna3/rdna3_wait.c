@@ -2,7 +2,11 @@
  * gfx11 counters (LLVM AMDGPUUsage / SIInsertWaitcnts, RDNA3 ISA guide "Data dependency
  * resolution"): vmcnt counts vector memory loads and atomics with return, in order; lgkmcnt counts
  * LDS, scalar memory and messages; stores go to vscnt. A load's data is read at issue (a later
- * store of the same wave cannot overtake it) and written to its destination when it lands. */
+ * store of the same wave cannot overtake it) and written to its destination when it lands. FLAT loads,
+ * which hardware counts on both vmcnt and lgkmcnt (they may reach LDS), are on vmcnt only here; LLVM
+ * waits for both before using them. SMEM may return out of order on hardware (LLVM then waits for
+ * lgkmcnt(0)); here lgkmcnt retires in order, so a kernel relying on the order of two scalar loads is
+ * not caught. */
 #include <string.h>
 
 #include "rdna3_internal.h"

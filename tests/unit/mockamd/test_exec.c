@@ -6,8 +6,8 @@
  * copies of random sizes and offsets VRAM<->VRAM and VRAM<->host (bit-exact), CONST_FILL, TIMESTAMP, POLL_REGMEM,
  * an SDMA ring wrap; VM faults (unmapped, write to a read-only PTE) visible in GCVM_L2_PROTECTION_FAULT_* and the
  * failure list; unknown opcodes and bad lengths naming the packet; a write to an unmodelled register that is not
- * on the allow-list (tests/mockgpu/amd_reg_allow.h) failing by name; a kernel on the RDNA3 core and the scalar cache
- * that only ACQUIRE_MEM GLK_INV invalidates ("dispatch" mode, run as the mockamd-dispatch test: skipped (77) without
+ * on the allow-list (tests/mockgpu/amd_reg_allow.h) failing by name; a kernel on the RDNA3 core, the scalar cache
+ * that only ACQUIRE_MEM GLK_INV invalidates and the VGPR grant of COMPUTE_PGM_RSRC1 ("dispatch" mode, run as the mockamd-dispatch test: skipped (77) without
  * the core or llvm-mc-22). */
 #include <check.h>
 #include <inttypes.h>
