@@ -63,6 +63,9 @@ typedef struct pm4 {
   uint8_t uc_known[PACKET3_SET_UCONFIG_REG_END - PACKET3_SET_UCONFIG_REG_START];
   uint32_t pk[MAX_PKT_DW];
   mock_amd_pm4_stats st;
+#ifdef BG_MOCK_RDNA3
+  rdna3_kcache kcache; /* the shader core's scalar cache: lines stay until an ACQUIRE_MEM with GLK_INV */
+#endif
 } pm4;
 
 enum { X_OK = AMD_X_OK, X_HUNG = AMD_X_HUNG, X_STOPPED = AMD_X_STOPPED, X_CHAIN = 2 };
@@ -155,7 +158,7 @@ static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   d.scratch_base = ((uint64_t)r[R_SCRATCH_HI] << 32 | r[R_SCRATCH_LO]) << 8;
   d.tmpring_size = r[R_TMPRING];
   shader_mem m = {.vm = p->vm, .faulted = false};
-  rdna3_mem mem = {.ctx = &m, .xlate = shader_xlate};
+  rdna3_mem mem = {.ctx = &m, .kcache = &p->kcache, .xlate = shader_xlate};
   rdna3_report rep;
   memset(&rep, 0, sizeof(rep));
   pthread_mutex_unlock(&g->lock); /* the shader core touches only memory */
@@ -178,6 +181,20 @@ static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   return bad(p, s, pk, n, "DISPATCH_DIRECT %ux%ux%u: no shader core (tests/mockgpu/rdna3 not built in)", pk[1], pk[2],
              pk[3]);
 #endif
+}
+
+/* gfx10+ ACQUIRE_MEM: GCR_CNTL in dword 7 (nvd.h PACKET3_ACQUIRE_MEM_GCR_CNTL_*). The K$ is the one cache
+ * modelled: GLK_INV (bit 7) invalidates it; the vector caches (GLV, GL1, GL2) are coherent here. */
+#define GCR_CNTL_GLK_INV (1u << 7)
+
+static int acquire_mem(pm4 *p, const uint32_t *pk) {
+  p->st.acquires++;
+#ifdef BG_MOCK_RDNA3
+  if (pk[7] & GCR_CNTL_GLK_INV) rdna3_kcache_invalidate(&p->kcache);
+#else
+  (void)pk;
+#endif
+  return X_OK;
 }
 
 static int release_mem(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
@@ -253,7 +270,7 @@ static int exec_packet(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n, 
     if (count < 1) return bad(p, s, pk, n, "SET_*_REG without values");
     return set_regs(p, s, pk, n, op == PACKET3_SET_SH_REG);
   case PACKET3_DISPATCH_DIRECT: LEN(3); return dispatch(p, s, pk, n);
-  case PACKET3_ACQUIRE_MEM: LEN(6); return X_OK; /* no caches to invalidate */
+  case PACKET3_ACQUIRE_MEM: LEN(6); return acquire_mem(p, pk);
   case PACKET3_EVENT_WRITE: {
     LEN(0);
     unsigned ev = pk[1] & 0x3f;

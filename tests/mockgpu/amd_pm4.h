@@ -13,8 +13,11 @@
  *   SET_UCONFIG_REG 0x79: 0xc000.. registers of the gc table, stored
  *   DISPATCH_DIRECT 0x15: the grid with the COMPUTE_* registers -> rdna3_dispatch (tests/mockgpu/rdna3); without
  *       the shader core a failure "no shader core"; a shader fault or an unimplemented instruction is a failure
- *   ACQUIRE_MEM 0x58 (7 payload dwords), EVENT_WRITE 0x46 (CS_PARTIAL_FLUSH 7, CACHE_FLUSH 6, CACHE_FLUSH_TS 4,
- *       CACHE_FLUSH_AND_INV_TS 0x14, CACHE_FLUSH_AND_INV 0x16, BOTTOM_OF_PIPE_TS 0x28): no caches, nothing to do
+ *   ACQUIRE_MEM 0x58 (7 payload dwords): GCR_CNTL.GLK_INV (bit 7) invalidates the shader core's scalar cache (K$,
+ *       rdna3.h): scalar loads of a later dispatch read memory changed since (by the host, SDMA, the CP or a vector
+ *       store) only after it; the vector caches are coherent (not modelled)
+ *   EVENT_WRITE 0x46 (CS_PARTIAL_FLUSH 7, CACHE_FLUSH 6, CACHE_FLUSH_TS 4, CACHE_FLUSH_AND_INV_TS 0x14,
+ *       CACHE_FLUSH_AND_INV 0x16, BOTTOM_OF_PIPE_TS 0x28): nothing to do
  *   RELEASE_MEM 0x49: end-of-pipe (EVENT_INDEX 5) of CACHE_FLUSH_TS / CACHE_FLUSH_AND_INV_TS / BOTTOM_OF_PIPE_TS;
  *       DATA_SEL 0 none, 1 32-bit, 2 64-bit, 3 GPU clock (100 MHz) to DST_SEL 0/1 memory (aligned to the size);
  *       INT_SEL != 0 counts an EOP interrupt
@@ -36,6 +39,7 @@
 
 typedef struct mock_amd_pm4_stats {
   uint64_t packets, dispatches, eop_irqs, waits; /* executed packets (ring and IBs), DISPATCH_DIRECTs, ... */
+  uint64_t acquires;                             /* ACQUIRE_MEMs */
   uint64_t rptr;                                 /* read pointer (dwords since activation) */
   bool hung;                                     /* stopped at a bad packet or a fault */
 } mock_amd_pm4_stats;

@@ -9,10 +9,32 @@
  * (waves of one workgroup interleaved so s_barrier and LDS work). Memory goes through mem->xlate,
  * which the caller implements with the GPU page tables the driver wrote.
  *
+ * Resources: a wave may use the VGPRs COMPUTE_PGM_RSRC1.VGPRS grants ((VGPRS + 1) * 8 in wave32 on
+ * gfx11, LLVM AMDGPUUsage "COMPUTE_PGM_RSRC1" / getVGPREncodingGranule) and the LDS RSRC2.LDS_SIZE
+ * grants (512-byte units). Hardware does not check either for static register numbers (a wave
+ * beyond its grant reads and writes another wave's registers) and drops out-of-range LDS accesses
+ * (reads 0); this model stops the dispatch instead, so an understated descriptor is found.
+ * RSRC1.SGPRS must be 0: gfx10+ always allocates 106 SGPRs (AMDGPUUsage: "Reserved, must be 0").
+ *
+ * Memory latency: a load's result lands in its destination registers only when the wave waits for
+ * it (s_waitcnt vmcnt / lgkmcnt, s_waitcnt_vmcnt / _lgkmcnt) or ends, or when more loads are
+ * outstanding than the model keeps (rdna3_internal.h RDNA3_PEND_MAX: the oldest lands early, which
+ * hardware may also do); an instruction that reads the destination before that sees its old value,
+ * so a kernel missing a waitcnt computes a wrong result. Counters retire in issue order (vmcnt:
+ * loads and returning atomics; lgkmcnt: LDS and scalar loads; LDS stores count but return nothing).
+ * Stores and the memory side of atomics take effect at issue: the waves of a dispatch run one
+ * after another here, so s_waitcnt_vscnt and expcnt have nothing to wait for.
+ *
+ * Scalar cache: scalar loads read through rdna3_mem.kcache when the caller gives one (the command
+ * processor keeps one per queue, amd_pm4.c): 64-byte lines stay until it is invalidated
+ * (ACQUIRE_MEM GCR_CNTL.GLK_INV, or s_dcache_inv in the shader), so memory changed behind it is
+ * read stale, as on hardware.
+ *
  * Strict: an instruction or encoding it does not implement, an access through an unmapped
- * address, a misaligned scalar load, an LDS access out of the workgroup's allocation, a PC outside
- * the mapped code or a wave that does not reach s_endpgm within the instruction budget stops the
- * dispatch with -1 and a report naming the instruction encoding, its address and the wave. */
+ * address, a misaligned scalar load, an LDS access out of the workgroup's allocation, a VGPR
+ * beyond the grant, a PC outside the mapped code or a wave that does not reach s_endpgm within the
+ * instruction budget stops the dispatch with -1 and a report naming the instruction encoding, its
+ * address and the wave. */
 #ifndef BG_MOCKGPU_RDNA3_H
 #define BG_MOCKGPU_RDNA3_H
 
@@ -20,8 +42,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The scalar (constant) cache, K$: direct-mapped 64-byte lines, 16 KiB like an RDNA3 CU's (RDNA3
+ * ISA guide "Scalar memory"); tagged by virtual address (one VMID per queue here). */
+#define RDNA3_KCACHE_LINES 256u
+#define RDNA3_KCACHE_LINE 64u
+typedef struct rdna3_kcache {
+  uint64_t tag[RDNA3_KCACHE_LINES];  /* line address / 64 + 1; 0: invalid */
+  uint8_t data[RDNA3_KCACHE_LINES][RDNA3_KCACHE_LINE];
+  uint64_t hits, misses, invalidations;
+} rdna3_kcache;
+void rdna3_kcache_invalidate(rdna3_kcache *k);
+
 typedef struct rdna3_mem {
   void *ctx;
+  rdna3_kcache *kcache;       /* scalar loads read through it; NULL: straight from memory */
   /* Host pointer for GPU virtual address va, valid for *avail bytes (at least 1: up to the end of
    * the page), or NULL when va is not mapped (or not writable and write is set): a fault. */
   uint8_t *(*xlate)(void *ctx, uint64_t va, bool write, size_t *avail);

@@ -31,6 +31,11 @@ int rdna3_fail(rdna3_ctx *c, const rdna3_wave *w, const char *fmt, ...) {
   return -1;
 }
 
+int rdna3_vgpr_fail(rdna3_ctx *c, const rdna3_wave *w, unsigned r, unsigned n, const char *what) {
+  return rdna3_fail(c, w, "VGPR v%u%s (%s) beyond the %u VGPRs the dispatch grants (COMPUTE_PGM_RSRC1.VGPRS)", r + n - 1,
+                    n > 1 ? " of a multi-register operand" : "", what, c->nvgpr);
+}
+
 static int mem_access(rdna3_ctx *c, const rdna3_wave *w, uint64_t va, uint8_t *buf, size_t n, bool write) {
   while (n) {
     size_t avail = 0;

@@ -4,6 +4,7 @@
  * TG_SIZE and the scratch wave offset; v0 = packed work-item ids; EXEC = the wave's live lanes. */
 #include "rdna3_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,17 @@
 #define RSRC2_TIDIG_COMP_CNT(r) (((r) >> 11) & 3)
 #define RSRC2_LDS_SIZE(r) (((r) >> 15) & 0x1ff)
 #define LDS_GRANULE 512           /* bytes per RSRC2.LDS_SIZE unit on gfx11 */
+/* COMPUTE_PGM_RSRC1 fields: VGPRS [5:0] in blocks of 8 (wave32), SGPRS [9:6] reserved (0) on gfx10+ */
+#define RSRC1_VGPRS(r) ((r) & 0x3f)
+#define RSRC1_SGPRS(r) (((r) >> 6) & 0xf)
+#define VGPR_GRANULE 8
 #define CS_W32_EN (1u << 15)      /* COMPUTE_DISPATCH_INITIATOR */
 #define TMPRING_WAVESIZE(t) (((t) >> 12) & 0x7fff)  /* in 64-dword units */
 
 static void init_wave(const rdna3_dispatch *d, rdna3_wave *w, const uint32_t wg[3], unsigned wave,
                       unsigned nwaves, unsigned nthreads) {
-  memset(w, 0, sizeof *w);
+  memset(w, 0, offsetof(rdna3_wave, pq));  /* the pending-load entries are written before use */
+  rdna3_wave_reset_pending(w);
   w->pc = d->pgm_addr;
   w->wave = wave;
   memcpy(w->wg, wg, sizeof w->wg);
@@ -75,9 +81,21 @@ int rdna3_dispatch_run(const rdna3_dispatch *d, const rdna3_mem *mem, rdna3_repo
              d->num_thread[1], d->num_thread[2]);
     return -1;
   }
+  unsigned nvgpr = (RSRC1_VGPRS(d->pgm_rsrc1) + 1) * VGPR_GRANULE;
+  if (nvgpr > RDNA3_NVGPR) {
+    snprintf(rep->msg, sizeof rep->msg, "rdna3: COMPUTE_PGM_RSRC1 0x%x grants %u VGPRs (VGPRS %u): a wave32 has at most %u",
+             d->pgm_rsrc1, nvgpr, RSRC1_VGPRS(d->pgm_rsrc1), (unsigned)RDNA3_NVGPR);
+    return -1;
+  }
+  if (RSRC1_SGPRS(d->pgm_rsrc1)) {
+    snprintf(rep->msg, sizeof rep->msg, "rdna3: COMPUTE_PGM_RSRC1 0x%x has SGPRS %u: reserved on gfx10+, must be 0",
+             d->pgm_rsrc1, RSRC1_SGPRS(d->pgm_rsrc1));
+    return -1;
+  }
   unsigned nwaves = (nthreads + RDNA3_LANES - 1) / RDNA3_LANES;
   rdna3_ctx c = {.mem = mem, .rep = rep, .budget = d->max_insts ? d->max_insts : 1000000000ull,
-                 .lds_size = RSRC2_LDS_SIZE(d->pgm_rsrc2) * LDS_GRANULE, .denorm_mode = (d->pgm_rsrc1 >> 16) & 3};
+                 .lds_size = RSRC2_LDS_SIZE(d->pgm_rsrc2) * LDS_GRANULE, .denorm_mode = (d->pgm_rsrc1 >> 16) & 3,
+                 .nvgpr = nvgpr};
   if (d->scratch_base && RSRC2_SCRATCH_EN(d->pgm_rsrc2)) {
     c.scratch_base = d->scratch_base;
     c.scratch_lane_bytes = TMPRING_WAVESIZE(d->tmpring_size) * 256 / RDNA3_LANES;

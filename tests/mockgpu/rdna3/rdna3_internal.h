@@ -26,6 +26,22 @@ enum {
 #define RDNA3_PRIVATE_BASE 0x2000000000000ull
 #define RDNA3_APERTURE_SIZE 0x100000000ull
 
+/* Outstanding loads (rdna3.h "Memory latency"): per counter a ring in issue order. An entry holds
+ * the data read at issue and lands it in the destination when the wave waits. */
+enum { RDNA3_VMCNT, RDNA3_LGKMCNT, RDNA3_NCNT };
+#define RDNA3_PEND_MAX 16u
+typedef struct rdna3_pend {
+  uint16_t reg;                            /* first destination: SGPR number, or RDNA3_SRC_VGPR + VGPR */
+  uint16_t n;                              /* registers (0: an op that returns nothing, e.g. ds_store) */
+  uint32_t lanes;                          /* VGPR destinations: lanes written */
+  uint32_t mask;                           /* bits of each register written (d16 loads: one half) */
+  uint32_t d[4][RDNA3_LANES];              /* VGPR i of lane l; SGPRs: d[0][0..15] */
+} rdna3_pend;
+typedef struct rdna3_pq {
+  unsigned head, n;
+  rdna3_pend e[RDNA3_PEND_MAX];
+} rdna3_pq;
+
 typedef struct rdna3_wave {
   uint32_t s[RDNA3_NSGPR];                 /* includes VCC, M0, EXEC at their operand numbers */
   uint32_t v[RDNA3_NVGPR][RDNA3_LANES];
@@ -34,6 +50,8 @@ typedef struct rdna3_wave {
   bool done, at_barrier;
   uint32_t wave;                           /* index within the workgroup */
   uint32_t wg[3];
+  /* Last: rdna3_wave_reset clears only the ring heads, not the entries. */
+  rdna3_pq pq[RDNA3_NCNT];
 } rdna3_wave;
 
 /* What one dispatch shares between its waves. */
@@ -46,6 +64,7 @@ typedef struct rdna3_ctx {
   uint32_t scratch_lane_bytes;             /* per work-item */
   uint32_t wave_flat_id;                   /* wave index within the dispatch, for scratch */
   uint32_t denorm_mode;                    /* RSRC1 FLOAT_DENORM_MODE_32 (0: flush) */
+  unsigned nvgpr;                          /* VGPRs granted to each wave (RSRC1.VGPRS), <= RDNA3_NVGPR */
   uint64_t insts, budget;
   /* The instruction being executed, for reports. */
   uint32_t enc[3];
@@ -68,6 +87,24 @@ int rdna3_fail(rdna3_ctx *c, const rdna3_wave *w, const char *fmt, ...)
 /* GPU memory through mem->xlate; a fault fills the report. 0 or -1. */
 int rdna3_mem_read(rdna3_ctx *c, const rdna3_wave *w, uint64_t va, void *dst, size_t n);
 int rdna3_mem_write(rdna3_ctx *c, const rdna3_wave *w, uint64_t va, const void *src, size_t n);
+
+/* VGPRs r..r+n-1 inside the wave's grant, else -1 with a report naming the register, the limit
+ * and what the instruction used it for. */
+int rdna3_vgpr_fail(rdna3_ctx *c, const rdna3_wave *w, unsigned r, unsigned n, const char *what);
+static inline int rdna3_vgprs(rdna3_ctx *c, const rdna3_wave *w, unsigned r, unsigned n, const char *what) {
+  return r + n <= c->nvgpr ? 0 : rdna3_vgpr_fail(c, w, r, n, what);
+}
+
+/* Outstanding loads (rdna3_wait.c). rdna3_pend_new: a new entry of counter cnt for n registers
+ * from reg (SGPR number or RDNA3_SRC_VGPR + VGPR), lanes and mask as in rdna3_pend; when the ring
+ * is full its oldest entry lands first. The caller fills d. */
+rdna3_pend *rdna3_pend_new(rdna3_wave *w, unsigned cnt, unsigned reg, unsigned n, uint32_t lanes, uint32_t mask);
+/* Land the oldest entries of cnt until at most k are outstanding. */
+void rdna3_wait(rdna3_wave *w, unsigned cnt, unsigned k);
+void rdna3_wait_all(rdna3_wave *w);
+static inline void rdna3_wave_reset_pending(rdna3_wave *w) {
+  for (unsigned i = 0; i < RDNA3_NCNT; i++) w->pq[i].head = w->pq[i].n = 0;
+}
 
 /* Per-format executors; the instruction's dwords are c->enc[0..]; c->ndw is the base size and
  * rdna3_take_literal grows it. They return 0 or -1. */

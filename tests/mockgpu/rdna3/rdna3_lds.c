@@ -1,6 +1,8 @@
 /* tests/mockgpu/rdna3/rdna3_lds.c: local data share (DS encoding): loads, stores, two-address
  * forms, d16 halves and the common atomics. Addresses are bytes within the workgroup's allocation;
- * anything outside it stops the dispatch (the hardware would drop or wrap it). */
+ * anything outside it stops the dispatch (hardware drops such writes and reads 0: a silent wrong
+ * result this model makes visible). Loads land at s_waitcnt lgkmcnt (rdna3_wait.c); stores count
+ * on lgkmcnt too, in order, and write LDS at issue. */
 #include "rdna3_float.h"
 #include "rdna3_ops.h"
 #include "rdna3_valu.h"
@@ -43,6 +45,34 @@ int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w) {
   uint32_t offset = off1 << 8 | off0;
   if ((e0 >> 17) & 1) return rdna3_fail(c, w, "GDS is not implemented");
   uint32_t exec = w->s[RDNA3_EXEC_LO];
+  /* registers: data sources (d0, d1) and results (vdst), checked against the grant */
+  unsigned nd = 0, nres = 0, mask = 0xffffffffu;
+  switch (op) {
+  case DS_STORE_B32: case DS_STORE_B8: case DS_STORE_B8_D16_HI: case DS_STORE_B16: case DS_STORE_B16_D16_HI:
+  case DS_STORE_2ADDR_B32: case DS_STORE_2ADDR_STRIDE64_B32:
+  case DS_ADD_U32: case DS_SUB_U32: case DS_MIN_I32: case DS_MAX_I32: case DS_MIN_U32: case DS_MAX_U32:
+  case DS_AND_B32: case DS_OR_B32: case DS_XOR_B32: case DS_MIN_F32: case DS_MAX_F32: case DS_ADD_F32: nd = 1; break;
+  case DS_STORE_B64: case DS_STORE_2ADDR_B64: case DS_STORE_2ADDR_STRIDE64_B64: nd = 2; break;
+  case DS_STORE_B96: nd = 3; break;
+  case DS_STORE_B128: nd = 4; break;
+  case DS_ADD_RTN_U32: case DS_ADD_RTN_F32: nd = 1, nres = 1; break;
+  case DS_LOAD_B32: case DS_LOAD_U8: case DS_LOAD_I8: case DS_LOAD_U16: case DS_LOAD_I16: nres = 1; break;
+  case DS_LOAD_U8_D16: case DS_LOAD_I8_D16: case DS_LOAD_U16_D16: nres = 1, mask = 0xffffu; break;
+  case DS_LOAD_U8_D16_HI: case DS_LOAD_I8_D16_HI: case DS_LOAD_U16_D16_HI: nres = 1, mask = 0xffff0000u; break;
+  case DS_LOAD_B64: case DS_LOAD_2ADDR_B32: case DS_LOAD_2ADDR_STRIDE64_B32: nres = 2; break;
+  case DS_LOAD_B96: nres = 3; break;
+  case DS_LOAD_B128: case DS_LOAD_2ADDR_B64: case DS_LOAD_2ADDR_STRIDE64_B64: nres = 4; break;
+  default: return rdna3_fail(c, w, "unimplemented DS opcode %u", op);
+  }
+  bool two = op == DS_STORE_2ADDR_B32 || op == DS_STORE_2ADDR_STRIDE64_B32 || op == DS_STORE_2ADDR_B64 ||
+             op == DS_STORE_2ADDR_STRIDE64_B64;
+  if (rdna3_vgprs(c, w, vaddr, 1, "address") || (nd && rdna3_vgprs(c, w, d0, nd, "data")) ||
+      (two && rdna3_vgprs(c, w, d1, op == DS_STORE_2ADDR_B64 || op == DS_STORE_2ADDR_STRIDE64_B64 ? 2 : 1, "data1")) ||
+      (nres && rdna3_vgprs(c, w, vdst, nres, "destination")))
+    return -1;
+  /* every DS op counts on lgkmcnt; those that return data carry it */
+  rdna3_pend *pd = rdna3_pend_new(w, RDNA3_LGKMCNT, RDNA3_SRC_VGPR + vdst, nres, exec, mask);
+  uint32_t (*res)[RDNA3_LANES] = pd->d;
   for (unsigned l = 0; l < RDNA3_LANES; l++) {
     if (!((exec >> l) & 1)) continue;
     uint32_t base = w->v[vaddr][l];
@@ -51,7 +81,7 @@ int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w) {
     case DS_STORE_B32: case DS_STORE_B64: case DS_STORE_B96: case DS_STORE_B128: {
       unsigned n = op == DS_STORE_B32 ? 1 : op == DS_STORE_B64 ? 2 : op == DS_STORE_B96 ? 3 : 4;
       if (!(p = lds_at(c, w, base + offset, 4 * n, l))) return -1;
-      for (unsigned i = 0; i < n; i++) st32(p + 4 * i, w->v[(d0 + i) & 0xff][l]);
+      for (unsigned i = 0; i < n; i++) st32(p + 4 * i, w->v[d0 + i][l]);
       break;
     }
     case DS_STORE_B8: case DS_STORE_B8_D16_HI:
@@ -71,36 +101,34 @@ int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w) {
       if (!(p = lds_at(c, w, base + off0 * stride, size, l)) || !(q = lds_at(c, w, base + off1 * stride, size, l))) return -1;
       st32(p, w->v[d0][l]);
       st32(q, w->v[d1][l]);
-      if (b64) st32(p + 4, w->v[(d0 + 1) & 0xff][l]), st32(q + 4, w->v[(d1 + 1) & 0xff][l]);
+      if (b64) st32(p + 4, w->v[d0 + 1][l]), st32(q + 4, w->v[d1 + 1][l]);
       break;
     }
     case DS_LOAD_B32: case DS_LOAD_B64: case DS_LOAD_B96: case DS_LOAD_B128: {
       unsigned n = op == DS_LOAD_B32 ? 1 : op == DS_LOAD_B64 ? 2 : op == DS_LOAD_B96 ? 3 : 4;
       if (!(p = lds_at(c, w, base + offset, 4 * n, l))) return -1;
-      for (unsigned i = 0; i < n; i++) w->v[(vdst + i) & 0xff][l] = ld32(p + 4 * i);
+      for (unsigned i = 0; i < n; i++) res[i][l] = ld32(p + 4 * i);
       break;
     }
     case DS_LOAD_U8: case DS_LOAD_I8:
       if (!(p = lds_at(c, w, base + offset, 1, l))) return -1;
-      w->v[vdst][l] = op == DS_LOAD_U8 ? *p : (uint32_t)(int32_t)(int8_t)*p;
+      res[0][l] = op == DS_LOAD_U8 ? *p : (uint32_t)(int32_t)(int8_t)*p;
       break;
     case DS_LOAD_U16: case DS_LOAD_I16: {
       if (!(p = lds_at(c, w, base + offset, 2, l))) return -1;
       uint16_t h;
       memcpy(&h, p, 2);
-      w->v[vdst][l] = op == DS_LOAD_U16 ? h : (uint32_t)(int32_t)(int16_t)h;
+      res[0][l] = op == DS_LOAD_U16 ? h : (uint32_t)(int32_t)(int16_t)h;
       break;
     }
     case DS_LOAD_U8_D16: case DS_LOAD_U8_D16_HI: case DS_LOAD_I8_D16: case DS_LOAD_I8_D16_HI:
     case DS_LOAD_U16_D16: case DS_LOAD_U16_D16_HI: {
       bool b16 = op == DS_LOAD_U16_D16 || op == DS_LOAD_U16_D16_HI;
-      bool hi = op == DS_LOAD_U8_D16_HI || op == DS_LOAD_I8_D16_HI || op == DS_LOAD_U16_D16_HI;
       if (!(p = lds_at(c, w, base + offset, b16 ? 2 : 1, l))) return -1;
       uint16_t h;
       if (b16) memcpy(&h, p, 2);
       else h = op == DS_LOAD_I8_D16 || op == DS_LOAD_I8_D16_HI ? (uint16_t)(int16_t)(int8_t)*p : *p;
-      uint32_t v = w->v[vdst][l];
-      w->v[vdst][l] = hi ? (v & 0xffff) | (uint32_t)h << 16 : (v & 0xffff0000u) | h;
+      res[0][l] = (uint32_t)h * 0x10001u;  /* the entry's mask picks the half */
       break;
     }
     case DS_LOAD_2ADDR_B32: case DS_LOAD_2ADDR_STRIDE64_B32: case DS_LOAD_2ADDR_B64:
@@ -110,8 +138,8 @@ int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w) {
       if (!(p = lds_at(c, w, base + off0 * stride, size, l)) || !(q = lds_at(c, w, base + off1 * stride, size, l))) return -1;
       unsigned n = size / 4;
       for (unsigned i = 0; i < n; i++) {
-        w->v[(vdst + i) & 0xff][l] = ld32(p + 4 * i);
-        w->v[(vdst + n + i) & 0xff][l] = ld32(q + 4 * i);
+        res[i][l] = ld32(p + 4 * i);
+        res[n + i][l] = ld32(q + 4 * i);
       }
       break;
     }
@@ -121,10 +149,10 @@ int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w) {
       if (!(p = lds_at(c, w, base + offset, 4, l))) return -1;
       uint32_t old = ld32(p);
       st32(p, ds_atomic(op, old, w->v[d0][l]));
-      if (op == DS_ADD_RTN_U32 || op == DS_ADD_RTN_F32) w->v[vdst][l] = old;
+      if (op == DS_ADD_RTN_U32 || op == DS_ADD_RTN_F32) res[0][l] = old;
       break;
     }
-    default: return rdna3_fail(c, w, "unimplemented DS opcode %u", op);
+    default: break;  /* refused above */
     }
   }
   return 0;

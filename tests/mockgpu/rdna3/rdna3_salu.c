@@ -150,8 +150,13 @@ int rdna3_exec_sopk(rdna3_ctx *c, rdna3_wave *w) {
     break;
   }
   case S_MULK_I32: rdna3_swrite32(w, dst, d * sk); break;
-  case S_WAITCNT_VSCNT: case S_WAITCNT_VMCNT: case S_WAITCNT_EXPCNT: case S_WAITCNT_LGKMCNT:
-    break;  /* memory effects are immediate: nothing to wait for */
+  case S_WAITCNT_VMCNT: case S_WAITCNT_LGKMCNT:
+    /* gfx11: the count is SIMM16; SDST must be null (llvm-mc refuses anything else) */
+    if (dst != RDNA3_NULL) return rdna3_fail(c, w, "s_waitcnt_*cnt with SDST s%u (gfx11 needs null)", dst);
+    rdna3_wait(w, op == S_WAITCNT_VMCNT ? RDNA3_VMCNT : RDNA3_LGKMCNT, k);
+    break;
+  case S_WAITCNT_VSCNT: case S_WAITCNT_EXPCNT:
+    break;  /* stores and exports take effect at issue here: nothing to wait for */
   default: return rdna3_fail(c, w, "unimplemented SOPK opcode %u", op);
   }
   return 0;
@@ -303,13 +308,21 @@ int rdna3_exec_sopp(rdna3_ctx *c, rdna3_wave *w) {
   bool take;
   switch (op) {
   case S_NOP: case S_SLEEP: case S_SET_INST_PREFETCH_DISTANCE: case S_CLAUSE: case S_DELAY_ALU:
-  case S_WAITCNT_DEPCTR: case S_WAITCNT: case S_WAIT_IDLE: case S_WAIT_EVENT: case S_SETPRIO:
-  case S_ICACHE_INV: case S_ROUND_MODE: case S_DENORM_MODE:
-    return 0;  /* scheduling hints and waits: execution is in order, memory immediate */
+  case S_WAITCNT_DEPCTR: case S_WAIT_EVENT: case S_SETPRIO: case S_ICACHE_INV: case S_ROUND_MODE:
+  case S_DENORM_MODE:
+    return 0;  /* scheduling hints: execution is in order */
+  case S_WAITCNT:  /* gfx11 SIMM16: VM_CNT [15:10], LGKM_CNT [9:4], EXP_CNT [2:0] (LLVM gfx11_waitcnt) */
+    rdna3_wait(w, RDNA3_VMCNT, (e >> 10) & 0x3f);
+    rdna3_wait(w, RDNA3_LGKMCNT, (e >> 4) & 0x3f);
+    return 0;
+  case S_WAIT_IDLE: rdna3_wait_all(w); return 0;
   case S_SENDMSG:
     if ((e & 0xffff) == 3) return 0;  /* MSG_DEALLOC_VGPRS before s_endpgm */
     return rdna3_fail(c, w, "s_sendmsg %u is not supported", e & 0xffff);
-  case S_ENDPGM: w->done = true; return 0;
+  case S_ENDPGM:  /* loads still in flight land in a wave that no longer exists; here they land, for tests */
+    rdna3_wait_all(w);
+    w->done = true;
+    return 0;
   case S_CODE_END: return rdna3_fail(c, w, "executed s_code_end padding (ran off the end of the program)");
   case S_BARRIER: w->at_barrier = true; return 0;
   case S_BRANCH: take = true; break;

@@ -21,7 +21,7 @@ static int resolve(rdna3_ctx *c, rdna3_wave *w, unsigned code, uint8_t t, bool h
   *o = (vsrc){.t = t, .sh = hi ? 16 : 0};
   if (code >= RDNA3_SRC_VGPR) {
     unsigned r = code - RDNA3_SRC_VGPR;
-    if (rdna3_vt64(t) && r + 1 >= RDNA3_NVGPR) return rdna3_fail(c, w, "64-bit operand v%u out of range", r);
+    if (rdna3_vgprs(c, w, r, rdna3_vt64(t) ? 2 : 1, "source")) return -1;
     o->lo = w->v[r];
     if (rdna3_vt64(t)) o->hi = w->v[r + 1];
     return 0;
@@ -169,6 +169,7 @@ static int lane_moves(rdna3_ctx *c, rdna3_wave *w, const rdna3_vinst *in) {
   } else if (in->op == V_READLANE_B32) {
     rdna3_swrite32(w, in->vdst, (uint32_t)rd(&s0, rdna3_sreg32(c, w, in->src[1]) & 31));
   } else {
+    if (rdna3_vgprs(c, w, in->vdst, 1, "destination")) return -1;
     w->v[in->vdst][rdna3_sreg32(c, w, in->src[1]) & 31] = (uint32_t)rd(&s0, 0);
   }
   return 0;
@@ -184,8 +185,8 @@ static int movrel(rdna3_ctx *c, rdna3_wave *w, const rdna3_vinst *in) {
     if (src < RDNA3_SRC_VGPR) return rdna3_fail(c, w, "v_movrels source must be a VGPR");
     src += in->op == V_MOVRELSD_2_B32 ? (m0 & 0x3ff) : m0;
   }
-  if (dst >= RDNA3_NVGPR || (src >= RDNA3_SRC_VGPR && src - RDNA3_SRC_VGPR >= RDNA3_NVGPR))
-    return rdna3_fail(c, w, "M0-relative VGPR index out of range (M0 = %u)", m0);
+  if (dst >= c->nvgpr || (src >= RDNA3_SRC_VGPR && src - RDNA3_SRC_VGPR >= c->nvgpr))
+    return rdna3_fail(c, w, "M0-relative VGPR index out of range (M0 = %u, %u VGPRs granted)", m0, c->nvgpr);
   vsrc s0;
   if (resolve(c, w, src, VT_B32, false, &s0)) return -1;
   uint32_t exec = w->s[RDNA3_EXEC_LO], val[RDNA3_LANES];
@@ -248,6 +249,8 @@ int rdna3_valu_run(rdna3_ctx *c, rdna3_wave *w, const rdna3_vinst *in, rdna3_vre
   if (in->op == V_MOVRELD_B32 || in->op == V_MOVRELS_B32 || in->op == V_MOVRELSD_B32 || in->op == V_MOVRELSD_2_B32)
     return movrel(c, w, in);
   bool vopc = in->op < 0x100, cmpx = vopc && (in->op & 0x80), sd = rdna3_is_vop3sd(in->op);
+  if (!vopc && info->dst != VT_NONE && rdna3_vgprs(c, w, in->vdst, rdna3_vt64(info->dst) ? 2 : 1, "destination"))
+    return -1;
   if (in->clamp && !sign_bit(info->dst) && !vopc)
     return rdna3_fail(c, w, "clamp on an integer operation is not implemented");
   vsrc s[3];

@@ -73,7 +73,25 @@ int rdna3_exec_flat(rdna3_ctx *c, rdna3_wave *w) {
     return rdna3_fail(c, w, "unimplemented FLAT atomic opcode %u", op);
   if (!is_store && !is_atomic && !is_load) return rdna3_fail(c, w, "unimplemented FLAT opcode %u", op);
   if (is_atomic && seg == SEG_SCRATCH) return rdna3_fail(c, w, "scratch atomics do not exist");
+  /* sizes: bytes moved per lane, and the registers it takes */
+  unsigned bytes;
+  if (is_store) bytes = op == FLAT_STORE_B8 || op == FLAT_STORE_D16_HI_B8 ? 1 : op == FLAT_STORE_B16 || op == FLAT_STORE_D16_HI_B16 ? 2 : 4 * (op - FLAT_STORE_B32 + 1);
+  else if (is_atomic) bytes = 4;
+  else if (op >= FLAT_LOAD_D16_U8) bytes = op == FLAT_LOAD_D16_B16 || op == FLAT_LOAD_D16_HI_B16 ? 2 : 1;
+  else bytes = op == FLAT_LOAD_U8 || op == FLAT_LOAD_I8 ? 1 : op == FLAT_LOAD_U16 || op == FLAT_LOAD_I16 ? 2 : 4 * (op - FLAT_LOAD_B32 + 1);
+  unsigned nreg = (bytes + 3) / 4;
+  bool vaddr_used = seg == SEG_SCRATCH ? sve : true, vaddr64 = !(seg == SEG_SCRATCH || (seg == SEG_GLOBAL && use_saddr));
+  if (vaddr_used && rdna3_vgprs(c, w, vaddr, vaddr64 ? 2 : 1, "address")) return -1;
+  if ((is_store || is_atomic) && rdna3_vgprs(c, w, data, op == FLAT_ATOMIC_CMPSWAP_B32 ? 2 : nreg, "data")) return -1;
+  bool returns = is_load || (is_atomic && glc);
+  if (returns && rdna3_vgprs(c, w, vdst, nreg, "destination")) return -1;
   uint32_t exec = w->s[RDNA3_EXEC_LO];
+  rdna3_pend *p = NULL;
+  if (returns) {
+    bool d16 = op >= FLAT_LOAD_D16_U8 && !is_atomic, hi = d16 && op >= FLAT_LOAD_D16_HI_U8;
+    p = rdna3_pend_new(w, RDNA3_VMCNT, RDNA3_SRC_VGPR + vdst, nreg, exec,
+                       !d16 ? 0xffffffffu : hi ? 0xffff0000u : 0xffffu);
+  }
   for (unsigned l = 0; l < RDNA3_LANES; l++) {
     if (!((exec >> l) & 1)) continue;
     uint64_t addr;
@@ -83,45 +101,41 @@ int rdna3_exec_flat(rdna3_ctx *c, rdna3_wave *w) {
     } else if (seg == SEG_GLOBAL && use_saddr) {
       addr = (w->s[saddr] | (uint64_t)w->s[saddr + 1] << 32) + w->v[vaddr][l] + (int64_t)offset;
     } else {
-      addr = (w->v[vaddr][l] | (uint64_t)w->v[(vaddr + 1) & 0xff][l] << 32) + (int64_t)offset;
+      addr = (w->v[vaddr][l] | (uint64_t)w->v[vaddr + 1][l] << 32) + (int64_t)offset;
     }
     uint8_t buf[16];
     if (is_store) {
-      unsigned n = op == FLAT_STORE_B8 || op == FLAT_STORE_D16_HI_B8 ? 1 : op == FLAT_STORE_B16 || op == FLAT_STORE_D16_HI_B16 ? 2 : 4 * (op - FLAT_STORE_B32 + 1);
       if (op == FLAT_STORE_D16_HI_B8 || op == FLAT_STORE_D16_HI_B16) {
         uint32_t v = w->v[data][l] >> 16;
         memcpy(buf, &v, 4);
       } else {
-        for (unsigned i = 0; i < (n + 3) / 4; i++) memcpy(buf + 4 * i, &w->v[(data + i) & 0xff][l], 4);
+        for (unsigned i = 0; i < nreg; i++) memcpy(buf + 4 * i, &w->v[data + i][l], 4);
       }
-      if (access(c, w, (int)seg, addr, l, buf, n, true)) return -1;
+      if (access(c, w, (int)seg, addr, l, buf, bytes, true)) return -1;
     } else if (is_atomic) {
-      uint32_t old, v = w->v[data][l], cmp = w->v[(data + 1) & 0xff][l];
+      uint32_t old, v = w->v[data][l], cmp = op == FLAT_ATOMIC_CMPSWAP_B32 ? w->v[data + 1][l] : 0;
       if (access(c, w, (int)seg, addr, l, (uint8_t *)&old, 4, false)) return -1;
       uint32_t nv = atomic32(op, old, v, cmp);
       if (access(c, w, (int)seg, addr, l, (uint8_t *)&nv, 4, true)) return -1;
-      if (glc) w->v[vdst][l] = old;
+      if (p) p->d[0][l] = old;
     } else if (op >= FLAT_LOAD_D16_U8) {
-      bool b16 = op == FLAT_LOAD_D16_B16 || op == FLAT_LOAD_D16_HI_B16;
+      bool b16 = bytes == 2;
       bool sgn = op == FLAT_LOAD_D16_I8 || op == FLAT_LOAD_D16_HI_I8;
-      bool hi = op >= FLAT_LOAD_D16_HI_U8;
-      if (access(c, w, (int)seg, addr, l, buf, b16 ? 2 : 1, false)) return -1;
+      if (access(c, w, (int)seg, addr, l, buf, bytes, false)) return -1;
       uint16_t h;
       if (b16) memcpy(&h, buf, 2);
       else h = sgn ? (uint16_t)(int16_t)(int8_t)buf[0] : buf[0];
-      uint32_t v = w->v[vdst][l];
-      w->v[vdst][l] = hi ? (v & 0xffff) | (uint32_t)h << 16 : (v & 0xffff0000u) | h;
+      p->d[0][l] = (uint32_t)h * 0x10001u;  /* the mask picks the half */
     } else {
-      unsigned n = op == FLAT_LOAD_U8 || op == FLAT_LOAD_I8 ? 1 : op == FLAT_LOAD_U16 || op == FLAT_LOAD_I16 ? 2 : 4 * (op - FLAT_LOAD_B32 + 1);
-      if (access(c, w, (int)seg, addr, l, buf, n, false)) return -1;
-      if (n >= 4) {
-        for (unsigned i = 0; i < n / 4; i++) memcpy(&w->v[(vdst + i) & 0xff][l], buf + 4 * i, 4);
-      } else if (n == 2) {
+      if (access(c, w, (int)seg, addr, l, buf, bytes, false)) return -1;
+      if (bytes >= 4) {
+        for (unsigned i = 0; i < nreg; i++) memcpy(&p->d[i][l], buf + 4 * i, 4);
+      } else if (bytes == 2) {
         uint16_t h;
         memcpy(&h, buf, 2);
-        w->v[vdst][l] = op == FLAT_LOAD_U16 ? h : (uint32_t)(int32_t)(int16_t)h;
+        p->d[0][l] = op == FLAT_LOAD_U16 ? h : (uint32_t)(int32_t)(int16_t)h;
       } else {
-        w->v[vdst][l] = op == FLAT_LOAD_U8 ? buf[0] : (uint32_t)(int32_t)(int8_t)buf[0];
+        p->d[0][l] = op == FLAT_LOAD_U8 ? buf[0] : (uint32_t)(int32_t)(int8_t)buf[0];
       }
     }
   }

@@ -56,6 +56,9 @@ int rdna3_exec_vop3p(rdna3_ctx *c, rdna3_wave *w) {
     }
   for (unsigned i = 0; i < 3; i++)
     if (src[i] == RDNA3_SRC_DPP8 || src[i] == RDNA3_SRC_DPP16) return rdna3_fail(c, w, "DPP operands are not implemented");
+  for (unsigned i = 0; i < 3; i++)
+    if (src[i] >= RDNA3_SRC_VGPR && rdna3_vgprs(c, w, src[i] - RDNA3_SRC_VGPR, 1, "source")) return -1;
+  if (rdna3_vgprs(c, w, vdst, 1, "destination")) return -1;
   uint32_t exec = w->s[RDNA3_EXEC_LO];
   uint32_t out[RDNA3_LANES];
   for (unsigned l = 0; l < RDNA3_LANES; l++) {

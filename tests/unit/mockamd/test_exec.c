@@ -6,8 +6,9 @@
  * copies of random sizes and offsets VRAM<->VRAM and VRAM<->host (bit-exact), CONST_FILL, TIMESTAMP, POLL_REGMEM,
  * an SDMA ring wrap; VM faults (unmapped, write to a read-only PTE) visible in GCVM_L2_PROTECTION_FAULT_* and the
  * failure list; unknown opcodes and bad lengths naming the packet; a write to an unmodelled register that is not
- * on the allow-list (tests/mockgpu/amd_reg_allow.h) failing by name; a kernel on the RDNA3 core ("dispatch" mode, run
- * as the mockamd-dispatch test: skipped (77) without the core or llvm-mc-22). */
+ * on the allow-list (tests/mockgpu/amd_reg_allow.h) failing by name; a kernel on the RDNA3 core, the scalar cache
+ * that only ACQUIRE_MEM GLK_INV invalidates and the VGPR grant of COMPUTE_PGM_RSRC1 ("dispatch" mode, run as the mockamd-dispatch test: skipped (77) without
+ * the core or llvm-mc-22). */
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -411,6 +412,102 @@ static int dispatch_rc = -1;
 START_TEST(cp_dispatch) { dispatch_rc = dispatch_run(); }
 END_TEST
 
+/* ACQUIRE_MEM (gfx10+ layout) with GCR_CNTL gcr (nvd.h: GLK_INV bit 7, GLV_INV 8, GL1_INV 9, GL2_INV 14). */
+static unsigned acquire_mem(uint32_t *p, uint32_t gcr) {
+  p[0] = PACKET3(0x58, 6);
+  p[1] = 0, p[2] = 0xffffffffu, p[3] = 0xffffffffu, p[4] = 0, p[5] = 0, p[6] = 0, p[7] = gcr;
+  return 8;
+}
+
+/* The shader core's K$ and ACQUIRE_MEM: a kernel copies a dword it reads with a scalar load into out[slot]. A second
+ * dispatch after the host changed the dword still reads the cached line, also after an ACQUIRE_MEM that invalidates
+ * only the vector caches and GL2; after GLK_INV (what the driver's exec prologue sends) it reads the new value. */
+static int kcache_run(void) {
+  static const char src[] = "s_load_b32 s4, s[0:1], 0x0\ns_waitcnt lgkmcnt(0)\nv_mov_b32 v1, s4\nv_mov_b32 v2, 0\n"
+                            "global_store_b32 v2, v1, s[2:3]\ns_endpgm\n";
+  uint32_t code[32];
+  int ncode = assemble(src, code, 32);
+  if (ncode < 0) return 77;
+  for (int i = 0; i < ncode; i++) OK(bg_mmio_wr32(&D->vram, vbuf + 0x8000 + 4ull * i, code[i]));
+  uint64_t pgm = VA_VRAM + 0x8000, in = VA_HOST + 0x1000;
+  static const uint32_t gcr[4] = {0, 1u << 8 | 1u << 9 | 1u << 14, 1u << 7, 0}; /* before dispatch 1..4 */
+  static const uint32_t want[4] = {5, 5, 6, 6};
+  *host32(0x1000) = 5;
+  uint32_t pk[128], v[8];
+  for (unsigned k = 0; k < 4; k++) {
+    unsigned n = 0;
+    if (k) *host32(0x1000) = 6; /* a host page (snooped): visible to the GPU at once, but not through a stale K$ */
+    if (gcr[k]) n += acquire_mem(pk + n, gcr[k]);
+    v[0] = (uint32_t)(pgm >> 8), v[1] = (uint32_t)(pgm >> 40);
+    n += set_sh(pk + n, 0x20c, v, 2);
+    v[0] = 0, v[1] = 4u << 1; /* RSRC1; RSRC2: USER_SGPR 4 */
+    n += set_sh(pk + n, 0x212, v, 2);
+    uint64_t out = VA_HOST + 0x3000 + 4ull * k;
+    v[0] = (uint32_t)in, v[1] = (uint32_t)(in >> 32), v[2] = (uint32_t)out, v[3] = (uint32_t)(out >> 32);
+    n += set_sh(pk + n, 0x240, v, 4);
+    uint32_t start[6] = {0, 0, 0, 32, 1, 1};
+    n += set_sh(pk + n, 0x204, start, 6);
+    pk[n++] = PACKET3(0x15, 3), pk[n++] = 1, pk[n++] = 1, pk[n++] = 1, pk[n++] = 1u | 1u << 15;
+    cp_submit(pk, n);
+    wait_idle();
+    ck_assert_msg(mock_amd_nfail(G) == 0, "%s", mock_amd_failures(G));
+    ck_assert_msg(*host32(0x3000 + 4 * k) == want[k], "dispatch %u (ACQUIRE_MEM GCR_CNTL 0x%x before it) read %u, want %u",
+                  k + 1, gcr[k], *host32(0x3000 + 4 * k), want[k]);
+  }
+  mock_amd_pm4_stats st;
+  ck_assert(mock_amd_pm4_stats_get(G, &st));
+  ck_assert_uint_eq(st.acquires, 2);
+  return 0;
+}
+
+/* COMPUTE_PGM_RSRC1.VGPRS as the CP got it limits the wave: v9 with VGPRS 0 (8 VGPRs) hangs the queue with a failure
+ * naming the register and the grant; VGPRS 1 (16) runs. */
+static int vgpr_grant_run(void) {
+  static const char src[] = "v_mov_b32 v9, 7\nv_mov_b32 v2, 0\nglobal_store_b32 v2, v9, s[0:1]\ns_endpgm\n";
+  uint32_t code[32];
+  int ncode = assemble(src, code, 32);
+  if (ncode < 0) return 77;
+  for (int i = 0; i < ncode; i++) OK(bg_mmio_wr32(&D->vram, vbuf + 0x8000 + 4ull * i, code[i]));
+  uint64_t pgm = VA_VRAM + 0x8000, out = VA_HOST + 0x3000;
+  for (uint32_t vgprs = 1; vgprs != ~0u; vgprs--) { /* 16 VGPRs, then 8 */
+    uint32_t pk[64], v[4];
+    unsigned n = 0;
+    v[0] = (uint32_t)(pgm >> 8), v[1] = (uint32_t)(pgm >> 40);
+    n += set_sh(pk + n, 0x20c, v, 2);
+    v[0] = vgprs, v[1] = 2u << 1; /* RSRC1.VGPRS; RSRC2: USER_SGPR 2 */
+    n += set_sh(pk + n, 0x212, v, 2);
+    v[0] = (uint32_t)out, v[1] = (uint32_t)(out >> 32);
+    n += set_sh(pk + n, 0x240, v, 2);
+    uint32_t start[6] = {0, 0, 0, 32, 1, 1};
+    n += set_sh(pk + n, 0x204, start, 6);
+    pk[n++] = PACKET3(0x15, 3), pk[n++] = 1, pk[n++] = 1, pk[n++] = 1, pk[n++] = 1u | 1u << 15;
+    *host32(0x3000) = 0;
+    cp_submit(pk, n);
+    wait_idle();
+    mock_amd_pm4_stats st;
+    ck_assert(mock_amd_pm4_stats_get(G, &st));
+    if (vgprs) {
+      ck_assert_msg(mock_amd_nfail(G) == 0, "%s", mock_amd_failures(G));
+      ck_assert_uint_eq(*host32(0x3000), 7);
+      continue;
+    }
+    const char *f = mock_amd_failures(G);
+    ck_assert_msg(strstr(f, "VGPR v9 (destination) beyond the 8 VGPRs the dispatch grants") != NULL, "%s", f);
+    ck_assert(st.hung);
+    ck_assert_uint_eq(*host32(0x3000), 0);
+    mock_amd_clear_failures(G);
+  }
+  return 0;
+}
+
+static int vgpr_rc = -1;
+START_TEST(cp_dispatch_vgpr_grant) { vgpr_rc = vgpr_grant_run(); }
+END_TEST
+
+static int kcache_rc = -1;
+START_TEST(cp_acquire_kcache) { kcache_rc = kcache_run(); }
+END_TEST
+
 /* ---------------- SDMA ---------------- */
 
 static unsigned sdma_fence(uint32_t *p, uint64_t va, uint32_t v) {
@@ -614,14 +711,17 @@ static int main_dispatch(void) {
   Suite *s = suite_create("mockamd-dispatch");
   TCase *t = tc("gfx11", setup11);
   tcase_add_test(t, cp_dispatch);
+  tcase_add_test(t, cp_acquire_kcache);
+  tcase_add_test(t, cp_dispatch_vgpr_grant);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK); /* dispatch_rc comes back from the test */
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
-  if (!failed && dispatch_rc == 77) puts("llvm-mc-22 not found: skipped");
-  return failed ? 1 : dispatch_rc == 77 ? 77 : 0;
+  bool skip = dispatch_rc == 77 || kcache_rc == 77 || vgpr_rc == 77;
+  if (!failed && skip) puts("llvm-mc-22 not found: skipped");
+  return failed ? 1 : skip ? 77 : 0;
 #endif
 }
 

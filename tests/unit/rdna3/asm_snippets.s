@@ -259,8 +259,9 @@ global: v_mov_b32 v1, 0
   global_store_b16 v0, v20, s[2:3] offset:4
   global_store_b8 v0, v20, s[2:3] offset:6
   global_store_d16_hi_b16 v0, v20, s[2:3] offset:8
+  s_waitcnt vmcnt(0)                // v[7:10] are loaded above: the store reads them
   global_store_b128 v[2:3], v[7:10], off offset:2048
-  s_waitcnt vmcnt(0)
+  s_waitcnt_vscnt null, 0
   s_endpgm
 atomic: global_atomic_add_u32 v1, v0, v2, s[0:1] glc
   global_atomic_max_i32 v0, v2, s[0:1] offset:4
@@ -340,4 +341,58 @@ sign_counts: v_cls_i32 v3, v0
   s_cls_i32 s4, s0
   s_cls_i32_i64 s5, s[0:1]
   s_clz_i32_u64 s6, s[0:1]
+  s_endpgm
+
+// ---- waits and limits (test_limits.c): s[0:1] = buffer, v0 = per-lane byte offset; v1, v3, s4 preset
+vm_wait: global_load_b32 v1, v0, s[0:1]
+  s_waitcnt vmcnt(0)
+  v_add_nc_u32 v2, 1, v1
+  s_endpgm
+vm_nowait: global_load_b32 v1, v0, s[0:1]
+  v_add_nc_u32 v2, 1, v1
+  s_endpgm
+vm_partial: global_load_b32 v1, v0, s[0:1]
+  global_load_b32 v3, v0, s[0:1] offset:4
+  s_waitcnt vmcnt(1)
+  v_mov_b32 v2, v1
+  v_mov_b32 v4, v3
+  s_waitcnt_vmcnt null, 0x0
+  v_mov_b32 v5, v3
+  s_endpgm
+smem_wait: s_load_b32 s4, s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_add_u32 s5, s4, 1
+  s_endpgm
+smem_nowait: s_load_b32 s4, s[0:1], 0x0
+  s_add_u32 s5, s4, 1
+  s_endpgm
+lds_nowait: ds_store_b32 v0, v5
+  ds_load_b32 v1, v0
+  v_mov_b32 v2, v1
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v3, v1
+  s_endpgm
+lds_order: ds_load_b32 v1, v0
+  ds_store_b32 v0, v5 offset:4
+  s_waitcnt lgkmcnt(1)
+  v_mov_b32 v2, v1
+  s_endpgm
+vgpr_v9: v_mov_b32 v9, 1
+  s_endpgm
+vgpr_load_v9: global_load_b128 v[6:9], v0, s[0:1]
+  s_waitcnt vmcnt(0)
+  s_endpgm
+// s[0:1] = source, s[2:3] = destination: dst[0] = src[0] read by a scalar load (through the K$)
+kload: s_load_b32 s4, s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, s4
+  v_mov_b32 v2, 0
+  global_store_b32 v2, v1, s[2:3]
+  s_endpgm
+kload_inv: s_dcache_inv
+  s_load_b32 s4, s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, s4
+  v_mov_b32 v2, 0
+  global_store_b32 v2, v1, s[2:3]
   s_endpgm

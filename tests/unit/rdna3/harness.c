@@ -85,7 +85,8 @@ void wave_setup(wave_run *r, gpu *g, const char *snippet) {
   memset(r, 0, sizeof *r);
   static rdna3_mem mem;
   mem = gpu_mem(g);
-  r->c = (rdna3_ctx){.mem = &mem, .rep = &r->rep, .lds = r->lds, .lds_size = sizeof r->lds, .budget = 100000};
+  r->c = (rdna3_ctx){.mem = &mem, .rep = &r->rep, .lds = r->lds, .lds_size = sizeof r->lds, .budget = 100000,
+                    .nvgpr = RDNA3_NVGPR};
   r->w.pc = snippet_va(g, snippet);
   r->w.s[RDNA3_EXEC_LO] = 0xffffffffu;
 }

@@ -8,5 +8,6 @@ TCase *asm_tests(void);     /* test_asm.c: instructions from assembly, results c
 TCase *kernel_tests(void);  /* test_kernels.c: LLVM IR kernels compiled by llc */
 TCase *fault_tests(void);   /* test_faults.c: reports for unknown encodings, faults, budget */
 TCase *bits_tests(void);    /* test_bits.c: sign-bit and leading-zero counts */
+TCase *limit_tests(void);   /* test_limits.c: s_waitcnt, VGPR and LDS grants, the K$ */
 
 #endif
