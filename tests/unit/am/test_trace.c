@@ -366,7 +366,38 @@ static allow allows12[] = {
 
 /* gfx11 (MOCK_AMD_GFX11) against tinygrad's mock configured as GC 11.0.0 (tests/unit/am/traces/gfx11_boot_trace.txt) */
 static allow allows11[] = {
-    {ONLY_REF, "0x0", 31, "HDP flush to dword 0, as for gfx12", 0},
+    /* -- SOC / HDP -- */
+    {ONLY_REF, "0x0", 32,
+     "HDP flush: the reference writes 0 to dword REMAP_HDP_MEM_FLUSH_CNTL/4, i.e. dword 0 since REMAP reads 0 in "
+     "the mock; bg_am_flush_hdp skips the write when REMAP reads 0", 0},
+    {ONLY_OURS | ONLY_REF | MOVED, "regSCRATCH_REG[67]", 4,
+     "boot magic / clean-state flag written last, after the compute and SDMA queues are up (reference: after clock "
+     "gating, before the queues); the second alignment pairs the hub flushes below instead, which cross them", 0},
+    {VALUE, "regSCRATCH_REG7", 1, "our magic BG_AM_BOOT_MAGIC 0xB6000001, not tinygrad's 0xA0000008 (am_dev.h)", 0},
+    /* -- GMC: the GC hub after the RLC autoload in both (tinygrad AM_GFX.init_hw, Linux gfx_v11_0_hw_init) -- */
+    {VALUE, "reg??MC_VM_SYSTEM_APERTURE_HIGH_ADDR", 2,
+     "FB top: the emulated GPU reports FB_LOCATION_TOP 0x1f (inclusive, 512 MiB), the Python mock 0x20 -> "
+     "aperture 0x7c0 vs 0x800", 0},
+    {MOVED, "reg??VM_INVALIDATE_ENG17_*", 3,
+     "one TLB flush of each hub right after its enable (Linux gmc_v11_0_gart_enable, gfx_v11_0_gfxhub_enable; "
+     "tinygrad flushes no hub at enable): MMHUB REQ + SEM release, GC REQ, aligned with later reference flushes", 0},
+    {MOVED, "regMMVM_L2_BANK_SELECT_RESERVED_CID2", 1, "the MMHUB flush after its enable (GC >= 11 bank-select write)", 0},
+    {ONLY_REF, "regGCVM_INVALIDATE_ENG17_REQ", 4,
+     "TLB flushes: the reference maps the queue buffers into the kernel VA (one GC+MM flush pair per map_range); "
+     "ours hands the CP/SDMA their VRAM MC addresses, no mapping, no flush", 0},
+    {ONLY_REF, "regMMVM_INVALIDATE_ENG17_*", 8, "TLB flushes (MMHUB REQ + SEM release), as above", 0},
+    {ONLY_REF, "regMMVM_L2_BANK_SELECT_RESERVED_CID2", 4, "TLB flushes (MMHUB bank-select write), as above", 0},
+    /* -- SMU -- */
+    {VALUE | MOVED, "regMP1_SMN_C2PMSG_[68][26]", 27,
+     "SMU set_clocks(-1): the reference reads every clock's DPM levels first, then sets SoftMin/SoftMax of each; ours "
+     "reads and sets one clock after the other (same messages, other order), and the two SMU models answer other "
+     "frequencies (the emulated SMU's DPM table vs 1000 + 100 * level MHz in the recording script)", 0},
+    /* -- GFX / SDMA -- */
+    {VALUE, "regCP_HQD_*ADDR*", 6,
+     "buffer addresses: compute ring rptr/wptr/EOP at VRAM MC addresses (HI 0), the reference at kernel VA "
+     "0x20_0000_0000+", 0},
+    {VALUE, "regCP_HQD_PQ_BASE*", 2, "buffer address: compute ring base, as above", 0},
+    {VALUE, "regSDMA0_QUEUE0_RB_*", 6, "buffer addresses: SDMA ring base and rptr/wptr-poll addresses, as above", 0},
 };
 static allow *allows = allows12;
 static size_t NALLOW = sizeof(allows12) / sizeof(allows12[0]);

@@ -16,6 +16,7 @@ What the script changes in tinygrad's mock (test/mockgpu/am/amgpu.py), by monkey
   * IP versions: GC 11.0.0, SDMA0 6.0.0, MMHUB 3.0.0, NBIO 4.3.0, MP0/MP1 13.0.0, HDP 6.0.0, OSSSYS 6.0.0 (the IP
     versions of baregpu's MOCK_AMD_GFX11, tests/mockgpu/amd_gpu.c); the IP bases stay the mock's (baregpu's
     discovery_gen uses the same ones for GC/MMHUB/NBIO/MP/HDP/OSSSYS);
+  * the PSP block leaves the MP1 mailbox addresses (named by mp_13_0_0 too) to the SMU block;
   * the SMU answers GetDpmFreqByIndex(clk << 16 | 0xff) with 2 DPM levels and level i with 1000 + 100 * i MHz
     (the mock would echo the argument, i.e. 0xff.. levels);
   * the page-table walker treats PDE_PTE (bit 54), the gfx11 leaf flag, as a leaf (the mock knows only gfx12's);
@@ -32,6 +33,7 @@ def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
   ap.add_argument("--tinygrad", required=True, help="path of a tinygrad checkout")
   ap.add_argument("--fw-dir", required=True, help="directory with the gfx11 firmware files")
+  ap.add_argument("--commit", help="tinygrad commit for the header (default: git rev-parse HEAD in --tinygrad)")
   ap.add_argument("-o", "--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "gfx11_boot_trace.txt"))
   a = ap.parse_args()
   tg = os.path.abspath(a.tinygrad)
@@ -47,16 +49,20 @@ def main():
 
   import ctypes, struct
   from tinygrad.runtime.autogen.am import am
-  import tinygrad.runtime.support.am.amdev as amdev
-  import test.mockgpu.am.amgpu as amgpu
+  import test.mockgpu.am.amgpu as amgpu  # patched before anything imports test.mockgpu.mockgpu, which builds the GPU
 
   amgpu.IP_VERSIONS.update({am.GC_HWIP: (11, 0, 0), am.SDMA0_HWIP: (6, 0, 0), am.MMHUB_HWIP: (3, 0, 0),
                             am.NBIO_HWIP: (4, 3, 0), am.MP0_HWIP: (13, 0, 0), am.MP1_HWIP: (13, 0, 0),
                             am.HDP_HWIP: (6, 0, 0), am.OSSSYS_HWIP: (6, 0, 0)})
 
-  def fetch_fw(path, name, sha256):
-    with open(os.path.join(a.fw_dir, name), "rb") as f: return f.read()
-  amdev.fetch_fw = fetch_fw
+
+  # MP0 13.0.0's register module (mp_13_0_0) also names the MP1 mailbox (regMP1_SMN_C2PMSG_*, same bases in the
+  # mock): keep those addresses out of the PSP block so that they reach the SMU block (mp_14_0_2 has no such names)
+  psp_init = amgpu.MockPSP.__init__
+  def psp_init_no_mp1(self, gpu, mmio):
+    psp_init(self, gpu, mmio)
+    for n in [n for n in self._n2a if "MP1_" in n]: self.addrs.discard(self._n2a[n]); self._a2n.pop(self._n2a.pop(n), None)
+  amgpu.MockPSP.__init__ = psp_init_no_mp1
 
   # SMU: two DPM levels (smu_v13_0_0 PPSMC_MSG_GetDpmFreqByIndex)
   from tinygrad.runtime.autogen.am import smu_13_0_0
@@ -106,6 +112,11 @@ def main():
       elif state.get("rb") and n.startswith("regSDMA") and n.endswith("_IB_CNTL"): state["on"] = False
   amgpu.MockMMIOInterface.__getitem__, amgpu.MockMMIOInterface.__setitem__ = getitem, setitem
 
+  # importing amdev imports test.mockgpu.mockgpu, which builds the mock GPU: after every patch above
+  import tinygrad.runtime.support.am.amdev as amdev
+  def fetch_fw(path, name, sha256):
+    with open(os.path.join(a.fw_dir, name), "rb") as f: return f.read()
+  amdev.fetch_fw = fetch_fw
   from tinygrad import Device
   dev = Device["AMD"]
   state["on"] = False
@@ -124,13 +135,13 @@ def main():
     lines.append(body if r == 1 else f"[x{r}] {body}")
     i += L * r
 
-  commit = subprocess.run(["git", "-C", tg, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
+  commit = a.commit or subprocess.run(["git", "-C", tg, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
   nrd, nwr = sum(1 for op in log if op[0] == "R"), sum(1 for op in log if op[0] == "W")
   hdr = f"""# AM cold bring-up MMIO trace of tinygrad's Python mock configured as GC 11.0.0 (reference of am-trace-gfx11)
 #
 # How produced: tests/unit/am/traces/record_gfx11_trace.py (its docstring lists every change, all monkeypatches):
-#   python3 tests/unit/am/traces/record_gfx11_trace.py --tinygrad <checkout> --fw-dir <dir>
-# tinygrad commit {commit}: test/mockgpu/am/amgpu.py + amdriver.py (DEV=MOCKPCI+AMD) driving
+#   python3 tests/unit/am/traces/record_gfx11_trace.py --tinygrad <checkout> --fw-dir <dir> [--commit <sha>]
+# tinygrad commit {commit or "unknown"}: test/mockgpu/am/amgpu.py + amdriver.py (DEV=MOCKPCI+AMD) driving
 # tinygrad/runtime/support/am/amdev.py and ip.py unmodified; Device["AMD"] opened once.
 # Mock config: GC 11.0.0, SDMA 6.0.0, MMHUB 3.0.0, NBIO 4.3.0, MP0/MP1 13.0.0, HDP 6.0.0, OSSSYS 6.0.0 (baregpu's
 # MOCK_AMD_GFX11), the mock's IP bases, VRAM 512 MiB, fresh device (SCRATCH_REG7 == 0, sOS not alive -> no mode1
