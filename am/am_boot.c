@@ -86,17 +86,19 @@ int bg_am_boot_fini(bg_am_dev *d, bg_am_blocks *blk) {
   return e < 0 ? e : e2 < 0 ? e2 : e3;
 }
 
-/* SOC.set_clockgating_state (tinygrad tinygrad/runtime/support/am/ip.py AM_SOC, AM_GMC): HDP memory light/deep sleep where its descriptor has it (HDP >= 5.2.1), MMHUB ATC L2 CG if present. */
+/* SOC then GMC set_clockgating_state, in IP-block order (tinygrad tinygrad/runtime/support/am/ip.py AM_SOC, AM_GMC;
+ * Linux amdgpu_device_set_cg_state): HDP memory light/deep sleep where its descriptor has it (HDP >= 5.2.1), then
+ * MMHUB ATC L2 CG if present (the gfx11 trace comparison, am-trace-gfx11, checks the order). */
 static int soc_clockgating(bg_am_dev *d) {
   int e;
-  if (d->regs.mmhub && bg_am_reg_find(d->regs.mmhub, regMM_ATC_L2_MISC_CG) &&
-      (e = bg_am_nwreg_fields(d, MMHUB_HWIP, 0, regMM_ATC_L2_MISC_CG, 1, NULL, BG_AM_F(MM_ATC_L2_MISC_CG__ENABLE, 1),
-                              BG_AM_F(MM_ATC_L2_MISC_CG__MEM_LS_ENABLE, 1))) < 0)
-    return e;
   if (d->ip.hdp->mem_power_ctrl && d->regs.hdp &&
       (e = bg_am_nwreg_fields(d, HDP_HWIP, 0, regHDP_MEM_POWER_CTRL, 1, NULL,
                               BG_AM_F(HDP_MEM_POWER_CTRL__ATOMIC_MEM_POWER_CTRL_EN, 1),
                               BG_AM_F(HDP_MEM_POWER_CTRL__ATOMIC_MEM_POWER_DS_EN, 1))) < 0)
+    return e;
+  if (d->regs.mmhub && bg_am_reg_find(d->regs.mmhub, regMM_ATC_L2_MISC_CG) &&
+      (e = bg_am_nwreg_fields(d, MMHUB_HWIP, 0, regMM_ATC_L2_MISC_CG, 1, NULL, BG_AM_F(MM_ATC_L2_MISC_CG__ENABLE, 1),
+                              BG_AM_F(MM_ATC_L2_MISC_CG__MEM_LS_ENABLE, 1))) < 0)
     return e;
   return 0;
 }

@@ -143,7 +143,7 @@ int bg_am_gfx_init(bg_am_gfx *x, bool warm) {
   bg_am_dev *d = x->d;
   int e;
   if (warm) {
-    if ((e = bg_am_gmc_init_hub(x->gmc, BG_AM_HUB_GC)) < 0) return e;
+    if ((e = bg_am_gmc_enable_hub(x->gmc, BG_AM_HUB_GC)) < 0) return e;
     return reset_mec(x);
   }
   if ((e = wait_gc(d, regCP_STAT, 0xffffffffu, 0, "RLC autoload (CP idle)")) < 0) return e;
@@ -151,7 +151,8 @@ int bg_am_gfx_init(bg_am_gfx *x, bool warm) {
   if (bg_am_reg_find(d->regs.gc, regRLC_RLCS_BOOTLOAD_STATUS) &&
       (e = wait_gc(d, regRLC_RLCS_BOOTLOAD_STATUS, 0x80000000u, 0x80000000u, "RLC autoload (BOOTLOAD_COMPLETE)")) < 0)
     return e;
-  /* GC hub: done by bg_am_gmc_init (am/am_gmc.h) */
+  /* GC hub after the autoload, which resets it (Linux gfx_v11_0_hw_init -> gfx_v11_0_gfxhub_enable); gfx9: in GMC */
+  if (d->ip.gfx->rlc_autoload && (e = bg_am_gmc_enable_hub(x->gmc, BG_AM_HUB_GC)) < 0) return e;
   if ((e = config_mec(x)) < 0) return e;
   unsigned xi[32], n = xcc_list(d, xi);
   uint32_t v;

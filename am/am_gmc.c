@@ -182,9 +182,19 @@ int bg_am_gmc_init_hub(bg_am_gmc *g, enum bg_am_hub h) {
   return 0;
 }
 
+/* Linux enables a hub, flushes HDP, then flushes the hub's TLB once (gmc_v11_0_gart_enable for MMHUB,
+ * gfx_v11_0_gfxhub_enable / gfx_v12_0_gfxhub_enable for the GFX hub); bg_am_gmc_flush_tlb flushes HDP first. */
+int bg_am_gmc_enable_hub(bg_am_gmc *g, enum bg_am_hub h) {
+  int e = bg_am_gmc_init_hub(g, h);
+  return e < 0 ? e : bg_am_gmc_flush_tlb(g, h, 0);
+}
+
 int bg_am_gmc_init(bg_am_gmc *g) {
-  int e = bg_am_gmc_init_hub(g, BG_AM_HUB_MM);
-  return e < 0 ? e : bg_am_gmc_init_hub(g, BG_AM_HUB_GC);
+  int e = bg_am_gmc_enable_hub(g, BG_AM_HUB_MM);
+  /* gfx11/12: the RLC autoload resets the GC hub, so bg_am_gfx_init enables it after the autoload
+   * (gfx_v11_0_hw_init); gfx9 has no autoload: both hubs here, as gmc_v9_0_gart_enable / gmc_v9_0_hw_init do */
+  if (e < 0 || g->d->ip.gfx->rlc_autoload) return e;
+  return bg_am_gmc_enable_hub(g, BG_AM_HUB_GC);
 }
 
 static int poll(bg_am_gmc *g, uint32_t addr, uint32_t mask, const char *what) {

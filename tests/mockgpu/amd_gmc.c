@@ -39,6 +39,7 @@ int mock_amd_translate(mock_amd *g, bool gc, uint64_t va, uint64_t *addr, bool *
   uint64_t base = R(PAGE_TABLE_BASE_ADDR_HI32);
   base = base << 32 | R(PAGE_TABLE_BASE_ADDR_LO32);
 #undef R
+  if (mock_amd_hub_check(g, gc, why, n) < 0) return -1;
   unsigned depth = (cntl >> 1) & 3;
   if (!(cntl & 1) || depth != 3) return snprintf(why, n, "%s context0 disabled or depth %u (cntl 0x%x)", p, depth, cntl), -1;
   if (!(base & 1)) return snprintf(why, n, "%s context0 base 0x%" PRIx64 " not valid", p, base), -1;
@@ -62,6 +63,75 @@ int mock_amd_translate(mock_amd *g, bool gc, uint64_t va, uint64_t *addr, bool *
     table = ent & 0x0000FFFFFFFFF000ull;
   }
   return -1;
+}
+
+/* Hub index h -> IP and instance (GC instances first, then MMHUBs: the order amd_gpu.c's build_hooks numbers them). */
+static bool hub_where(const mock_amd *g, unsigned h, int *hwip, unsigned *inst) {
+  unsigned k = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    int hw = pass ? MMHUB_HWIP : GC_HWIP;
+    for (unsigned i = 0; i < BG_AM_MAX_INSTANCES; i++) {
+      if (!(g->disc.ip[hw].inst_mask >> i & 1)) continue;
+      if (k++ == h) return *hwip = hw, *inst = i, true;
+    }
+  }
+  return false;
+}
+
+static uint32_t hub_cntl(const mock_amd *g, unsigned h) {
+  int hw;
+  unsigned inst;
+  uint32_t a = 0;
+  if (!hub_where(g, h, &hw, &inst) ||
+      bg_am_reg_abs_id(&g->disc, hw, inst, bg_am_regtab_by_name(tab_name(g, hw)),
+                       hw == GC_HWIP ? regGCVM_CONTEXT0_CNTL : regMMVM_CONTEXT0_CNTL, &a) < 0)
+    return 0;
+  return amd_get(g, a);
+}
+
+/* A flush counts for the hub's TLB only once the hub is enabled (Linux flushes each hub right after enabling it:
+ * gmc_v11_0_gart_enable / gmc_v9_0_hw_init for MMHUB, gfx_v11_0_gfxhub_enable / gfx_v12_0_gfxhub_enable for GC). */
+void amd_gmc_on_invalidate(mock_amd *g, unsigned h) {
+  if (h < AMD_MAX_HUBS && (hub_cntl(g, h) & 1)) g->hub[h].flushed = true;
+}
+
+/* The RLC autoload (PSP AUTOLOAD_RLC, gfx11/12) resets the GC hub: every GCVM_* / GCMC_VM_* register of every GC
+ * instance back to its reset value (0 in the model), the invalidation engine idle. This is why Linux programs the
+ * GFX hub after the autoload (gfx_v11_0_hw_init: wait_for_rlc_autoload_complete, then gfx_v11_0_gfxhub_enable). */
+void amd_gmc_autoload_reset(mock_amd *g) {
+  const struct bg_am_regtab *t = bg_am_regtab_by_name(tab_name(g, GC_HWIP));
+  for (unsigned h = 0; h < g->nhubs && h < AMD_MAX_HUBS; h++) {
+    int hw;
+    unsigned inst;
+    if (g->hub[h].mm || !hub_where(g, h, &hw, &inst)) continue;
+    g->hub[h].wiped = (hub_cntl(g, h) & 1) != 0;
+    g->hub[h].req = 0, g->hub[h].sem_held = g->hub[h].flushed = false;
+    for (size_t i = 0; t && i < t->nregs; i++) {
+      const char *n = t->regs[i].name;
+      uint32_t a;
+      if ((strncmp(n, "regGCVM_", 8) == 0 || strncmp(n, "regGCMC_VM_", 11) == 0) &&
+          bg_am_reg_abs(&g->disc, GC_HWIP, inst, &t->regs[i], &a) == 0)
+        amd_set(g, a, 0);
+    }
+  }
+}
+
+int mock_amd_hub_check(const mock_amd *g, bool gc, char *why, size_t n) {
+  for (unsigned h = 0; h < g->nhubs && h < AMD_MAX_HUBS; h++) {
+    if (g->hub[h].mm == gc) continue; /* instance 0 of the kind: the first of its hub indices */
+    uint32_t cntl = hub_cntl(g, h);
+    const char *p = gc ? "GC" : "MM";
+    if (!(cntl & 1) && g->hub[h].wiped)
+      return snprintf(why, n, "%s hub: its registers were reset by the RLC autoload (PSP AUTOLOAD_RLC) after the driver "
+                      "programmed them and were not programmed again: program the GC hub after the autoload (Linux "
+                      "gfx_v11_0_hw_init: gfx_v11_0_gfxhub_enable after wait_for_rlc_autoload_complete)", p), -1;
+    if ((cntl & 1) && !g->hub[h].flushed)
+      return snprintf(why, n, "%s hub enabled (%sVM_CONTEXT0_CNTL 0x%x) but its TLB never invalidated since (no "
+                      "%sVM_INVALIDATE_ENG17_REQ after the enable; Linux flushes each hub once after enabling it: "
+                      "gmc_v11_0_gart_enable, gfx_v11_0_gfxhub_enable)", p, p, cntl, p), -1;
+    return 0;
+  }
+  return 0;
 }
 
 unsigned mock_amd_tlb_invalidations(const mock_amd *g, bool gc) {

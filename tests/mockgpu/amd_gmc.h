@@ -11,9 +11,15 @@
 
 /* Walk the tables of VM context 0 of hub instance 0 (gc: GC hub, else MMHUB) like the UTCL2 would: needs
  * VM_CONTEXT0_CNTL.ENABLE_CONTEXT, PAGE_TABLE_DEPTH 3 (gfx10+ layout: gfx12 leaf bit 63, gfx11 bit 54),
- * START_ADDR <= va <= END_ADDR and a valid BASE_ADDR inside VRAM. 0 with *addr / *system set, or -1 with the
+ * START_ADDR <= va <= END_ADDR, a valid BASE_ADDR inside VRAM and mock_amd_hub_check. 0 with *addr / *system set, or -1 with the
  * reason in why (not recorded as a failure: a query). */
 int mock_amd_translate(mock_amd *g, bool gc, uint64_t va, uint64_t *addr, bool *system, char *why, size_t n);
+/* Whether hub instance 0 (gc: GC, else MMHUB) may translate: -1 with the reason in why when it was enabled
+ * (VM_CONTEXT0_CNTL.ENABLE_CONTEXT) but no VM_INVALIDATE_ENG17_REQ reached it since, or when it is off because
+ * the RLC autoload reset it after the driver had programmed it (GC hub, gfx11/12: the model resets every
+ * GCVM_* / GCMC_VM_* register at PSP AUTOLOAD_RLC, as the hardware loses that state). 0 otherwise (a hub never
+ * enabled is not judged here). Translations (mock_amd_translate, the engines' amd_vm) fail with this reason. */
+int mock_amd_hub_check(const mock_amd *g, bool gc, char *why, size_t n);
 /* Accepted VM_INVALIDATE_ENG17_REQ writes on hub instance 0 (gc: GC, else MMHUB). */
 unsigned mock_amd_tlb_invalidations(const mock_amd *g, bool gc);
 /* Write an 8-dword entry into IH ring 0 at IH_RB_WPTR, advance the WPTR register (byte offset) and the

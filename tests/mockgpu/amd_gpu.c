@@ -465,7 +465,7 @@ static void reg_write(mock_amd *g, uint32_t addr, uint32_t v) {
       g->hub[hub].req = 0;
       return;
     }
-    if (hub < AMD_MAX_HUBS) g->hub[hub].req = v, g->hub[hub].ninv++;
+    if (hub < AMD_MAX_HUBS) g->hub[hub].req = v, g->hub[hub].ninv++, amd_gmc_on_invalidate(g, hub);
     amd_set(g, addr, v);
     return;
   case AMD_H_INV_ACK: amd_fail(g, "write 0x%x to read-only VM_INVALIDATE_ENG17_ACK 0x%x", v, addr); return;
@@ -527,7 +527,8 @@ static void bar5_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, 
 
 void amd_asic_reset(mock_amd *g) {
   map_clear(&g->regs);
-  for (unsigned i = 0; i < AMD_MAX_HUBS; i++) g->hub[i].req = 0, g->hub[i].sem_held = false, g->hub[i].ninv = 0;
+  for (unsigned i = 0; i < AMD_MAX_HUBS; i++)
+    g->hub[i].req = 0, g->hub[i].sem_held = g->hub[i].flushed = g->hub[i].wiped = false, g->hub[i].ninv = 0;
   amd_psp_reset(g);
   amd_smu_reset(g);
   amd_cp_reset(g);

@@ -59,6 +59,8 @@ struct mock_amd {
     bool sem_held;
     bool mm;        /* an MMHUB instance: REQ only with ENG17_SEM held (amd_gmc.c) */
     unsigned ninv;  /* accepted ENG17_REQ writes */
+    bool flushed;   /* an ENG17_REQ accepted while VM_CONTEXT0_CNTL.ENABLE_CONTEXT was set (amd_gmc.c) */
+    bool wiped;     /* GC hub: enabled when the RLC autoload reset it (amd_gmc.c) */
   } hub[AMD_MAX_HUBS];
   unsigned nhubs;
   /* firmware */
@@ -95,6 +97,11 @@ void amd_set(mock_amd *g, uint32_t addr, uint32_t v);
 uint8_t *amd_vram_at(mock_amd *g, uint64_t pa, uint64_t n);
 /* Reset every block's state like an ASIC reset (register file to defaults, PSP/SMU idle). */
 void amd_asic_reset(mock_amd *g);
+
+/* amd_gmc.c: hub index h (GC instances first, then MMHUBs, as amd_gpu.c hooks them) took an ENG17_REQ; the RLC
+ * autoload resets every GC hub's GCVM/GCMC registers. */
+void amd_gmc_on_invalidate(mock_amd *g, unsigned h);
+void amd_gmc_autoload_reset(mock_amd *g);
 
 /* amd_psp.c */
 uint32_t amd_psp_read(mock_amd *g, int kind, uint32_t addr);

@@ -334,6 +334,7 @@ static uint32_t cmd_autoload(mock_amd *g) {
     return MOCK_PSP_STATUS_ORDER;
   }
   g->autoloaded = true;
+  amd_gmc_autoload_reset(g); /* the GC hub loses its state (amd_gmc.h) */
   return MOCK_PSP_STATUS_OK;
 }
 

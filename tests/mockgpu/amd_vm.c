@@ -44,6 +44,7 @@ void amd_vm_load(amd_vm *vm, mock_amd *g) {
   vm->vram = mock_pci_bar_mem(g->pci, 0);
   vm->vram_size = g->vram_size;
   if (g->ip.gc.maj < 11) return; /* gfx9 tables are not walked: everything faults */
+  vm->blocked = mock_amd_hub_check(g, true, vm->bad, sizeof(vm->bad)) < 0;
   uint64_t lo = amd_get(g, gc_addr(g, regGCMC_VM_SYSTEM_APERTURE_LOW_ADDR));
   uint64_t hi = amd_get(g, gc_addr(g, regGCMC_VM_SYSTEM_APERTURE_HIGH_ADDR));
   vm->ap_lo = lo << 18;
@@ -76,6 +77,10 @@ static uint8_t *sys_at(const amd_vm *vm, uint64_t bus, char *why, size_t whyn) {
 
 uint8_t *amd_vm_xlate(amd_vm *vm, uint64_t va, bool write, size_t *avail, char *why, size_t whyn) {
   *avail = 4096 - (va & 4095);
+  if (vm->blocked) {
+    snprintf(why, whyn, "%s", vm->bad);
+    return NULL;
+  }
   if (vm->tlb_page == (va >> 12) + 1 && (!write || vm->tlb_writable)) return vm->tlb_host + (va & 4095);
   if (va >= vm->ap_lo && va <= vm->ap_hi) { /* system aperture: physical VRAM */
     uint8_t *p = vram_at(vm, va, 1);

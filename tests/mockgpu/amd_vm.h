@@ -10,6 +10,10 @@
  * (bit 54) on gfx11. A leaf in VRAM must lie inside VRAM; a SYSTEM leaf is a bus address, reached through the
  * PCI model's DMA translation (bus mastering on, a page the driver mapped). gfx9 tables are not walked.
  *
+ * Nothing translates, system aperture included, while the GC hub is enabled but its TLB was never invalidated
+ * since, or while it is off because the RLC autoload reset it after the driver programmed it (mock_amd_hub_check
+ * in amd_gmc.h): the engines' first access faults with that reason.
+ *
  * A translation that fails is a VM fault (amd_vm_fault): GCVM_L2_PROTECTION_FAULT_STATUS(_LO32) gets
  * MAPPING_ERROR or PERMISSION_FAULTS (bit 1 read, bit 2 write: the model's choice, Linux only prints the field),
  * CID, RW, VMID (fields from the generated gc tables; a pending fault only adds
@@ -33,6 +37,8 @@ enum { AMD_VM_CID_CPC = 0x5, AMD_VM_CID_TCP = 0x8, AMD_VM_CID_SDMA0 = 0xd };
 typedef struct amd_vm {
   mock_amd *g;
   bool ok;                  /* context 0 enabled with a sane depth and a valid base */
+  bool blocked;             /* the GC hub may not translate at all (mock_amd_hub_check): reason in `bad` */
+  char bad[320];
   bool gfx12;
   uint64_t ap_lo, ap_hi;    /* system aperture, bytes, inclusive */
   uint64_t start, end;      /* context 0 range, bytes, inclusive */

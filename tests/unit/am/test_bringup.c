@@ -593,6 +593,49 @@ END_TEST
 START_TEST(gfx11_gmc_ih) { gmc_ih_run(false); }
 END_TEST
 
+/* Hub bring-up order (Linux gmc_v11_0_gart_enable, gfx_v11_0_hw_init -> gfx_v11_0_gfxhub_enable): the model resets
+ * the GC hub at the RLC autoload and refuses translations through a hub that was enabled but never flushed since.
+ * Right after a cold boot, before any mapping, both hubs must translate and the GC hub must hold the driver's values. */
+START_TEST(hub_order) {
+  open_dev();
+  bg_am_blocks blk = {0};
+  bg_am_boot_report rep;
+  ck_assert_msg(bg_am_boot_ex(D, NULL, &rep, &blk) == 0, "boot: %s", bg_last_error());
+  ck_assert(!rep.warm);
+  char why[512] = "";
+  for (int gc = 1; gc >= 0; gc--) ck_assert_msg(mock_amd_hub_check(G, gc, why, sizeof(why)) == 0, "%s", why);
+  uint32_t cntl = peekn(GC_HWIP, regGCVM_CONTEXT0_CNTL);
+  ck_assert_uint_eq(cntl & 1, 1);
+  ck_assert_uint_eq(cntl, peekn(MMHUB_HWIP, regMMVM_CONTEXT0_CNTL));
+  ck_assert_uint_eq(peekn(GC_HWIP, regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32),
+                    peekn(MMHUB_HWIP, regMMVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32));
+  ck_assert_uint_ge(blk.gmc->nflush[BG_AM_HUB_GC], 1);
+  ck_assert_uint_ge(blk.gmc->nflush[BG_AM_HUB_MM], 1);
+  bg_am_blocks_free(&blk);
+}
+END_TEST
+
+/* The model's side of it: an MMHUB enabled without a TLB flush refuses to translate, naming the hub; the flush
+ * clears it. */
+START_TEST(hub_unflushed) {
+  open_dev();
+  bg_am_gmc *gm = NULL;
+  OK(bg_am_soc_init(D));
+  OK(bg_am_gmc_create(D, &gm));
+  OK(bg_am_gmc_init_hub(gm, BG_AM_HUB_MM));
+  char why[512] = "";
+  ck_assert_int_eq(mock_amd_hub_check(G, false, why, sizeof(why)), -1);
+  ck_assert_msg(strstr(why, "MM hub enabled") && strstr(why, "never invalidated"), "%s", why);
+  uint64_t a;
+  bool sys;
+  ck_assert_int_eq(mock_amd_translate(G, false, 0x200000000000ull, &a, &sys, why, sizeof(why)), -1);
+  ck_assert_msg(strstr(why, "MM hub enabled"), "%s", why);
+  OK(bg_am_gmc_flush_tlb(gm, BG_AM_HUB_MM, 0));
+  ck_assert_msg(mock_amd_hub_check(G, false, why, sizeof(why)) == 0, "%s", why);
+  bg_am_gmc_destroy(gm);
+}
+END_TEST
+
 /* ---------------- gfx942 (MI300X-like: 4 AIDs, 8 XCCs, 16 SDMA 4.4.2, MP0/MP1 13.0.6) ---------------- */
 
 /* What a complete gfx942 boot leaves in the model: SOC fences on every AID, SDMA doorbell routing per AID, the PM4
@@ -809,6 +852,8 @@ int main(void) {
   tcase_add_test(t, rsmu_indirect);
   tcase_add_test(t, gfx12_gmc_ih);
   tcase_add_test(t, engines_gfx12);
+  tcase_add_test(t, hub_order);
+  tcase_add_test(t, hub_unflushed);
   suite_add_tcase(s, t);
   TCase *t11 = tc("gfx11", setup11);
   tcase_add_test(t11, gfx11_boot);
@@ -816,6 +861,8 @@ int main(void) {
   tcase_add_test(t11, fw_wrong_chip);
   tcase_add_test(t11, gfx11_gmc_ih);
   tcase_add_test(t11, engines_gfx11);
+  tcase_add_test(t11, hub_order);
+  tcase_add_test(t11, hub_unflushed);
   suite_add_tcase(s, t11);
   TCase *t942 = tc("gfx942", setup942);
   tcase_add_test(t942, gfx942_cold_warm);
@@ -824,6 +871,7 @@ int main(void) {
   tcase_add_test(t942, fw_wrong_chip);
   tcase_add_test(t942, fw_corrupt);
   tcase_add_test(t942, gfx942_strict);
+  tcase_add_test(t942, hub_order);
   suite_add_tcase(s, t942);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

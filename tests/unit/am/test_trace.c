@@ -13,9 +13,17 @@
  * explaining more than its bound, fails. BG_TRACE_DUMP=1 also prints our write sequence.
  * docs/design.md "Bring-up register trace vs the reference" carries the same list with the counts.
  *
+ * BG_TRACE_CHIP selects the emulated chip and its allow-list: "gfx12" (default; MOCK_AMD_MOCK against tinygrad's
+ * GC 12.0.0 mock, ../shared/docs/reference/am_mock_boot_trace.txt) or "gfx11" (MOCK_AMD_GFX11: GC 11.0.0, SDMA
+ * 6.0.0, MP0/MP1 13.0.0, against tests/unit/am/traces/gfx11_boot_trace.txt, recorded by
+ * tests/unit/am/traces/record_gfx11_trace.py from tinygrad's mock configured so). BG_TRACE_FW_OUT=<dir> only copies
+ * the synthetic firmware set of the chip (tests/unit/am/fw_gen.c) into <dir>, for that recording script.
+ *
  * BG_TRACE_FILE names the reference trace; when it is unset or absent the test is skipped (exit 77) with the
  * reason printed. Reference loops "[xN] ..." are expanded at most REF_REP_CAP times into the aligned sequence
  * (the x394240 SMU DPM loop of the echoing Python mock would otherwise dominate); the totals count all N. */
+#include <dirent.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,12 +146,45 @@ static void tracer(void *ctx, bool write, uint32_t addr, uint32_t val) {
   raws[nraw++] = (raw){write, addr, val};
 }
 
-static int boot_ours(void) {
+static mock_amd_chip chip = MOCK_AMD_MOCK;
+
+/* Copy the regular files of directory `from` into `to` (created if missing). */
+static int copy_dir(const char *from, const char *to) {
+  if (mkdir(to, 0755) != 0 && errno != EEXIST) return fprintf(stderr, "BG_TRACE_FW_OUT %s: %s\n", to, strerror(errno)), -1;
+  DIR *dir = opendir(from);
+  if (!dir) return fprintf(stderr, "%s: %s\n", from, strerror(errno)), -1;
+  int rc = 0;
+  for (struct dirent *de; rc == 0 && (de = readdir(dir));) {
+    if (de->d_name[0] == '.') continue;
+    char src[4096], dst[4096];
+    snprintf(src, sizeof(src), "%s/%s", from, de->d_name);
+    snprintf(dst, sizeof(dst), "%s/%s", to, de->d_name);
+    FILE *in = fopen(src, "rb"), *out = in ? fopen(dst, "wb") : NULL;
+    char buf[65536];
+    size_t n;
+    while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+      if (fwrite(buf, 1, n, out) != n) rc = -1;
+    if (!in || !out) rc = -1;
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) rc = -1;
+    if (rc) fprintf(stderr, "copying %s to %s failed\n", src, dst);
+    else printf("firmware: %s\n", dst);
+  }
+  closedir(dir);
+  return rc;
+}
+
+static int boot_ours(const char *fw_out) {
   amd_testbed tb;
-  mock_amd_cfg cfg = {.chip = MOCK_AMD_MOCK, .bdf = BDF};
+  mock_amd_cfg cfg = {.chip = chip, .bdf = BDF};
   if (amd_testbed_new(&tb, &cfg, "bg_trace") != 0) {
     fprintf(stderr, "%s\n", bg_last_error());
     return -1;
+  }
+  if (fw_out) {
+    int e = copy_dir(tb.fw_dir, fw_out);
+    amd_testbed_free(&tb);
+    return e;
   }
   int rc = -1;
   bg_am_dev *d = NULL;
@@ -281,30 +322,29 @@ typedef struct allow {
   unsigned hits;
 } allow;
 
-static allow allows[] = {
+static allow allows12[] = {
     /* -- SOC / HDP -- */
     {ONLY_REF, "0x0", 31,
      "HDP flush: the reference writes 0 to dword REMAP_HDP_MEM_FLUSH_CNTL/4, i.e. dword 0 since REMAP reads 0 in "
      "the mock; bg_am_flush_hdp skips the write when REMAP reads 0", 0},
-    {MOVED, "regSCRATCH_REG[67]", 2,
+    {ONLY_OURS | ONLY_REF | MOVED, "regSCRATCH_REG[67]", 4,
      "boot magic / clean-state flag written last, after the compute and SDMA queues are up (reference: after clock "
-     "gating, before the queues)", 0},
+     "gating, before the queues); the second alignment pairs the hub flushes below instead, which cross them", 0},
     {VALUE, "regSCRATCH_REG7", 1, "our magic BG_AM_BOOT_MAGIC 0xB6000001, not tinygrad's 0xA0000008 (am_dev.h)", 0},
-    /* -- GMC (MMHUB + GC hub) -- */
+    /* -- GMC (MMHUB + GC hub); the GC hub is programmed after the RLC autoload as in the reference (and Linux) -- */
     {VALUE, "reg??MC_VM_SYSTEM_APERTURE_HIGH_ADDR", 2,
      "FB top: the emulated GPU reports FB_LOCATION_TOP 0x1f (inclusive, 512 MiB), the Python mock 0x20 -> "
      "aperture 0x7c0 vs 0x800", 0},
-    {ONLY_REF, "regGCVM_INVALIDATE_ENG17_REQ", 5,
+    {MOVED, "reg??VM_INVALIDATE_ENG17_*", 3,
+     "one TLB flush of each hub right after its enable (Linux gmc_v11_0_gart_enable, gfx_v11_0_gfxhub_enable; "
+     "tinygrad flushes no hub at enable): MMHUB REQ + SEM release, GC REQ, aligned with later reference flushes", 0},
+    {MOVED, "regMMVM_L2_BANK_SELECT_RESERVED_CID2", 1, "the MMHUB flush after its enable (gfx12 bank-select write)", 0},
+    {ONLY_REF, "regGCVM_INVALIDATE_ENG17_REQ", 4,
      "TLB flushes: the reference maps the queue buffers into the kernel VA (one GC+MM flush pair per map_range); "
      "ours hands the CP/SDMA their VRAM MC addresses, no mapping, no flush", 0},
-    {ONLY_REF, "regMMVM_INVALIDATE_ENG17_*", 10, "TLB flushes (MMHUB REQ + SEM release), as above", 0},
-    {ONLY_REF, "regMMVM_L2_BANK_SELECT_RESERVED_CID2", 5, "TLB flushes (MMHUB gfx12 bank-select write), as above", 0},
-    /* -- IH / PSP / SMU: the GC hub is programmed in GMC (am_gmc.h), before IH, instead of in GFX init -- */
-    {MOVED, "regIH_*", 19,
-     "GC hub in GMC instead of GFX: the alignment keeps the GC hub writes in place, so the IH, PSP and SMU init "
-     "writes (identical otherwise) show as moved", 0},
-    {MOVED, "regMPASP_SMN_C2PMSG_*", 29, "GC hub in GMC instead of GFX (PSP bootloader + ring writes), as above", 0},
-    {MOVED, "mmMP1_SMN_C2PMSG_*", 9, "GC hub in GMC instead of GFX (SMU init messages), as above", 0},
+    {ONLY_REF, "regMMVM_INVALIDATE_ENG17_*", 8, "TLB flushes (MMHUB REQ + SEM release), as above", 0},
+    {ONLY_REF, "regMMVM_L2_BANK_SELECT_RESERVED_CID2", 4, "TLB flushes (MMHUB gfx12 bank-select write), as above", 0},
+    /* -- PSP / SMU -- */
     {ONLY_OURS, "regMPASP_SMN_C2PMSG_3[56]", 8,
      "PSP bootloader: our synthetic firmware set (fw_gen) also carries the SOC_DRV, INTF_DRV, DBG_DRV and RAS_DRV "
      "sOS components (one C2PMSG_36 + C2PMSG_35 pair each); the reference's synthetic blobs only KDB, SPL, "
@@ -323,7 +363,44 @@ static allow allows[] = {
     {VALUE, "regCP_HQD_PQ_BASE*", 2, "buffer address: compute ring base, as above", 0},
     {VALUE, "regSDMA0_QUEUE0_RB_*", 6, "buffer addresses: SDMA ring base and rptr/wptr-poll addresses, as above", 0},
 };
-#define NALLOW (sizeof(allows) / sizeof(allows[0]))
+
+/* gfx11 (MOCK_AMD_GFX11) against tinygrad's mock configured as GC 11.0.0 (tests/unit/am/traces/gfx11_boot_trace.txt) */
+static allow allows11[] = {
+    /* -- SOC / HDP -- */
+    {ONLY_REF, "0x0", 32,
+     "HDP flush: the reference writes 0 to dword REMAP_HDP_MEM_FLUSH_CNTL/4, i.e. dword 0 since REMAP reads 0 in "
+     "the mock; bg_am_flush_hdp skips the write when REMAP reads 0", 0},
+    {ONLY_OURS | ONLY_REF | MOVED, "regSCRATCH_REG[67]", 4,
+     "boot magic / clean-state flag written last, after the compute and SDMA queues are up (reference: after clock "
+     "gating, before the queues); the second alignment pairs the hub flushes below instead, which cross them", 0},
+    {VALUE, "regSCRATCH_REG7", 1, "our magic BG_AM_BOOT_MAGIC 0xB6000001, not tinygrad's 0xA0000008 (am_dev.h)", 0},
+    /* -- GMC: the GC hub after the RLC autoload in both (tinygrad AM_GFX.init_hw, Linux gfx_v11_0_hw_init) -- */
+    {VALUE, "reg??MC_VM_SYSTEM_APERTURE_HIGH_ADDR", 2,
+     "FB top: the emulated GPU reports FB_LOCATION_TOP 0x1f (inclusive, 512 MiB), the Python mock 0x20 -> "
+     "aperture 0x7c0 vs 0x800", 0},
+    {MOVED, "reg??VM_INVALIDATE_ENG17_*", 3,
+     "one TLB flush of each hub right after its enable (Linux gmc_v11_0_gart_enable, gfx_v11_0_gfxhub_enable; "
+     "tinygrad flushes no hub at enable): MMHUB REQ + SEM release, GC REQ, aligned with later reference flushes", 0},
+    {MOVED, "regMMVM_L2_BANK_SELECT_RESERVED_CID2", 1, "the MMHUB flush after its enable (GC >= 11 bank-select write)", 0},
+    {ONLY_REF, "regGCVM_INVALIDATE_ENG17_REQ", 4,
+     "TLB flushes: the reference maps the queue buffers into the kernel VA (one GC+MM flush pair per map_range); "
+     "ours hands the CP/SDMA their VRAM MC addresses, no mapping, no flush", 0},
+    {ONLY_REF, "regMMVM_INVALIDATE_ENG17_*", 8, "TLB flushes (MMHUB REQ + SEM release), as above", 0},
+    {ONLY_REF, "regMMVM_L2_BANK_SELECT_RESERVED_CID2", 4, "TLB flushes (MMHUB bank-select write), as above", 0},
+    /* -- SMU -- */
+    {VALUE | MOVED, "regMP1_SMN_C2PMSG_[68][26]", 27,
+     "SMU set_clocks(-1): the reference reads every clock's DPM levels first, then sets SoftMin/SoftMax of each; ours "
+     "reads and sets one clock after the other (same messages, other order), and the two SMU models answer other "
+     "frequencies (the emulated SMU's DPM table vs 1000 + 100 * level MHz in the recording script)", 0},
+    /* -- GFX / SDMA -- */
+    {VALUE, "regCP_HQD_*ADDR*", 6,
+     "buffer addresses: compute ring rptr/wptr/EOP at VRAM MC addresses (HI 0), the reference at kernel VA "
+     "0x20_0000_0000+", 0},
+    {VALUE, "regCP_HQD_PQ_BASE*", 2, "buffer address: compute ring base, as above", 0},
+    {VALUE, "regSDMA0_QUEUE0_RB_*", 6, "buffer addresses: SDMA ring base and rptr/wptr-poll addresses, as above", 0},
+};
+static allow *allows = allows12;
+static size_t NALLOW = sizeof(allows12) / sizeof(allows12[0]);
 
 /* Alignment weight of a pair: 0 for different registers, 1 for the same register with another value, 2 for the same
  * register and value (or a reference loop repetition, whose value is unknown): a weighted LCS, so that e.g. PSP
@@ -349,6 +426,15 @@ static void classify(unsigned kind, const char *name, uint32_t vo, uint32_t vr) 
 }
 
 int main(void) {
+  const char *cs = getenv("BG_TRACE_CHIP");
+  if (cs && strcmp(cs, "gfx11") == 0) {
+    chip = MOCK_AMD_GFX11, allows = allows11, NALLOW = sizeof(allows11) / sizeof(allows11[0]);
+  } else if (cs && strcmp(cs, "gfx12") != 0) {
+    fprintf(stderr, "BG_TRACE_CHIP=%s: expected gfx11 or gfx12\n", cs);
+    return 1;
+  }
+  const char *fw_out = getenv("BG_TRACE_FW_OUT");
+  if (fw_out) return boot_ours(fw_out) == 0 ? 0 : 1;
   const char *path = getenv("BG_TRACE_FILE");
   struct stat st;
   if (!path || stat(path, &st) != 0) {
@@ -357,7 +443,7 @@ int main(void) {
     return 77;
   }
   if (load_ref(path) != 0) return 1;
-  if (boot_ours() != 0) return 1;
+  if (boot_ours(NULL) != 0) return 1;
   printf("reference: %lu register reads, %lu writes (%zu writes aligned; %lu loop repetitions beyond x%d left out)\n",
          ref.nrd, ref.nwr, ref.n, ref_capped, REF_REP_CAP);
 
