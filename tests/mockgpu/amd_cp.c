@@ -7,6 +7,7 @@
 
 #include "am/am_regs.h"
 #include "amd_gfx9.h"
+#include "amd_engine.h"
 #include "amd_internal.h"
 #include "amd_sdma_exec.h"
 
@@ -116,6 +117,9 @@ void amd_cp_reset(mock_amd *g) {
 
 uint32_t amd_cp_read(mock_amd *g, int kind, uint32_t addr) {
   if (kind >= AMD_H_G9_FIRST) return amd_gfx9_read(g, kind, addr);
+  /* A dequeued HQD stays active until its engine has left the packet it was executing (the waves of a dispatch
+   * are killed, a wait gives up): Linux gfx_v11_0_reset_kcq polls CP_HQD_ACTIVE for it. */
+  if (kind == AMD_H_CP_HQD_ACTIVE) return amd_get(g, addr) | (amd_engine_busy(g, "CP") ? 1u : 0u);
   return amd_get(g, addr);
 }
 

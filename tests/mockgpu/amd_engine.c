@@ -213,6 +213,12 @@ uint64_t mock_amd_doorbells_dropped(mock_amd *g) {
   return n;
 }
 
+bool amd_engine_busy(mock_amd *g, const char *name) {
+  for (unsigned i = 0; g->eng && i < g->eng->n; i++)
+    if (strcmp(g->eng->e[i]->ops->name, name) == 0) return g->eng->e[i]->running;
+  return false;
+}
+
 amd_engine *amd_engine_find(mock_amd *g, const amd_engine_ops *ops) {
   for (unsigned i = 0; g->eng && i < g->eng->n; i++)
     if (g->eng->e[i]->ops == ops) return g->eng->e[i];

@@ -91,6 +91,8 @@ void amd_engines_reset(mock_amd *g);
 bool amd_engine_new_activation(amd_engine *e);
 /* The queue the engine started on is still enabled, not re-activated or reset, and the engine is not stopping. */
 bool amd_engine_alive(const amd_engine *e);
+/* The engine named name ("CP", "SDMA0") is inside a run (executing or polling); false when there is none. Lock held. */
+bool amd_engine_busy(mock_amd *g, const char *name);
 /* The queue was dequeued, reset or re-activated, or the engine stops, seen from the shader core's thread without the
  * lock (a dispatch polls it to stop an endless wave, rdna3_mem.preempted). */
 bool amd_engine_preempted(const amd_engine *e);
