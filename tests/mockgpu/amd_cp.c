@@ -200,8 +200,12 @@ void amd_cp_write(mock_amd *g, int kind, uint32_t addr, uint32_t v) {
   switch (kind) {
   case AMD_H_CP_HQD_ACTIVE:
     if (!(v & 1)) {
+      if (c->hqd.active) { /* the MQD register copy writes this dword too: an active queue must be dequeued first */
+        amd_fail(g, "CP_HQD_ACTIVE=0 written on an active HQD (dequeue it with CP_HQD_DEQUEUE_REQUEST, Linux "
+                 "gfx_v11_0_reset_kcq)");
+        return;
+      }
       amd_set(g, addr, v);
-      c->hqd.active = false;
       return;
     }
     if (hqd_check(g, c)) return; /* refused: stays inactive */
