@@ -218,7 +218,7 @@ void bg_am_hcq_queue_state(const bg_queue_hw *q, char *buf, size_t n) {
 /* ---------------- hang check ---------------- */
 
 /* Dword i of the packet at read position pos (ring units), wrapping at the ring's end. */
-static uint32_t ring_dw(const bg_queue_hw *q, uint64_t pos, unsigned i) {
+static uint32_t pkt_dw(const bg_queue_hw *q, uint64_t pos, unsigned i) {
   uint64_t byte = q->sdma ? pos : pos * 4;
   return bg_mmio_rd32(&q->h->d->vram, q->ring + (byte + 4ull * i) % q->ring_bytes);
 }
@@ -243,20 +243,20 @@ static bool wait_cmp(unsigned func, uint32_t v, uint32_t ref) {
  * lost doorbell or a stuck engine. */
 static int at_blocking_wait(am_hcq *h, const bg_queue_hw *q, bool *blocking) {
   *blocking = false;
-  uint32_t hdr = ring_dw(q, q->consumed, 0), func, ref, mask;
+  uint32_t hdr = pkt_dw(q, q->consumed, 0), func, ref, mask;
   uint64_t addr;
   if (q->sdma) {
     if (SDMA_PKT_HEADER_OP(hdr) != SDMA_OP_POLL_REGMEM || !(hdr >> 31)) return 0; /* MEM_POLL: a memory poll */
     func = (hdr >> 28) & 7;
-    addr = (uint64_t)ring_dw(q, q->consumed, 2) << 32 | ring_dw(q, q->consumed, 1);
-    ref = ring_dw(q, q->consumed, 3), mask = ring_dw(q, q->consumed, 4);
+    addr = (uint64_t)pkt_dw(q, q->consumed, 2) << 32 | pkt_dw(q, q->consumed, 1);
+    ref = pkt_dw(q, q->consumed, 3), mask = pkt_dw(q, q->consumed, 4);
   } else {
     if (PACKET_TYPE(hdr) != 3 || PACKET3_OPCODE(hdr) != PACKET3_WAIT_REG_MEM) return 0;
-    uint32_t dw1 = ring_dw(q, q->consumed, 1);
+    uint32_t dw1 = pkt_dw(q, q->consumed, 1);
     if (!(dw1 & WAIT_REG_MEM_MEM_SPACE(1))) return 0; /* a register wait (the HDP flush) completes at once */
     func = dw1 & 7;
-    addr = (uint64_t)ring_dw(q, q->consumed, 3) << 32 | ring_dw(q, q->consumed, 2);
-    ref = ring_dw(q, q->consumed, 4), mask = ring_dw(q, q->consumed, 5);
+    addr = (uint64_t)pkt_dw(q, q->consumed, 3) << 32 | pkt_dw(q, q->consumed, 2);
+    ref = pkt_dw(q, q->consumed, 4), mask = pkt_dw(q, q->consumed, 5);
   }
   for (unsigned i = 0; i < h->ndevs; i++) {
     uint32_t v;

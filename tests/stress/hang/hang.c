@@ -167,7 +167,7 @@ static void dist(const char *what, double *v, unsigned n) {
 }
 
 /* One injection of kind k: 0 recovered, 1 failed (said why), -1 unavailable. */
-static int one(ctx *c, int k, double *det_ms, double *rec_ms) {
+static int inject_and_recover(ctx *c, int k, double *det_ms, double *rec_ms) {
   uint64_t t0 = bg_now_ns();
   int r = inject(c, k);
   if (r == 1) return -1;
@@ -224,7 +224,7 @@ static int run_iface(const char *iface, unsigned n, stats st[NKIND]) {
     if (k == K_USB && strcmp(iface, "MOCKUSB") != 0) continue;
     for (unsigned i = 0; i < n; i++) {
       double det = 0, rec = 0;
-      int o = one(&c, k, &det, &rec);
+      int o = inject_and_recover(&c, k, &det, &rec);
       if (o < 0) {
         st[k].unavailable = 1;
         break;
