@@ -13,9 +13,9 @@
  *   doorbell-drop  the GPU loses the next doorbell write (mock plugin inject "doorbell-drop"): the compute queue has
  *                  work and a met wait at its read pointer that it never passes
  *   usb-stall      MOCKUSB only: the bridge stalls the next bulk transfer (inject "usb-stall", implemented with the
- *                  USB transport's recovery on another branch): the device must run add1 correctly afterwards,
- *                  with or without an error on the way; where the plugin does not know the kind it is reported as
- *                  unavailable and not counted
+ *                  USB transport's recovery in usb/): the add1 run that meets the stall either succeeds (the
+ *                  transport recovered) or fails and bg_dev_recover clears the error; add1 must then give the right
+ *                  result; where the plugin does not know the kind it is reported as unavailable, not counted
  * Output per interface and kind: recovered/total, detection and recovery times (min/median/p90/max ms; recovery =
  * bg_dev_recover + the checking add1 run). Exit status 1 when any injection was not detected as required, not
  * recovered, or a result was wrong; 2 on bad usage or when the device cannot be opened. */
@@ -175,7 +175,10 @@ static int inject_and_recover(ctx *c, int k, double *det_ms, double *rec_ms) {
     fprintf(stderr, "%s: %s: injecting: %s\n", c->iface, KIND[k], bg_last_error());
     return 1;
   }
-  r = bg_dev_synchronize(c->d, 0);
+  /* The USB stall hits the next bulk transfer: the checking add1 itself. The transport recovers it (usb/), or its
+   * error latches and bg_dev_recover below clears it; either way add1 must then give the right result. */
+  r = k == K_USB ? check_add1(c) : bg_dev_synchronize(c->d, 0);
+  if (k == K_USB && r == 1) return 1; /* a wrong result, said why */
   uint64_t t1 = bg_now_ns();
   *det_ms = (double)(t1 - t0) / 1e6;
   if (k != K_USB) {
