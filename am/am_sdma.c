@@ -197,7 +197,8 @@ int bg_am_sdma_fini(bg_am_sdma *s) {
 /* Queue reset after a hang or fault, Linux 6.12 sdma_v6_0_soft_reset / sdma_v7_0_soft_reset (SDMA 6.x/7.x have no
  * per-queue reset request there): ring and IB off (gfx_stop), engine halted with its thread reset ({F32|MCU}_CNTL
  * HALT + TH1_RESET / RESET), a GRBM_SOFT_RESET.SOFT_RESET_SDMA0 pulse, the engine un-halted, then the ring set up
- * again (sdma_v6_0_start). QUEUE0_PREEMPT, which Linux zeroes, is never set by baregpu (no mid-IB preemption). */
+ * again (sdma_v6_0_start). QUEUE0_PREEMPT, which Linux zeroes, is never set by baregpu (no mid-IB preemption);
+ * SDMA0_FREEZE, which sdma_v6_0 sets around the pulse, is left out as sdma_v7_0 leaves it (commented out there). */
 int bg_am_sdma_reset(bg_am_sdma *s) {
   bg_am_dev *d = s->d;
   if (s->v44)
