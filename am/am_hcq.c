@@ -112,7 +112,8 @@ void bg_am_hcq_free(bg_dev *dev, bg_mem *m) {
 }
 
 /* Called by waits after 200 ms without progress (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__; tinygrad tinygrad/runtime/ops_amd.py PCIIface.sleep): drain the IH ring; a VM fault or any
- * other error interrupt is a hang, reported with the faulting address and where each queue stands. */
+ * other error interrupt is a hang, reported with the faulting address and where each queue stands; then the
+ * progress check (a read pointer standing still, bg_am_hcq_hang_check). */
 static int am_sleep_check(am_hcq *h);
 
 static int am_sleep(bg_dev *dev, int ms) {
@@ -150,7 +151,7 @@ static int am_sleep_check(am_hcq *h) {
                     nerr > 0 && h->blk.ih->last[0] ? h->blk.ih->last : "error interrupt", status, qs[0],
                     qs[0][0] && qs[1][0] ? "; " : "", qs[1]);
   }
-  return 0;
+  return bg_am_hcq_hang_check(h);
 }
 
 /* Open AM devices of this process by key (sysfs root + BDF). */

@@ -50,6 +50,9 @@ struct bg_queue_hw {
   uint64_t put;              /* next write position: dwords (PM4) or bytes (SDMA), never wrapped */
   uint64_t consumed;         /* read position last seen (same units): the engine is at least there */
   uint64_t nsubmits;
+  /* hang check (bg_am_hcq_hang_check): the read position last seen busy and since when it has not moved */
+  uint64_t stall_pos, stall_ns;
+  bool stall_armed;
   uint64_t kick_ns;          /* time in the HDP flush + doorbell writes (register hooks of the emulator on MOCKPCI) */
 };
 
@@ -129,10 +132,17 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *hq, const void *cmd, size_t len);
  * (IH_RB_WPTR); when the interrupt ring moved, the full check of the backend's sleep (drain it,
  * GCVM_L2_PROTECTION_FAULT_STATUS) reports a page fault or shader error of any queue. 1 while a queue has work. */
 int bg_am_hcq_fault_check(bg_dev *dev);
-/* bg_backend_ops.recover: drain the IH ring and clear the latched VM fault; deactivate the compute HQD and the SDMA
- * ring, zero their read/write-pointer words and set them up again (am_gfx/am_sdma setup_queue), so the next submit
- * starts at ring offset 0. Work pending on either ring is dropped. */
+/* bg_backend_ops.recover: drain the IH ring and clear the latched VM fault; dequeue the compute HQD (DEQUEUE_REQUEST,
+ * wait for CP_HQD_ACTIVE 0: Linux gfx_v11_0_reset_kcq) and soft-reset the SDMA engine (bg_am_sdma_reset), zero their
+ * read/write-pointer words and set them up again (am_gfx/am_sdma setup_queue), so the next submit starts at ring
+ * offset 0. Work pending on either ring is dropped. A queue that does not stop fails it by name (no mode1 in place). */
 int bg_am_hcq_recover(bg_dev *dev);
+/* The progress check of the backend's sleep (after the fault drain found nothing): a queue with work pending whose
+ * read pointer has not moved for BG_HANG_CHECK_MS is hung, unless the packet at its read pointer is a memory wait
+ * (WAIT_REG_MEM / POLL_REGMEM) whose condition does not hold yet, or holds on memory outside the signal pools (a
+ * wait for the host is not a hang; BG_WAIT_TIMEOUT_MS bounds it). -BG_EHANG names the queue, the packet at the read
+ * pointer with its GPU address and the time. Under h->lock. */
+int bg_am_hcq_hang_check(am_hcq *h);
 /* Describe where a queue stands ("compute queue (...): rptr dword 0x40 of 0x80 written, at PACKET3_WAIT_REG_MEM"). */
 void bg_am_hcq_queue_state(const bg_queue_hw *hq, char *buf, size_t n);
 /* am_hcq_lower.c */

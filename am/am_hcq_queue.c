@@ -197,20 +197,111 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
 }
 
 void bg_am_hcq_queue_state(const bg_queue_hw *q, char *buf, size_t n) {
-  const bg_mmio *vram = &q->h->d->vram;
+  const bg_am_dev *d = q->h->d;
+  const bg_mmio *vram = &d->vram;
   if (q->sdma) {
-    uint64_t rptr = bg_mmio_rd64(vram, q->rptr);
-    uint32_t hdr = bg_mmio_rd32(vram, q->ring + (rptr % q->ring_bytes & ~3ull));
+    uint64_t rptr = bg_mmio_rd64(vram, q->rptr), off = rptr % q->ring_bytes & ~3ull;
+    uint32_t hdr = bg_mmio_rd32(vram, q->ring + off);
     const char *nm = bg_sdma_op_name(SDMA_PKT_HEADER_OP(hdr));
-    snprintf(buf, n, "%s: rptr byte %" PRIu64 " of %" PRIu64 " written, at %s (header 0x%08x)", q->name, rptr, q->put,
-             nm ? nm : "an unknown opcode", hdr);
+    snprintf(buf, n, "%s: rptr byte %" PRIu64 " of %" PRIu64 " written, at %s (header 0x%08x, packet at 0x%" PRIx64 ")",
+             q->name, rptr, q->put, nm ? nm : "an unknown opcode", hdr, bg_am_mc(d, q->ring + off));
   } else {
     uint32_t rptr = bg_mmio_rd32(vram, q->rptr);
-    uint32_t hdr = bg_mmio_rd32(vram, q->ring + ((uint64_t)rptr * 4) % q->ring_bytes);
+    uint64_t off = ((uint64_t)rptr * 4) % q->ring_bytes;
+    uint32_t hdr = bg_mmio_rd32(vram, q->ring + off);
     const char *nm = PACKET_TYPE(hdr) == 3 ? bg_pm4_opcode_name(PACKET3_OPCODE(hdr)) : NULL;
-    snprintf(buf, n, "%s: rptr dword %u of %" PRIu64 " written, at %s (header 0x%08x)", q->name, rptr, q->put,
-             nm ? nm : "an unknown packet", hdr);
+    snprintf(buf, n, "%s: rptr dword %u of %" PRIu64 " written, at %s (header 0x%08x, packet at 0x%" PRIx64 ")",
+             q->name, rptr, q->put, nm ? nm : "an unknown packet", hdr, bg_am_mc(d, q->ring + off));
   }
+}
+
+/* ---------------- hang check ---------------- */
+
+/* Dword i of the packet at read position pos (ring units), wrapping at the ring's end. */
+static uint32_t pkt_dw(const bg_queue_hw *q, uint64_t pos, unsigned i) {
+  uint64_t byte = q->sdma ? pos : pos * 4;
+  return bg_mmio_rd32(&q->h->d->vram, q->ring + (byte + 4ull * i) % q->ring_bytes);
+}
+
+/* WAIT_REG_MEM.FUNCTION / POLL_REGMEM.FUNC (one encoding, Linux soc15d.h / sdma_v6_0 packets): 0 always, 1 <, 2 <=,
+ * 3 ==, 4 !=, 5 >=, 6 >. */
+static bool wait_cmp(unsigned func, uint32_t v, uint32_t ref) {
+  switch (func) {
+  case 0: return true;
+  case 1: return v < ref;
+  case 2: return v <= ref;
+  case 3: return v == ref;
+  case 4: return v != ref;
+  case 5: return v >= ref;
+  case 6: return v > ref;
+  default: return false;
+  }
+}
+
+/* Is the packet at the queue's read position a memory wait that legitimately blocks it (its condition does not
+ * hold, or its memory is not a signal this process can read)? A met wait the engine does not pass is a stall: a
+ * lost doorbell or a stuck engine. */
+static int at_blocking_wait(am_hcq *h, const bg_queue_hw *q, bool *blocking) {
+  *blocking = false;
+  uint32_t hdr = pkt_dw(q, q->consumed, 0), func, ref, mask;
+  uint64_t addr;
+  if (q->sdma) {
+    if (SDMA_PKT_HEADER_OP(hdr) != SDMA_OP_POLL_REGMEM || !(hdr >> 31)) return 0; /* MEM_POLL: a memory poll */
+    func = (hdr >> 28) & 7;
+    addr = (uint64_t)pkt_dw(q, q->consumed, 2) << 32 | pkt_dw(q, q->consumed, 1);
+    ref = pkt_dw(q, q->consumed, 3), mask = pkt_dw(q, q->consumed, 4);
+  } else {
+    if (PACKET_TYPE(hdr) != 3 || PACKET3_OPCODE(hdr) != PACKET3_WAIT_REG_MEM) return 0;
+    uint32_t dw1 = pkt_dw(q, q->consumed, 1);
+    if (!(dw1 & WAIT_REG_MEM_MEM_SPACE(1))) return 0; /* a register wait (the HDP flush) completes at once */
+    func = dw1 & 7;
+    addr = (uint64_t)pkt_dw(q, q->consumed, 3) << 32 | pkt_dw(q, q->consumed, 2);
+    ref = pkt_dw(q, q->consumed, 4), mask = pkt_dw(q, q->consumed, 5);
+  }
+  for (unsigned i = 0; i < h->ndevs; i++) {
+    uint32_t v;
+    int r = bg_signal_pool_read32(h->devs[i], addr, &v);
+    if (r < 0) return r;
+    if (r == 1) {
+      *blocking = !wait_cmp(func, v & mask, ref);
+      return 0;
+    }
+  }
+  *blocking = true; /* memory of the caller's own: cannot tell, the wait timeout decides */
+  return 0;
+}
+
+int bg_am_hcq_hang_check(am_hcq *h) {
+  long hang_ms;
+  int e = bg_env_int("BG_HANG_CHECK_MS", &hang_ms);
+  if (e < 0) return e;
+  uint64_t now = bg_now_ns();
+  for (int k = 0; k < 2; k++) {
+    bg_queue_hw *q = h->q[k];
+    if (!q) continue;
+    uint64_t cur = read_consumed(q);
+    if (cur > q->consumed && cur <= q->put) q->consumed = cur;
+    if (q->consumed == q->put || !q->stall_armed || q->stall_pos != q->consumed) {
+      q->stall_armed = q->consumed != q->put; /* the clock runs from the first time it is seen busy here */
+      q->stall_pos = q->consumed;
+      q->stall_ns = now;
+      continue;
+    }
+    if (now - q->stall_ns < (uint64_t)hang_ms * 1000000u) continue;
+    bool blocking;
+    if ((e = at_blocking_wait(h, q, &blocking)) < 0) return e;
+    if (blocking) {
+      q->stall_ns = now;
+      continue;
+    }
+    h->nfaults++;
+    char st[256];
+    bg_am_hcq_queue_state(q, st, sizeof(st));
+    return bg_error(BG_EHANG, "am: %s: %s hung: its read pointer has not moved for %" PRIu64 " ms with %" PRIu64
+                    " %s pending: %s", h->d->bdf, q->name, (now - q->stall_ns) / 1000000u, q->put - q->consumed,
+                    q->sdma ? "bytes" : "dwords", st);
+  }
+  return 0;
 }
 
 /* ---------------- faults and recovery ---------------- */
@@ -269,7 +360,7 @@ int bg_am_hcq_recover(bg_dev *dev) {
     bg_queue_hw *q = h->q[k];
     if (!q) continue;
     if (q->sdma) {
-      if ((e = bg_am_sdma_fini(h->blk.sdma)) < 0 || (e = zero_ptrs(h, q)) < 0 ||
+      if ((e = bg_am_sdma_reset(h->blk.sdma)) < 0 || (e = zero_ptrs(h, q)) < 0 ||
           (e = bg_am_sdma_setup_queue(h->blk.sdma)) < 0)
         return bg_error_context(e, "am: %s: resetting the %s: ", d->bdf, q->name);
     } else {
@@ -278,6 +369,7 @@ int bg_am_hcq_recover(bg_dev *dev) {
         return bg_error_context(e, "am: %s: resetting the %s: ", d->bdf, q->name);
     }
     q->put = q->consumed = 0;
+    q->stall_armed = false;
     BG_LOG(1, "am: %s: %s reset (ring pointers 0)", d->bdf, q->name);
   }
   if (h->blk.ih && (e = ih_wptr(h, &h->ih_seen)) < 0) return e;

@@ -193,3 +193,30 @@ int bg_am_sdma_fini(bg_am_sdma *s) {
   s->ring_on = false;
   return 0;
 }
+
+/* Queue reset after a hang or fault, Linux 6.12 sdma_v6_0_soft_reset / sdma_v7_0_soft_reset (SDMA 6.x/7.x have no
+ * per-queue reset request there): ring and IB off (gfx_stop), engine halted with its thread reset ({F32|MCU}_CNTL
+ * HALT + TH1_RESET / RESET), a GRBM_SOFT_RESET.SOFT_RESET_SDMA0 pulse, the engine un-halted, then the ring set up
+ * again (sdma_v6_0_start). QUEUE0_PREEMPT, which Linux zeroes, is never set by baregpu (no mid-IB preemption);
+ * SDMA0_FREEZE, which sdma_v6_0 sets around the pulse, is left out as sdma_v7_0 leaves it (commented out there). */
+int bg_am_sdma_reset(bg_am_sdma *s) {
+  bg_am_dev *d = s->d;
+  if (s->v44)
+    return bg_error(BG_ENOTSUP, "am: %s: sdma: queue reset of SDMA 4.4.x is not implemented (no queues there yet)",
+                    d->bdf);
+  int e = bg_am_sdma_fini(s);
+  if (e < 0) return e;
+  enum bg_am_reg_id cntl = s->mcu ? regSDMA0_MCU_CNTL : regSDMA0_F32_CNTL;
+  enum bg_am_field_id halt = s->mcu ? SDMA0_MCU_CNTL__HALT : SDMA0_F32_CNTL__HALT;
+  enum bg_am_field_id rst = s->mcu ? SDMA0_MCU_CNTL__RESET : SDMA0_F32_CNTL__TH1_RESET;
+  uint32_t v;
+  if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, cntl, 1, NULL, BG_AM_F(halt, 1), BG_AM_F(rst, 1))) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regGRBM_SOFT_RESET, 0, NULL, BG_AM_F(GRBM_SOFT_RESET__SOFT_RESET_SDMA0, 1))) < 0 ||
+      (e = bg_am_nrreg(d, GC_HWIP, 0, regGRBM_SOFT_RESET, &v)) < 0)
+    return bg_error_context(e, "am: %s: sdma soft reset: ", d->bdf);
+  bg_am_sleep_ms(d->opts.settle_ms < 0 ? 0 : 1); /* Linux: udelay(100) around the pulse */
+  if ((e = bg_am_nwreg(d, GC_HWIP, 0, regGRBM_SOFT_RESET, 0)) < 0 ||
+      (e = bg_am_nwreg_fields(d, GC_HWIP, 0, cntl, 1, NULL, BG_AM_F(halt, 0), BG_AM_F(rst, 0))) < 0)
+    return bg_error_context(e, "am: %s: sdma soft reset: ", d->bdf);
+  return 0;
+}

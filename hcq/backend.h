@@ -128,7 +128,8 @@ typedef struct bg_backend_ops {
    * synchronizing (unlike copyin/copyout). NULL: such memory has no CPU access. */
   int (*mem_read)(bg_dev *d, const bg_mem *m, uint64_t off, void *dst, uint64_t n);
   int (*mem_write)(bg_dev *d, const bg_mem *m, uint64_t off, const void *src, uint64_t n);
-  /* Called by waits after 200 ms without progress; may return -BG_EHANG with a fault report. */
+  /* Called by waits after 200 ms (or BG_HANG_CHECK_MS, when less) without progress; may return -BG_EHANG with a
+   * fault or hang report (a queue whose read pointer stands still with work pending, hcq.h "Hangs"). */
   int (*sleep)(bg_dev *d, int ms);
   /* Optional: a cheap check for faults latched by any queue of the device (bg_dev_synchronize calls it after the
    * timeline wait while work submitted since the last conclusive check may be pending): -BG_EHANG with a report,
@@ -206,6 +207,11 @@ typedef struct bg_iface {
 extern const bg_iface *const bg_builtin_ifaces[];
 extern const size_t bg_builtin_niface;
 size_t bg_ifaces(const bg_iface *const **out);
+
+/* The 32-bit word at GPU address va when it lies in one of d's signal pages (1), read through the CPU view or
+ * ops->mem_read; 0 when va is not in d's signal pool; negative on a read error. For a backend's hang check: is the
+ * wait a stalled queue sits at satisfied already? */
+int bg_signal_pool_read32(bg_dev *d, uint64_t va, uint32_t *out);
 
 /* Bump allocation in a wrapping arena (kernel arguments): offset or negative error. *cpu is NULL when the arena
  * has no CPU view (write with bg_kargs_write). */

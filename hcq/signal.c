@@ -13,7 +13,7 @@
 
 #define SIGPAGE_SIZE 4096u
 #define SIGS_PER_PAGE (SIGPAGE_SIZE / 16u)
-#define SLEEP_AFTER_MS 200 /* without progress, let the backend look for faults */
+#define SLEEP_AFTER_MS 200 /* without progress, let the backend look for faults (sooner when BG_HANG_CHECK_MS is less) */
 
 struct bg_sigpage {
   struct bg_sigpage *next;
@@ -106,6 +106,20 @@ static int sig_word(const bg_signal *s, unsigned k, uint64_t *v) {
 
 int bg_signal_value(const bg_signal *s, uint64_t *out) { return sig_word(s, 0, out); }
 
+int bg_signal_pool_read32(bg_dev *d, uint64_t va, uint32_t *out) {
+  for (const struct bg_sigpage *pg = d->sigpages; pg; pg = pg->next) {
+    const bg_mem *m = &pg->buf->mem;
+    if (va < m->va || va + 4 > m->va + SIGPAGE_SIZE) continue;
+    if (m->cpu) {
+      *out = __atomic_load_n((const uint32_t *)((const uint8_t *)m->cpu + (va - m->va)), __ATOMIC_ACQUIRE);
+      return 1;
+    }
+    int r = d->ops->mem_read(d, m, va - m->va, out, sizeof(*out));
+    return r < 0 ? r : 1;
+  }
+  return 0;
+}
+
 int bg_signal_set(bg_signal *s, uint64_t v) {
   if (s->cpu) {
     __atomic_store_n((uint64_t *)s->cpu, v, __ATOMIC_RELEASE);
@@ -135,6 +149,9 @@ int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms) {
   int r = sig_word(s, 0, &seen);
   if (r < 0) return r;
   if (seen >= v) return 0;
+  long hang_ms = SLEEP_AFTER_MS;
+  if ((r = bg_env_int("BG_HANG_CHECK_MS", &hang_ms)) < 0) return r;
+  uint64_t sleep_after = hang_ms < SLEEP_AFTER_MS ? (uint64_t)hang_ms : SLEEP_AFTER_MS;
   uint64_t start = bg_now_ns(), last_progress = start;
   for (unsigned spin = 0;; spin++) {
     if ((r = sig_word(s, 0, &cur)) < 0) return r;
@@ -152,7 +169,7 @@ int bg_signal_wait(const bg_signal *s, uint64_t v, int timeout_ms) {
                       d->name, timeout_ms, (unsigned long long)s->va, what, (unsigned long long)v,
                       (unsigned long long)seen);
     }
-    if (idle_ms >= SLEEP_AFTER_MS && d->ops->sleep) {
+    if (idle_ms >= sleep_after && d->ops->sleep) {
       r = d->ops->sleep(d, 1);
       if (r < 0) return r;
     } else if (spin < 2000) {

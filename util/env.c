@@ -13,6 +13,7 @@ static const struct env_var {
 } vars[] = {
   {"BG_DEBUG", 0, 4, 0, "a debug level"},
   {"BG_WAIT_TIMEOUT_MS", 1, 2147483647L, 30000, "a timeout in milliseconds"},
+  {"BG_HANG_CHECK_MS", 1, 2147483647L, 10000, "a time in milliseconds"},
   {"BEAM", 0, 64, 0, "a beam width"},
   {"AM_RESET", 0, 1, 0, "0 or 1"},
   {"IGNORE_BEAM_CACHE", 0, 1, 0, "0 or 1"},

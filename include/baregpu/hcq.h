@@ -187,9 +187,19 @@ uint64_t bg_dev_next_timeline(bg_dev *d);         /* returns the next value and 
  * failed sync latches the device's error state: every later sync (and bg_queue_new/submit) fails with the same
  * message until bg_dev_recover. */
 int bg_dev_synchronize(bg_dev *d, int timeout_ms);
-/* Recovery after a timeout or fault, without closing the device: THE one call that does it. Resets every hardware
- * queue of the device (AMD: the compute HQD is dequeued and set up again, the SDMA ring disabled and re-enabled,
- * their ring pointers zeroed, the latched VM fault cleared; CPU: each queue's worker is stopped and restarted with an
+/* Hangs: a wait without progress asks the backend to look for faults and hangs (after 200 ms, or BG_HANG_CHECK_MS
+ * when less). AMD reports -BG_EHANG for a GPU page fault or shader error interrupt (with the fault address) and for a
+ * queue with work pending whose read pointer has not moved for BG_HANG_CHECK_MS (default 10000) while the packet
+ * there is not a memory wait whose condition is still unmet: an endless kernel, a lost doorbell, a stuck engine.
+ * The message names the queue, the packet at its read pointer and the packet's GPU address. Recovery is not
+ * automatic: the error is latched and returned by every synchronize until the caller calls bg_dev_recover (only the
+ * caller knows whether dropping the work in flight is acceptable); the device stays open throughout.
+ *
+ * Recovery after a timeout or fault, without closing the device: THE one call that does it. Resets every hardware
+ * queue of the device (AMD: the compute HQD is dequeued (CP_HQD_DEQUEUE_REQUEST, which also stops the waves of a
+ * kernel still running) and its MQD loaded again, the SDMA engine halted, soft-reset and its ring set up again,
+ * their ring pointers zeroed, the latched VM fault cleared; when a queue does not stop, the error says so and a
+ * close and reopen recovers the device, cold, through a mode1 reset; CPU: each queue's worker is stopped and restarted with an
  * empty ring), drops whatever was pending on them, clears the latched error and declares the timeline reached.
  * Buffers, signals, programs and recorded queues stay valid and can be submitted again; signals the dropped work
  * would have written keep their old values. AMD devices opened twice in one process share the queues: recovery

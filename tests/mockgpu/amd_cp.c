@@ -7,14 +7,16 @@
 
 #include "am/am_regs.h"
 #include "amd_gfx9.h"
+#include "amd_engine.h"
 #include "amd_internal.h"
+#include "amd_sdma_exec.h"
 
 enum {
   C_GRBM, C_MEC_CNTL, C_MQD_LO, C_MQD_HI, C_PQ_BASE, C_PQ_BASE_HI, C_PQ_CONTROL, C_RPTR_LO, C_RPTR_HI, C_WPTR_LO,
   C_WPTR_HI, C_DOORBELL, C_EOP_LO, C_EOP_HI, C_EOP_CONTROL, C_PERSISTENT, C_IB_CONTROL, C_MQD_CONTROL, C_ACTIVE,
   C_DEQUEUE, C_WPTR_REG_HI,
   S_RB_CNTL, S_BASE, S_BASE_HI, S_RPTR_LO, S_RPTR_HI, S_WPTR_LO, S_WPTR_HI, S_DOORBELL, S_DOORBELL_OFF, S_MINOR,
-  S_CNTL, S_ENGINE,
+  S_CNTL, S_ENGINE, G_SOFT_RESET,
   C_N
 };
 _Static_assert(S_DOORBELL_OFF - S_RB_CNTL == AMD_SDMA_DOORBELL_OFFSET, "S_RB_CNTL.. in amd_sdma_rb_cntl_write's order");
@@ -29,6 +31,7 @@ static const enum bg_am_reg_id NAMES[C_N] = {
     regSDMA0_QUEUE0_RB_RPTR_ADDR_LO, regSDMA0_QUEUE0_RB_RPTR_ADDR_HI, regSDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO,
     regSDMA0_QUEUE0_RB_WPTR_POLL_ADDR_HI, regSDMA0_QUEUE0_DOORBELL, regSDMA0_QUEUE0_DOORBELL_OFFSET,
     regSDMA0_QUEUE0_MINOR_PTR_UPDATE, regSDMA0_CNTL, BG_AM_REG_ID_COUNT /* F32_CNTL or MCU_CNTL */,
+    regGRBM_SOFT_RESET,
 };
 
 typedef struct amd_cp {
@@ -36,6 +39,7 @@ typedef struct amd_cp {
   uint32_t a[C_N];
   mock_amd_hqd hqd;
   mock_amd_sdma_rb rb;
+  uint32_t soft_reset_sdma0;  /* GRBM_SOFT_RESET.SOFT_RESET_SDMA0 mask */
 } amd_cp;
 
 #define MAX_GPUS 16
@@ -79,6 +83,13 @@ int amd_cp_hooks(mock_amd *g, amd_hook_fn hook) {
       return -1;
     }
   }
+  unsigned sh;
+  const struct bg_am_reg *sr = bg_am_reg_find(t, regGRBM_SOFT_RESET);
+  if (!sr || bg_am_reg_field(sr, GRBM_SOFT_RESET__SOFT_RESET_SDMA0, &sh, &c->soft_reset_sdma0) < 0) {
+    amd_fail(g, "CP model: GRBM_SOFT_RESET.SOFT_RESET_SDMA0 not in %s", tab);
+    free(c);
+    return -1;
+  }
   CPS[slot] = c;
   uint32_t fault_cntl = 0;
   int e = bg_am_reg_abs_id(&g->disc, GC_HWIP, 0, t, regGCVM_L2_PROTECTION_FAULT_CNTL, &fault_cntl);
@@ -86,6 +97,7 @@ int amd_cp_hooks(mock_amd *g, amd_hook_fn hook) {
   e |= hook(g, c->a[C_ACTIVE], AMD_H_CP_HQD_ACTIVE, 0);
   e |= hook(g, c->a[C_DEQUEUE], AMD_H_CP_HQD_DEQUEUE, 0);
   e |= hook(g, c->a[S_RB_CNTL], AMD_H_SDMA_RB_CNTL, 0);
+  e |= hook(g, c->a[G_SOFT_RESET], AMD_H_GRBM_SOFT_RESET, 0);
   return e;
 }
 
@@ -105,6 +117,9 @@ void amd_cp_reset(mock_amd *g) {
 
 uint32_t amd_cp_read(mock_amd *g, int kind, uint32_t addr) {
   if (kind >= AMD_H_G9_FIRST) return amd_gfx9_read(g, kind, addr);
+  /* A dequeued HQD stays active until its engine has left the packet it was executing (the waves of a dispatch
+   * are killed, a wait gives up): Linux gfx_v11_0_reset_kcq polls CP_HQD_ACTIVE for it. */
+  if (kind == AMD_H_CP_HQD_ACTIVE) return amd_get(g, addr) | (amd_engine_busy(g, "CP") ? 1u : 0u);
   return amd_get(g, addr);
 }
 
@@ -119,6 +134,8 @@ static int hqd_check(mock_amd *g, amd_cp *c) {
   uint32_t sel = amd_get(g, c->a[C_GRBM]), mec = amd_get(g, c->a[C_MEC_CNTL]);
   NEED(sel == 0x4, "CP_HQD_ACTIVE=1 with GRBM_GFX_CNTL 0x%x (only me1 pipe0 queue0 vmid0 = 0x4 is modelled)", sel);
   NEED(g->autoloaded, "CP_HQD_ACTIVE=1 before the RLC autoload (PSP AUTOLOAD_RLC)");
+  NEED(!c->hqd.active, "CP_HQD_ACTIVE=1 on an active HQD: no CP_HQD_DEQUEUE_REQUEST before its MQD was loaded again "
+       "(Linux gfx_v11_0_reset_kcq)");
   NEED((mec & (1u << 16)) == 0 && (mec & (1u << 26)) && (mec & (1u << 30)) == 0,
        "CP_HQD_ACTIVE=1 with CP_MEC_RS64_CNTL 0x%x (need pipe0 out of reset, active, MEC not halted)", mec);
   uint64_t mqd = pair(g, c, C_MQD_LO, C_MQD_HI);
@@ -183,8 +200,12 @@ void amd_cp_write(mock_amd *g, int kind, uint32_t addr, uint32_t v) {
   switch (kind) {
   case AMD_H_CP_HQD_ACTIVE:
     if (!(v & 1)) {
+      if (c->hqd.active) { /* the MQD register copy writes this dword too: an active queue must be dequeued first */
+        amd_fail(g, "CP_HQD_ACTIVE=0 written on an active HQD (dequeue it with CP_HQD_DEQUEUE_REQUEST, Linux "
+                 "gfx_v11_0_reset_kcq)");
+        return;
+      }
       amd_set(g, addr, v);
-      c->hqd.active = false;
       return;
     }
     if (hqd_check(g, c)) return; /* refused: stays inactive */
@@ -220,6 +241,10 @@ void amd_cp_write(mock_amd *g, int kind, uint32_t addr, uint32_t v) {
     return;
   case AMD_H_SDMA_RB_CNTL:
     amd_sdma_rb_cntl_write(g, &c->rb, &c->a[S_RB_CNTL], addr, v, (v & 1) && rb_check(g, c, v));
+    return;
+  case AMD_H_GRBM_SOFT_RESET: /* the SDMA0 bit resets the SDMA engine (amd_sdma_exec.h); CP/CPC bits: stored */
+    amd_set(g, addr, v);
+    if (v & c->soft_reset_sdma0) amd_sdma_soft_reset(g, amd_get(g, c->a[S_ENGINE]) & 1);
     return;
   default: amd_set(g, addr, v); return;
   }

@@ -41,7 +41,7 @@ const mock_amd_sdma_rb *mock_amd_sdma_ring(const mock_amd *g);
 
 /* ---- wiring (amd_gpu.c) ---- */
 enum { AMD_H_CP_FIRST = 0x100, AMD_H_CP_HQD_ACTIVE = AMD_H_CP_FIRST, AMD_H_CP_HQD_DEQUEUE, AMD_H_SDMA_RB_CNTL,
-       AMD_H_VM_FAULT_CNTL };
+       AMD_H_VM_FAULT_CNTL, AMD_H_GRBM_SOFT_RESET };
 typedef int (*amd_hook_fn)(mock_amd *g, uint32_t addr, int kind, unsigned hub);
 int amd_cp_hooks(mock_amd *g, amd_hook_fn hook);
 uint32_t amd_cp_read(mock_amd *g, int kind, uint32_t addr);

@@ -18,6 +18,8 @@ struct amd_engines {
   amd_engine *e[MAX_ENGINES];
   unsigned n;
   pthread_cond_t idle; /* broadcast when an engine finishes a run */
+  unsigned drop_doorbells; /* fault injection: doorbell writes still to be lost (mock_amd_inject_doorbell_drop) */
+  uint64_t dropped;
 };
 
 uint64_t amd_gpu_clock(void) { return bg_now_ns() / 10; }
@@ -87,10 +89,15 @@ static void bar2_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, 
     int64_t at = e->ops->doorbell(e);
     if (at < 0 || (uint64_t)at != (off & ~7ull)) continue;
     if (size < 4) continue; /* a partial store does not ring */
+    hit = true;
+    if (g->eng->drop_doorbells) { /* injected: the write is lost on its way, the engine never hears of it */
+      g->eng->drop_doorbells--;
+      g->eng->dropped++;
+      continue;
+    }
     memcpy(&e->db, (uint8_t *)mock_pci_bar_mem(m, bar) + at, 8); /* the whole 64-bit slot is the write pointer */
     e->kicked = true;
     pthread_cond_signal(&e->cv);
-    hit = true;
   }
   if (!hit)
     amd_fail(g, "doorbell write of 0x%" PRIx64 " (%u bytes) at BAR2+0x%" PRIx64 ": no enabled queue uses this doorbell", v,
@@ -157,7 +164,7 @@ void amd_engines_stop(mock_amd *g) {
 
 void amd_engines_reset(mock_amd *g) {
   pthread_mutex_lock(&g->lock);
-  for (unsigned i = 0; g->eng && i < g->eng->n; i++) g->eng->e[i]->fresh = true;
+  for (unsigned i = 0; g->eng && i < g->eng->n; i++) g->eng->e[i]->fresh = true, g->eng->e[i]->latched = false;
   pthread_mutex_unlock(&g->lock);
 }
 
@@ -189,6 +196,27 @@ int mock_amd_engines_wait_idle(mock_amd *g, int timeout_ms) {
   }
   pthread_mutex_unlock(&g->lock);
   return r;
+}
+
+int mock_amd_inject_doorbell_drop(mock_amd *g, unsigned count) {
+  pthread_mutex_lock(&g->lock);
+  int r = g->eng ? 0 : -1;
+  if (g->eng) g->eng->drop_doorbells += count;
+  pthread_mutex_unlock(&g->lock);
+  return r;
+}
+
+uint64_t mock_amd_doorbells_dropped(mock_amd *g) {
+  pthread_mutex_lock(&g->lock);
+  uint64_t n = g->eng ? g->eng->dropped : 0;
+  pthread_mutex_unlock(&g->lock);
+  return n;
+}
+
+bool amd_engine_busy(mock_amd *g, const char *name) {
+  for (unsigned i = 0; g->eng && i < g->eng->n; i++)
+    if (strcmp(g->eng->e[i]->ops->name, name) == 0) return g->eng->e[i]->running;
+  return false;
 }
 
 amd_engine *amd_engine_find(mock_amd *g, const amd_engine_ops *ops) {

@@ -31,6 +31,13 @@ uint64_t mock_amd_exec_ns(const mock_amd *g);
  * 0, or -1 after timeout_ms. */
 int mock_amd_engines_wait_idle(mock_amd *g, int timeout_ms);
 
+/* Fault injection ("doorbell-drop" of the mock plugin's table): the next count doorbell writes that an enabled queue
+ * listens to are lost (the slot keeps the value, the engine is not woken), as a posted write dropped on the bus.
+ * 0, or -1 when the chip has no queue engines. */
+int mock_amd_inject_doorbell_drop(mock_amd *g, unsigned count);
+/* Doorbell writes lost so far by injection. */
+uint64_t mock_amd_doorbells_dropped(mock_amd *g);
+
 /* ---- internal (amd_pm4.c, amd_sdma_exec.c, amd_gpu.c) ---- */
 typedef struct amd_engine amd_engine;
 typedef struct amd_engine_ops {
@@ -56,6 +63,7 @@ struct amd_engine {
   const unsigned *q_nactivate;
   unsigned seen;            /* *q_nactivate the read pointer belongs to */
   bool fresh;               /* an ASIC reset happened: restart at the next activation */
+  bool latched;             /* the engine stopped on an error; only an engine reset clears it (amd_sdma_exec.h) */
 };
 
 /* What executing a packet did: done, the queue hung (failure recorded), the queue stopped (disabled, re-activated,
@@ -83,6 +91,11 @@ void amd_engines_reset(mock_amd *g);
 bool amd_engine_new_activation(amd_engine *e);
 /* The queue the engine started on is still enabled, not re-activated or reset, and the engine is not stopping. */
 bool amd_engine_alive(const amd_engine *e);
+/* The engine named name ("CP", "SDMA0") is inside a run (executing or polling); false when there is none. Lock held. */
+bool amd_engine_busy(mock_amd *g, const char *name);
+/* The queue was dequeued, reset or re-activated, or the engine stops, seen from the shader core's thread without the
+ * lock (a dispatch polls it to stop an endless wave, rdna3_mem.preempted). */
+bool amd_engine_preempted(const amd_engine *e);
 /* Record "<engine>: <fmt...>; packet at ring|IB 0x<va> <unit> 0x<off>: <up to 8 dwords> (queue hung)". */
 void amd_engine_vbad(const amd_engine *e, const amd_pk_src *s, const char *unit, const uint32_t *pk, unsigned n,
                      const char *fmt, va_list ap);

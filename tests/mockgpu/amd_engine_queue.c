@@ -18,6 +18,11 @@ bool amd_engine_alive(const amd_engine *e) {
   return !e->stop && *e->q_active && *e->q_nactivate == e->seen && !e->fresh;
 }
 
+bool amd_engine_preempted(const amd_engine *e) {
+  return __atomic_load_n(&e->stop, __ATOMIC_RELAXED) || !__atomic_load_n(e->q_active, __ATOMIC_RELAXED) ||
+         __atomic_load_n(e->q_nactivate, __ATOMIC_RELAXED) != e->seen || __atomic_load_n(&e->fresh, __ATOMIC_RELAXED);
+}
+
 void amd_engine_vbad(const amd_engine *e, const amd_pk_src *s, const char *unit, const uint32_t *pk, unsigned n,
                      const char *fmt, va_list ap) {
   char msg[256], dws[128] = "";

@@ -95,7 +95,10 @@ static int exec_ib(pm4 *p, uint64_t va, uint32_t ndw);
 typedef struct shader_mem {
   amd_vm vm;
   bool faulted;
+  const amd_engine *e;
 } shader_mem;
+
+static bool shader_preempted(void *ctx) { return amd_engine_preempted(((shader_mem *)ctx)->e); }
 
 static uint8_t *shader_xlate(void *ctx, uint64_t va, bool write, size_t *avail) {
   shader_mem *m = ctx;
@@ -157,13 +160,14 @@ static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   d.initiator = pk[4];
   d.scratch_base = ((uint64_t)r[R_SCRATCH_HI] << 32 | r[R_SCRATCH_LO]) << 8;
   d.tmpring_size = r[R_TMPRING];
-  shader_mem m = {.vm = p->vm, .faulted = false};
-  rdna3_mem mem = {.ctx = &m, .kcache = &p->kcache, .xlate = shader_xlate};
+  shader_mem m = {.vm = p->vm, .faulted = false, .e = &p->e};
+  rdna3_mem mem = {.ctx = &m, .kcache = &p->kcache, .xlate = shader_xlate, .preempted = shader_preempted};
   rdna3_report rep;
   memset(&rep, 0, sizeof(rep));
   pthread_mutex_unlock(&g->lock); /* the shader core touches only memory */
   int rc = rdna3_dispatch(&d, &mem, &rep);
   pthread_mutex_lock(&g->lock);
+  if (rc < 0 && !m.faulted && !amd_engine_alive(&p->e)) return X_STOPPED; /* dequeued: the waves were killed */
   if (rc < 0 && !m.faulted) {
     /* The hardware halts the wave and raises an SQ interrupt (client GRBM_CP 0x14, src SQ_INTERRUPT_ID 239 in
      * gfx_11_0_0 / gfx_9_0 irqsrcs): the driver's hang check finds it. Payload: the model's own (error type 1 =

@@ -47,6 +47,7 @@ static int bad(sdma *q, const pk_src *s, const uint32_t *pk, unsigned n, const c
   amd_engine_vbad(&q->e, s, "byte", pk, n, fmt, ap);
   va_end(ap);
   q->st.hung = true;
+  q->e.latched = true;
   return X_HUNG;
 }
 
@@ -190,7 +191,10 @@ static void sdma_run(amd_engine *e) {
   if (!q->rb->enabled) return;
   if (amd_engine_new_activation(e)) {
     q->st.rptr = 0;
-    q->st.hung = false;
+    q->st.hung = e->latched;
+    if (e->latched) /* a ring enable alone does not restart an engine that stopped on an error */
+      amd_fail(e->g, "SDMA0: doorbell on a ring enabled again after the engine hung, without an engine reset "
+               "({F32|MCU}_CNTL halt, GRBM_SOFT_RESET.SOFT_RESET_SDMA0: Linux sdma_v6_0_soft_reset)");
   }
   if (q->st.hung) return;
   amd_vm_load(&q->vm, e->g);
@@ -226,6 +230,7 @@ static void sdma_run(amd_engine *e) {
     if ((q->rb->rb_cntl & RB_RPTR_WRITEBACK_ENABLE) &&
         amd_vm_store(&q->vm, q->rb->rptr_addr, q->st.rptr, 8, "SDMA0 rptr writeback", AMD_VM_CID_SDMA0) < 0) {
       q->st.hung = true;
+      q->e.latched = true;
       return;
     }
   }
@@ -268,4 +273,19 @@ amd_engine *amd_sdma_engine(mock_amd *g) {
 
 bool mock_amd_sdma_stats_get(mock_amd *g, mock_amd_sdma_stats *out) {
   return amd_engine_read_priv(g, &SDMA_OPS, offsetof(sdma, st), out, sizeof(*out));
+}
+
+int amd_sdma_soft_reset(mock_amd *g, bool halted) {
+  pthread_mutex_lock(&g->lock);
+  amd_engine *e = amd_engine_find(g, &SDMA_OPS);
+  int r = 0;
+  if (e && !halted) {
+    amd_fail(g, "GRBM_SOFT_RESET.SOFT_RESET_SDMA0 with the SDMA engine running ({F32|MCU}_CNTL.HALT clear; Linux "
+             "sdma_v6_0_soft_reset halts it first)");
+    r = -1;
+  } else if (e) {
+    e->latched = false; /* the engine's thread starts clean at its next ring enable */
+  }
+  pthread_mutex_unlock(&g->lock);
+  return r;
 }

@@ -19,8 +19,9 @@
  *   CONST_FILL (11): count+1 bytes of the 32-bit pattern (FILLSIZE 2, dword aligned) or its low byte (FILLSIZE 0)
  *   TIMESTAMP (13) GET (1) / GET_GLOBAL (2): the 100 MHz GPU clock, 64-bit, to an 8-byte aligned address
  *   SRBM_WRITE (14): a register write (BYTE_EN 0xf); GCR_REQ (17): 5 dwords, no caches to flush
- * Anything else is a failure naming the packet's dwords and its ring/IB byte offset; the queue then hangs until it
- * is enabled again. */
+ * Anything else is a failure naming the packet's dwords and its ring/IB byte offset; the queue then hangs, and stays
+ * hung across ring enables until the engine is reset (halted, then a GRBM_SOFT_RESET.SOFT_RESET_SDMA0 pulse, as
+ * Linux 6.12's sdma_v6_0/v7_0_soft_reset does; or an ASIC reset): a ring enabled again without it is a failure. */
 #ifndef BG_MOCKGPU_AMD_SDMA_EXEC_H
 #define BG_MOCKGPU_AMD_SDMA_EXEC_H
 
@@ -37,5 +38,8 @@ typedef struct mock_amd_sdma_stats {
 
 /* false when the chip has no SDMA queue model. */
 bool mock_amd_sdma_stats_get(mock_amd *g, mock_amd_sdma_stats *out);
+/* GRBM_SOFT_RESET.SOFT_RESET_SDMA0 written 1 (amd_cp.c), halted: {F32|MCU}_CNTL.HALT at that moment. Clears the
+ * engine's hung state; with the engine running it is a failure (-1). */
+int amd_sdma_soft_reset(mock_amd *g, bool halted);
 
 #endif

@@ -200,6 +200,13 @@ static uint64_t plugin_exec_ns(void) {
 /* Fault injection (ABI 4): one row per kind; fn gets the started set and a valid index. usb_only: MOCKUSB only. */
 typedef int (*inject_fn)(mock_set *m, int index, unsigned count, char *err, size_t errlen);
 
+/* The GPU ignores the next count doorbell writes (amd_engine.c); over MOCKUSB they cross the bridge first. */
+static int inject_doorbell_drop(mock_set *m, int index, unsigned count, char *err, size_t errlen) {
+  if (mock_amd_inject_doorbell_drop(m->gpu[index], count) < 0)
+    return fail(err, errlen, BG_ENOTSUP, "inject: doorbell-drop: this chip has no queue engines: ", m->devs.bdf[index]);
+  return 0;
+}
+
 /* usb-stall: the next count bulk transfers of the bridge stall (halt or timeout, before or after the command ran;
  * asm24.h mock_asm24_inject_stall), which the driver recovers from in place (usb/asm24.c bg_asm24_run). */
 static int inject_usb_stall(mock_set *m, int index, unsigned count, char *err, size_t errlen) {
@@ -213,6 +220,7 @@ static const struct inject_kind {
   bool usb_only;
   inject_fn fn;
 } INJECT[] = {
+    {"doorbell-drop", false, inject_doorbell_drop},
     {"usb-stall", true, inject_usb_stall},
     {NULL, false, NULL},
 };

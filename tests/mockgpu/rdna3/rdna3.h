@@ -59,6 +59,9 @@ typedef struct rdna3_mem {
   /* Host pointer for GPU virtual address va, valid for *avail bytes (at least 1: up to the end of
    * the page), or NULL when va is not mapped (or not writable and write is set): a fault. */
   uint8_t *(*xlate)(void *ctx, uint64_t va, bool write, size_t *avail);
+  /* Optional: polled every 4096 instructions; true stops the dispatch with -1 ("preempted"): the queue was
+   * dequeued (CP_HQD_DEQUEUE_REQUEST), so an endless wave does not outlive its queue. */
+  bool (*preempted)(void *ctx);
 } rdna3_mem;
 
 /* Register values at the DISPATCH_DIRECT (names as in gc_11_0_0_offset.h / _sh_mask.h). */

@@ -176,6 +176,10 @@ int rdna3_run_wave(rdna3_ctx *c, rdna3_wave *w) {
     if (c->insts >= c->budget)
       return rdna3_fail(c, w, "instruction budget of %llu exhausted before s_endpgm",
                         (unsigned long long)c->budget);
+    if ((c->insts & 0xfff) == 0 && c->mem->preempted && c->mem->preempted(c->mem->ctx)) {
+      snprintf(c->rep->msg, sizeof c->rep->msg, "rdna3: preempted (queue dequeued)");
+      return -1;
+    }
     if (rdna3_step(c, w)) return -1;
     if (w->at_barrier) return 1;
   }

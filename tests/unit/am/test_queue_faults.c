@@ -7,8 +7,13 @@
  *     open device, and a second fault is reported again (the latched VM fault status was cleared);
  *   - after a timeout (a wait never satisfied) on either queue, bg_dev_recover makes the device run work again;
  *   - the emulated command processor refuses a dispatch whose COMPUTE_NUM_THREAD_X exceeds a work-group (it used to
- *     run a work-group of 100000 threads for ever), and the HQD recovers from it. */
+ *     run a work-group of 100000 threads for ever), and the HQD recovers from it;
+ *   - hangs found by the progress check (BG_HANG_CHECK_MS, 100 ms here): a kernel that never ends (the compute queue's
+ *     read pointer stands at its DISPATCH_DIRECT) and a lost doorbell (a met WAIT_REG_MEM the queue never passes)
+ *     are -BG_EHANG naming the queue and packet; bg_dev_recover dequeues the HQD, which stops the endless waves, and
+ *     the device runs a kernel again; a kernel storing to an unmapped address is a page fault naming the address. */
 #include <check.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +53,7 @@ static void setup_chip(mock_amd_chip chip) {
   G = TB.gpu;
   amd_testbed_export_fw_dir(&TB);
   setenv("BG_WAIT_TIMEOUT_MS", "5000", 1);
+  setenv("BG_HANG_CHECK_MS", "100", 1);
   D = NULL;
   OK(bg_dev_open("PCI+AMD", &D));
 }
@@ -287,6 +293,103 @@ START_TEST(test_cp_refuses_oversized_workgroup) {
 END_TEST
 #endif
 
+#if BG_HAVE_LLVM
+static const char SPIN_IR[] = /* loops while *flag == 0: never ends */
+    "define amdgpu_kernel void @spin(ptr addrspace(1) %flag) {\n"
+    "entry:\n  br label %loop\n"
+    "loop:\n  %v = load volatile i32, ptr addrspace(1) %flag\n  %z = icmp eq i32 %v, 0\n"
+    "  br i1 %z, label %loop, label %done\n"
+    "done:\n  ret void\n}\n";
+static const char WILD_IR[] = /* stores 1 TiB past out */
+    "define amdgpu_kernel void @wild(ptr addrspace(1) %out) {\n"
+    "  %p = getelementptr i8, ptr addrspace(1) %out, i64 1099511627776\n"
+    "  store volatile i32 1, ptr addrspace(1) %p\n  ret void\n}\n";
+
+static bg_program *load_one(const char *ir, const char *name) {
+  static const uint8_t sizes[1] = {8};
+  void *obj;
+  size_t n;
+  OK(bg_llvm_amdgpu_compile(ir, bg_dev_arch(D), &obj, &n));
+  bg_program_info info = {name, 1, sizes};
+  bg_program *p;
+  OK(bg_program_load(D, obj, n, &info, &p));
+  free(obj);
+  return p;
+}
+
+/* A kernel that never ends: the progress check reports the compute queue standing at its dispatch; recovery's
+ * dequeue request stops the waves (the model's shader core polls for it), and the device runs add1 again. Twice, so
+ * the second hang is found on a recovered queue. Without the dequeue the model refuses the HQD's re-activation. */
+START_TEST(test_endless_kernel_recovered) {
+  if (mock_amd_chip_id(G) != MOCK_AMD_GFX11) return;
+  bg_program *spin = load_one(SPIN_IR, "spin");
+  bg_buf *flag;
+  OK(bg_buf_alloc(D, 4096, BG_BUF_ZERO, &flag));
+  for (int round = 0; round < 2; round++) {
+    const uint32_t g[3] = {1, 1, 1}, l[3] = {32, 1, 1};
+    OK(bg_program_run(spin, &flag, 1, NULL, 0, g, l, false, NULL));
+    ck_assert_int_eq(bg_dev_synchronize(D, 0), -BG_EHANG);
+    ck_assert_msg(strstr(bg_last_error(), "compute queue") && strstr(bg_last_error(), "hung") &&
+                  strstr(bg_last_error(), "PACKET3_DISPATCH_DIRECT"), "%s", bg_last_error());
+    OK(bg_dev_recover(D));
+    kernel_and_check();
+  }
+  mock_amd_pm4_stats ps;
+  ck_assert(mock_amd_pm4_stats_get(G, &ps) && !ps.hung);
+  bg_buf_free(flag);
+  bg_program_free(spin);
+}
+END_TEST
+
+/* The GPU loses a doorbell: the queue has work and a met wait (the timeline's) at its read pointer, which it never
+ * passes. Reported as a hang of the compute queue at PACKET3_WAIT_REG_MEM; recovery makes the device run again. */
+START_TEST(test_lost_doorbell_recovered) {
+  if (mock_amd_chip_id(G) != MOCK_AMD_GFX11) return;
+  bg_program *p = load_add1();
+  bg_buf *in, *out;
+  OK(bg_buf_alloc(D, 256, 0, &in));
+  OK(bg_buf_alloc(D, 256, 0, &out));
+  bg_buf *bufs[2] = {out, in};
+  const uint32_t g[3] = {2, 1, 1}, l[3] = {32, 1, 1};
+  OK(bg_program_run(p, bufs, 2, NULL, 0, g, l, true, NULL)); /* the ring is set up and has run */
+  ck_assert_int_eq(mock_amd_inject_doorbell_drop(G, 1), 0);
+  OK(bg_program_run(p, bufs, 2, NULL, 0, g, l, false, NULL));
+  ck_assert_int_eq(bg_dev_synchronize(D, 0), -BG_EHANG);
+  ck_assert_msg(strstr(bg_last_error(), "compute queue") && strstr(bg_last_error(), "PACKET3_WAIT_REG_MEM"), "%s",
+                bg_last_error());
+  ck_assert_uint_eq(mock_amd_doorbells_dropped(G), 1);
+  OK(bg_dev_recover(D));
+  kernel_and_check();
+  bg_program_free(p);
+  bg_buf_free(in);
+  bg_buf_free(out);
+}
+END_TEST
+
+/* A kernel storing to an unmapped address: the page fault interrupt is -BG_EHANG with the address; recovery. */
+START_TEST(test_wild_store_recovered) {
+  if (mock_amd_chip_id(G) != MOCK_AMD_GFX11) return;
+  bg_program *wild = load_one(WILD_IR, "wild");
+  bg_buf *out;
+  OK(bg_buf_alloc(D, 4096, 0, &out));
+  const uint32_t g[3] = {1, 1, 1}, l[3] = {32, 1, 1};
+  OK(bg_program_run(wild, &out, 1, NULL, 0, g, l, false, NULL));
+  ck_assert_int_eq(bg_dev_synchronize(D, 0), -BG_EHANG);
+  char want[64];
+  snprintf(want, sizeof(want), "0x%" PRIx64, (uint64_t)((bg_buf_va(out) + ((uint64_t)1 << 40)) & ~(uint64_t)0xfff));
+  ck_assert_msg(strstr(bg_last_error(), "page fault") && strstr(bg_last_error(), want), "%s (want %s)", bg_last_error(),
+                want);
+  OK(bg_dev_recover(D)); /* returns once the CP has left the faulting dispatch (CP_HQD_ACTIVE 0) */
+  ck_assert_msg(strstr(mock_amd_failures(G), "VM fault") && strstr(mock_amd_failures(G), "rdna3: write fault"), "%s",
+                mock_amd_failures(G));
+  mock_amd_clear_failures(G);
+  kernel_and_check();
+  bg_buf_free(out);
+  bg_program_free(wild);
+}
+END_TEST
+#endif
+
 static Suite *suite(void) {
   Suite *s = suite_create("am-queue-faults");
   for (int chip = 0; chip < 2; chip++) {
@@ -297,6 +400,9 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_timeout_recovered);
 #if BG_HAVE_LLVM
     tcase_add_test(tc, test_cp_refuses_oversized_workgroup);
+    tcase_add_test(tc, test_endless_kernel_recovered);
+    tcase_add_test(tc, test_lost_doorbell_recovered);
+    tcase_add_test(tc, test_wild_store_recovered);
 #endif
     suite_add_tcase(s, tc);
   }
