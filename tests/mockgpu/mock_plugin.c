@@ -21,10 +21,13 @@
 #include "baregpu/error.h"
 #include "fw_gen.h"
 #include "platform/mock_plugin.h"
+#include "mock_shm.h"
 #include "mock_sysfs.h"
 #include "nv/mock_nv.h"
 
 #define BG_EXPORT __attribute__((visibility("default")))
+/* Address space of the MOCKGPU_SHARED arena (NORESERVE: only touched pages cost memory; VRAM is mapped apart). */
+#define MOCK_SHM_ARENA (1ull << 30)
 
 static pthread_mutex_t plugin_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The GPUs of one interface. */
@@ -95,6 +98,12 @@ static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
     else if (strcmp(chip_s, "gfx942") == 0) chip = MOCK_AMD_GFX942, gen = FW_GEN_GFX942;
     else return fail(err, errlen, BG_EINVAL, "MOCKGPU_CHIP must be gfx11, gfx12 or gfx942, not ", chip_s);
   }
+  /* MOCKGPU_SHARED=1: the GPUs' state in memory shared with the children forked after start (mock_shm.h), so a
+   * killed child leaves the hardware as it was for the next one (tests/stress/kill.c). Before any GPU exists. */
+  int shared = mock_shm_env();
+  if (shared < 0) return fail(err, errlen, BG_EINVAL, "MOCKGPU_SHARED must be 0 or 1, not ", getenv("MOCKGPU_SHARED"));
+  if (shared && mock_shm_init(MOCK_SHM_ARENA) != 0)
+    return fail(err, errlen, BG_ENOMEM, "cannot map the shared arena of MOCKGPU_SHARED", NULL);
   bool ok = true;
   int count = env_int("MOCKGPU_COUNT", 1, 1, BG_MOCK_MAX_DEVICES, &ok);
   int vram_mb = env_int("MOCKGPU_VRAM_MB", 512, 64, 1 << 20, &ok);

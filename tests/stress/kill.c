@@ -1,0 +1,317 @@
+/* tests/stress/kill.c: a process SIGKILLed at a random point leaves a device the next process opens.
+ *
+ * usage: kill [KILLS [SEED [DEV]]]   (defaults: 10, 1, MOCKPCI+AMD; scripts: tests/stress/kill.sh 50)
+ *
+ * The parent starts the emulated devices with MOCKGPU_SHARED=1 (tests/mockgpu/mock_shm.h: the GPU's registers, VRAM
+ * and engine state live in memory shared with the children, as real hardware outlives a process), compiles the add1
+ * kernel (tests/mockgpu/amd_test_kernels.h) once, and then KILLS times forks a worker that opens DEV (bring-up) and
+ * loops over an SDMA copy and a kernel, publishing its phase in a shared word. The parent picks the phase to kill in
+ * (round robin: cold bring-up (the worker sets AM_RESET=1), warm bring-up, copy, kernel), waits until the worker is
+ * in it, sleeps a random part of that phase's length (calibrated by one unkilled worker) and SIGKILLs it. Then a fresh
+ * child opens the device and checks a kernel's and a copy's results, and closes it. The phase the kill landed in is
+ * the worker's last published one. Figures: kills per phase, opens OK, cold/warm boots of the checking opens (from
+ * the driver's BG_DEBUG=1 lines "warm start" / "mode1 reset"). Exit 0 when every check passed, 77 without LLVM. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "amd_test_kernels.h"
+#include "baregpu/error.h"
+#include "baregpu/hcq.h"
+#include "bg_config.h"
+#if BG_HAVE_LLVM
+#include "compile/llvm_amdgpu.h"
+#endif
+
+enum { PH_NONE, PH_COLD, PH_WARM, PH_COPY, PH_KERNEL, PH_IDLE, PH_N };
+static const char *const PH_NAME[PH_N] = {"not started", "bring-up (cold)", "bring-up (warm)", "copy", "kernel",
+                                          "between steps"};
+
+/* Shared with the children (MAP_SHARED page). */
+typedef struct shared {
+  volatile int phase;
+  volatile unsigned entered[PH_N]; /* times the worker entered each phase */
+  volatile uint64_t ns[PH_N];      /* calibration: time spent in each phase */
+} shared;
+
+static shared *SH;
+static void *OBJ;
+static size_t OBJ_N;
+static const char *DEV;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rng_state;
+static uint64_t rnd(void) { /* splitmix64: the sequence depends only on the printed seed */
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static void enter(int ph) {
+  SH->phase = ph;
+  __atomic_add_fetch(&SH->entered[ph], 1, __ATOMIC_SEQ_CST);
+}
+
+/* One SDMA copy host -> VRAM -> host of n bytes; 0 when the bytes came back. */
+static int do_copy(bg_dev *d, size_t n, unsigned salt) {
+  bg_buf *host = NULL, *vram = NULL, *back = NULL;
+  bg_queue *q = NULL;
+  int r = bg_buf_alloc(d, n, BG_BUF_HOST | BG_BUF_CPU_ACCESS, &host);
+  if (r == 0) r = bg_buf_alloc(d, n, 0, &vram);
+  if (r == 0) r = bg_buf_alloc(d, n, BG_BUF_HOST | BG_BUF_CPU_ACCESS | BG_BUF_ZERO, &back);
+  if (r == 0) r = bg_queue_new(d, BG_QUEUE_COPY, &q);
+  if (r == 0) {
+    uint8_t *h = bg_buf_cpu(host);
+    for (size_t i = 0; i < n; i++) h[i] = (uint8_t)(i * 131 + salt);
+    bg_queue_copy(q, bg_addr(vram, 0), bg_addr(host, 0), n);
+    bg_queue_copy(q, bg_addr(back, 0), bg_addr(vram, 0), n);
+    bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+    r = bg_queue_submit(q, NULL, 0);
+    if (r == 0) r = bg_dev_synchronize(d, 0);
+    if (r == 0 && memcmp(bg_buf_cpu(back), h, n) != 0) r = bg_error(BG_EIO, "copy: the bytes read back differ");
+  }
+  if (q) bg_queue_free(q);
+  bg_buf_free(back);
+  bg_buf_free(vram);
+  bg_buf_free(host);
+  return r;
+}
+
+/* add1 over 4 work-groups of 32; 0 when out[i] == in[i] + 1. */
+static int do_kernel(bg_dev *d, bg_program *p, unsigned salt) {
+  bg_buf *b[2] = {NULL, NULL};
+  float in[128], out[128];
+  for (int i = 0; i < 128; i++) in[i] = (float)(i + (int)salt % 7) * 0.5f;
+  int r = bg_buf_alloc(d, sizeof(in), 0, &b[0]);
+  if (r == 0) r = bg_buf_alloc(d, sizeof(in), 0, &b[1]);
+  if (r == 0) r = bg_buf_write(b[1], 0, in, sizeof(in));
+  const uint32_t g[3] = {4, 1, 1}, l[3] = {32, 1, 1};
+  if (r == 0) r = bg_program_run(p, b, 2, NULL, 0, g, l, true, NULL);
+  if (r == 0) r = bg_buf_read(b[0], 0, out, sizeof(out));
+  for (int i = 0; r == 0 && i < 128; i++)
+    if (out[i] != in[i] + 1.0f) r = bg_error(BG_EIO, "kernel: out[%d] = %g, expected %g", i, (double)out[i],
+                                             (double)(in[i] + 1.0f));
+  bg_buf_free(b[0]);
+  bg_buf_free(b[1]);
+  return r;
+}
+
+static int load(bg_dev *d, bg_program **p) {
+  static const uint8_t sizes[2] = {8, 8};
+  bg_program_info info = {"add1", 2, sizes};
+  return bg_program_load(d, OBJ, OBJ_N, &info, p);
+}
+
+/* The worker: bring-up, then copies and kernels until killed (iters < 0) or iters rounds. Exit 0 or 1. */
+static void worker(bool cold, int iters) {
+  if (cold) setenv("AM_RESET", "1", 1);
+  uint64_t t = now_ns();
+  enter(cold ? PH_COLD : PH_WARM);
+  bg_dev *d = NULL;
+  bg_program *p = NULL;
+  if (bg_dev_open(DEV, &d) < 0 || load(d, &p) < 0) {
+    fprintf(stderr, "kill: worker: %s\n", bg_last_error());
+    _exit(1);
+  }
+  SH->ns[cold ? PH_COLD : PH_WARM] = now_ns() - t;
+  for (int i = 0; iters < 0 || i < iters; i++) {
+    enter(PH_IDLE);
+    t = now_ns();
+    enter(PH_COPY);
+    if (do_copy(d, 1u << 20, (unsigned)i) < 0) break;
+    SH->ns[PH_COPY] = now_ns() - t;
+    t = now_ns();
+    enter(PH_KERNEL);
+    if (do_kernel(d, p, (unsigned)i) < 0) break;
+    SH->ns[PH_KERNEL] = now_ns() - t;
+  }
+  if (iters < 0) fprintf(stderr, "kill: worker stopped: %s\n", bg_last_error());
+  enter(PH_IDLE);
+  bg_program_free(p);
+  bg_dev_close(d);
+  _exit(iters < 0 ? 1 : 0);
+}
+
+/* The checker: open, kernel, copy, close; stderr to log (the driver's BG_DEBUG=1 lines). Exit 0 when all passed. */
+static void checker(const char *log) {
+  int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0 || dup2(fd, 2) < 0) _exit(3);
+  close(fd);
+  unsetenv("AM_RESET");
+  bg_dev *d = NULL;
+  bg_program *p = NULL;
+  int r = bg_dev_open(DEV, &d);
+  if (r == 0) r = load(d, &p);
+  if (r == 0) r = do_kernel(d, p, 3);
+  if (r == 0) r = do_copy(d, 3u << 20, 5);
+  if (r < 0) fprintf(stderr, "kill: check: %s\n", bg_last_error());
+  if (p) bg_program_free(p);
+  if (d) bg_dev_close(d);
+  _exit(r < 0 ? 1 : 0);
+}
+
+static int wait_child(pid_t pid) {
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+static void sleep_ns(uint64_t ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+static bool has(const char *log, const char *what) {
+  FILE *f = fopen(log, "r");
+  if (!f) return false;
+  char line[1024];
+  bool hit = false;
+  while (!hit && fgets(line, sizeof(line), f)) hit = strstr(line, what) != NULL;
+  fclose(f);
+  return hit;
+}
+
+static void dump(const char *log) {
+  FILE *f = fopen(log, "r");
+  if (!f) return;
+  char line[1024];
+  while (fgets(line, sizeof(line), f)) fprintf(stderr, "  | %s", line);
+  fclose(f);
+}
+
+static int parse_int(const char *s, const char *what, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) {
+    fprintf(stderr, "kill: %s must be an integer in %ld..%ld, not '%s'\n", what, lo, hi, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  long kills = 10, seed = 1;
+  if (argc > 4 || (argc > 1 && parse_int(argv[1], "KILLS", 1, 100000, &kills) < 0) ||
+      (argc > 2 && parse_int(argv[2], "SEED", 0, 0x7fffffffL, &seed) < 0)) {
+    fprintf(stderr, "usage: kill [KILLS [SEED [DEV]]]\n");
+    return 2;
+  }
+  DEV = argc > 3 ? argv[3] : "MOCKPCI+AMD";
+#if !BG_HAVE_LLVM
+  fprintf(stderr, "kill: built without LLVM: no kernel to run (skipped)\n");
+  return 77;
+#else
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  /* Before the library reads them: shared emulated hardware, boot lines in the checkers' logs. */
+  setenv("MOCKGPU_SHARED", "1", 1);
+  setenv("BG_DEBUG", "1", 1);
+  if (!getenv("BG_WAIT_TIMEOUT_MS")) setenv("BG_WAIT_TIMEOUT_MS", "20000", 1);
+  rng_state = (uint64_t)seed;
+  printf("kill: %ld kills, seed %ld, %s\n", kills, seed, DEV);
+  char names[16][48];
+  if (bg_dev_list(true, names, 16) <= 0) { /* starts the emulated devices: the children share them */
+    fprintf(stderr, "kill: no devices: %s\n", bg_last_error());
+    return 1;
+  }
+  if (bg_llvm_amdgpu_compile(AMD_TEST_ADD1_IR, "gfx1100", &OBJ, &OBJ_N) < 0) {
+    fprintf(stderr, "kill: compile: %s\n", bg_last_error());
+    return 1;
+  }
+  SH = mmap(NULL, sizeof(*SH), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (SH == MAP_FAILED) return 1;
+  char log[] = "/tmp/bg-kill-XXXXXX";
+  int lfd = mkstemp(log);
+  if (lfd < 0) return 1;
+  close(lfd);
+
+  /* Calibration: one cold and one warm worker run to the end (their phase lengths bound the random delays), each
+   * followed by a checker like every kill. */
+  int failures = 0;
+  for (int c = 0; c < 2; c++) {
+    pid_t w = fork();
+    if (w == 0) worker(c == 0, 2);
+    if (wait_child(w) != 0) {
+      fprintf(stderr, "kill: calibration worker (%s) failed\n", c == 0 ? "cold" : "warm");
+      return 1;
+    }
+  }
+  for (int ph = PH_COLD; ph <= PH_KERNEL; ph++)
+    printf("kill: calibration: %s %.1f ms\n", PH_NAME[ph], (double)SH->ns[ph] / 1e6);
+
+  unsigned landed[PH_N] = {0}, opens_ok = 0, cold = 0, warm = 0;
+  static const int TARGETS[] = {PH_COLD, PH_WARM, PH_COPY, PH_KERNEL};
+  for (long k = 0; k < kills; k++) {
+    int target = TARGETS[k % 4];
+    memset((void *)SH->entered, 0, sizeof(SH->entered));
+    SH->phase = PH_NONE;
+    unsigned nth = 1 + (unsigned)(rnd() % 2); /* copies and kernels: the 1st or 2nd one */
+    uint64_t delay = rnd() % (SH->ns[target] ? SH->ns[target] : 1000000u);
+    pid_t w = fork();
+    if (w < 0) return 1;
+    if (w == 0) {
+      int dn = open("/dev/null", O_WRONLY);
+      if (dn >= 0) dup2(dn, 2);
+      worker(target == PH_COLD, -1);
+    }
+    uint64_t t0 = now_ns();
+    bool died = false;
+    while (SH->entered[target] < (target >= PH_COPY ? nth : 1u)) { /* wait for the phase */
+      if (waitpid(w, NULL, WNOHANG) == w) {
+        died = true;
+        break;
+      }
+      if (now_ns() - t0 > 60000000000ull) break;
+      sleep_ns(50000);
+    }
+    if (!died) {
+      sleep_ns(delay);
+      kill(w, SIGKILL);
+      wait_child(w);
+    }
+    int at = SH->phase;
+    landed[at]++;
+    pid_t c = fork();
+    if (c == 0) checker(log);
+    int rc = wait_child(c);
+    bool ok = rc == 0, wm = has(log, "warm start"), m1 = has(log, "mode1 reset");
+    opens_ok += ok;
+    warm += ok && wm;
+    cold += ok && !wm;
+    printf("kill %3ld: target %-15s delay %6.2f ms -> killed in %-15s%s | next open: %s, %s%s\n", k + 1,
+           PH_NAME[target], (double)delay / 1e6, PH_NAME[at], died ? " (worker died first)" : "",
+           ok ? "kernel and copy correct" : "FAILED", wm ? "warm" : "cold", m1 ? " (mode1 reset)" : "");
+    if (!ok || died) {
+      failures++;
+      dump(log);
+    }
+  }
+  unlink(log);
+  printf("kill: kills per phase:");
+  for (int ph = PH_COLD; ph < PH_N; ph++) printf(" %s %u;", PH_NAME[ph], landed[ph]);
+  printf("\nkill: opens OK %u/%ld, cold boots %u, warm boots %u\n", opens_ok, kills, cold, warm);
+  for (int ph = PH_COLD; ph <= PH_KERNEL; ph++)
+    if (!landed[ph] && kills >= 8) {
+      printf("kill: no kill landed in %s\n", PH_NAME[ph]);
+      failures++;
+    }
+  printf("kill: %s\n", failures ? "FAILED" : "passed");
+  return failures ? 1 : 0;
+#endif
+}
