@@ -521,6 +521,7 @@ static void bar5_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, 
     amd_fail(g, "BAR5 write of %u bytes at 0x%" PRIx64 ": registers are 32-bit", size, off);
     return;
   }
+  mock_shm_kill_point(); /* fault kind "kill-reg-write" (mock_shm.h) */
   mock_amd_wreg(g, (uint32_t)(off / 4), (uint32_t)v);
 }
 

@@ -208,11 +208,20 @@ static uint64_t plugin_exec_ns(void) {
 
 /* Fault injection (ABI 4): one row per kind; fn gets the started set and a valid index. usb_only: MOCKUSB only. */
 typedef int (*inject_fn)(mock_set *m, int index, unsigned count, char *err, size_t errlen);
+
+/* "kill-reg-write": the calling process SIGKILLs itself just before its count-th GPU register write from now, on any
+ * device (mock_shm.h): a process killed at that exact step of bring-up, for tests/stress/kill.c. */
+static int inject_kill(mock_set *m, int index, unsigned count, char *err, size_t errlen) {
+  (void)m, (void)index, (void)err, (void)errlen;
+  mock_shm_kill_after(count);
+  return 0;
+}
 static const struct inject_kind {
   const char *kind;
   bool usb_only;
   inject_fn fn;
 } INJECT[] = {
+    {"kill-reg-write", false, inject_kill},
     {NULL, false, NULL},
 };
 

@@ -2,6 +2,7 @@
 #include "mock_shm.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,4 +128,13 @@ int mock_shm_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct 
 
 unsigned mock_shm_takeovers(void) {
   return base ? __atomic_load_n(&((arena_head *)base)->takeovers, __ATOMIC_RELAXED) : 0;
+}
+
+static unsigned kill_after; /* this process's own (a child inherits 0: only the worker sets it) */
+
+void mock_shm_kill_after(unsigned n) { __atomic_store_n(&kill_after, n, __ATOMIC_SEQ_CST); }
+
+void mock_shm_kill_point(void) {
+  if (__atomic_load_n(&kill_after, __ATOMIC_RELAXED) && __atomic_sub_fetch(&kill_after, 1, __ATOMIC_SEQ_CST) == 0)
+    raise(SIGKILL); /* the write never happens: the process died between two register writes */
 }

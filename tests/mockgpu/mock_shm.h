@@ -50,4 +50,9 @@ int mock_shm_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct 
 /* Locks taken over from a dead owner since start (this process's count, for tests and the README's figures). */
 unsigned mock_shm_takeovers(void);
 
+/* Death at a chosen point (fault kind "kill-reg-write" of mock_plugin.c, tests/stress/kill.c): this process SIGKILLs
+ * itself just before its n-th GPU register write from now (0: never). The BAR5 hook calls mock_shm_kill_point. */
+void mock_shm_kill_after(unsigned n);
+void mock_shm_kill_point(void);
+
 #endif

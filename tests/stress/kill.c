@@ -27,6 +27,7 @@
 #include "baregpu/error.h"
 #include "baregpu/hcq.h"
 #include "bg_config.h"
+#include "platform/mock_plugin.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
 #endif
@@ -91,18 +92,19 @@ static int do_copy(bg_dev *d, size_t n, unsigned salt) {
   return r;
 }
 
-/* add1 over 4 work-groups of 32; 0 when out[i] == in[i] + 1. */
+/* add1 over 128 work-groups of 32 (long enough to be killed in); 0 when out[i] == in[i] + 1. */
+#define KN 4096
 static int do_kernel(bg_dev *d, bg_program *p, unsigned salt) {
   bg_buf *b[2] = {NULL, NULL};
-  float in[128], out[128];
-  for (int i = 0; i < 128; i++) in[i] = (float)(i + (int)salt % 7) * 0.5f;
+  static float in[KN], out[KN];
+  for (int i = 0; i < KN; i++) in[i] = (float)(i % 1000 + (int)salt % 7) * 0.5f;
   int r = bg_buf_alloc(d, sizeof(in), 0, &b[0]);
   if (r == 0) r = bg_buf_alloc(d, sizeof(in), 0, &b[1]);
   if (r == 0) r = bg_buf_write(b[1], 0, in, sizeof(in));
-  const uint32_t g[3] = {4, 1, 1}, l[3] = {32, 1, 1};
+  const uint32_t g[3] = {KN / 32, 1, 1}, l[3] = {32, 1, 1};
   if (r == 0) r = bg_program_run(p, b, 2, NULL, 0, g, l, true, NULL);
   if (r == 0) r = bg_buf_read(b[0], 0, out, sizeof(out));
-  for (int i = 0; r == 0 && i < 128; i++)
+  for (int i = 0; r == 0 && i < KN; i++)
     if (out[i] != in[i] + 1.0f) r = bg_error(BG_EIO, "kernel: out[%d] = %g, expected %g", i, (double)out[i],
                                              (double)(in[i] + 1.0f));
   bg_buf_free(b[0]);
@@ -116,9 +118,16 @@ static int load(bg_dev *d, bg_program **p) {
   return bg_program_load(d, OBJ, OBJ_N, &info, p);
 }
 
-/* The worker: bring-up, then copies and kernels until killed (iters < 0) or iters rounds. Exit 0 or 1. */
-static void worker(bool cold, int iters) {
+/* The worker: bring-up, then copies and kernels until killed (iters < 0) or iters rounds. kill_at > 0: the emulated
+ * GPU SIGKILLs it just before its kill_at-th register write (fault kind "kill-reg-write"). Exit 0 or 1. */
+static void worker(bool cold, int iters, unsigned kill_at) {
   if (cold) setenv("AM_RESET", "1", 1);
+  char iface[16];
+  snprintf(iface, sizeof(iface), "%.*s", (int)strcspn(DEV, "+"), DEV);
+  if (kill_at && bg_mock_plugin_inject(iface, 0, "kill-reg-write", kill_at) < 0) {
+    fprintf(stderr, "kill: inject: %s\n", bg_last_error());
+    _exit(1);
+  }
   uint64_t t = now_ns();
   enter(cold ? PH_COLD : PH_WARM);
   bg_dev *d = NULL;
@@ -186,11 +195,23 @@ static bool has(const char *log, const char *what) {
   return hit;
 }
 
+/* Register writes of the bring-up in a worker's log: "am: wreg" lines before the driver's "<cold|warm> boot, gfx". */
+static unsigned count_writes(const char *log) {
+  FILE *f = fopen(log, "r");
+  if (!f) return 0;
+  char line[1024];
+  unsigned n = 0;
+  while (fgets(line, sizeof(line), f) && !strstr(line, " boot, gfx")) n += strstr(line, "am: wreg") != NULL;
+  fclose(f);
+  return n;
+}
+
 static void dump(const char *log) {
   FILE *f = fopen(log, "r");
   if (!f) return;
   char line[1024];
-  while (fgets(line, sizeof(line), f)) fprintf(stderr, "  | %s", line);
+  while (fgets(line, sizeof(line), f))
+    if (!strstr(line, "am: wreg") && !strstr(line, "am: rreg")) fprintf(stderr, "  | %s", line);
   fclose(f);
 }
 
@@ -221,7 +242,7 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   /* Before the library reads them: shared emulated hardware, boot lines in the checkers' logs. */
   setenv("MOCKGPU_SHARED", "1", 1);
-  setenv("BG_DEBUG", "1", 1);
+  setenv("BG_DEBUG", "3", 1); /* register writes (am: wreg) counted in the calibration logs */
   if (!getenv("BG_WAIT_TIMEOUT_MS")) setenv("BG_WAIT_TIMEOUT_MS", "20000", 1);
   rng_state = (uint64_t)seed;
   printf("kill: %ld kills, seed %ld, %s\n", kills, seed, DEV);
@@ -244,16 +265,30 @@ int main(int argc, char **argv) {
   /* Calibration: one cold and one warm worker run to the end (their phase lengths bound the random delays), each
    * followed by a checker like every kill. */
   int failures = 0;
+  unsigned writes[PH_N] = {0};
   for (int c = 0; c < 2; c++) {
     pid_t w = fork();
-    if (w == 0) worker(c == 0, 2);
+    if (w == 0) {
+      int fd = open(log, O_WRONLY | O_TRUNC);
+      if (fd < 0 || dup2(fd, 2) < 0) _exit(3);
+      worker(c == 0, 2, 0);
+    }
     if (wait_child(w) != 0) {
       fprintf(stderr, "kill: calibration worker (%s) failed\n", c == 0 ? "cold" : "warm");
+      dump(log);
       return 1;
     }
+    writes[c == 0 ? PH_COLD : PH_WARM] = count_writes(log);
   }
-  for (int ph = PH_COLD; ph <= PH_KERNEL; ph++)
-    printf("kill: calibration: %s %.1f ms\n", PH_NAME[ph], (double)SH->ns[ph] / 1e6);
+  for (int ph = PH_COLD; ph <= PH_KERNEL; ph++) {
+    printf("kill: calibration: %s %.1f ms", PH_NAME[ph], (double)SH->ns[ph] / 1e6);
+    if (ph <= PH_WARM) printf(", %u register writes", writes[ph]);
+    printf("\n");
+  }
+  if (!writes[PH_COLD] || !writes[PH_WARM]) {
+    fprintf(stderr, "kill: no register writes seen in the bring-up logs (BG_DEBUG=3 lines 'am: wreg')\n");
+    return 1;
+  }
 
   unsigned landed[PH_N] = {0}, opens_ok = 0, cold = 0, warm = 0;
   static const int TARGETS[] = {PH_COLD, PH_WARM, PH_COPY, PH_KERNEL};
@@ -262,26 +297,33 @@ int main(int argc, char **argv) {
     memset((void *)SH->entered, 0, sizeof(SH->entered));
     SH->phase = PH_NONE;
     unsigned nth = 1 + (unsigned)(rnd() % 2); /* copies and kernels: the 1st or 2nd one */
-    uint64_t delay = rnd() % (SH->ns[target] ? SH->ns[target] : 1000000u);
+    uint64_t span = SH->ns[target] * 4 / 5; /* most of the phase (the calibrated one may have been a faster one) */
+    uint64_t delay = rnd() % (span ? span : 1000000u);
+    /* Bring-up: the emulated GPU kills the worker just before a random one of the boot's register writes. */
+    unsigned kill_at = target <= PH_WARM ? 1 + (unsigned)(rnd() % writes[target]) : 0;
     pid_t w = fork();
     if (w < 0) return 1;
     if (w == 0) {
       int dn = open("/dev/null", O_WRONLY);
       if (dn >= 0) dup2(dn, 2);
-      worker(target == PH_COLD, -1);
+      worker(target == PH_COLD, -1, kill_at);
     }
     uint64_t t0 = now_ns();
-    bool died = false;
-    while (SH->entered[target] < (target >= PH_COPY ? nth : 1u)) { /* wait for the phase */
-      if (waitpid(w, NULL, WNOHANG) == w) {
-        died = true;
+    bool died = false, self = false;
+    /* wait for the phase (bring-up: for the worker's death at its register write, or its first copy) */
+    int until = kill_at ? PH_COPY : target;
+    while (SH->entered[until] < (target >= PH_COPY ? nth : 1u)) {
+      int st;
+      if (waitpid(w, &st, WNOHANG) == w) {
+        self = kill_at && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+        died = !self;
         break;
       }
       if (now_ns() - t0 > 60000000000ull) break;
       sleep_ns(50000);
     }
-    if (!died) {
-      sleep_ns(delay);
+    if (!died && !self) {
+      if (!kill_at) sleep_ns(delay);
       kill(w, SIGKILL);
       wait_child(w);
     }
@@ -291,13 +333,20 @@ int main(int argc, char **argv) {
     if (c == 0) checker(log);
     int rc = wait_child(c);
     bool ok = rc == 0, wm = has(log, "warm start"), m1 = has(log, "mode1 reset");
+    /* Killed after its bring-up, the worker left SCRATCH_REG6 = 1 ("in use", am/am_boot.h): the device must not be
+     * trusted, the next open resets it (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__). */
+    bool must_reset = at >= PH_COPY && !died, wrong = must_reset && (wm || !m1);
     opens_ok += ok;
     warm += ok && wm;
     cold += ok && !wm;
-    printf("kill %3ld: target %-15s delay %6.2f ms -> killed in %-15s%s | next open: %s, %s%s\n", k + 1,
-           PH_NAME[target], (double)delay / 1e6, PH_NAME[at], died ? " (worker died first)" : "",
-           ok ? "kernel and copy correct" : "FAILED", wm ? "warm" : "cold", m1 ? " (mode1 reset)" : "");
-    if (!ok || died) {
+    char how[48];
+    if (kill_at) snprintf(how, sizeof(how), "reg write %4u/%-4u", kill_at, writes[target]);
+    else snprintf(how, sizeof(how), "delay %6.2f ms    ", (double)delay / 1e6);
+    printf("kill %3ld: target %-15s %s -> killed in %-15s%s | next open: %s, %s%s%s\n", k + 1, PH_NAME[target], how,
+           PH_NAME[at], died ? " (worker died first)" : "",
+           ok ? "kernel and copy correct" : "FAILED", wm ? "warm" : "cold", m1 ? " (mode1 reset)" : "",
+           wrong ? " WRONG: a device left in use must be reset" : "");
+    if (!ok || died || wrong) {
       failures++;
       dump(log);
     }
