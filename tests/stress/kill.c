@@ -195,15 +195,48 @@ static bool has(const char *log, const char *what) {
   return hit;
 }
 
-/* Register writes of the bring-up in a worker's log: "am: wreg" lines before the driver's "<cold|warm> boot, gfx". */
-static unsigned count_writes(const char *log) {
+/* The bring-up's register writes ("am: wreg" lines of BG_DEBUG=3 before the driver's "<cold|warm> boot, gfx"), cut
+ * into steps at the driver's step lines (BG_DEBUG=1 "am: <bdf>: psp: bootloader ...": the writes since the previous
+ * step line are that step's). Kills of bring-up go round robin over the steps, at a random write inside one. */
+#define MAX_STEPS 16
+typedef struct steps {
+  unsigned n, writes;
+  unsigned end[MAX_STEPS]; /* last write (1-based) of each step */
+  char name[MAX_STEPS][24];
+} steps;
+
+static void parse_steps(const char *log, steps *st) {
+  memset(st, 0, sizeof(*st));
   FILE *f = fopen(log, "r");
-  if (!f) return 0;
+  if (!f) return;
   char line[1024];
-  unsigned n = 0;
-  while (fgets(line, sizeof(line), f) && !strstr(line, " boot, gfx")) n += strstr(line, "am: wreg") != NULL;
+  while (fgets(line, sizeof(line), f) && !strstr(line, " boot, gfx")) {
+    if (strstr(line, "am: wreg")) {
+      st->writes++;
+      continue;
+    }
+    const char *p = strstr(line, "bg[1] am: ");
+    const char *b = p ? strstr(p + 10, ": ") : NULL;
+    if (!b || st->n == MAX_STEPS || (st->n && st->end[st->n - 1] == st->writes) || st->writes == 0) continue;
+    b += 2; /* the step's name: its words up to a number or a parenthesis */
+    size_t k = 0;
+    while (b[k] && b[k] != '\n' && b[k] != '(' && !(b[k] >= '0' && b[k] <= '9') && k < sizeof(st->name[0]) - 1) k++;
+    while (k && (b[k - 1] == ' ' || b[k - 1] == ',')) k--;
+    snprintf(st->name[st->n], sizeof(st->name[0]), "%.*s", (int)k, b);
+    st->end[st->n++] = st->writes;
+  }
   fclose(f);
-  return n;
+  if (st->writes && (!st->n || st->end[st->n - 1] != st->writes) && st->n < MAX_STEPS) { /* queues and magic */
+    snprintf(st->name[st->n], sizeof(st->name[0]), "queues, magic");
+    st->end[st->n++] = st->writes;
+  }
+}
+
+/* The step write w (1-based) belongs to. */
+static unsigned step_of(const steps *st, unsigned w) {
+  unsigned i = 0;
+  while (i + 1 < st->n && w > st->end[i]) i++;
+  return i;
 }
 
 static void dump(const char *log) {
@@ -265,7 +298,8 @@ int main(int argc, char **argv) {
   /* Calibration: one cold and one warm worker run to the end (their phase lengths bound the random delays), each
    * followed by a checker like every kill. */
   int failures = 0;
-  unsigned writes[PH_N] = {0};
+  steps stp[PH_N];
+  memset(stp, 0, sizeof(stp));
   for (int c = 0; c < 2; c++) {
     pid_t w = fork();
     if (w == 0) {
@@ -278,14 +312,17 @@ int main(int argc, char **argv) {
       dump(log);
       return 1;
     }
-    writes[c == 0 ? PH_COLD : PH_WARM] = count_writes(log);
+    parse_steps(log, &stp[c == 0 ? PH_COLD : PH_WARM]);
   }
   for (int ph = PH_COLD; ph <= PH_KERNEL; ph++) {
     printf("kill: calibration: %s %.1f ms", PH_NAME[ph], (double)SH->ns[ph] / 1e6);
-    if (ph <= PH_WARM) printf(", %u register writes", writes[ph]);
+    if (ph <= PH_WARM) {
+      printf(", %u register writes in %u steps:", stp[ph].writes, stp[ph].n);
+      for (unsigned i = 0; i < stp[ph].n; i++) printf(" %s (..%u)%s", stp[ph].name[i], stp[ph].end[i], i + 1 < stp[ph].n ? "," : "");
+    }
     printf("\n");
   }
-  if (!writes[PH_COLD] || !writes[PH_WARM]) {
+  if (!stp[PH_COLD].writes || !stp[PH_WARM].writes) {
     fprintf(stderr, "kill: no register writes seen in the bring-up logs (BG_DEBUG=3 lines 'am: wreg')\n");
     return 1;
   }
@@ -300,7 +337,14 @@ int main(int argc, char **argv) {
     uint64_t span = SH->ns[target] * 4 / 5; /* most of the phase (the calibrated one may have been a faster one) */
     uint64_t delay = rnd() % (span ? span : 1000000u);
     /* Bring-up: the emulated GPU kills the worker just before a random one of the boot's register writes. */
-    unsigned kill_at = target <= PH_WARM ? 1 + (unsigned)(rnd() % writes[target]) : 0;
+    unsigned kill_at = 0, step = 0;
+    if (target <= PH_WARM) { /* the next step of this kind round robin, a random write inside it */
+      const steps *st = &stp[target];
+      step = (unsigned)(k / 4) % st->n;
+      unsigned lo = step ? st->end[step - 1] + 1 : 1;
+      kill_at = lo + (unsigned)(rnd() % (st->end[step] - lo + 1));
+      step = step_of(st, kill_at);
+    }
     pid_t w = fork();
     if (w < 0) return 1;
     if (w == 0) {
@@ -339,10 +383,10 @@ int main(int argc, char **argv) {
     opens_ok += ok;
     warm += ok && wm;
     cold += ok && !wm;
-    char how[48];
-    if (kill_at) snprintf(how, sizeof(how), "reg write %4u/%-4u", kill_at, writes[target]);
-    else snprintf(how, sizeof(how), "delay %6.2f ms    ", (double)delay / 1e6);
-    printf("kill %3ld: target %-15s %s -> killed in %-15s%s | next open: %s, %s%s%s\n", k + 1, PH_NAME[target], how,
+    char how[64];
+    if (kill_at) snprintf(how, sizeof(how), "write %3u/%u (%s)", kill_at, stp[target].writes, stp[target].name[step]);
+    else snprintf(how, sizeof(how), "delay %.2f ms", (double)delay / 1e6);
+    printf("kill %3ld: target %-15s %-34s -> killed in %-15s%s | next open: %s, %s%s%s\n", k + 1, PH_NAME[target], how,
            PH_NAME[at], died ? " (worker died first)" : "",
            ok ? "kernel and copy correct" : "FAILED", wm ? "warm" : "cold", m1 ? " (mode1 reset)" : "",
            wrong ? " WRONG: a device left in use must be reset" : "");
