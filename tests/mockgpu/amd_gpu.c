@@ -498,6 +498,7 @@ uint32_t mock_amd_rreg(mock_amd *g, uint32_t addr) {
 }
 void mock_amd_wreg(mock_amd *g, uint32_t addr, uint32_t v) {
   mock_shm_lock(&g->lock);
+  mock_shm_kill_point(); /* fault kind "kill-reg-write": the process dies holding the device lock (mock_shm.h) */
   reg_write(g, addr, v);
   pthread_mutex_unlock(&g->lock);
 }
@@ -521,7 +522,6 @@ static void bar5_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, 
     amd_fail(g, "BAR5 write of %u bytes at 0x%" PRIx64 ": registers are 32-bit", size, off);
     return;
   }
-  mock_shm_kill_point(); /* fault kind "kill-reg-write" (mock_shm.h) */
   mock_amd_wreg(g, (uint32_t)(off / 4), (uint32_t)v);
 }
 

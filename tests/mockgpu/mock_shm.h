@@ -51,7 +51,8 @@ int mock_shm_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct 
 unsigned mock_shm_takeovers(void);
 
 /* Death at a chosen point (fault kind "kill-reg-write" of mock_plugin.c, tests/stress/kill.c): this process SIGKILLs
- * itself just before its n-th GPU register write from now (0: never). The BAR5 hook calls mock_shm_kill_point. */
+ * itself just before its n-th GPU register write from now (0: never), holding the device lock: the next process
+ * takes the lock over (EOWNERDEAD) with the state as it was. mock_amd_wreg calls mock_shm_kill_point. */
 void mock_shm_kill_after(unsigned n);
 void mock_shm_kill_point(void);
 

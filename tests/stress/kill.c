@@ -180,6 +180,21 @@ static int wait_child(pid_t pid) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
+/* wait_child with a bound: a child still running after ms is SIGKILLed and -2 returned (a hung open). */
+static int wait_child_ms(pid_t pid, unsigned ms) {
+  for (unsigned t = 0; t < ms; t += 10) {
+    int st = 0;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    if (r < 0 && errno != EINTR) return -1;
+    struct timespec ts = {0, 10000000L};
+    nanosleep(&ts, NULL);
+  }
+  kill(pid, SIGKILL);
+  wait_child(pid);
+  return -2;
+}
+
 static void sleep_ns(uint64_t ns) {
   struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
@@ -375,7 +390,7 @@ int main(int argc, char **argv) {
     landed[at]++;
     pid_t c = fork();
     if (c == 0) checker(log);
-    int rc = wait_child(c);
+    int rc = wait_child_ms(c, 120000); /* far beyond an open's few seconds: a lock left by the dead worker */
     bool ok = rc == 0, wm = has(log, "warm start"), m1 = has(log, "mode1 reset");
     /* Killed after its bring-up, the worker left SCRATCH_REG6 = 1 ("in use", am/am_boot.h): the device must not be
      * trusted, the next open resets it (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__). */
@@ -388,11 +403,15 @@ int main(int argc, char **argv) {
     else snprintf(how, sizeof(how), "delay %.2f ms", (double)delay / 1e6);
     printf("kill %3ld: target %-15s %-34s -> killed in %-15s%s | next open: %s, %s%s%s\n", k + 1, PH_NAME[target], how,
            PH_NAME[at], died ? " (worker died first)" : "",
-           ok ? "kernel and copy correct" : "FAILED", wm ? "warm" : "cold", m1 ? " (mode1 reset)" : "",
+           ok ? "kernel and copy correct" : rc == -2 ? "HUNG (killed after 120 s)" : "FAILED", wm ? "warm" : "cold", m1 ? " (mode1 reset)" : "",
            wrong ? " WRONG: a device left in use must be reset" : "");
     if (!ok || died || wrong) {
       failures++;
       dump(log);
+    }
+    if (rc == -2) { /* the device lock is held for ever: nothing later can open it */
+      printf("kill: stopping: the device stays locked by the dead worker\n");
+      break;
     }
   }
   unlink(log);
