@@ -67,28 +67,41 @@ static void enter(int ph) {
   __atomic_add_fetch(&SH->entered[ph], 1, __ATOMIC_SEQ_CST);
 }
 
-/* One SDMA copy host -> VRAM -> host of n bytes; 0 when the bytes came back. */
+/* One SDMA copy src -> VRAM -> dst of n bytes; 0 when the bytes came back. src/dst are host memory the GPU reaches
+ * (DMA) where the device gives it a CPU view (PCI), else VRAM written and read through the BAR (USB). */
 static int do_copy(bg_dev *d, size_t n, unsigned salt) {
-  bg_buf *host = NULL, *vram = NULL, *back = NULL;
+  bg_buf *src = NULL, *vram = NULL, *dst = NULL;
   bg_queue *q = NULL;
-  int r = bg_buf_alloc(d, n, BG_BUF_HOST | BG_BUF_CPU_ACCESS, &host);
+  uint8_t *want = malloc(n), *got = malloc(n);
+  int r = want && got ? 0 : bg_error(BG_ENOMEM, "copy: out of memory");
+  if (r == 0) r = bg_buf_alloc(d, n, BG_BUF_HOST | BG_BUF_CPU_ACCESS, &src);
+  bool host = r == 0 && bg_buf_cpu(src) != NULL;
+  if (r == 0 && !host) {
+    bg_buf_free(src);
+    r = bg_buf_alloc(d, n, 0, &src);
+  }
   if (r == 0) r = bg_buf_alloc(d, n, 0, &vram);
-  if (r == 0) r = bg_buf_alloc(d, n, BG_BUF_HOST | BG_BUF_CPU_ACCESS | BG_BUF_ZERO, &back);
+  if (r == 0) r = bg_buf_alloc(d, n, host ? BG_BUF_HOST | BG_BUF_CPU_ACCESS | BG_BUF_ZERO : 0, &dst);
   if (r == 0) r = bg_queue_new(d, BG_QUEUE_COPY, &q);
   if (r == 0) {
-    uint8_t *h = bg_buf_cpu(host);
-    for (size_t i = 0; i < n; i++) h[i] = (uint8_t)(i * 131 + salt);
-    bg_queue_copy(q, bg_addr(vram, 0), bg_addr(host, 0), n);
-    bg_queue_copy(q, bg_addr(back, 0), bg_addr(vram, 0), n);
+    for (size_t i = 0; i < n; i++) want[i] = (uint8_t)(i * 131 + salt);
+    r = bg_buf_write(src, 0, want, n);
+  }
+  if (r == 0) {
+    bg_queue_copy(q, bg_addr(vram, 0), bg_addr(src, 0), n);
+    bg_queue_copy(q, bg_addr(dst, 0), bg_addr(vram, 0), n);
     bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
     r = bg_queue_submit(q, NULL, 0);
-    if (r == 0) r = bg_dev_synchronize(d, 0);
-    if (r == 0 && memcmp(bg_buf_cpu(back), h, n) != 0) r = bg_error(BG_EIO, "copy: the bytes read back differ");
   }
+  if (r == 0) r = bg_dev_synchronize(d, 0);
+  if (r == 0) r = bg_buf_read(dst, 0, got, n);
+  if (r == 0 && memcmp(got, want, n) != 0) r = bg_error(BG_EIO, "copy: the bytes read back differ");
   if (q) bg_queue_free(q);
-  bg_buf_free(back);
+  bg_buf_free(dst);
   bg_buf_free(vram);
-  bg_buf_free(host);
+  bg_buf_free(src);
+  free(want);
+  free(got);
   return r;
 }
 
@@ -137,22 +150,23 @@ static void worker(bool cold, int iters, unsigned kill_at) {
     _exit(1);
   }
   SH->ns[cold ? PH_COLD : PH_WARM] = now_ns() - t;
-  for (int i = 0; iters < 0 || i < iters; i++) {
+  bool failed = false;
+  for (int i = 0; !failed && (iters < 0 || i < iters); i++) {
     enter(PH_IDLE);
     t = now_ns();
     enter(PH_COPY);
-    if (do_copy(d, 1u << 20, (unsigned)i) < 0) break;
+    failed = do_copy(d, 1u << 20, (unsigned)i) < 0;
     SH->ns[PH_COPY] = now_ns() - t;
     t = now_ns();
     enter(PH_KERNEL);
-    if (do_kernel(d, p, (unsigned)i) < 0) break;
+    failed = failed || do_kernel(d, p, (unsigned)i) < 0;
     SH->ns[PH_KERNEL] = now_ns() - t;
   }
-  if (iters < 0) fprintf(stderr, "kill: worker stopped: %s\n", bg_last_error());
+  if (failed) fprintf(stderr, "kill: worker: %s\n", bg_last_error());
   enter(PH_IDLE);
   bg_program_free(p);
   bg_dev_close(d);
-  _exit(iters < 0 ? 1 : 0);
+  _exit(failed || iters < 0 ? 1 : 0);
 }
 
 /* The checker: open, kernel, copy, close; stderr to log (the driver's BG_DEBUG=1 lines). Exit 0 when all passed. */
@@ -322,8 +336,9 @@ int main(int argc, char **argv) {
       if (fd < 0 || dup2(fd, 2) < 0) _exit(3);
       worker(c == 0, 2, 0);
     }
-    if (wait_child(w) != 0) {
-      fprintf(stderr, "kill: calibration worker (%s) failed\n", c == 0 ? "cold" : "warm");
+    int rc = wait_child(w);
+    if (rc != 0) {
+      fprintf(stderr, "kill: calibration worker (%s) failed (exit status %d)\n", c == 0 ? "cold" : "warm", rc);
       dump(log);
       return 1;
     }
