@@ -7,7 +7,8 @@
  * MOCKPCI and MOCKUSB get GPUs of their own in the one tree (MOCKPCI at 0000:03:00.0.., MOCKUSB at 0000:13:00.0..,
  * like two machines' worth of hardware), each MOCKUSB GPU behind an emulated ASM24 bridge (asm24.h) that the
  * library reaches through usb_transport(). stop() (also at exit or unload) frees bridges, then GPUs, then the tree
- * and removes both temp dirs (mock_tmpdir_new names them bg-mock-<pid>-*: a killed run's are swept by the next). Only bg_mock_plugin_entry is exported (-fvisibility=hidden and a version script). */
+ * and removes both temp dirs (mock_tmpdir_new names them bg-mock-<pid>-*: a killed run's are swept by the next).
+ * MOCKGPU_SHARED=1: the GPUs' state is shared with the children forked after start (mock_shm.h). Only bg_mock_plugin_entry is exported (-fvisibility=hidden and a version script). */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
