@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -313,6 +314,16 @@ int main(int argc, char **argv) {
     fprintf(stderr, "kill: no devices: %s\n", bg_last_error());
     return 1;
   }
+  /* The device's lock file (platform/pci_lock.c: <lock dir>/baregpu-<name>.lock; MOCKUSB: mockusb:<index>). */
+  char iface[16], lockpath[512];
+  snprintf(iface, sizeof(iface), "%.*s", (int)strcspn(DEV, "+"), DEV);
+  bg_mock_devices md;
+  if (bg_mock_plugin_start(iface, "AMD", &md) < 0) {
+    fprintf(stderr, "kill: %s: %s\n", iface, bg_last_error());
+    return 1;
+  }
+  snprintf(lockpath, sizeof(lockpath), "%s/baregpu-%s.lock", md.lock_dir, strcmp(iface, "MOCKUSB") ? md.bdf[0] :
+           "mockusb:0");
   if (bg_llvm_amdgpu_compile(AMD_TEST_ADD1_IR, "gfx1100", &OBJ, &OBJ_N) < 0) {
     fprintf(stderr, "kill: compile: %s\n", bg_last_error());
     return 1;
@@ -357,7 +368,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  unsigned landed[PH_N] = {0}, opens_ok = 0, cold = 0, warm = 0;
+  unsigned landed[PH_N] = {0}, opens_ok = 0, cold = 0, warm = 0, stale = 0;
   static const int TARGETS[] = {PH_COLD, PH_WARM, PH_COPY, PH_KERNEL};
   for (long k = 0; k < kills; k++) {
     int target = TARGETS[k % 4];
@@ -403,6 +414,20 @@ int main(int argc, char **argv) {
     }
     int at = SH->phase;
     landed[at]++;
+    /* A worker killed after its open left its pid in the lock file; the kernel dropped its flock, so the file is
+     * stale and the next open takes it (platform/pci_lock.c). */
+    int lf = open(lockpath, O_RDONLY);
+    if (lf >= 0) {
+      char buf[24] = "";
+      ssize_t nr = pread(lf, buf, sizeof(buf) - 1, 0);
+      bool named = nr > 0 && atoi(buf) == (int)w, free_now = flock(lf, LOCK_SH | LOCK_NB) == 0;
+      stale += named && free_now;
+      if (named && !free_now) {
+        printf("kill %3ld: the dead worker %d still holds its lock file %s\n", k + 1, (int)w, lockpath);
+        failures++;
+      }
+      close(lf);
+    }
     pid_t c = fork();
     if (c == 0) checker(log);
     int rc = wait_child_ms(c, 120000); /* far beyond an open's few seconds: a lock left by the dead worker */
@@ -432,7 +457,8 @@ int main(int argc, char **argv) {
   unlink(log);
   printf("kill: kills per phase:");
   for (int ph = PH_COLD; ph < PH_N; ph++) printf(" %s %u;", PH_NAME[ph], landed[ph]);
-  printf("\nkill: opens OK %u/%ld, cold boots %u, warm boots %u\n", opens_ok, kills, cold, warm);
+  printf("\nkill: opens OK %u/%ld, cold boots %u, warm boots %u; stale lock files of a dead worker taken over: %u\n",
+         opens_ok, kills, cold, warm, stale);
   for (int ph = PH_COLD; ph <= PH_KERNEL; ph++)
     if (!landed[ph] && kills >= 8) {
       printf("kill: no kill landed in %s\n", PH_NAME[ph]);
