@@ -28,13 +28,21 @@ int bg_am_boot_bus_master(bg_am_dev *d, bool on) {
 
 int bg_am_boot_reset_if_alive(bg_am_dev *d, bool *did) {
   *did = false;
-  if (!bg_am_psp_sos_alive(d) || !bg_am_smu_alive(d)) return 0;
-  int e = bg_am_boot_bus_master(d, false);
-  if (e >= 0) e = bg_am_smu_mode1_reset(d);
-  int e2 = bg_am_boot_bus_master(d, true);
-  if (e < 0) return e;
-  *did = true;
-  return e2;
+  /* SCRATCH_REG6 != 0: the previous owner did not finish (killed while in use or during a cold boot, e.g. half way
+   * through the PSP bootloader, which then refuses the sequence from its start until a reset: tests/stress/kill.c).
+   * tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__ resets such a device too (is_booting, "Malformed
+   * state"). */
+  bool unfinished = bg_am_rr(d, BG_AM_R_SCRATCH6) != 0;
+  if ((unfinished || bg_am_psp_sos_alive(d)) && bg_am_smu_alive(d)) {
+    int e = bg_am_boot_bus_master(d, false);
+    if (e >= 0) e = bg_am_smu_mode1_reset(d);
+    int e2 = bg_am_boot_bus_master(d, true);
+    if (e < 0) return e;
+    if (e2 < 0) return e2;
+    *did = true;
+  }
+  /* Booting from here on (tinygrad's is_booting): a process killed before the magic leaves SCRATCH_REG6 = 1. */
+  return bg_am_wr(d, BG_AM_R_SCRATCH6, 1);
 }
 
 #define STEP(field, call)                          \

@@ -58,7 +58,8 @@ typedef struct bg_am_boot_report {
 
 /* Whether the device carries our magic and a clean state (reads only). */
 bool bg_am_boot_check_warm(bg_am_dev *d);
-/* If sOS and SMU answer: bus mastering off, mode1 reset, bus mastering on (*did set accordingly). */
+/* If the SMU answers and the sOS does or SCRATCH_REG6 != 0 (a previous owner did not finish): bus mastering off, mode1
+ * reset, bus mastering on (*did set accordingly); then SCRATCH_REG6 = 1 (booting, until bg_am_boot_fini). */
 int bg_am_boot_reset_if_alive(bg_am_dev *d, bool *did);
 /* Toggle PCI_COMMAND bus mastering (write, then read back). */
 int bg_am_boot_bus_master(bg_am_dev *d, bool on);

@@ -10,6 +10,7 @@
 #include "amd_engine.h"
 #include "amd_internal.h"
 #include "amd_sdma_exec.h"
+#include "mock_shm.h"
 
 enum {
   C_GRBM, C_MEC_CNTL, C_MQD_LO, C_MQD_HI, C_PQ_BASE, C_PQ_BASE_HI, C_PQ_CONTROL, C_RPTR_LO, C_RPTR_HI, C_WPTR_LO,
@@ -65,12 +66,12 @@ int amd_cp_hooks(mock_amd *g, amd_hook_fn hook) {
   const char *tab = g->ip.gc.maj == 12 ? "gc_12_0_0" : g->ip.gc.maj == 11 ? "gc_11_0_0" : NULL;
   if (!tab) return 0;
   const struct bg_am_regtab *t = bg_am_regtab_by_name(tab);
-  amd_cp *c = calloc(1, sizeof(*c));
+  amd_cp *c = mock_shm_calloc(1, sizeof(*c));
   int slot = -1;
   for (int i = 0; i < MAX_GPUS && slot < 0; i++)
     if (!CPS[i]) slot = i;
   if (!t || !c || slot < 0) {
-    free(c);
+    mock_shm_free(c);
     amd_fail(g, "CP model: no table %s or no memory/slot", tab);
     return -1;
   }
@@ -79,7 +80,7 @@ int amd_cp_hooks(mock_amd *g, amd_hook_fn hook) {
     enum bg_am_reg_id n = i == S_ENGINE ? (g->ip.sdma0.maj >= 7 ? regSDMA0_MCU_CNTL : regSDMA0_F32_CNTL) : NAMES[i];
     if (bg_am_reg_abs_id(&g->disc, GC_HWIP, 0, t, n, &c->a[i]) < 0) {
       amd_fail(g, "CP model: register %s not found in %s", bg_am_reg_id_name(n), tab);
-      free(c);
+      mock_shm_free(c);
       return -1;
     }
   }
@@ -104,7 +105,7 @@ int amd_cp_hooks(mock_amd *g, amd_hook_fn hook) {
 void amd_cp_free(const mock_amd *g) {
   amd_gfx9_free(g);
   for (int i = 0; i < MAX_GPUS; i++)
-    if (CPS[i] && CPS[i]->g == g) free(CPS[i]), CPS[i] = NULL;
+    if (CPS[i] && CPS[i]->g == g) mock_shm_free(CPS[i]), CPS[i] = NULL;
 }
 
 void amd_cp_reset(mock_amd *g) {

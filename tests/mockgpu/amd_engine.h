@@ -51,6 +51,7 @@ typedef struct amd_engine_ops {
 
 struct amd_engine {
   mock_amd *g;
+  struct amd_engines *en;   /* this process's engines of g (amd_engine.c) */
   const amd_engine_ops *ops;
   void *priv;
   pthread_t thr;

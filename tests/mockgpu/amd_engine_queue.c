@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mock_shm.h"
 #include "amd_engine.h"
 #include "amd_internal.h"
 
@@ -61,7 +62,7 @@ int amd_engine_poll(amd_engine *e, amd_vm *vm, bool mem, uint64_t where, unsigne
 }
 
 bool amd_engine_read_priv(mock_amd *g, const amd_engine_ops *ops, size_t off, void *out, size_t n) {
-  pthread_mutex_lock(&g->lock);
+  mock_shm_lock(&g->lock);
   amd_engine *e = amd_engine_find(g, ops);
   if (e) memcpy(out, (const char *)e->priv + off, n);
   pthread_mutex_unlock(&g->lock);

@@ -9,6 +9,7 @@
 
 #include "am/am_regs.h"
 #include "amd_internal.h"
+#include "mock_shm.h"
 
 enum { X_GRBM, X_MEC_CNTL, X_MQD_LO, X_MQD_HI, X_PQ_BASE, X_PQ_BASE_HI, X_PQ_CONTROL, X_RPTR_LO, X_RPTR_HI, X_WPTR_LO,
        X_WPTR_HI, X_DOORBELL, X_EOP_LO, X_EOP_HI, X_EOP_CONTROL, X_PERSISTENT, X_IB_CONTROL, X_MQD_CONTROL, X_ACTIVE,
@@ -110,9 +111,9 @@ int amd_gfx9_hooks(mock_amd *g, amd_hook_fn hook) {
   int slot = -1;
   for (int i = 0; i < MAX_GPUS && slot < 0; i++)
     if (!G9[i]) slot = i;
-  g9 *c = calloc(1, sizeof(*c));
+  g9 *c = mock_shm_calloc(1, sizeof(*c));
   if (!c || slot < 0) {
-    free(c);
+    mock_shm_free(c);
     amd_fail(g, "MI300 model: out of memory or GPU slots");
     return -1;
   }
@@ -164,7 +165,7 @@ int amd_gfx9_hooks(mock_amd *g, amd_hook_fn hook) {
   c->mec_halted = e == 0 ? h1.mask | h2.mask : 0;
   if (e != 0) {
     amd_fail(g, "MI300 model: setup failed");
-    free(c);
+    mock_shm_free(c);
     return -1;
   }
   G9[slot] = c;
@@ -173,7 +174,7 @@ int amd_gfx9_hooks(mock_amd *g, amd_hook_fn hook) {
 
 void amd_gfx9_free(const mock_amd *g) {
   for (int i = 0; i < MAX_GPUS; i++)
-    if (G9[i] && G9[i]->g == g) free(G9[i]), G9[i] = NULL;
+    if (G9[i] && G9[i]->g == g) mock_shm_free(G9[i]), G9[i] = NULL;
 }
 
 void amd_gfx9_reset(mock_amd *g) {

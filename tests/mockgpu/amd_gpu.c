@@ -5,6 +5,7 @@
  * the same values the generated am/regs/<ip>_<ver>.c tables carry), as (segment, offset) pairs; the
  * absolute dword address is ip_base[hwip][instance][segment] + offset with the bases of the discovery
  * table the device carries (tinygrad tinygrad/runtime/support/am/amdev.py AMDev register access; bases of the mock configuration in tinygrad test/mockgpu/am/amgpu.py). */
+#include "mock_shm.h"
 #include "amd_cp.h"
 #include "amd_engine.h"
 #include "amd_internal.h"
@@ -30,7 +31,7 @@ void amd_fail(mock_amd *g, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  pthread_mutex_lock(&g->lock); /* engine threads fail too (amd_engine.h) */
+  mock_shm_lock(&g->lock); /* engine threads fail too (amd_engine.h) */
   __atomic_add_fetch(&g->nfail, 1, __ATOMIC_RELAXED); /* mock_amd_nfail reads it without the lock */
   size_t used = strlen(g->failures);
   if (used + 2 < sizeof(g->failures)) snprintf(g->failures + used, sizeof(g->failures) - used, "%s\n", msg);
@@ -41,7 +42,7 @@ void amd_fail(mock_amd *g, const char *fmt, ...) {
 unsigned mock_amd_nfail(const mock_amd *g) { return __atomic_load_n(&g->nfail, __ATOMIC_RELAXED); }
 const char *mock_amd_failures(const mock_amd *g) { return g->failures; }
 void mock_amd_clear_failures(mock_amd *g) {
-  pthread_mutex_lock(&g->lock);
+  mock_shm_lock(&g->lock);
   __atomic_store_n(&g->nfail, 0, __ATOMIC_RELAXED);
   g->failures[0] = 0;
   pthread_mutex_unlock(&g->lock);
@@ -66,11 +67,11 @@ static uint64_t *map_find(const amd_map *m, uint32_t key) {
 static int map_put(amd_map *m, uint32_t key, uint32_t v);
 
 static int map_grow(amd_map *m) {
-  amd_map n = {calloc(m->cap ? m->cap * 2 : 1024, sizeof(uint64_t)), m->cap ? m->cap * 2 : 1024, 0};
+  amd_map n = {mock_shm_calloc(m->cap ? m->cap * 2 : 1024, sizeof(uint64_t)), m->cap ? m->cap * 2 : 1024, 0};
   if (!n.slots) return -1;
   for (size_t i = 0; i < m->cap; i++)
     if (m->slots[i]) map_put(&n, (uint32_t)(m->slots[i] >> 32) - 1u, (uint32_t)m->slots[i]);
-  free(m->slots);
+  mock_shm_free(m->slots);
   *m = n;
   return 0;
 }
@@ -106,13 +107,13 @@ void amd_set(mock_amd *g, uint32_t addr, uint32_t v) {
 
 uint32_t mock_amd_peek(const mock_amd *g, uint32_t addr) {
   pthread_mutex_t *lk = (pthread_mutex_t *)(uintptr_t)&g->lock; /* engines may grow the file meanwhile */
-  pthread_mutex_lock(lk);
+  mock_shm_lock(lk);
   uint32_t v = amd_get(g, addr);
   pthread_mutex_unlock(lk);
   return v;
 }
 void mock_amd_poke(mock_amd *g, uint32_t addr, uint32_t v) {
-  pthread_mutex_lock(&g->lock);
+  mock_shm_lock(&g->lock);
   amd_set(g, addr, v);
   pthread_mutex_unlock(&g->lock);
 }
@@ -490,13 +491,14 @@ static void reg_write(mock_amd *g, uint32_t addr, uint32_t v) {
 }
 
 uint32_t mock_amd_rreg(mock_amd *g, uint32_t addr) {
-  pthread_mutex_lock(&g->lock);
+  mock_shm_lock(&g->lock);
   uint32_t v = reg_read(g, addr);
   pthread_mutex_unlock(&g->lock);
   return v;
 }
 void mock_amd_wreg(mock_amd *g, uint32_t addr, uint32_t v) {
-  pthread_mutex_lock(&g->lock);
+  mock_shm_lock(&g->lock);
+  mock_shm_kill_point(); /* fault kind "kill-reg-write": the process dies holding the device lock (mock_shm.h) */
   reg_write(g, addr, v);
   pthread_mutex_unlock(&g->lock);
 }
@@ -538,7 +540,7 @@ void amd_asic_reset(mock_amd *g) {
 static void on_pci_reset(void *user, mock_pci *m) {
   (void)m;
   mock_amd *g = user;
-  pthread_mutex_lock(&g->lock);
+  mock_shm_lock(&g->lock);
   amd_asic_reset(g);
   /* the firmware rebuilds the discovery table at the top of VRAM */
   if (write_discovery(g) < 0) amd_fail(g, "rewriting the discovery table after a function reset failed");
@@ -564,13 +566,13 @@ int mock_amd_install_fw(mock_amd *g, bg_am_fw_file_id which, const uint8_t *buf,
     return -1;
   }
   amd_fw_file *f = &g->fw[which];
-  uint8_t *copy = malloc(len ? len : 1);
+  uint8_t *copy = mock_shm_malloc(len ? len : 1);
   if (!copy) return -1;
   memcpy(copy, buf, len);
   bg_fw_image img;
   if (bg_fw_parse(FILE_FAMILY[which], name, copy, len, &img) < 0) {
     amd_fail(g, "install_fw %s: %s", name, bg_last_error());
-    free(copy);
+    mock_shm_free(copy);
     return -1;
   }
   bg_am_ipver v = which == BG_AM_FW_SOS ? g->ip.mp0 : which == BG_AM_FW_SMU ? g->ip.mp1
@@ -578,10 +580,10 @@ int mock_amd_install_fw(mock_amd *g, bg_am_fw_file_id which, const uint8_t *buf,
   const char *ipn = which == BG_AM_FW_SOS ? "MP0" : which == BG_AM_FW_SMU ? "MP1" : which == BG_AM_FW_SDMA ? "SDMA0" : "GC";
   if (bg_fw_check_ip(&img, ipn, v.maj, v.min, v.rev) < 0) {
     amd_fail(g, "install_fw %s: %s", name, bg_last_error());
-    free(copy);
+    mock_shm_free(copy);
     return -1;
   }
-  free(f->buf);
+  mock_shm_free(f->buf);
   f->present = true;
   f->buf = copy;
   f->len = len;
@@ -611,7 +613,7 @@ mock_amd *mock_amd_new(mock_sysfs *t, const mock_amd_cfg *cfg) {
     fprintf(stderr, "mock_amd: VRAM size 0x%" PRIx64 " is not a power of two >= 64 MiB\n", vram);
     return NULL;
   }
-  mock_amd *g = calloc(1, sizeof(*g));
+  mock_amd *g = mock_shm_calloc(1, sizeof(*g));
   if (!g) return NULL;
   amd_lock_init(g);
   g->tree = t;
@@ -635,11 +637,11 @@ mock_amd *mock_amd_new(mock_sysfs *t, const mock_amd_cfg *cfg) {
       mock_pci_hook(g->pci, 5, 0, BAR5_SIZE, bar5_rd, bar5_wr, g) < 0) {
     fprintf(stderr, "mock_amd %s: setup failed: %s", g->bdf, g->failures);
     if (g->pci) mock_pci_set_dead(g->pci, true);
-    free(g->hooks.slots);
-    free(g->allowed.slots);
-    free(g->regs.slots);
+    mock_shm_free(g->hooks.slots);
+    mock_shm_free(g->allowed.slots);
+    mock_shm_free(g->regs.slots);
     amd_lock_destroy(g);
-    free(g);
+    mock_shm_free(g);
     return NULL;
   }
   mock_pci_bar_direct(g->pci, 0, true); /* VRAM: plain memory */
@@ -654,15 +656,15 @@ void mock_amd_free(mock_amd *g) {
   amd_engines_stop(g);
   mock_pci_set_dead(g->pci, true);
   mock_pci_on_reset(g->pci, NULL, NULL);
-  for (int f = 0; f < BG_AM_FW_NFILES; f++) free(g->fw[f].buf);
+  for (int f = 0; f < BG_AM_FW_NFILES; f++) mock_shm_free(g->fw[f].buf);
   amd_psp_free(g);
   amd_smu_free(g);
   amd_cp_free(g);
-  free(g->hooks.slots);
-  free(g->allowed.slots);
-  free(g->regs.slots);
+  mock_shm_free(g->hooks.slots);
+  mock_shm_free(g->allowed.slots);
+  mock_shm_free(g->regs.slots);
   amd_lock_destroy(g);
-  free(g);
+  mock_shm_free(g);
 }
 
 mock_pci *mock_amd_pci(mock_amd *g) { return g->pci; }

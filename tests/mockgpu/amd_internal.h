@@ -85,8 +85,9 @@ struct mock_amd {
   mock_amd_smu_msg *msgs;
   size_t nmsgs, capmsgs;
   /* queue executors (amd_engine.c): engine threads vs the host's BAR hooks */
-  pthread_mutex_t lock;         /* recursive; held by BAR2/BAR5 hooks, amd_fail and the engines' packet steps */
-  struct amd_engines *eng;      /* NULL until amd_engines_start */
+  /* recursive; held by BAR2/BAR5 hooks, amd_fail and the engines' packet steps. Robust and process-shared with
+   * MOCKGPU_SHARED (mock_shm.h); the engines are per process (amd_engine.c) */
+  pthread_mutex_t lock;
 };
 
 /* amd_gpu.c */

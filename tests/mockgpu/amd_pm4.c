@@ -16,6 +16,7 @@
 #include "amd_gmc.h"
 #include "amd_internal.h"
 #include "amd_vm.h"
+#include "mock_shm.h"
 #ifdef BG_MOCK_RDNA3
 #include "rdna3/rdna3.h"
 #endif
@@ -166,7 +167,7 @@ static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   memset(&rep, 0, sizeof(rep));
   pthread_mutex_unlock(&g->lock); /* the shader core touches only memory */
   int rc = rdna3_dispatch(&d, &mem, &rep);
-  pthread_mutex_lock(&g->lock);
+  mock_shm_lock(&g->lock);
   if (rc < 0 && !m.faulted && !amd_engine_alive(&p->e)) return X_STOPPED; /* dequeued: the waves were killed */
   if (rc < 0 && !m.faulted) {
     /* The hardware halts the wave and raises an SQ interrupt (client GRBM_CP 0x14, src SQ_INTERRUPT_ID 239 in

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mock_shm.h"
 #include "amd_internal.h"
 
 /* bootloader commands (C2PMSG_35) */
@@ -73,7 +74,7 @@ static const char *cmd_name(uint32_t id) {
 static void record(mock_amd *g, const mock_amd_psp_cmd *c) {
   if (g->ncmds == g->capcmds) {
     size_t cap = g->capcmds ? g->capcmds * 2 : 32;
-    mock_amd_psp_cmd *n = realloc(g->cmds, cap * sizeof(*n));
+    mock_amd_psp_cmd *n = mock_shm_realloc(g->cmds, cap * sizeof(*n));
     if (!n) return;
     g->cmds = n;
     g->capcmds = cap;
@@ -487,7 +488,7 @@ void amd_psp_reset(mock_amd *g) {
 }
 
 void amd_psp_free(mock_amd *g) {
-  free(g->cmds);
+  mock_shm_free(g->cmds);
   g->cmds = NULL;
   g->ncmds = g->capcmds = 0;
 }

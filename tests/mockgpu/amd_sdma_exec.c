@@ -13,6 +13,7 @@
 #include "amd_engine.h"
 #include "amd_internal.h"
 #include "amd_vm.h"
+#include "mock_shm.h"
 
 enum {
   SDMA_OP_NOP = 0, SDMA_OP_COPY = 1, SDMA_OP_WRITE = 2, SDMA_OP_INDIRECT = 4, SDMA_OP_FENCE = 5, SDMA_OP_TRAP = 6,
@@ -276,7 +277,7 @@ bool mock_amd_sdma_stats_get(mock_amd *g, mock_amd_sdma_stats *out) {
 }
 
 int amd_sdma_soft_reset(mock_amd *g, bool halted) {
-  pthread_mutex_lock(&g->lock);
+  mock_shm_lock(&g->lock);
   amd_engine *e = amd_engine_find(g, &SDMA_OPS);
   int r = 0;
   if (e && !halted) {

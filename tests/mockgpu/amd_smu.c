@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mock_shm.h"
 #include "amd_internal.h"
 
 enum smu_op {
@@ -156,7 +157,7 @@ static bool write_metrics_13_0_6(mock_amd *g, uint64_t pa) {
 static void record(mock_amd *g, const mock_amd_smu_msg *m) {
   if (g->nmsgs == g->capmsgs) {
     size_t cap = g->capmsgs ? g->capmsgs * 2 : 64;
-    mock_amd_smu_msg *n = realloc(g->msgs, cap * sizeof(*n));
+    mock_amd_smu_msg *n = mock_shm_realloc(g->msgs, cap * sizeof(*n));
     if (!n) return;
     g->msgs = n;
     g->capmsgs = cap;
@@ -353,7 +354,7 @@ void amd_smu_reset(mock_amd *g) {
 }
 
 void amd_smu_free(mock_amd *g) {
-  free(g->msgs);
+  mock_shm_free(g->msgs);
   g->msgs = NULL;
   g->nmsgs = g->capmsgs = 0;
 }

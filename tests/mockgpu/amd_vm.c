@@ -12,6 +12,7 @@
 #include "amd_internal.h"
 #include "platform/pci_regs.h"
 #include "mock_internal.h"
+#include "mock_shm.h"
 
 #define PTE_VALID (1ull << 0)
 #define PTE_SYSTEM (1ull << 1)
@@ -175,7 +176,7 @@ static uint32_t field(const mock_amd *g, enum bg_am_field_id lo32, enum bg_am_fi
 
 void amd_vm_fault(mock_amd *g, const char *engine, unsigned cid, uint64_t va, bool write, bool permission,
                   const char *why) {
-  pthread_mutex_lock(&g->lock);
+  mock_shm_lock(&g->lock);
   amd_fail(g, "VM fault (%s %s at 0x%" PRIx64 "): %s", engine, write ? "write" : "read", va, why);
   uint32_t cur = amd_get(g, g->r.gc_fault_status);
   if (cur) { /* the first fault stays latched */
@@ -190,7 +191,7 @@ void amd_vm_fault(mock_amd *g, const char *engine, unsigned cid, uint64_t va, bo
 
 static uint8_t *aligned(amd_vm *vm, uint64_t va, unsigned size, bool write, const char *engine, unsigned cid) {
   if (va & (size - 1)) {
-    pthread_mutex_lock(&vm->g->lock);
+    mock_shm_lock(&vm->g->lock);
     amd_fail(vm->g, "%s: %u-byte %s at 0x%" PRIx64 " is not %u-byte aligned", engine, size, write ? "write" : "read", va,
              size);
     pthread_mutex_unlock(&vm->g->lock);

@@ -13,6 +13,7 @@
 #include "baregpu/error.h"
 #include "platform/pci_regs.h"
 #include "mock_internal.h"
+#include "mock_shm.h"
 
 static const bg_mmio_ops view_ops;
 
@@ -233,8 +234,8 @@ static void place_bar(mock_pci *m, int i) {
 
 static int alloc_backing(mock_pci *m, int i) {
   if (!m->bar_size[i] || m->cfg.bars[i].io) return 0;
-  void *p = mmap(NULL, m->bar_size[i], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return -1;
+  void *p = mock_shm_map(m->bar_size[i]); /* MAP_SHARED with MOCKGPU_SHARED (mock_shm.h) */
+  if (!p) return -1;
   m->bar_mem[i] = p;
   return 0;
 }
@@ -436,7 +437,7 @@ int mock_pci_reset_written(mock_pci *m, const char *val) {
   m->resets++;
   /* The kernel saves and restores config space around the reset; BAR contents are lost. */
   for (int i = 0; i < 6; i++)
-    if (m->bar_mem[i] && !m->views[i]) madvise(m->bar_mem[i], m->bar_size[i], MADV_DONTNEED);
+    if (m->bar_mem[i] && !m->views[i]) mock_shm_discard(m->bar_mem[i], m->bar_size[i]);
   if (m->reset_fn) m->reset_fn(m->reset_user, m);
   return 0;
 }

@@ -7,7 +7,8 @@
  * MOCKPCI and MOCKUSB get GPUs of their own in the one tree (MOCKPCI at 0000:03:00.0.., MOCKUSB at 0000:13:00.0..,
  * like two machines' worth of hardware), each MOCKUSB GPU behind an emulated ASM24 bridge (asm24.h) that the
  * library reaches through usb_transport(). stop() (also at exit or unload) frees bridges, then GPUs, then the tree
- * and removes both temp dirs (mock_tmpdir_new names them bg-mock-<pid>-*: a killed run's are swept by the next). Only bg_mock_plugin_entry is exported (-fvisibility=hidden and a version script). */
+ * and removes both temp dirs (mock_tmpdir_new names them bg-mock-<pid>-*: a killed run's are swept by the next).
+ * MOCKGPU_SHARED=1: the GPUs' state is shared with the children forked after start (mock_shm.h). Only bg_mock_plugin_entry is exported (-fvisibility=hidden and a version script). */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,10 +22,13 @@
 #include "baregpu/error.h"
 #include "fw_gen.h"
 #include "platform/mock_plugin.h"
+#include "mock_shm.h"
 #include "mock_sysfs.h"
 #include "nv/mock_nv.h"
 
 #define BG_EXPORT __attribute__((visibility("default")))
+/* Address space of the MOCKGPU_SHARED arena (NORESERVE: only touched pages cost memory; VRAM is mapped apart). */
+#define MOCK_SHM_ARENA (1ull << 30)
 
 static pthread_mutex_t plugin_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The GPUs of one interface. */
@@ -95,6 +99,12 @@ static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
     else if (strcmp(chip_s, "gfx942") == 0) chip = MOCK_AMD_GFX942, gen = FW_GEN_GFX942;
     else return fail(err, errlen, BG_EINVAL, "MOCKGPU_CHIP must be gfx11, gfx12 or gfx942, not ", chip_s);
   }
+  /* MOCKGPU_SHARED=1: the GPUs' state in memory shared with the children forked after start (mock_shm.h), so a
+   * killed child leaves the hardware as it was for the next one (tests/stress/kill.c). Before any GPU exists. */
+  int shared = mock_shm_env();
+  if (shared < 0) return fail(err, errlen, BG_EINVAL, "MOCKGPU_SHARED must be 0 or 1, not ", getenv("MOCKGPU_SHARED"));
+  if (shared && mock_shm_init(MOCK_SHM_ARENA) != 0)
+    return fail(err, errlen, BG_ENOMEM, "cannot map the shared arena of MOCKGPU_SHARED", NULL);
   bool ok = true;
   int count = env_int("MOCKGPU_COUNT", 1, 1, BG_MOCK_MAX_DEVICES, &ok);
   int vram_mb = env_int("MOCKGPU_VRAM_MB", 512, 64, 1 << 20, &ok);
@@ -215,6 +225,14 @@ static int inject_usb_stall(mock_set *m, int index, unsigned count, char *err, s
   return 0;
 }
 
+/* "kill-reg-write": the calling process SIGKILLs itself just before its count-th GPU register write from now, on any
+ * device (mock_shm.h): a process killed at that exact step of bring-up, for tests/stress/kill.c. */
+static int inject_kill(mock_set *m, int index, unsigned count, char *err, size_t errlen) {
+  (void)m, (void)index, (void)err, (void)errlen;
+  mock_shm_kill_after(count);
+  return 0;
+}
+
 static const struct inject_kind {
   const char *kind;
   bool usb_only;
@@ -222,6 +240,7 @@ static const struct inject_kind {
 } INJECT[] = {
     {"doorbell-drop", false, inject_doorbell_drop},
     {"usb-stall", true, inject_usb_stall},
+    {"kill-reg-write", false, inject_kill},
     {NULL, false, NULL},
 };
 

@@ -331,6 +331,10 @@ static allow allows12[] = {
      "boot magic / clean-state flag written last, after the compute and SDMA queues are up (reference: after clock "
      "gating, before the queues); the second alignment pairs the hub flushes below instead, which cross them", 0},
     {VALUE, "regSCRATCH_REG7", 1, "our magic BG_AM_BOOT_MAGIC 0xB6000001, not tinygrad's 0xA0000008 (am_dev.h)", 0},
+    {ONLY_OURS, "regSCRATCH_REG6", 1,
+     "booting mark SCRATCH_REG6 = 1 after the reset decision (am_boot.c bg_am_boot_reset_if_alive; tinygrad's "
+     "AMDev.__init__ writes is_booting first too): a process killed during the cold boot leaves it, the next open "
+     "resets (tests/stress/kill.c)", 0},
     /* -- GMC (MMHUB + GC hub); the GC hub is programmed after the RLC autoload as in the reference (and Linux) -- */
     {VALUE, "reg??MC_VM_SYSTEM_APERTURE_HIGH_ADDR", 2,
      "FB top: the emulated GPU reports FB_LOCATION_TOP 0x1f (inclusive, 512 MiB), the Python mock 0x20 -> "
