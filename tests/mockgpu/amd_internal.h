@@ -85,6 +85,9 @@ struct mock_amd {
   /* queue executors (amd_engine.c): engine threads vs the host's BAR hooks */
   pthread_mutex_t lock;         /* recursive; held by BAR2/BAR5 hooks, amd_fail and the engines' packet steps */
   struct amd_engines *eng;      /* NULL until amd_engines_start */
+  /* HDP (amd_hdp.h): host view of VRAM; dword addresses BIF_BX0_REMAP_HDP_MEM/REG_FLUSH_CNTL point at (0: none) */
+  struct amd_hdp *hdp;
+  uint32_t hdp_mem_dw, hdp_reg_dw;
 };
 
 /* amd_gpu.c */
