@@ -95,13 +95,23 @@ int bg_am_wait_reg_set(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, int tim
   return wait_common(d, id, mask, 0, true, timeout_ms, what);
 }
 
-void bg_am_flush_hdp(bg_am_dev *d) {
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  uint32_t dw = d->hdp_flush_dw ? d->hdp_flush_dw : bg_am_rr(d, BG_AM_R_HDP_REMAP) / 4;
-  if (dw) bg_am_wreg(d, dw, 0);
+int bg_am_flush_hdp(bg_am_dev *d) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the VRAM writes before the flush request */
+  int e = d->hdp_flush_dw ? 0 : bg_am_flush_hdp_pin(d);
+  return e < 0 ? e : bg_am_wreg(d, d->hdp_flush_dw, 0);
 }
 
-void bg_am_flush_hdp_pin(bg_am_dev *d) { d->hdp_flush_dw = bg_am_rr(d, BG_AM_R_HDP_REMAP) / 4; }
+int bg_am_flush_hdp_pin(bg_am_dev *d) {
+  uint32_t v = bg_am_rr(d, BG_AM_R_HDP_REMAP), hole = d->ip.nbio->hdp_hole;
+  if (v != hole) {
+    d->hdp_flush_dw = 0;
+    return bg_error(BG_EIO, "am: %s: HDP flush: %s (0x%" PRIx32 ") reads 0x%" PRIx32 ", not the MMIO hole 0x%" PRIx32
+                    " SOC init points it at (%s remap_hdp_registers): host writes to VRAM would never reach the GPU",
+                    d->bdf, d->r[BG_AM_R_HDP_REMAP].name, d->r[BG_AM_R_HDP_REMAP].addr, v, hole, d->ip.nbio->name);
+  }
+  d->hdp_flush_dw = v / 4;
+  return 0;
+}
 
 /* ---------------- open ---------------- */
 

@@ -96,7 +96,7 @@ typedef struct bg_am_dev {
   bg_am_boot_mem bm;
   bg_am_open_opts opts;
   uint64_t nrreg, nwreg;
-  uint32_t hdp_flush_dw; /* pinned HDP flush dword (bg_am_flush_hdp_pin), 0: read at each flush */
+  uint32_t hdp_flush_dw; /* pinned HDP flush dword (bg_am_flush_hdp_pin), 0: not pinned yet */
   /* PSP / SMU runtime state */
   uint32_t psp_fence_seq;
   uint32_t psp_tmr_size;
@@ -125,12 +125,14 @@ int bg_am_wait_reg(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, uint32_t wa
 /* Same, until (value & mask) != 0. */
 int bg_am_wait_reg_set(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, int timeout_ms, const char *what);
 
-/* HDP flush after CPU writes to VRAM (tinygrad: write 0 to the dword REMAP_HDP_MEM_FLUSH_CNTL points at); the one
- * HDP flush of am/ (the same on every generation). The dword is read from the register at every flush until
- * bg_am_flush_hdp_pin() keeps it (the HCQ device, once booted: no register read per submit); before SOC init has
- * programmed the remap it reads 0 and nothing is written (tinygrad then writes MM_INDEX, dword 0). */
-void bg_am_flush_hdp(bg_am_dev *d);
-void bg_am_flush_hdp_pin(bg_am_dev *d);
+/* HDP flush after CPU writes to VRAM: write 0 to HDP_MEM_FLUSH_CNTL through the MMIO hole SOC init remaps it to
+ * (Linux hdp_v4_0/v6_0/v7_0 flush_hdp: (rmmio_remap.reg_offset + KFD_MMIO_REMAP_HDP_MEM_FLUSH_CNTL) >> 2); the one
+ * HDP flush of am/ (the same on every generation). The dword is pinned by bg_am_flush_hdp_pin (SOC init, the HCQ
+ * attach; a warm start pins at its first flush): it reads BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL and fails with
+ * -BG_EIO naming the register and both values unless it holds the NBIO descriptor's hole (am_ip.h hdp_hole), so a
+ * flush is never skipped silently. 0 or a negative BG_E* code (also a failed register write). */
+int bg_am_flush_hdp(bg_am_dev *d);
+int bg_am_flush_hdp_pin(bg_am_dev *d);
 
 /* MC address of a VRAM offset. */
 static inline uint64_t bg_am_mc(const bg_am_dev *d, uint64_t vram_off) { (void)d; return vram_off; }

@@ -258,12 +258,12 @@ static int setup_ring(bg_am_gfx *x, unsigned queue, bool aql, uint64_t ring_off,
     if (d->ip.gfx->mqd_extra) d->ip.gfx->mqd_extra(mqd, aql, k, n); /* v9_mqd dwords (gfx_v9.c) */
     if ((e = bg_mmio_write(&d->vram, mqd_off, mqd, sizeof(mqd))) < 0)
       return bg_error_context(e, "am: %s: gfx: MQD at 0x%" PRIx64 ": ", d->bdf, mqd_off);
-    bg_am_flush_hdp(d);
+    if ((e = bg_am_flush_hdp(d)) < 0) return e;
     if ((e = grbm_sel(d, 1, 0, queue, 0, i)) < 0) return e;
     for (uint32_t r = 0; r < MQD_NREGS; r++)
       if ((e = bg_am_wreg(d, base + r, mqd[MQD_REG0 + r])) < 0) return e;
     if ((e = bg_am_nwreg(d, GC_HWIP, i, regCP_HQD_ACTIVE, 1)) < 0) return e;
-    bg_am_flush_hdp(d);
+    if ((e = bg_am_flush_hdp(d)) < 0) return e;
     if ((e = grbm_sel(d, 0, 0, 0, 0, i)) < 0) return e;
   }
   return 0;

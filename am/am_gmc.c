@@ -211,9 +211,9 @@ static int poll(bg_am_gmc *g, uint32_t addr, uint32_t mask, const char *what) {
 
 int bg_am_gmc_flush_tlb(bg_am_gmc *g, enum bg_am_hub h, unsigned vmid) {
   bg_am_dev *d = g->d;
-  bg_am_flush_hdp(d);
-  if (!g->hub_initted[h]) return 0;
-  int hw = hwip_of(h), e = 0;
+  int e = bg_am_flush_hdp(d);
+  if (e < 0 || !g->hub_initted[h]) return e;
+  int hw = hwip_of(h);
   uint32_t mask = insts_of(d, h);
   for (unsigned i = 0; i < 32 && e >= 0; i++) {
     if (!(mask >> i & 1)) continue;

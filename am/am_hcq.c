@@ -367,7 +367,10 @@ int bg_am_hcq_attach(bg_dev *dev, bg_am_dev *am, bg_am_blocks *blk, bool mock, c
     hcq_free(h);
     return bg_error_context(e, "am: %s: HCQ device: ", am->bdf);
   }
-  bg_am_flush_hdp_pin(am);
+  if ((e = bg_am_flush_hdp_pin(am)) < 0) { /* the flush of every submit (am_hcq_queue.c) */
+    hcq_free(h);
+    return bg_error_context(e, "am: %s: HCQ device: ", am->bdf);
+  }
   /* Everything the boot region holds is laid out: later allocations come from the main pool. */
   bg_am_vram_end_boot(am->mm);
   h->blk = *blk;

@@ -113,7 +113,7 @@ int bg_am_hcq_share(bg_dev *dev, const char *key);
 /* am_hcq.c */
 int bg_am_hcq_alloc(bg_dev *dev, uint64_t size, unsigned flags, bg_mem *out);
 void bg_am_hcq_free(bg_dev *dev, bg_mem *m);
-static inline void bg_am_hcq_flush_hdp(am_hcq *h) { bg_am_flush_hdp(h->d); } /* am_dev.h */
+static inline int bg_am_hcq_flush_hdp(am_hcq *h) { return bg_am_flush_hdp(h->d); } /* am_dev.h: fails loudly */
 /* am_hcq_copy.c */
 int bg_am_hcq_copyin(bg_dev *dev, bg_mem *dst, uint64_t off, const void *src, uint64_t n);
 int bg_am_hcq_copyout(bg_dev *dev, const bg_mem *src, uint64_t off, void *dst, uint64_t n);

@@ -52,7 +52,7 @@ int bg_am_hcq_copyin(bg_dev *dev, bg_mem *dst, uint64_t off, const void *src, ui
     }
     return e;
   }
-  if (e >= 0 && !a->host) bg_am_hcq_flush_hdp(h);
+  if (e >= 0 && !a->host) e = bg_am_hcq_flush_hdp(h);
   return e;
 }
 

@@ -189,7 +189,7 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
   uint64_t t0 = bg_now_ns();
   /* Over USB the BAR writes reach VRAM as PCIe writes in order and tinygrad flushes no HDP there (tinygrad tinygrad/runtime/ops_amd.py USBIface):
    * the doorbell (uncached view) sends the queued ring + wptr writes and itself in one round trip. */
-  if (!h->usb) bg_am_hcq_flush_hdp(h);
+  if (!h->usb && (e = bg_am_hcq_flush_hdp(h)) < 0) return e;
   e = bg_mmio_wr64(&d->doorbell, (uint64_t)q->doorbell * 8, q->put);
   q->kick_ns += bg_now_ns() - t0;
   q->nsubmits++;

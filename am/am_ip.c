@@ -26,9 +26,10 @@ static const struct bg_am_sdma_ip SDMA_V4_4_2 = {"sdma_v4_4_2", true, false, 4, 
 static const struct bg_am_sdma_ip SDMA_V6_0 = {"sdma_v6_0", false, false, 6, BG_SDMA_MAX_COPY_V5};
 static const struct bg_am_sdma_ip SDMA_V7_0 = {"sdma_v7_0", false, true, 7, BG_SDMA_MAX_COPY_V5};
 
-static const struct bg_am_nbio_ip NBIO_V4_3 = {"nbio_v4_3", false, false};
-static const struct bg_am_nbio_ip NBIF_V6_3_1 = {"nbif_v6_3_1", false, true};
-static const struct bg_am_nbio_ip NBIO_V7_9 = {"nbio_v7_9", true, false};
+/* HDP hole: MMIO_REG_HOLE_OFFSET of Linux nbio_v4_3.c / nbif_v6_3_1.c (0x80000 - PAGE_SIZE) and nbio_v7_9.c (0x1A000). */
+static const struct bg_am_nbio_ip NBIO_V4_3 = {"nbio_v4_3", false, false, 0x7f000};
+static const struct bg_am_nbio_ip NBIF_V6_3_1 = {"nbif_v6_3_1", false, true, 0x7f000};
+static const struct bg_am_nbio_ip NBIO_V7_9 = {"nbio_v7_9", true, false, 0x1a000};
 
 /* Source ids: SDMA0_4_0__SRCID__SDMA_TRAP 224 with client SOC15_IH_CLIENTID_UTCL2 (27) faults on gfx9;
  * GFX_11_0_0__SRCID__SDMA_TRAP 49 (Linux ivsrcid/sdma0/irqsrcs_sdma0_4_0.h, ivsrcid/gfx/irqsrcs_gfx_11_0_0.h). */

@@ -91,6 +91,9 @@ struct bg_am_nbio_ip {
   bool multi_aid;         /* several AIDs (MMHUB instances): XCC doorbell fences, S2A routing by indirect PCIe
                            * writes, MEC doorbells routed by the NBIO itself, SDMA doorbell ranges per AID */
   bool gdc_s2a;           /* S2A doorbell entries are regGDC_S2A0_S2A_DOORBELL_ENTRY_* (else regS2A_*) */
+  uint32_t hdp_hole;      /* MMIO_REG_HOLE_OFFSET: the BAR5 byte offset SOC init remaps HDP_MEM_FLUSH_CNTL to (+4:
+                           * HDP_REG_FLUSH_CNTL), Linux <nbio>_set_reg_remap with 4 KiB pages; the HDP flush writes
+                           * 0 there (hdp_v4_0/v6_0/v7_0 flush_hdp) */
 };
 
 /* ---- PSP (MP0_HWIP) ---- */

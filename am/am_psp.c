@@ -78,8 +78,7 @@ int bg_am_psp_bootloader(bg_am_dev *d, int *ncomp) {
     if (!c) continue;
     snprintf(what, sizeof(what), "psp bootloader before %s", order[i].name);
     if (n == 0 && (e = bg_am_wait_reg_set(d, BG_AM_R_PSP35, 0x80000000u, 0, what)) < 0) return e;
-    if ((e = stage(d, c, order[i].name)) < 0) return e;
-    bg_am_flush_hdp(d);
+    if ((e = stage(d, c, order[i].name)) < 0 || (e = bg_am_flush_hdp(d)) < 0) return e;
     bg_am_wr(d, BG_AM_R_PSP36, (uint32_t)(bg_am_mc(d, d->bm.psp_msg1) >> 20));
     if ((e = bg_am_wr(d, BG_AM_R_PSP35, order[i].cmd)) < 0) return e;
     n++;
@@ -135,7 +134,7 @@ int bg_am_psp_submit(bg_am_dev *d, uint32_t cmd_id, const uint32_t *u, int n, ui
   memcpy(frame, f, sizeof(f));
   if ((e = bg_mmio_write(&d->vram, d->bm.psp_ring + ((uint64_t)w * 4) % BG_PSP_RING_SIZE, frame, sizeof(frame))) < 0)
     return e;
-  bg_am_flush_hdp(d);
+  if ((e = bg_am_flush_hdp(d)) < 0) return e;
   if ((e = bg_am_wr(d, BG_AM_R_PSP67, w + 16)) < 0) return e;
   double end = bg_am_now_ms() + d->opts.timeout_ms;
   uint32_t got;

@@ -79,6 +79,22 @@ int bg_am_indirect_wreg_pcie(bg_am_dev *d, uint32_t reg, uint32_t v, unsigned ai
   return e < 0 ? bg_error_context(e, "am: %s: indirect PCIe write of 0x%x to AID %u: ", d->bdf, reg, aid) : 0;
 }
 
+/* Linux soc21/soc24/soc15 common_hw_init -> nbio_v4_3/nbif_v6_3_1/nbio_v7_9 remap_hdp_registers: HDP_MEM_FLUSH_CNTL
+ * and HDP_REG_FLUSH_CNTL appear at the hole of the NBIO descriptor (BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL =
+ * hole + KFD_MMIO_REMAP_HDP_MEM_FLUSH_CNTL (0), BIF_BX0_REMAP_HDP_REG_FLUSH_CNTL = hole + 4). Until then the HDP
+ * flush has nowhere to go. REG_FLUSH_CNTL is the dword after MEM_FLUSH_CNTL (0x12e / 0x12d, segment 2, in
+ * nbio_4_3_0/nbif_6_3_1/nbio_7_9_0_offset.h); the generated tables do not carry it. Then the flush dword is pinned
+ * (bg_am_flush_hdp_pin reads it back). */
+static int remap_hdp(bg_am_dev *d) {
+  uint32_t mem, hole = d->ip.nbio->hdp_hole;
+  int e = bg_am_nreg_addr(d, NBIO_HWIP, 0, regBIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL, &mem);
+  if (e >= 0) e = bg_am_wreg(d, mem, hole);
+  if (e >= 0) e = bg_am_wreg(d, mem + 1, hole + 4);
+  d->hdp_flush_dw = 0;
+  if (e >= 0) e = bg_am_flush_hdp_pin(d);
+  return e < 0 ? bg_error_context(e, "am: %s: SOC init: HDP remap: ", d->bdf) : 0;
+}
+
 int bg_am_soc_init(bg_am_dev *d) {
   int e;
   if (d->ip.nbio->multi_aid) { /* NBIO 7.9.x (MI300): fence the doorbells of harvested XCCs, slave mode on other AIDs */
@@ -98,6 +114,7 @@ int bg_am_soc_init(bg_am_dev *d) {
                                      BG_AM_F(RCC_DEV0_EPF2_STRAP2__STRAP_NO_SOFT_RESET_DEV0_F2, 0))) < 0) {
     return e;
   }
+  if ((e = remap_hdp(d)) < 0) return e;
   return bg_am_nwreg_fields(d, NBIO_HWIP, 0, regRCC_DEV0_EPF0_RCC_DOORBELL_APER_EN, 0, NULL,
                             BG_AM_F(RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN__BIF_DOORBELL_APER_EN, 1));
 }

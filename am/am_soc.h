@@ -4,7 +4,9 @@
  * SOC init_hw: NBIO 7.9.x: XCC_DOORBELL_FENCE = 0xff & ~live XCCs on AID 0, {SHUB_SLV_MODE = 1} on every other AID
  * through indirect PCIe writes, BIFC_GFX_INT_MONITOR_MASK = 0x7ff,
  * BIFC_DOORBELL_ACCESS_EN_PF = 0xfffff; otherwise RCC_DEV0_EPF2_STRAP2.STRAP_NO_SOFT_RESET_DEV0_F2 = 0
- * (read-modify-write, through RSMU beyond BAR5); always RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN = 1.
+ * (read-modify-write, through RSMU beyond BAR5); then the HDP flush remap (BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL /
+ * _REG_FLUSH_CNTL at the NBIO descriptor's hole, Linux remap_hdp_registers; read back and pinned: am_dev.h
+ * bg_am_flush_hdp); always RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN = 1.
  * Not done: set_clockgating_state, doorbell_enable (GFX/SDMA bring-up). */
 #ifndef BG_AM_SOC_H
 #define BG_AM_SOC_H

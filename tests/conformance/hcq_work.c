@@ -423,25 +423,35 @@ static int barrier_in(cf_ctx *c, bg_queue *q, char *why, size_t n) {
 }
 
 /* 255 times: the host writes a CPU-visible device buffer, then memory_barrier + exec must see it (tinygrad's test).
- * Neither the CPU device nor the emulated GPU has a cache that could hold a stale value, so that loop also passes
- * with the barrier dropped; the lowered stream is checked too (cf_stream.c): it must hold the barrier before the
- * dispatch, and the same program without memory_barrier must not (else the check could not tell them apart). */
+ * The host writes through its CPU view after the submit, while the queue waits on a gate signal the host sets next:
+ * only the barrier (an HDP flush on AMD, tests/mockgpu/amd_hdp.h) can bring the write to the kernel, as the submit's
+ * own flush came before it. The emulated AMD GPU keeps host BAR writes from its engines until an HDP flush, so there the loop fails
+ * without the barrier; the CPU device and a USB-attached GPU (its bridge's writes are coherent) have nothing to
+ * flush, so the lowered stream is checked too (cf_stream.c): it must hold the barrier before the dispatch, and the
+ * same program without memory_barrier must not (else the check could not tell them apart). */
 static int test_memory_barrier(cf_ctx *c) {
   bg_buf *b1, *b2;
+  bg_signal *gate;
   bg_queue *q, *nob;
   CF_OK(cf_buf(c, sizeof(float), BG_BUF_CPU_ACCESS, &b1));
   CF_OK(cf_buf(c, sizeof(float), BG_BUF_CPU_ACCESS | BG_BUF_ZERO, &b2));
+  CF_OK(cf_signal(c, 0, &gate));
   CF_OK(cf_queue(c, BG_QUEUE_COMPUTE, &q));
   cf_tl_wait(q);
+  bg_queue_wait(q, bg_sig(gate), bg_const(1));
   bg_queue_memory_barrier(q);
   exec_add1(c, q, bg_addr(b2, 0), bg_addr(b1, 0), 1, bg_const(1), bg_const(1));
   cf_tl_signal(q);
   volatile float *p = bg_buf_cpu(b1);
   for (int i = 0; i < 255; i++) {
     float v = (float)i, got = -1.0f;
-    if (p) *p = v;  /* a direct write: no synchronizing copy path in between */
-    else CF_OK(bg_buf_write(b1, 0, &v, sizeof v));
-    CF_OK(cf_submit_wait(c, q, NULL, 0));
+    CF_OK(bg_signal_set(gate, 0));
+    if (!p) CF_OK(bg_buf_write(b1, 0, &v, sizeof v)); /* no CPU view (USB): it synchronizes, so before the submit */
+    uint64_t tv = bg_dev_timeline_value(c->d);
+    CF_OK(bg_queue_submit(q, NULL, 0));
+    if (p) *p = v; /* a direct write after the submit: only the barrier flushes it */
+    CF_OK(bg_signal_set(gate, 1));
+    CF_OK(bg_signal_wait(bg_dev_timeline(c->d), tv, CF_TIMEOUT_MS));
     CF_OK(bg_buf_read(b2, 0, &got, sizeof got));
     CF_EXPECT(got == v + 1.0f, "iteration %d: the kernel saw %g, expected %g", i, (double)(got - 1.0f), (double)v);
   }

@@ -8,6 +8,7 @@
 #include "mock_shm.h"
 #include "amd_cp.h"
 #include "amd_engine.h"
+#include "amd_hdp.h"
 #include "amd_internal.h"
 #include "amd_reg_allow.h"
 
@@ -133,7 +134,8 @@ typedef struct chip_regs {
   /* MMHUB (mmhub_4_1_0 / mmhub_3_0_0 / mmhub_1_8_0) */
   reg_off mm_sem, mm_req, mm_ack, mm_fb_base, mm_fb_top;
   /* NBIO/NBIF (nbif_6_3_1 / nbio_4_3_0 / nbio_7_9_0): identical offsets */
-  reg_off rsmu_index, rsmu_data, hdp_req, hdp_done;
+  reg_off rsmu_index, rsmu_data, hdp_req, hdp_done, hdp_remap_mem, hdp_remap_reg;
+  uint32_t hdp_hole; /* MMIO_REG_HOLE_OFFSET of nbif_v6_3_1.c / nbio_v4_3.c (0x80000 - 4 KiB pages) / nbio_v7_9.c */
 } chip_regs;
 
 static const chip_regs CHIP_REGS[MOCK_AMD_NCHIPS] = {
@@ -144,7 +146,8 @@ static const chip_regs CHIP_REGS[MOCK_AMD_NCHIPS] = {
     .gc_fault_status = {0, 0x15d0} /* GCVM_L2_PROTECTION_FAULT_STATUS_LO32 */,
     .mm_sem = {0, 0x586}, .mm_req = {0, 0x598}, .mm_ack = {0, 0x5aa}, .mm_fb_base = {0, 0x554},
     .mm_fb_top = {0, 0x555},
-    .rsmu_index = {1, 0x0}, .rsmu_data = {1, 0x1}, .hdp_req = {2, 0x106}, .hdp_done = {2, 0x107}},
+    .rsmu_index = {1, 0x0}, .rsmu_data = {1, 0x1}, .hdp_req = {2, 0x106}, .hdp_done = {2, 0x107},
+    .hdp_remap_mem = {2, 0x12d}, .hdp_remap_reg = {2, 0x12e}, .hdp_hole = 0x7f000},
   [MOCK_AMD_GFX11] = {
     .cp_stat = {0, 0xf40}, .rlc_bootload = {1, 0x4e82}, .rlc_safe_mode = {1, 0x980}, .scratch6 = {1, 0x2046},
     .scratch7 = {1, 0x2047}, .grbm_gfx_cntl = {1, 0x900}, .gc_sem = {0, 0x16aa}, .gc_req = {0, 0x16bc},
@@ -152,7 +155,8 @@ static const chip_regs CHIP_REGS[MOCK_AMD_NCHIPS] = {
     .gc_fault_status = {0, 0x15c8},
     .mm_sem = {0, 0x762}, .mm_req = {0, 0x774}, .mm_ack = {0, 0x786}, .mm_fb_base = {0, 0x8ec},
     .mm_fb_top = {0, 0x8ed},
-    .rsmu_index = {1, 0x0}, .rsmu_data = {1, 0x1}, .hdp_req = {2, 0x106}, .hdp_done = {2, 0x107}},
+    .rsmu_index = {1, 0x0}, .rsmu_data = {1, 0x1}, .hdp_req = {2, 0x106}, .hdp_done = {2, 0x107},
+    .hdp_remap_mem = {2, 0x12d}, .hdp_remap_reg = {2, 0x12e}, .hdp_hole = 0x7f000},
   [MOCK_AMD_GFX942] = {
     .cp_stat = {0, 0x1a0}, .rlc_bootload = {0, 0} /* gfx9: no RLC autoload */, .rlc_safe_mode = {1, 0x4c05},
     .scratch6 = {1, 0x2046}, .scratch7 = {1, 0x2047}, .grbm_gfx_cntl = {0, 0x22}, .gc_sem = {0, 0x882},
@@ -160,7 +164,8 @@ static const chip_regs CHIP_REGS[MOCK_AMD_NCHIPS] = {
     .gc_fault_status = {0, 0x82b},
     .mm_sem = {0, 0xbc2}, .mm_req = {0, 0xbd4}, .mm_ack = {0, 0xbe6}, .mm_fb_base = {0, 0xc9c},
     .mm_fb_top = {0, 0xc9d},
-    .rsmu_index = {1, 0x0}, .rsmu_data = {1, 0x1}, .hdp_req = {2, 0x106}, .hdp_done = {2, 0x107}},
+    .rsmu_index = {1, 0x0}, .rsmu_data = {1, 0x1}, .hdp_req = {2, 0x106}, .hdp_done = {2, 0x107},
+    .hdp_remap_mem = {2, 0x12d}, .hdp_remap_reg = {2, 0x12e}, .hdp_hole = 0x1a000},
 };
 
 /* PSP mailbox: regMP0_SMN_C2PMSG_n / regMPASP_SMN_C2PMSG_n, segment 0 of MP0, identical in mp_13_0_0
@@ -196,6 +201,9 @@ uint8_t *amd_vram_at(mock_amd *g, uint64_t pa, uint64_t n) {
 }
 
 uint8_t *mock_amd_vram(mock_amd *g) { return mock_pci_bar_mem(g->pci, 0); }
+uint8_t *mock_amd_vram_host(mock_amd *g) { return amd_hdp_host_view(g->hdp); }
+unsigned mock_amd_hdp_dirty(const mock_amd *g) { return amd_hdp_dirty_pages(g->hdp); }
+uint64_t mock_amd_hdp_flushes(const mock_amd *g) { return amd_hdp_flushes(g->hdp); }
 uint64_t mock_amd_vram_size(const mock_amd *g) { return g->vram_size; }
 
 static int write_discovery(mock_amd *g) {
@@ -250,6 +258,9 @@ static int build_hooks(mock_amd *g) {
   r->rsmu_data = reg_at(g, NBIO_HWIP, 0, cr->rsmu_data);
   r->hdp_flush_req = reg_at(g, NBIO_HWIP, 0, cr->hdp_req);
   r->hdp_flush_done = reg_at(g, NBIO_HWIP, 0, cr->hdp_done);
+  r->hdp_remap_mem = reg_at(g, NBIO_HWIP, 0, cr->hdp_remap_mem);
+  r->hdp_remap_reg = reg_at(g, NBIO_HWIP, 0, cr->hdp_remap_reg);
+  r->hdp_hole = cr->hdp_hole;
   e |= hook(g, r->rsmu_index, AMD_H_RSMU_INDEX, 0);
   e |= hook(g, r->rsmu_data, AMD_H_RSMU_DATA, 0);
   e |= hook(g, r->hdp_flush_done, AMD_H_HDP_FLUSH_DONE, 0);
@@ -385,6 +396,7 @@ static uint32_t fb_top(const mock_amd *g) {
 }
 
 static uint32_t reg_read(mock_amd *g, uint32_t addr) {
+  if ((g->hdp_mem_dw && addr == g->hdp_mem_dw) || (g->hdp_reg_dw && addr == g->hdp_reg_dw)) return 0;
   const uint64_t *h = map_find(&g->hooks, addr);
   if (!h) return amd_get(g, addr);
   int kind = (int)(*h & 0xffff);
@@ -425,7 +437,43 @@ static uint32_t reg_read(mock_amd *g, uint32_t addr) {
   }
 }
 
+/* HDP flush requests and their remap (amd_hdp.h). true when the write was one of them. */
+static bool hdp_write(mock_amd *g, uint32_t addr, uint32_t v) {
+  const mock_amd_regmap *r = &g->r;
+  if (addr == r->hdp_flush_req) { /* an engine's (or the host's) request: flush, DONE answers at once */
+    amd_set(g, addr, v);
+    amd_hdp_flush(g->hdp);
+    return true;
+  }
+  if (addr == r->hdp_remap_mem || addr == r->hdp_remap_reg) {
+    const char *name = addr == r->hdp_remap_mem ? "BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL" : "BIF_BX0_REMAP_HDP_REG_FLUSH_CNTL";
+    if ((v & 3) || v >= BAR5_SIZE || (v && map_find(&g->hooks, v / 4))) {
+      amd_fail(g, "write 0x%x to %s: not the byte offset of a free dword of the 0x%x-byte MMIO BAR (Linux points it at "
+               "MMIO_REG_HOLE_OFFSET 0x%x + 0/4, nbio remap_hdp_registers)", v, name, BAR5_SIZE, r->hdp_hole);
+      return true;
+    }
+    amd_set(g, addr, v);
+    if (addr == r->hdp_remap_mem) g->hdp_mem_dw = v / 4;
+    else g->hdp_reg_dw = v / 4;
+    return true;
+  }
+  if (g->hdp_mem_dw && addr == g->hdp_mem_dw) { /* HDP_MEM_FLUSH_CNTL through the remap (hdp_v6_0_flush_hdp) */
+    amd_hdp_flush(g->hdp);
+    return true;
+  }
+  if (g->hdp_reg_dw && addr == g->hdp_reg_dw) return true; /* HDP_REG_FLUSH_CNTL: register writes are not posted here */
+  if (addr == r->hdp_hole / 4 || addr == r->hdp_hole / 4 + 1) {
+    amd_fail(g, "write 0x%x to MMIO 0x%x (the HDP flush page): BIF_BX0_REMAP_HDP_%s_FLUSH_CNTL does not point there "
+             "(0x%x), so no HDP flush happens: program the remap first (Linux nbio_v4_3/nbif_v6_3_1/nbio_v7_9 "
+             "remap_hdp_registers)", v, addr * 4, addr == r->hdp_hole / 4 ? "MEM" : "REG",
+             amd_get(g, addr == r->hdp_hole / 4 ? r->hdp_remap_mem : r->hdp_remap_reg));
+    return true;
+  }
+  return false;
+}
+
 static void reg_write(mock_amd *g, uint32_t addr, uint32_t v) {
+  if (hdp_write(g, addr, v)) return;
   const uint64_t *h = map_find(&g->hooks, addr);
   if (!h) {
     if (!map_find(&g->allowed, addr))
@@ -529,8 +577,12 @@ static void bar5_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, 
 
 void amd_asic_reset(mock_amd *g) {
   map_clear(&g->regs);
-  for (unsigned i = 0; i < AMD_MAX_HUBS; i++)
-    g->hub[i].req = 0, g->hub[i].sem_held = g->hub[i].flushed = g->hub[i].wiped = false, g->hub[i].ninv = 0;
+  /* A real HDP drains its posted writes long before a reset could take effect (it holds a few, not megabytes); the
+   * model holds them until a flush, so they drain here. A function reset has already discarded them (on_pci_reset).
+   * The remap registers read 0 again. */
+  if (g->hdp) amd_hdp_flush(g->hdp);
+  g->hdp_mem_dw = g->hdp_reg_dw = 0;
+  for (unsigned i = 0; i < AMD_MAX_HUBS; i++) g->hub[i].req = 0, g->hub[i].sem_held = g->hub[i].flushed = g->hub[i].wiped = false, g->hub[i].ninv = 0;
   amd_psp_reset(g);
   amd_smu_reset(g);
   amd_cp_reset(g);
@@ -541,6 +593,7 @@ static void on_pci_reset(void *user, mock_pci *m) {
   (void)m;
   mock_amd *g = user;
   mock_shm_lock(&g->lock);
+  amd_hdp_discard(g->hdp); /* VRAM contents are lost (mock_pci_reset_written), posted writes with them */
   amd_asic_reset(g);
   /* the firmware rebuilds the discovery table at the top of VRAM */
   if (write_discovery(g) < 0) amd_fail(g, "rewriting the discovery table after a function reset failed");
@@ -633,10 +686,14 @@ mock_amd *mock_amd_new(mock_sysfs *t, const mock_amd_cfg *cfg) {
     .driver = cfg->driver, .link_speed = "16.0 GT/s PCIe", .link_width = 16, .iommu_group = -1,
   };
   g->pci = mock_sysfs_add(t, &pc);
-  if (!g->pci || write_discovery(g) < 0 || build_hooks(g) < 0 || build_allowed(g) < 0 ||
+  char herr[160] = "";
+  if (g->pci && !(g->hdp = amd_hdp_new(mock_pci_bar_mem(g->pci, 0), vram, herr, sizeof(herr))))
+    amd_fail(g, "%s", herr);
+  if (!g->pci || !g->hdp || write_discovery(g) < 0 || build_hooks(g) < 0 || build_allowed(g) < 0 ||
       mock_pci_hook(g->pci, 5, 0, BAR5_SIZE, bar5_rd, bar5_wr, g) < 0) {
     fprintf(stderr, "mock_amd %s: setup failed: %s", g->bdf, g->failures);
     if (g->pci) mock_pci_set_dead(g->pci, true);
+    amd_hdp_free(g->hdp);
     mock_shm_free(g->hooks.slots);
     mock_shm_free(g->allowed.slots);
     mock_shm_free(g->regs.slots);
@@ -645,6 +702,7 @@ mock_amd *mock_amd_new(mock_sysfs *t, const mock_amd_cfg *cfg) {
     return NULL;
   }
   mock_pci_bar_direct(g->pci, 0, true); /* VRAM: plain memory */
+  mock_pci_bar_cpu_view(g->pci, 0, amd_hdp_host_view(g->hdp)); /* the driver's BAR0 is the HDP host view */
   mock_pci_on_reset(g->pci, on_pci_reset, g);
   amd_asic_reset(g);
   amd_engines_start(g); /* doorbells + CP/SDMA threads (amd_engine.h); a refusal is a recorded failure */
@@ -656,6 +714,8 @@ void mock_amd_free(mock_amd *g) {
   amd_engines_stop(g);
   mock_pci_set_dead(g->pci, true);
   mock_pci_on_reset(g->pci, NULL, NULL);
+  mock_pci_bar_cpu_view(g->pci, 0, NULL);
+  amd_hdp_free(g->hdp);
   for (int f = 0; f < BG_AM_FW_NFILES; f++) mock_shm_free(g->fw[f].buf);
   amd_psp_free(g);
   amd_smu_free(g);

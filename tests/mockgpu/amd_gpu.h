@@ -58,7 +58,12 @@ const char *mock_amd_bdf(const mock_amd *g);
 mock_amd_chip mock_amd_chip_id(const mock_amd *g);
 /* The IP versions of a chip (for bg_am_fw_load / fw_gen). */
 void mock_amd_chip_ips(mock_amd_chip chip, bg_am_fw_ips *ip);
-uint8_t *mock_amd_vram(mock_amd *g);
+uint8_t *mock_amd_vram(mock_amd *g); /* the engines' view of VRAM (amd_hdp.h) */
+/* The host CPU's view (what the driver maps as BAR0): writes there reach mock_amd_vram at an HDP flush. */
+uint8_t *mock_amd_vram_host(mock_amd *g);
+/* Host-written pages not yet flushed, and HDP flushes so far (host requests and GPU_HDP_FLUSH_REQ). */
+unsigned mock_amd_hdp_dirty(const mock_amd *g);
+uint64_t mock_amd_hdp_flushes(const mock_amd *g);
 uint64_t mock_amd_vram_size(const mock_amd *g);
 /* The discovery table the device carries (parsed back) and absolute register addresses from it. */
 const struct bg_am_discovery *mock_amd_discovery(const mock_amd *g);
@@ -67,6 +72,8 @@ uint32_t mock_amd_reg(const mock_amd *g, int hwip, unsigned inst, unsigned seg, 
 /* Registers the model hooks, as absolute dword addresses (instance 0 / AID 0). */
 typedef struct mock_amd_regmap {
   uint32_t memsize, mm_index, mm_data, mm_index_hi, rsmu_index, rsmu_data, hdp_flush_req, hdp_flush_done;
+  uint32_t hdp_remap_mem, hdp_remap_reg; /* BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL / _REG_FLUSH_CNTL */
+  uint32_t hdp_hole;                     /* byte offset in BAR5 Linux remaps HDP_MEM_FLUSH_CNTL to (MMIO_REG_HOLE_OFFSET) */
   uint32_t psp_35, psp_36, psp_64, psp_67, psp_69, psp_70, psp_71, psp_81;
   uint32_t smu_53, smu_54, smu_66, smu_75, smu_82, smu_90;
   uint32_t cp_stat, rlc_bootload_status, rlc_safe_mode, scratch6, scratch7, grbm_gfx_cntl;

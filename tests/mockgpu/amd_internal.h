@@ -88,6 +88,9 @@ struct mock_amd {
   /* recursive; held by BAR2/BAR5 hooks, amd_fail and the engines' packet steps. Robust and process-shared with
    * MOCKGPU_SHARED (mock_shm.h); the engines are per process (amd_engine.c) */
   pthread_mutex_t lock;
+  /* HDP (amd_hdp.h): host view of VRAM; dword addresses BIF_BX0_REMAP_HDP_MEM/REG_FLUSH_CNTL point at (0: none) */
+  struct amd_hdp *hdp;
+  uint32_t hdp_mem_dw, hdp_reg_dw;
 };
 
 /* amd_gpu.c */

@@ -17,7 +17,7 @@
 /* Reasons shared by a family of registers (one engine per register, one instance per field...). */
 #define WHY_M_1 "amd_smu.c: SMU message argument (53 debug, 82 regular), read when the message is posted (smu_v13_0/v14_0 smu_cmn_send_smc_msg_with_param)"
 #define WHY_M_2 "amd_gfx9.c: the indirect SMN index pair the model follows (amdgpu_device_indirect_rreg_ext)"
-#define WHY_M_3 "amd_gpu.c: GPU_HDP_FLUSH_DONE returns the request bits (flushes complete at once; nbio_v4_3/v7_9 hdp_flush)"
+#define WHY_M_3 "amd_gpu.c: a write is an HDP flush request (amd_hdp.h); GPU_HDP_FLUSH_DONE returns the request bits (flushes complete at once; nbio_v4_3/v7_9 hdp_flush)"
 #define WHY_M_4 "amd_cp.c/amd_gfx9.c: HQD state; CP_HQD_ACTIVE=1 compares every register CP_MQD_BASE_ADDR..CP_HQD_PQ_WPTR_HI with the MQD (gfx_v11_0_kiq/compute_mqd_init, gfx_v9_4_3_xcc_kiq_init_register) and the queue executor reads ring, EOP and doorbell settings; GRBM_GFX_CNTL selects the pipe/queue"
 #define WHY_M_5 "amd_gfx9.c: AID 0 doorbell routing checked when the SDMA ring is enabled (nbio_v7_9_sdma_doorbell_range)"
 #define WHY_M_6 "amd_vm.c: system aperture bounds the walker honours (gfxhub_v3_0_init_system_aperture_regs)"

@@ -39,6 +39,7 @@ struct mock_pci {
   uint32_t rebar_off;           /* Resizable BAR capability, 0: none */
   uint64_t bar_size[6], bar_base[6];
   uint8_t *bar_mem[6];
+  uint8_t *cpu_view[6]; /* what direct maps of the host CPU get instead of bar_mem (mock_pci_bar_cpu_view) */
   bool strict[6], direct[6];
   unsigned views[6];
   mock_hook *hooks;             /* sorted by (bar, off), never overlapping */
@@ -90,6 +91,9 @@ int mock_pci_config_written(mock_pci *m, uint64_t off, const uint8_t *data, size
 int mock_pci_resize(mock_pci *m, int bar, const char *val);
 int mock_pci_reset_written(mock_pci *m, const char *val);
 int mock_pci_map(mock_pci *m, int bar, uint64_t off, uint64_t size, bg_mmio *out);
+/* The same for the host CPU (the driver's mmap of resourceN): a direct BAR's view is its CPU view when one is set
+ * (mock_pci_bar_cpu_view). mock_pci_map is a peer's (the USB bridge's PCIe accesses). */
+int mock_pci_map_cpu(mock_pci *m, int bar, uint64_t off, uint64_t size, bg_mmio *out);
 void mock_pci_unmap(bg_mmio *v);
 
 /* mock_sysfs.c: bus address -> host memory, one 4 KiB page at a time. */

@@ -234,8 +234,9 @@ static void place_bar(mock_pci *m, int i) {
 
 static int alloc_backing(mock_pci *m, int i) {
   if (!m->bar_size[i] || m->cfg.bars[i].io) return 0;
-  void *p = mock_shm_map(m->bar_size[i]); /* MAP_SHARED with MOCKGPU_SHARED (mock_shm.h) */
-  if (!p) return -1;
+  /* shared: the GPU model maps it a second time as the host CPU's view (amd_hdp.h) */
+  void *p = mmap(NULL, m->bar_size[i], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return -1;
   m->bar_mem[i] = p;
   return 0;
 }
@@ -374,7 +375,7 @@ static int view_write(void *ctx, uint64_t off, const void *src, size_t n) {
 }
 static const bg_mmio_ops view_ops = {view_read, view_write};
 
-int mock_pci_map(mock_pci *m, int bar, uint64_t off, uint64_t size, bg_mmio *out) {
+static int map_view(mock_pci *m, int bar, uint64_t off, uint64_t size, bool cpu, bg_mmio *out) {
   if (m->gone) return -ENODEV;
   if (!m->bar_mem[bar] || m->cfg.unemulated_bars) return 1;
   if (off > m->bar_size[bar] || size > m->bar_size[bar] - off) {
@@ -386,10 +387,18 @@ int mock_pci_map(mock_pci *m, int bar, uint64_t off, uint64_t size, bg_mmio *out
   if (!v) return -ENOMEM;
   *v = (mock_view){m, bar, off, size};
   m->views[bar]++;
-  if (m->direct[bar]) *out = (bg_mmio){m->bar_mem[bar] + off, size, NULL, v};
+  uint8_t *base = cpu && m->cpu_view[bar] ? m->cpu_view[bar] : m->bar_mem[bar];
+  if (m->direct[bar]) *out = (bg_mmio){base + off, size, NULL, v};
   else *out = (bg_mmio){NULL, size, &view_ops, v};
   // cppcheck-suppress memleak ; v lives on in out->ctx until mock_pci_unmap
   return 0;
+}
+
+int mock_pci_map(mock_pci *m, int bar, uint64_t off, uint64_t size, bg_mmio *out) {
+  return map_view(m, bar, off, size, false, out);
+}
+int mock_pci_map_cpu(mock_pci *m, int bar, uint64_t off, uint64_t size, bg_mmio *out) {
+  return map_view(m, bar, off, size, true, out);
 }
 
 void mock_pci_unmap(bg_mmio *mm) {
@@ -437,7 +446,7 @@ int mock_pci_reset_written(mock_pci *m, const char *val) {
   m->resets++;
   /* The kernel saves and restores config space around the reset; BAR contents are lost. */
   for (int i = 0; i < 6; i++)
-    if (m->bar_mem[i] && !m->views[i]) mock_shm_discard(m->bar_mem[i], m->bar_size[i]);
+    if (m->bar_mem[i] && !m->views[i]) madvise(m->bar_mem[i], m->bar_size[i], MADV_REMOVE); /* shared: zeroes */
   if (m->reset_fn) m->reset_fn(m->reset_user, m);
   return 0;
 }
@@ -512,6 +521,7 @@ int mock_pci_dma_write(mock_pci *m, uint64_t bus, const void *src, size_t n) {
 void mock_pci_bar_strict(mock_pci *m, int bar, bool on) { m->strict[bar] = on; }
 void mock_pci_bar_direct(mock_pci *m, int bar, bool on) { m->direct[bar] = on; }
 void *mock_pci_bar_mem(mock_pci *m, int bar) { return m->bar_mem[bar]; }
+void mock_pci_bar_cpu_view(mock_pci *m, int bar, void *view) { m->cpu_view[bar] = view; }
 uint64_t mock_pci_bar_size(const mock_pci *m, int bar) { return m->bar_size[bar]; }
 unsigned mock_pci_bar_views(const mock_pci *m, int bar) { return m->views[bar]; }
 void mock_pci_set_dead(mock_pci *m, bool dead) { m->dead = dead; }

@@ -56,6 +56,9 @@ void mock_pci_bar_strict(mock_pci *m, int bar, bool on);
 void mock_pci_bar_direct(mock_pci *m, int bar, bool on);
 /* Backing memory and current size (after resizes). */
 void *mock_pci_bar_mem(mock_pci *m, int bar);
+/* What the host CPU's direct maps of the BAR get instead of its backing memory (NULL: the backing memory):
+ * the emulated AMD GPU's HDP host view of VRAM (amd_hdp.h). Peers (the USB bridge) still reach the backing memory. */
+void mock_pci_bar_cpu_view(mock_pci *m, int bar, void *view);
 uint64_t mock_pci_bar_size(const mock_pci *m, int bar);
 unsigned mock_pci_bar_views(const mock_pci *m, int bar);
 

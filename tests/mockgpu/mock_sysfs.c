@@ -321,7 +321,7 @@ static int hook_written(void *ctx, const char *rel, uint64_t off, const void *da
 
 static int hook_bar_map(void *ctx, const char *bdf, int bar, uint64_t off, uint64_t size, bg_mmio *out) {
   mock_pci *m = mock_sysfs_find(ctx, bdf);
-  return m ? mock_pci_map(m, bar, off, size, out) : -ENODEV;
+  return m ? mock_pci_map_cpu(m, bar, off, size, out) : -ENODEV; /* the driver: the host CPU's view */
 }
 
 static void hook_bar_unmap(void *ctx, bg_mmio *v) {

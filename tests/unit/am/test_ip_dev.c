@@ -1,6 +1,7 @@
 /* tests/unit/am/test_ip_dev.c: the IP selection on an opened device (am/am_ip.h: bg_am_dev_open fills d->ip once, the
  * descriptors of its discovery table) on each emulated GPU of tests/mockgpu, and the one HDP flush of am/
- * (bg_am_flush_hdp: the remap register read at each flush until pinned, nothing written while it reads 0). */
+ * (bg_am_flush_hdp: an error naming the remap register until SOC init has programmed it, then a write of 0 to the
+ * remapped HDP_MEM_FLUSH_CNTL, pinned) against the model's HDP (tests/mockgpu/amd_hdp.h). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,32 +67,54 @@ END_TEST
 START_TEST(hdp_flush) {
   open_chip(MOCK_AMD_MOCK);
   const mock_amd_regmap *R = mock_amd_regs(TB.gpu);
-  uint32_t remap = D->r[BG_AM_R_HDP_REMAP].addr;
-  watch = remap;
-  /* the flush dword is whatever the remap register points at: SCRATCH_REG6 here, an address the model accepts */
-  mock_amd_poke(TB.gpu, remap, R->scratch6 * 4);
-  n_wr = n_watch = 0;
-  bg_am_flush_hdp(D);
-  ck_assert_uint_eq(n_watch, 1);
-  ck_assert_uint_eq(n_wr, 1);
-  ck_assert_uint_eq(last_addr, R->scratch6);
-  ck_assert_uint_eq(last_val, 0);
-  /* not programmed yet (reads 0): nothing written */
-  mock_amd_poke(TB.gpu, remap, 0);
-  n_wr = n_watch = 0;
-  bg_am_flush_hdp(D);
-  ck_assert_uint_eq(n_watch, 1);
+  uint8_t *host = (uint8_t *)(uintptr_t)D->vram.ptr, *eng = mock_amd_vram(TB.gpu);
+  ck_assert_ptr_nonnull(host);
+  ck_assert_ptr_eq(host, mock_amd_vram_host(TB.gpu));
+  /* before SOC init the remap register reads 0: the flush fails naming it, and writes nothing */
+  n_wr = 0;
+  ck_assert_int_eq(bg_am_flush_hdp(D), -BG_EIO);
+  ck_assert_msg(strstr(bg_last_error(), "regBIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL") && strstr(bg_last_error(), "0x7f000"),
+                "%s", bg_last_error());
   ck_assert_uint_eq(n_wr, 0);
-  /* pinned: no register read per flush, the dword read at pin time */
-  mock_amd_poke(TB.gpu, remap, R->scratch6 * 4);
-  bg_am_flush_hdp_pin(D);
-  mock_amd_poke(TB.gpu, remap, R->scratch7 * 4);
-  n_wr = n_watch = 0;
-  bg_am_flush_hdp(D);
-  bg_am_flush_hdp(D);
+  /* a host write through BAR0 is not seen by the engines until an HDP flush */
+  unsigned dirty = mock_amd_hdp_dirty(TB.gpu);
+  host[0x10004] = 0x5a;
+  ck_assert_uint_eq(eng[0x10004], 0);
+  ck_assert_uint_eq(host[0x10004], 0x5a);
+  ck_assert_uint_eq(mock_amd_hdp_dirty(TB.gpu), dirty + 1);
+  /* writing the flush page without the remap is a model failure, and flushes nothing */
+  mock_amd_wreg(TB.gpu, R->hdp_hole / 4, 0);
+  ck_assert_uint_eq(eng[0x10004], 0);
+  ck_assert_msg(mock_amd_nfail(TB.gpu) == 1 && strstr(mock_amd_failures(TB.gpu), "BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL"),
+                "%s", mock_amd_failures(TB.gpu));
+  mock_amd_clear_failures(TB.gpu);
+  /* the remap as SOC init programs it (bg_am_soc_init), then the flush writes 0 to the hole */
+  ck_assert_uint_eq(D->ip.nbio->hdp_hole, R->hdp_hole);
+  mock_amd_wreg(TB.gpu, R->hdp_remap_mem, R->hdp_hole);
+  mock_amd_wreg(TB.gpu, R->hdp_remap_reg, R->hdp_hole + 4);
+  n_wr = 0;
+  OK(bg_am_flush_hdp(D));
+  ck_assert_uint_eq(n_wr, 1);
+  ck_assert_uint_eq(last_addr, R->hdp_hole / 4);
+  ck_assert_uint_eq(last_val, 0);
+  ck_assert_uint_eq(eng[0x10004], 0x5a);
+  ck_assert_uint_eq(mock_amd_hdp_dirty(TB.gpu), 0);
+  /* engine writes show in the host view at once; an engine write to other bytes of a page the host has
+   * written meanwhile survives the flush */
+  eng[0x20000] = 1;
+  ck_assert_uint_eq(host[0x20000], 1);
+  host[0x20008] = 2;
+  eng[0x20010] = 3;
+  ck_assert_uint_eq(eng[0x20008], 0);
+  mock_amd_wreg(TB.gpu, R->hdp_flush_req, 1); /* the engines' request (PM4/SDMA HDP flush) */
+  ck_assert_uint_eq(eng[0x20008], 2);
+  ck_assert_uint_eq(eng[0x20010], 3);
+  ck_assert_uint_eq(host[0x20010], 3);
+  /* pinned: no register read per flush */
+  watch = D->r[BG_AM_R_HDP_REMAP].addr;
+  n_watch = 0;
+  OK(bg_am_flush_hdp(D));
   ck_assert_uint_eq(n_watch, 0);
-  ck_assert_uint_eq(n_wr, 2);
-  ck_assert_uint_eq(last_addr, R->scratch6);
   close_chip();
 }
 END_TEST

@@ -77,10 +77,15 @@ static void expect_fail(unsigned n, const char *needle) {
 
 /* ---- PSP helpers (the driver's protocol, tinygrad tinygrad/runtime/support/am/ip.py AM_PSP) ---- */
 
+/* Host writes through BAR0 reach the model's engines (here the PSP) at an HDP flush (tests/mockgpu/amd_hdp.h): the
+ * flush request register, which needs no remap. */
+static void hdp_flush(void) { wreg(R->hdp_flush_req, 1); }
+
 static void stage(const bg_fw_desc *d) {
   uint8_t pad[16] = {0};
   OK(bg_mmio_write(&VRAM, MSG1, d->data, d->size));
   OK(bg_mmio_write(&VRAM, MSG1 + d->size, pad, sizeof(pad)));
+  hdp_flush();
 }
 
 static void bl_load(uint32_t type, uint32_t cmd) {
@@ -124,6 +129,7 @@ static uint32_t ring_submit(uint32_t id, const uint32_t *u, int n, uint32_t *tmr
   ck_assert_uint_eq(w, ring_w);
   memcpy(frame, f, sizeof(f));
   OK(bg_mmio_write(&VRAM, RING + (uint64_t)w * 4, frame, sizeof(frame)));
+  hdp_flush();
   wreg(R->psp_67, w + 16);
   ring_w = w + 16;
   ck_assert_uint_eq(vrd32(FENCE), w + 1);
@@ -269,6 +275,7 @@ START_TEST(bootloader_corrupt) {
   stage(d);
   uint8_t b = (uint8_t)(d->data[10] ^ 0x5a);
   OK(bg_mmio_write(&VRAM, MSG1 + 10, &b, 1));
+  hdp_flush();
   wreg(R->psp_36, MSG1 >> 20);
   wreg(R->psp_35, 0x80000);
   expect_fail(1, "first difference at byte 10");
@@ -362,6 +369,7 @@ START_TEST(ring_bad_commands) {
   stage(d);
   uint8_t b = (uint8_t)(d->data[0] ^ 1);
   OK(bg_mmio_write(&VRAM, MSG1, &b, 1));
+  hdp_flush();
   uint32_t u[4] = {MSG1, 0, (uint32_t)d->size, d->fw_type};
   ck_assert_uint_eq(ring_submit(6, u, 4, NULL), MOCK_PSP_STATUS_FW);
   expect_fail(1, "not a component of the installed firmware");

@@ -97,6 +97,7 @@ static void cp_submit(const uint32_t *dw, unsigned n) {
   for (unsigned i = 0; i < n; i++) OK(bg_mmio_wr32(&D->vram, B.gfx->ring + ((cp_put + i) % ndw) * 4, dw[i]));
   cp_put += n;
   OK(bg_mmio_wr64(&D->vram, B.gfx->ptrs + 0x38, cp_put));
+  OK(bg_am_flush_hdp(D)); /* the ring and wptr writes reach the engines (tests/mockgpu/amd_hdp.h) */
   OK(bg_mmio_wr64(&D->doorbell, BG_AM_GFX_DOORBELL * 8, cp_put));
 }
 
@@ -105,6 +106,7 @@ static void sdma_submit(const uint32_t *dw, unsigned n) {
     OK(bg_mmio_wr32(&D->vram, B.sdma->ring + (sdma_put + 4ull * i) % BG_AM_SDMA_RING_SIZE, dw[i]));
   sdma_put += 4ull * n;
   OK(bg_mmio_wr64(&D->vram, B.sdma->ptrs + 0x38, sdma_put));
+  OK(bg_am_flush_hdp(D)); /* the ring and wptr writes reach the engines (tests/mockgpu/amd_hdp.h) */
   OK(bg_mmio_wr64(&D->doorbell, BG_AM_SDMA_DOORBELL * 8, sdma_put));
 }
 
@@ -190,6 +192,9 @@ START_TEST(cp_wait_reg_mem) {
   usleep(10000);
   ck_assert_uint_eq(__atomic_load_n(host32(0x24), __ATOMIC_ACQUIRE), 0); /* second wait: VRAM word == 0xdead */
   __atomic_store_n((uint32_t *)(uintptr_t)(D->vram.ptr + vbuf + 0x40), 0xdead, __ATOMIC_RELEASE); /* the CP polls it */
+  usleep(10000);
+  ck_assert_uint_eq(__atomic_load_n(host32(0x24), __ATOMIC_ACQUIRE), 0); /* posted in the HDP (amd_hdp.h) */
+  OK(bg_am_flush_hdp(D));
   wait_idle();
   ck_assert_uint_eq(*host32(0x24), 0x88);
   mock_amd_pm4_stats st;
@@ -239,6 +244,7 @@ START_TEST(cp_ring_wrap) {
     cp_put += len;
   }
   OK(bg_mmio_wr64(&D->vram, B.gfx->ptrs + 0x38, cp_put)); /* the CP catches up before the wrapping packet */
+  OK(bg_am_flush_hdp(D)); /* the ring and wptr writes reach the engines (tests/mockgpu/amd_hdp.h) */
   OK(bg_mmio_wr64(&D->doorbell, BG_AM_GFX_DOORBELL * 8, cp_put));
   wait_idle();
   ck_assert_uint_eq(bg_mmio_rd64(&D->vram, B.gfx->ptrs + 0x80), cp_put);
@@ -650,6 +656,7 @@ START_TEST(sdma_ring_wrap) {
     sdma_put += 4ull * len;
   }
   OK(bg_mmio_wr64(&D->vram, B.sdma->ptrs + 0x38, sdma_put)); /* the engine catches up first */
+  OK(bg_am_flush_hdp(D)); /* the ring and wptr writes reach the engines (tests/mockgpu/amd_hdp.h) */
   OK(bg_mmio_wr64(&D->doorbell, BG_AM_SDMA_DOORBELL * 8, sdma_put));
   wait_idle();
   uint32_t pk[8];

@@ -85,6 +85,7 @@ START_TEST(start_boot_stop) {
   uint32_t pk[8] = {PACKET3(0x49, 6), 0x14 | 5u << 8, 1u << 29, (uint32_t)(blk.gfx->eop + 0x80),
                     (uint32_t)((blk.gfx->eop + 0x80) >> 32), 0x600DF00D, 0, 0};
   for (unsigned i = 0; i < 8; i++) OK(bg_mmio_wr32(&dev->vram, blk.gfx->ring + 4 * i, pk[i]));
+  OK(bg_am_flush_hdp(dev)); /* the ring writes reach the CP (tests/mockgpu/amd_hdp.h) */
   OK(bg_mmio_wr64(&dev->doorbell, BG_AM_GFX_DOORBELL * 8, 8));
   /* polled while the engine thread writes them: atomic loads through the direct BAR0 view */
   const uint32_t *val = (const uint32_t *)(uintptr_t)(dev->vram.ptr + blk.gfx->eop + 0x80);
