@@ -376,8 +376,12 @@ static allow allows12[] = {
 static allow allows11[] = {
     /* -- SOC / HDP -- */
     {ONLY_REF, "0x0", 32,
-     "HDP flush: the reference writes 0 to dword REMAP_HDP_MEM_FLUSH_CNTL/4, i.e. dword 0 since REMAP reads 0 in "
-     "the mock; bg_am_flush_hdp skips the write when REMAP reads 0", 0},
+     "HDP flush: the reference writes 0 to dword REMAP_HDP_MEM_FLUSH_CNTL/4, i.e. dword 0 since nothing programs "
+     "the remap in its run (REMAP reads 0); ours flushes through the remapped dword 0x1fc00 (below)", 0},
+    {ONLY_OURS, "regBIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL", 1,
+     "HDP remap in SOC init as Linux nbio_v4_3_remap_hdp_registers (hole 0x7f000); the reference never writes it", 0},
+    {ONLY_OURS, "0xe4e", 1, "BIF_BX0_REMAP_HDP_REG_FLUSH_CNTL (unnamed: not in the generated tables) = hole + 4, as Linux", 0},
+    {ONLY_OURS, "0x1fc00", 27, "HDP flush: 0 to HDP_MEM_FLUSH_CNTL at the remapped hole 0x7f000 (hdp_v6_0_flush_hdp)", 0},
     {ONLY_OURS | ONLY_REF | MOVED, "regSCRATCH_REG[67]", 4,
      "boot magic / clean-state flag written last, after the compute and SDMA queues are up (reference: after clock "
      "gating, before the queues); the second alignment pairs the hub flushes below instead, which cross them", 0},
