@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define PG 4096u
 #define MAX_HDP 64 /* live host views the fault handler knows (one per emulated AMD GPU) */
@@ -27,7 +28,15 @@ struct amd_hdp {
   uint8_t *dirty;   /* per page */
   uint32_t *list;   /* dirty pages, nlist of them */
   uint64_t nlist;
-  int lock;         /* spin lock: taken in the fault handler, so no mutex */
+  /* The process whose host writes the dirty list holds. The host view's mappings are per process (a forked child
+   * inherits a copy of its parent's layout), so each process records in private memory (mine, a calloc'd array
+   * whose copy a child inherits with the mappings it describes) which of its pages map the shadow. */
+  pid_t owner;
+  uint8_t *mine;    /* private: this process's host view maps the shadow at this page */
+  uint32_t *mlist;  /* private: those pages, nmine of them (the count lives beside them) */
+  uint64_t *nmine;
+  int lock;         /* spin lock holding the holder's pid: taken in the fault handler, so no mutex; a holder that
+                     * died (MOCKGPU_SHARED: a process SIGKILLed) is taken over */
   uint64_t nflush, nfault;
   size_t self_size;
 };
@@ -48,21 +57,68 @@ static void *alias(void *src, size_t n, void *dst) {
   return p == MAP_FAILED ? NULL : p;
 }
 
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
 static void lock(amd_hdp *h) {
-  while (__atomic_exchange_n(&h->lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  int me = (int)getpid(), held = 0;
+  for (unsigned spin = 1; !__atomic_compare_exchange_n(&h->lock, &held, me, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+       spin++) {
+    /* kill(pid, 0) is async-signal-safe; a holder that is gone released nothing: take its lock over */
+    if (held != me && spin % 1024 == 0 && kill(held, 0) < 0 && errno == ESRCH &&
+        __atomic_compare_exchange_n(&h->lock, &held, me, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      break;
+    held = 0;
+    sched_yield();
+  }
 }
 static void unlock(amd_hdp *h) { __atomic_store_n(&h->lock, 0, __ATOMIC_RELEASE); }
+
+/* Point this process's shadowed host-view pages back at the engine view (read-only again), a run per call. */
+static int unshadow_mine(amd_hdp *h) {
+  qsort(h->mlist, *h->nmine, sizeof(uint32_t), cmp_u32);
+  int r = 0;
+  for (uint64_t i = 0; i < *h->nmine;) {
+    uint64_t j = i + 1;
+    while (j < *h->nmine && h->mlist[j] == h->mlist[j - 1] + 1) j++;
+    uint64_t off = (uint64_t)h->mlist[i] * PG;
+    if (!alias(h->vram_ro + off, (j - i) * PG, h->host + off)) r = -1;
+    i = j;
+  }
+  for (uint64_t i = 0; i < *h->nmine; i++) h->mine[h->mlist[i]] = 0;
+  *h->nmine = 0;
+  return r;
+}
+
+/* Under the lock: the dirty list is this process's. Another process's pending writes (it died, or it used the
+ * device before) drain into the engine view as a real HDP drains posted writes; its mappings are not ours to
+ * touch, and ours are put back to read-only so every later write of ours faults again. */
+static void merge(amd_hdp *h, uint64_t pg);
+static void adopt(amd_hdp *h) {
+  pid_t me = getpid();
+  if (h->owner == me) return;
+  for (uint64_t i = 0; i < h->nlist; i++) merge(h, h->list[i]), h->dirty[h->list[i]] = 0;
+  h->nlist = 0;
+  if (unshadow_mine(h) < 0) fprintf(stderr, "mock_amd HDP: remapping the host view failed: %s\n", strerror(errno));
+  h->owner = me;
+}
 
 /* First host write to a clean page: switch the page of the host view to a shadow copy. */
 static bool on_write(amd_hdp *h, uint64_t pg) {
   bool ok = true;
   lock(h);
-  if (!h->dirty[pg]) { /* else another thread switched it meanwhile: the write is retried */
-    uint8_t *s = h->shadow + pg * PG;
+  adopt(h);
+  uint8_t *s = h->shadow + pg * PG;
+  if (!h->dirty[pg]) {
     memcpy(s, h->vram + pg * PG, PG);
     memcpy(h->pre + pg * PG, s, PG);
+    h->dirty[pg] = 1, h->list[h->nlist++] = (uint32_t)pg, h->nfault++;
+  }
+  if (!h->mine[pg]) { /* else another thread of ours switched it meanwhile: the write is retried */
     ok = alias(s, PG, h->host + pg * PG) != NULL;
-    if (ok) h->dirty[pg] = 1, h->list[h->nlist++] = (uint32_t)pg, h->nfault++;
+    if (ok) h->mine[pg] = 1, h->mlist[(*h->nmine)++] = (uint32_t)pg;
   }
   unlock(h);
   return ok;
@@ -122,11 +178,15 @@ amd_hdp *amd_hdp_new(uint8_t *vram, uint64_t size, char *err, size_t errn) {
   h->dirty = (uint8_t *)(h->list + np);
   h->shadow = shared_map(size);
   h->pre = shared_map(size);
+  h->owner = getpid();
+  h->mine = calloc(np, 1);
+  h->mlist = calloc(np, sizeof(uint32_t));
+  h->nmine = calloc(1, sizeof(uint64_t));
   h->vram_ro = alias(vram, size, NULL);
   if (h->vram_ro && mprotect(h->vram_ro, size, PROT_READ) < 0) munmap(h->vram_ro, size), h->vram_ro = NULL;
   h->host = h->vram_ro ? alias(h->vram_ro, size, NULL) : NULL;
   int slot = -1;
-  for (int i = 0; i < MAX_HDP && slot < 0 && h->host; i++) {
+  for (int i = 0; i < MAX_HDP && slot < 0 && h->host && h->mine && h->mlist && h->nmine; i++) {
     amd_hdp *none = NULL;
     if (__atomic_compare_exchange_n(&registry[i], &none, h, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) slot = i;
   }
@@ -145,6 +205,9 @@ void amd_hdp_free(amd_hdp *h) {
     amd_hdp *me = h;
     __atomic_compare_exchange_n(&registry[i], &me, NULL, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
   }
+  free(h->mine);
+  free(h->mlist);
+  free(h->nmine);
   uint8_t *maps[] = {h->host, h->vram_ro, h->shadow, h->pre};
   for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
     if (maps[i]) munmap(maps[i], h->size);
@@ -153,24 +216,6 @@ void amd_hdp_free(amd_hdp *h) {
 
 uint8_t *amd_hdp_host_view(const amd_hdp *h) { return h->host; }
 
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Point the host view's dirty pages back at the engine view (read-only again), a run of pages per call. */
-static int unshadow(amd_hdp *h) {
-  qsort(h->list, h->nlist, sizeof(uint32_t), cmp_u32);
-  int r = 0;
-  for (uint64_t i = 0; i < h->nlist;) {
-    uint64_t j = i + 1;
-    while (j < h->nlist && h->list[j] == h->list[j - 1] + 1) j++;
-    uint64_t off = (uint64_t)h->list[i] * PG;
-    if (!alias(h->vram_ro + off, (j - i) * PG, h->host + off)) r = -1;
-    i = j;
-  }
-  return r;
-}
 
 /* 0xff in each byte of x that is not zero. */
 static uint64_t byte_mask(uint64_t x) {
@@ -197,8 +242,9 @@ static void merge(amd_hdp *h, uint64_t pg) {
 
 void amd_hdp_flush(amd_hdp *h) {
   lock(h);
+  adopt(h);
   if (h->nlist) {
-    if (unshadow(h) < 0) fprintf(stderr, "mock_amd HDP: remapping the host view failed: %s\n", strerror(errno));
+    if (unshadow_mine(h) < 0) fprintf(stderr, "mock_amd HDP: remapping the host view failed: %s\n", strerror(errno));
     for (uint64_t i = 0; i < h->nlist; i++) merge(h, h->list[i]), h->dirty[h->list[i]] = 0;
     h->nlist = 0;
   }
@@ -208,9 +254,10 @@ void amd_hdp_flush(amd_hdp *h) {
 
 void amd_hdp_discard(amd_hdp *h) {
   lock(h);
-  if (unshadow(h) < 0) fprintf(stderr, "mock_amd HDP: remapping the host view failed: %s\n", strerror(errno));
-  for (uint64_t i = 0; i < h->nlist; i++) h->dirty[h->list[i]] = 0;
+  for (uint64_t i = 0; i < h->nlist; i++) h->dirty[h->list[i]] = 0; /* another owner's too: lost in the reset */
   h->nlist = 0;
+  h->owner = getpid();
+  if (unshadow_mine(h) < 0) fprintf(stderr, "mock_amd HDP: remapping the host view failed: %s\n", strerror(errno));
   unlock(h);
 }
 

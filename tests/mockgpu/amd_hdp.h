@@ -22,7 +22,9 @@
  * engine write made after them (the HDP of hdp_v6/v7 has no read cache to model). Writes that do not come from
  * the host CPU's mapping (the USB bridge's PCIe writes, MM_INDEX/MM_DATA, the models themselves) go to the engine
  * view and are coherent. The host view's page state belongs to the process that made it (a forked child's view
- * is its own copy of the mapping layout).
+ * is its own copy of the mapping layout, recorded per process). With MOCKGPU_SHARED the dirty list is shared: the
+ * first HDP access of another process drains the writes a killed (or earlier) user left pending, as the hardware
+ * drains posted writes, and the lock a killed holder held is taken over.
  *
  * All memory here is MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE (views by mremap with old size 0). */
 #ifndef BG_MOCKGPU_AMD_HDP_H
