@@ -14,7 +14,7 @@
  * docs/design.md "Bring-up register trace vs the reference" carries the same list with the counts.
  *
  * BG_TRACE_CHIP selects the emulated chip and its allow-list: "gfx12" (default; MOCK_AMD_MOCK against tinygrad's
- * GC 12.0.0 mock, ../shared/docs/reference/am_mock_boot_trace.txt) or "gfx11" (MOCK_AMD_GFX11: GC 11.0.0, SDMA
+ * GC 12.0.0 mock, the trace file BG_TRACE_FILE names) or "gfx11" (MOCK_AMD_GFX11: GC 11.0.0, SDMA
  * 6.0.0, MP0/MP1 13.0.0, against tests/unit/am/traces/gfx11_boot_trace.txt, recorded by
  * tests/unit/am/traces/record_gfx11_trace.py from tinygrad's mock configured so). BG_TRACE_FW_OUT=<dir> only copies
  * the synthetic firmware set of the chip (tests/unit/am/fw_gen.c) into <dir>, for that recording script.

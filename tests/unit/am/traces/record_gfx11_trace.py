@@ -23,7 +23,7 @@ What the script changes in tinygrad's mock (test/mockgpu/am/amgpu.py), by monkey
   * fetch_fw reads --fw-dir (no download, no hash check);
   * every MockMMIOInterface access is logged; the trace stops after the first SDMA queue enable (RB_CNTL with
     RB_ENABLE, then its IB_CNTL write), as the gfx12 reference does.
-Format (as ../shared/docs/reference/am_mock_boot_trace.txt): "W <reg> = <val>", "R <reg> -> <val>", runs of an
+Format (that of the gfx12 reference trace test_trace.c reads): "W <reg> = <val>", "R <reg> -> <val>", runs of an
 identical block of up to 8 accesses folded into "[xN] a ; b ; c" (values of the first repetition).
 """
 import argparse, os, subprocess, sys
