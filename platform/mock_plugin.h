@@ -48,7 +48,8 @@ typedef struct bg_mock_plugin {
   /* Create the emulated devices of iface ("MOCKPCI", "MOCKUSB") and kind ("AMD") in this process on
    * the first call; later calls describe the same ones. Configuration from the environment:
    * MOCKGPU_CHIP=gfx11|gfx12|gfx942 (default gfx11: the shader core emulates RDNA3), MOCKGPU_COUNT
-   * (default 1), MOCKGPU_VRAM_MB (default 512). ("MOCKNVK", "NV"): emulated NVIDIA GPUs behind an emulated
+   * (default 1), MOCKGPU_VRAM_MB (default 512), MOCKGPU_HDP=strict|coherent (default strict: host BAR0 writes reach
+   * the engines at an HDP flush), MOCKGPU_SHARED=0|1 (state shared with children forked after start). ("MOCKNVK", "NV"): emulated NVIDIA GPUs behind an emulated
    * nvidia kernel module (no sysfs tree), MOCKGPU_NV=hopper|ada (default hopper), MOCKGPU_COUNT. 0, or -BG_E* with err filled. */
   int (*start)(const bg_mock_host *host, const char *iface, const char *kind, bg_mock_devices *out, char *err,
                size_t errlen);

@@ -687,7 +687,7 @@ mock_amd *mock_amd_new(mock_sysfs *t, const mock_amd_cfg *cfg) {
   };
   g->pci = mock_sysfs_add(t, &pc);
   char herr[160] = "";
-  if (g->pci && !(g->hdp = amd_hdp_new(mock_pci_bar_mem(g->pci, 0), vram, herr, sizeof(herr))))
+  if (g->pci && !(g->hdp = amd_hdp_new(mock_pci_bar_mem(g->pci, 0), vram, cfg->hdp_coherent, herr, sizeof(herr))))
     amd_fail(g, "%s", herr);
   if (!g->pci || !g->hdp || write_discovery(g) < 0 || build_hooks(g) < 0 || build_allowed(g) < 0 ||
       mock_pci_hook(g->pci, 5, 0, BAR5_SIZE, bar5_rd, bar5_wr, g) < 0) {

@@ -44,6 +44,7 @@ typedef struct mock_amd_cfg {
   uint16_t device_id;       /* 0: the chip's */
   const char *driver;       /* bound kernel driver, NULL: none */
   bool fb_top_exclusive;    /* FB_LOCATION_TOP = vram >> 24 as tinygrad's Python mock (hardware: (vram-1) >> 24) */
+  bool hdp_coherent;        /* host BAR0 writes reach the engines at once, without an HDP flush (amd_hdp.h) */
 } mock_amd_cfg;
 
 typedef struct mock_amd mock_amd;

@@ -155,9 +155,9 @@ static void install(void) {
   install_err = sigaction(SIGSEGV, &sa, &old_segv) < 0 ? errno : 0;
 }
 
-amd_hdp *amd_hdp_new(uint8_t *vram, uint64_t size, char *err, size_t errn) {
-  pthread_once(&once, install);
-  if (install_err) {
+amd_hdp *amd_hdp_new(uint8_t *vram, uint64_t size, bool coherent, char *err, size_t errn) {
+  if (!coherent) pthread_once(&once, install);
+  if (!coherent && install_err) {
     snprintf(err, errn, "HDP: installing the SIGSEGV handler failed: %s", strerror(install_err));
     return NULL;
   }
@@ -176,12 +176,19 @@ amd_hdp *amd_hdp_new(uint8_t *vram, uint64_t size, char *err, size_t errn) {
   h->vram = vram, h->size = size, h->npages = np;
   h->list = (uint32_t *)(void *)(h + 1);
   h->dirty = (uint8_t *)(h->list + np);
-  h->shadow = shared_map(size);
-  h->pre = shared_map(size);
   h->owner = getpid();
   h->mine = calloc(np, 1);
   h->mlist = calloc(np, sizeof(uint32_t));
   h->nmine = calloc(1, sizeof(uint64_t));
+  if (coherent) { /* the host view is the engine view: no write ever faults, flushes only count */
+    h->host = vram;
+    if (h->mine && h->mlist && h->nmine) return h;
+    snprintf(err, errn, "HDP: no memory for the page state");
+    amd_hdp_free(h);
+    return NULL;
+  }
+  h->shadow = shared_map(size);
+  h->pre = shared_map(size);
   h->vram_ro = alias(vram, size, NULL);
   if (h->vram_ro && mprotect(h->vram_ro, size, PROT_READ) < 0) munmap(h->vram_ro, size), h->vram_ro = NULL;
   h->host = h->vram_ro ? alias(h->vram_ro, size, NULL) : NULL;
@@ -208,7 +215,7 @@ void amd_hdp_free(amd_hdp *h) {
   free(h->mine);
   free(h->mlist);
   free(h->nmine);
-  uint8_t *maps[] = {h->host, h->vram_ro, h->shadow, h->pre};
+  uint8_t *maps[] = {h->host != h->vram ? h->host : NULL, h->vram_ro, h->shadow, h->pre};
   for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
     if (maps[i]) munmap(maps[i], h->size);
   munmap(h, h->self_size);

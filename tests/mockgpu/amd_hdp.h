@@ -36,8 +36,11 @@
 
 typedef struct amd_hdp amd_hdp;
 
-/* Host view of vram (size bytes, page multiple, a MAP_SHARED mapping). NULL with the reason in err. */
-amd_hdp *amd_hdp_new(uint8_t *vram, uint64_t size, char *err, size_t errn);
+/* Host view of vram (size bytes, page multiple, a MAP_SHARED mapping). coherent: the host view is vram itself
+ * (MOCKGPU_HDP=coherent: no write tracking, for benches that time the driver's BAR stores, where the model's page
+ * faults would count as the driver's; nothing is held back, so a missing flush goes unnoticed). NULL with the
+ * reason in err. */
+amd_hdp *amd_hdp_new(uint8_t *vram, uint64_t size, bool coherent, char *err, size_t errn);
 void amd_hdp_free(amd_hdp *h);
 uint8_t *amd_hdp_host_view(const amd_hdp *h);
 /* Make every host write so far visible to the engines. Thread-safe. */

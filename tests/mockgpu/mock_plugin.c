@@ -46,6 +46,7 @@ static struct {
   char fw_dir[256];
   mock_amd_chip chip;
   int count, vram_mb;
+  bool hdp_coherent;           /* MOCKGPU_HDP=coherent */
   mock_set set[2];             /* MOCKPCI, MOCKUSB */
 } S;
 
@@ -105,6 +106,11 @@ static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
   if (shared < 0) return fail(err, errlen, BG_EINVAL, "MOCKGPU_SHARED must be 0 or 1, not ", getenv("MOCKGPU_SHARED"));
   if (shared && mock_shm_init(MOCK_SHM_ARENA) != 0)
     return fail(err, errlen, BG_ENOMEM, "cannot map the shared arena of MOCKGPU_SHARED", NULL);
+  /* MOCKGPU_HDP=strict (default: host BAR0 writes reach the engines at an HDP flush) or coherent (amd_hdp.h) */
+  const char *hdp_s = getenv("MOCKGPU_HDP");
+  bool hdp_coherent = hdp_s && !strcmp(hdp_s, "coherent");
+  if (hdp_s && !hdp_coherent && strcmp(hdp_s, "strict"))
+    return fail(err, errlen, BG_EINVAL, "MOCKGPU_HDP must be strict or coherent, not ", hdp_s);
   bool ok = true;
   int count = env_int("MOCKGPU_COUNT", 1, 1, BG_MOCK_MAX_DEVICES, &ok);
   int vram_mb = env_int("MOCKGPU_VRAM_MB", 512, 64, 1 << 20, &ok);
@@ -127,7 +133,7 @@ static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
   S.owner = getpid();
   static bool registered;
   if (!registered) registered = atexit(plugin_stop) == 0;
-  S.chip = chip, S.count = count, S.vram_mb = vram_mb;
+  S.chip = chip, S.count = count, S.vram_mb = vram_mb, S.hdp_coherent = hdp_coherent;
   if (mock_tmpdir_new("fw", S.fw_dir, sizeof(S.fw_dir)) != 0) /* swept after a killed run, removed at exit */
     return fail(err, errlen, BG_EIO, "cannot create the firmware dir", NULL);
   if (fw_gen_chip(S.fw_dir, gen) != 0) return fail(err, errlen, BG_EIO, "firmware generation failed in ", S.fw_dir);
@@ -140,7 +146,7 @@ static int start_set(bool usb, char *err, size_t errlen) {
   for (int i = 0; i < S.count; i++) {
     char *bdf = m->devs.bdf[i];
     snprintf(bdf, sizeof(m->devs.bdf[i]), "0000:%02x:00.0", (unsigned)((usb ? 0x13 : 3) + i) & 0xffu);
-    mock_amd_cfg cfg = {.chip = S.chip, .bdf = bdf, .vram_size = (uint64_t)S.vram_mb << 20};
+    mock_amd_cfg cfg = {.chip = S.chip, .bdf = bdf, .vram_size = (uint64_t)S.vram_mb << 20, .hdp_coherent = S.hdp_coherent};
     m->gpu[i] = mock_amd_new(S.tree, &cfg);
     if (!m->gpu[i]) return fail(err, errlen, BG_EIO, "cannot create the emulated GPU ", bdf);
     m->devs.count = i + 1;
