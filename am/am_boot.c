@@ -193,6 +193,8 @@ static int boot_engines(bg_am_dev *d, bg_am_blocks *blk, bg_am_boot_report *r, b
   return bg_am_wr(d, BG_AM_R_SCRATCH6, 1);
 }
 
+static int boot_cold_hw(bg_am_dev *d, bg_am_blocks *blk, bg_am_boot_report *r);
+
 int bg_am_boot(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep) {
   bg_am_blocks blk = {0};
   int e = bg_am_boot_ex(d, opts, rep, &blk);
@@ -215,6 +217,13 @@ int bg_am_boot_ex(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *
     BG_LOG(1, "am: %s: warm start (SCRATCH_REG7 = 0x%x): PSP and SMU left as they are", d->bdf, BG_AM_BOOT_MAGIC);
     return boot_engines(d, blk, r, true);
   }
+  return boot_cold_hw(d, blk, r);
+}
+
+/* A cold boot's hardware steps on blocks that exist (init_sw ran): reset if the device is alive, SOC, hubs, IH,
+ * PSP, SMU, engines. The blocks' page tables, rings and boot memory are VRAM the reset leaves as it is. */
+static int boot_cold_hw(bg_am_dev *d, bg_am_blocks *blk, bg_am_boot_report *r) {
+  int e;
   STEP(ms_reset, bg_am_boot_reset_if_alive(d, &r->mode1_reset));
   if (r->mode1_reset) BG_LOG(1, "am: %s: mode1 reset %.1f ms", d->bdf, r->ms_reset);
   if ((e = bg_am_boot_bus_master(d, true)) < 0) return e;
@@ -233,4 +242,16 @@ int bg_am_boot_ex(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *
   STEP(ms_smu, bg_am_smu_init(d));
   BG_LOG(1, "am: %s: smu: init (driver table 0x%" PRIx64 ") %.1f ms", d->bdf, d->bm.smu_table, r->ms_smu);
   return boot_engines(d, blk, r, false);
+}
+
+int bg_am_boot_reset_in_place(bg_am_dev *d, bg_am_blocks *blk, bg_am_boot_report *rep) {
+  bg_am_boot_report local = {0};
+  bg_am_boot_report *r = rep ? rep : &local;
+  memset(r, 0, sizeof(*r));
+  /* Marked unfinished first, so the reset happens whatever the PSP shows (bg_am_boot_reset_if_alive). */
+  int e = bg_am_wr(d, BG_AM_R_SCRATCH6, 1);
+  if (e >= 0) e = boot_cold_hw(d, blk, r);
+  if (e >= 0 && !r->mode1_reset)
+    e = bg_error(BG_EIO, "am: %s: mode1 reset in place: the SMU does not answer, so the device was not reset", d->bdf);
+  return e;
 }

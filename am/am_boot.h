@@ -74,6 +74,10 @@ typedef struct bg_am_blocks {
 int bg_am_boot(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep);
 /* Same, handing the GMC/IH state to *blk (free with bg_am_blocks_free, before bg_am_dev_close; also on error). */
 int bg_am_boot_ex(bg_am_dev *d, const bg_am_boot_opts *opts, bg_am_boot_report *rep, bg_am_blocks *blk);
+/* Recovery's last resort (bg_am_hcq_recover when a queue will not reset): mode1 reset of a booted device and the cold
+ * boot's hardware steps again on the blocks it has (page tables, rings, boot memory: VRAM the reset keeps), so the
+ * open device takes work again. BG_EIO when the SMU does not answer (no reset was possible). */
+int bg_am_boot_reset_in_place(bg_am_dev *d, bg_am_blocks *blk, bg_am_boot_report *rep);
 void bg_am_blocks_free(bg_am_blocks *blk);
 /* fini (tinygrad tinygrad/runtime/support/am/amdev.py AMDev.__init__, AMDev.fini): SDMA ring off, HQDs dequeued, SCRATCH_REG6 = 0 (clean exit: the next open may start warm). */
 int bg_am_boot_fini(bg_am_dev *d, bg_am_blocks *blk);

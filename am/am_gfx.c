@@ -67,13 +67,17 @@ void bg_am_gfx_destroy(bg_am_gfx *x) {
   free(x);
 }
 
-/* Poll a GC register until (v & mask) == want; the timeout names the register. */
-static int wait_gc_inst(bg_am_dev *d, unsigned inst, enum bg_am_reg_id id, uint32_t mask, uint32_t want,
-                        const char *what) {
+/* An HQD dequeue is given 1 s: Linux gfx_v11_0_reset_kcq polls CP_HQD_ACTIVE for adev->usec_timeout (100 ms); the
+ * margin is for an emulated CP on a loaded machine. A queue that does not stop by then is reset by mode1. */
+#define DEQUEUE_TIMEOUT_MS 1000
+
+/* Poll a GC register until (v & mask) == want for tmo ms (0: the device's timeout); the timeout names the register. */
+static int wait_gc_inst_tmo(bg_am_dev *d, unsigned inst, enum bg_am_reg_id id, uint32_t mask, uint32_t want,
+                            const char *what, int tmo) {
   uint32_t a, v = 0;
   int e = bg_am_nreg_addr(d, GC_HWIP, inst, id, &a);
   if (e < 0) return e;
-  int tmo = d->opts.timeout_ms > 0 ? d->opts.timeout_ms : 10000;
+  if (tmo <= 0) tmo = d->opts.timeout_ms > 0 ? d->opts.timeout_ms : 10000;
   double t0 = bg_am_now_ms();
   for (;;) {
     v = bg_am_rreg(d, a);
@@ -83,6 +87,11 @@ static int wait_gc_inst(bg_am_dev *d, unsigned inst, enum bg_am_reg_id id, uint3
   }
   return bg_error(BG_ETIMEDOUT, "am: %s: gfx: %s: %s (XCC %u, 0x%x) & 0x%x = 0x%x after %d ms, expected 0x%x", d->bdf,
                   what, bg_am_reg_id_name(id), inst, a, mask, v & mask, tmo, want);
+}
+
+static int wait_gc_inst(bg_am_dev *d, unsigned inst, enum bg_am_reg_id id, uint32_t mask, uint32_t want,
+                        const char *what) {
+  return wait_gc_inst_tmo(d, inst, id, mask, want, what, 0);
 }
 
 static int wait_gc(bg_am_dev *d, enum bg_am_reg_id id, uint32_t mask, uint32_t want, const char *what) {
@@ -110,7 +119,7 @@ int bg_am_gfx_dequeue(bg_am_gfx *x) {
       if (!(act & 1)) continue;
       if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], regCP_HQD_DEQUEUE_REQUEST, 2)) < 0 ||
           (e = bg_am_nwreg(d, GC_HWIP, xi[k], regSPI_COMPUTE_QUEUE_RESET, 1)) < 0 ||
-          (e = wait_gc_inst(d, xi[k], regCP_HQD_ACTIVE, 1, 0, "dequeue")) < 0)
+          (e = wait_gc_inst_tmo(d, xi[k], regCP_HQD_ACTIVE, 1, 0, "dequeue", DEQUEUE_TIMEOUT_MS)) < 0)
         break;
     }
   }

@@ -100,6 +100,7 @@ struct am_hcq {
   bg_queue *stage_q;  /* smaller scratch buffers earlier templates may still use, freed at close */
   pthread_mutex_t lock;
   unsigned long nfaults;
+  unsigned long mode1_recoveries; /* bg_am_hcq_recover fell back to a mode1 reset in place */
   uint32_t ih_wptr_reg;      /* absolute dword of IH_RB_WPTR (0: not looked up yet) */
   uint32_t ih_seen;          /* IH_RB_WPTR at the last fault check that found nothing */
 };
@@ -135,7 +136,9 @@ int bg_am_hcq_fault_check(bg_dev *dev);
 /* bg_backend_ops.recover: drain the IH ring and clear the latched VM fault; dequeue the compute HQD (DEQUEUE_REQUEST,
  * wait for CP_HQD_ACTIVE 0: Linux gfx_v11_0_reset_kcq) and soft-reset the SDMA engine (bg_am_sdma_reset), zero their
  * read/write-pointer words and set them up again (am_gfx/am_sdma setup_queue), so the next submit starts at ring
- * offset 0. Work pending on either ring is dropped. A queue that does not stop fails it by name (no mode1 in place). */
+ * offset 0. Work pending on either ring is dropped. When a queue does not stop, a mode1 reset in place
+ * (bg_am_boot_reset_in_place: the cold boot's hardware steps on the same page tables and rings) brings the device back;
+ * only when that fails too does recovery fail, naming both. */
 int bg_am_hcq_recover(bg_dev *dev);
 /* The progress check of the backend's sleep (after the fault drain found nothing): a queue with work pending whose
  * read pointer has not moved for BG_HANG_CHECK_MS is hung, unless the packet at its read pointer is a memory wait

@@ -356,21 +356,37 @@ int bg_am_hcq_recover(bg_dev *dev) {
   if ((e = bg_am_nwreg_fields(d, GC_HWIP, 0, regGCVM_L2_PROTECTION_FAULT_CNTL, 1, NULL,
                               BG_AM_F(GCVM_L2_PROTECTION_FAULT_CNTL__CLEAR_PROTECTION_FAULT_STATUS_ADDR, 1))) < 0)
     return e;
-  for (int k = 0; k < 2; k++) {
+  int qe = 0;
+  for (int k = 0; k < 2 && qe >= 0; k++) {
     bg_queue_hw *q = h->q[k];
     if (!q) continue;
     if (q->sdma) {
       if ((e = bg_am_sdma_reset(h->blk.sdma)) < 0 || (e = zero_ptrs(h, q)) < 0 ||
           (e = bg_am_sdma_setup_queue(h->blk.sdma)) < 0)
-        return bg_error_context(e, "am: %s: resetting the %s: ", d->bdf, q->name);
+        qe = bg_error_context(e, "am: %s: resetting the %s: ", d->bdf, q->name);
     } else {
       if ((e = bg_am_gfx_dequeue(h->blk.gfx)) < 0 || (e = zero_ptrs(h, q)) < 0 ||
           (e = bg_am_gfx_setup_queue(h->blk.gfx)) < 0)
-        return bg_error_context(e, "am: %s: resetting the %s: ", d->bdf, q->name);
+        qe = bg_error_context(e, "am: %s: resetting the %s: ", d->bdf, q->name);
     }
+    if (qe < 0) break;
     q->put = q->consumed = 0;
-    q->stall_armed = false;
     BG_LOG(1, "am: %s: %s reset (ring pointers 0)", d->bdf, q->name);
+  }
+  if (qe < 0) {
+    /* A queue that will not reset (an HQD that stays active, an SDMA engine that will not halt): mode1 reset and the
+     * cold boot's hardware steps on the same blocks (Linux amdgpu_device_gpu_recover falls back to a full reset when
+     * the per-queue reset fails). Every ring restarts at 0; the page tables and buffers stay (VRAM survives). */
+    BG_LOG(1, "am: %s: queue reset failed (%s): mode1 reset in place", d->bdf, bg_last_error());
+    for (int k = 0; k < 2; k++)
+      if (h->q[k] && (e = zero_ptrs(h, h->q[k])) < 0) return e;
+    bg_am_boot_report rep;
+    if ((e = bg_am_boot_reset_in_place(d, &h->blk, &rep)) < 0)
+      return bg_error_context(e, "am: %s: the queue reset failed, and so did the mode1 reset after it: ", d->bdf);
+    for (int k = 0; k < 2; k++)
+      if (h->q[k]) h->q[k]->put = h->q[k]->consumed = 0;
+    h->mode1_recoveries++;
+    BG_LOG(1, "am: %s: recovered by mode1 reset (%.1f ms reset, %.1f ms GFX)", d->bdf, rep.ms_reset, rep.ms_gfx);
   }
   if (h->blk.ih && (e = ih_wptr(h, &h->ih_seen)) < 0) return e;
   return 0;

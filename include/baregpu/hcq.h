@@ -198,8 +198,8 @@ int bg_dev_synchronize(bg_dev *d, int timeout_ms);
  * Recovery after a timeout or fault, without closing the device: THE one call that does it. Resets every hardware
  * queue of the device (AMD: the compute HQD is dequeued (CP_HQD_DEQUEUE_REQUEST, which also stops the waves of a
  * kernel still running) and its MQD loaded again, the SDMA engine halted, soft-reset and its ring set up again,
- * their ring pointers zeroed, the latched VM fault cleared; when a queue does not stop, the error says so and a
- * close and reopen recovers the device, cold, through a mode1 reset; CPU: each queue's worker is stopped and restarted with an
+ * their ring pointers zeroed, the latched VM fault cleared; when a queue does not stop, a mode1 reset of the GPU
+ * and its bring-up again, in place, with buffers and mappings kept; CPU: each queue's worker is stopped and restarted with an
  * empty ring), drops whatever was pending on them, clears the latched error and declares the timeline reached.
  * Buffers, signals, programs and recorded queues stay valid and can be submitted again; signals the dropped work
  * would have written keep their old values. AMD devices opened twice in one process share the queues: recovery

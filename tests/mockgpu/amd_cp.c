@@ -41,6 +41,7 @@ typedef struct amd_cp {
   mock_amd_hqd hqd;
   mock_amd_sdma_rb rb;
   uint32_t soft_reset_sdma0;  /* GRBM_SOFT_RESET.SOFT_RESET_SDMA0 mask */
+  unsigned stuck_dequeues;    /* fault injection: dequeue requests still to be ignored (mock_amd_inject_hqd_stuck) */
 } amd_cp;
 
 #define MAX_GPUS 16
@@ -56,6 +57,15 @@ const mock_amd_hqd *mock_amd_cp_hqd(const mock_amd *g) {
   const amd_cp *c = cp_of(g);
   return c ? &c->hqd : NULL;
 }
+int mock_amd_inject_hqd_stuck(mock_amd *g, unsigned count) {
+  amd_cp *c = cp_of(g);
+  if (!c) return -1;
+  mock_shm_lock(&g->lock);
+  c->stuck_dequeues += count;
+  pthread_mutex_unlock(&g->lock);
+  return 0;
+}
+
 const mock_amd_sdma_rb *mock_amd_sdma_ring(const mock_amd *g) {
   const amd_cp *c = cp_of(g);
   return c ? &c->rb : NULL;
@@ -227,6 +237,10 @@ void amd_cp_write(mock_amd *g, int kind, uint32_t addr, uint32_t v) {
     return;
   case AMD_H_CP_HQD_DEQUEUE:
     amd_set(g, addr, v);
+    if (v && c->stuck_dequeues) { /* injected: the CP never acts on it, the HQD stays active (only a reset helps) */
+      c->stuck_dequeues--;
+      return;
+    }
     if (v && (amd_get(g, c->a[C_ACTIVE]) & 1)) {
       amd_set(g, c->a[C_ACTIVE], 0); /* drained at once */
       amd_set(g, addr, 0);

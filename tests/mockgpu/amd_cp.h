@@ -37,6 +37,9 @@ typedef struct mock_amd_sdma_rb {
 
 /* NULL on gfx942, whose per-XCC HQDs and SDMA 4.4.2 ring are modelled by amd_gfx9.h. */
 const mock_amd_hqd *mock_amd_cp_hqd(const mock_amd *g);
+/* Fault injection: the CP ignores the next count CP_HQD_DEQUEUE_REQUEST writes (the HQD stays active until a reset),
+ * so the driver's queue reset fails and recovery must fall back to a mode1 reset. -1: no CP model (gfx942). */
+int mock_amd_inject_hqd_stuck(mock_amd *g, unsigned count);
 const mock_amd_sdma_rb *mock_amd_sdma_ring(const mock_amd *g);
 
 /* ---- wiring (amd_gpu.c) ---- */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "amd_cp.h"
 #include "amd_engine.h"
 #include "amd_gpu.h"
 #include "asm24.h"
@@ -223,6 +224,13 @@ static int inject_doorbell_drop(mock_set *m, int index, unsigned count, char *er
   return 0;
 }
 
+/* The CP ignores the next count dequeue requests: the compute queue cannot be reset, only a mode1 reset helps. */
+static int inject_hqd_stuck(mock_set *m, int index, unsigned count, char *err, size_t errlen) {
+  if (mock_amd_inject_hqd_stuck(m->gpu[index], count) < 0)
+    return fail(err, errlen, BG_ENOTSUP, "inject: hqd-stuck: this chip has no CP model: ", m->devs.bdf[index]);
+  return 0;
+}
+
 /* usb-stall: the next count bulk transfers of the bridge stall (halt or timeout, before or after the command ran;
  * asm24.h mock_asm24_inject_stall), which the driver recovers from in place (usb/asm24.c bg_asm24_run). */
 static int inject_usb_stall(mock_set *m, int index, unsigned count, char *err, size_t errlen) {
@@ -245,6 +253,7 @@ static const struct inject_kind {
   inject_fn fn;
 } INJECT[] = {
     {"doorbell-drop", false, inject_doorbell_drop},
+    {"hqd-stuck", false, inject_hqd_stuck},
     {"usb-stall", true, inject_usb_stall},
     {"kill-reg-write", false, inject_kill},
     {NULL, false, NULL},

@@ -12,6 +12,9 @@
  *   sdma-fault     a copy into an unmapped range: an SDMA page fault; recovery resets the SDMA engine
  *   doorbell-drop  the GPU loses the next doorbell write (mock plugin inject "doorbell-drop"): the compute queue has
  *                  work and a met wait at its read pointer that it never passes
+ *   hqd-stuck      an endless kernel on an HQD whose CP ignores the dequeue request (inject "hqd-stuck"): the queue
+ *                  reset fails after its 1 s dequeue wait and recovery falls back to a mode1 reset in place (the
+ *                  device's count of mode1 recoveries must grow; no other kind may use one)
  *   usb-stall      MOCKUSB only: the bridge stalls the next bulk transfer (inject "usb-stall", implemented with the
  *                  USB transport's recovery in usb/): the add1 run that meets the stall either succeeds (the
  *                  transport recovered) or fails and bg_dev_recover clears the error; add1 must then give the right
@@ -60,8 +63,9 @@ static const char WILD_IR[] =
     "  ret void\n"
     "}\n";
 
-enum { K_LOOP, K_WILD, K_SDMA, K_DOORBELL, K_USB, NKIND };
-static const char *const KIND[NKIND] = {"infinite-loop", "wild-store", "sdma-fault", "doorbell-drop", "usb-stall"};
+enum { K_LOOP, K_WILD, K_SDMA, K_DOORBELL, K_STUCK, K_USB, NKIND };
+static const char *const KIND[NKIND] = {"infinite-loop", "wild-store", "sdma-fault", "doorbell-drop", "hqd-stuck",
+                                        "usb-stall"};
 #define NFLOAT 64
 
 typedef struct stats {
@@ -152,6 +156,12 @@ static int inject(ctx *c, int k) {
     const uint32_t gs[3] = {NFLOAT / 32, 1, 1};
     return bg_program_run(c->add1, bufs, 2, NULL, 0, gs, l32, false, NULL);
   }
+  case K_STUCK: { /* an endless kernel on an HQD that ignores its dequeue request: only a mode1 reset recovers */
+    int r = bg_mock_plugin_inject(c->iface, 0, "hqd-stuck", 1);
+    if (r < 0) return r;
+    b1[0] = c->flag;
+    return bg_program_run(c->spin, b1, 1, NULL, 0, one, l32, false, NULL);
+  }
   default: /* K_USB */
     return bg_mock_plugin_inject(c->iface, 0, "usb-stall", 1);
   }
@@ -182,6 +192,7 @@ static uint64_t usb_resyncs(const ctx *c) {
 /* One injection of kind k: 0 recovered, 1 failed (said why). */
 static int inject_and_recover(ctx *c, int k, double *det_ms, double *rec_ms) {
   uint64_t resyncs = k == K_USB ? usb_resyncs(c) : 0;
+  unsigned long mode1 = ((const am_hcq *)c->d->priv)->mode1_recoveries;
   uint64_t t0 = bg_now_ns();
   int r = inject(c, k);
   if (r < 0) {
@@ -213,6 +224,11 @@ static int inject_and_recover(ctx *c, int k, double *det_ms, double *rec_ms) {
   *rec_ms = (double)(bg_now_ns() - t1) / 1e6;
   if (ck != 0) {
     if (ck < 0) fprintf(stderr, "%s: %s: add1 after recovery: %s\n", c->iface, KIND[k], bg_last_error());
+    return 1;
+  }
+  unsigned long mode1_now = ((const am_hcq *)c->d->priv)->mode1_recoveries;
+  if ((k == K_STUCK) != (mode1_now != mode1)) {
+    fprintf(stderr, "%s: %s: recovery %s a mode1 reset\n", c->iface, KIND[k], k == K_STUCK ? "did not fall back to" : "used");
     return 1;
   }
   if (k == K_USB && usb_resyncs(c) == resyncs) {
