@@ -133,8 +133,10 @@ static int load(bg_dev *d, bg_program **p) {
 }
 
 /* The worker: bring-up, then copies and kernels until killed (iters < 0) or iters rounds. kill_at > 0: the emulated
- * GPU SIGKILLs it just before its kill_at-th register write (fault kind "kill-reg-write"). Exit 0 or 1. */
-static void worker(bool cold, int iters, unsigned kill_at) {
+ * GPU SIGKILLs it just before its kill_at-th register write (fault kind "kill-reg-write"). only = PH_COPY or PH_KERNEL:
+ * after the bring-up it does nothing else, so a kill aimed at that phase lands in it however slow the machine is
+ * (PH_NONE: both, with the idle step between). Exit 0 or 1. */
+static void worker(bool cold, int iters, unsigned kill_at, int only) {
   if (cold) setenv("AM_RESET", "1", 1);
   char iface[16];
   snprintf(iface, sizeof(iface), "%.*s", (int)strcspn(DEV, "+"), DEV);
@@ -153,15 +155,19 @@ static void worker(bool cold, int iters, unsigned kill_at) {
   SH->ns[cold ? PH_COLD : PH_WARM] = now_ns() - t;
   bool failed = false;
   for (int i = 0; !failed && (iters < 0 || i < iters); i++) {
-    enter(PH_IDLE);
-    t = now_ns();
-    enter(PH_COPY);
-    failed = do_copy(d, 1u << 20, (unsigned)i) < 0;
-    SH->ns[PH_COPY] = now_ns() - t;
-    t = now_ns();
-    enter(PH_KERNEL);
-    failed = failed || do_kernel(d, p, (unsigned)i) < 0;
-    SH->ns[PH_KERNEL] = now_ns() - t;
+    if (only == PH_NONE) enter(PH_IDLE);
+    if (only != PH_KERNEL) {
+      t = now_ns();
+      enter(PH_COPY);
+      failed = do_copy(d, 1u << 20, (unsigned)i) < 0;
+      SH->ns[PH_COPY] = now_ns() - t;
+    }
+    if (only != PH_COPY) {
+      t = now_ns();
+      enter(PH_KERNEL);
+      failed = failed || do_kernel(d, p, (unsigned)i) < 0;
+      SH->ns[PH_KERNEL] = now_ns() - t;
+    }
   }
   if (failed) fprintf(stderr, "kill: worker: %s\n", bg_last_error());
   enter(PH_IDLE);
@@ -345,7 +351,7 @@ int main(int argc, char **argv) {
     if (w == 0) {
       int fd = open(log, O_WRONLY | O_TRUNC);
       if (fd < 0 || dup2(fd, 2) < 0) _exit(3);
-      worker(c == 0, 2, 0);
+      worker(c == 0, 2, 0, PH_NONE);
     }
     int rc = wait_child(w);
     if (rc != 0) {
@@ -391,7 +397,7 @@ int main(int argc, char **argv) {
     if (w == 0) {
       int dn = open("/dev/null", O_WRONLY);
       if (dn >= 0) dup2(dn, 2);
-      worker(target == PH_COLD, -1, kill_at);
+      worker(target == PH_COLD, -1, kill_at, target >= PH_COPY ? target : PH_NONE);
     }
     uint64_t t0 = now_ns();
     bool died = false, self = false;
