@@ -396,3 +396,21 @@ kload_inv: s_dcache_inv
   v_mov_b32 v2, 0
   global_store_b32 v2, v1, s[2:3]
   s_endpgm
+
+// ---- WMMA (test_wmma.c): A v[8:15], B v[16:23], C v[24:31], D v[0:7]
+wmma_f32_f16: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
+  s_endpgm
+wmma_f32_bf16: v_wmma_f32_16x16x16_bf16 v[0:7], v[8:15], v[16:23], v[24:31]
+  s_endpgm
+wmma_f16_f16: v_wmma_f16_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
+  s_endpgm
+wmma_f16_f16_hi: v_wmma_f16_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31] op_sel:[0,0,1]
+  s_endpgm
+wmma_bf16_bf16: v_wmma_bf16_16x16x16_bf16 v[0:7], v[8:15], v[16:23], v[24:31]
+  s_endpgm
+wmma_bf16_bf16_hi: v_wmma_bf16_16x16x16_bf16 v[0:7], v[8:15], v[16:23], v[24:31] op_sel:[0,0,1]
+  s_endpgm
+wmma_f32_f16_c0: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], 0
+  s_endpgm
+wmma_f32_f16_neg: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31] neg_lo:[1,0,0]
+  s_endpgm
