@@ -78,6 +78,20 @@ typedef struct rdna3_dispatch {
   uint64_t max_insts;         /* instruction budget for the whole dispatch; 0: 1e9 */
 } rdna3_dispatch;
 
+/* Shader statistics of one dispatch (rdna3.h "Statistics"); deterministic for a given dispatch and memory. */
+typedef struct rdna3_stats {
+  uint64_t waves, wave_insts;  /* waves run; instructions executed, counted once per wave (s_endpgm included) */
+  uint64_t valu_insts;         /* VOP1/VOP2/VOPC/VOP3/VOP3P/VOPD (a VOPD pair is one), WMMA included */
+  uint64_t salu_insts;         /* SOP1/SOP2/SOPC/SOPK/SOPP (branches, s_waitcnt, s_barrier, s_endpgm) */
+  uint64_t smem_insts;         /* scalar memory (s_load_*, s_dcache_inv) */
+  uint64_t vmem_insts;         /* FLAT/GLOBAL/SCRATCH and MUBUF */
+  uint64_t lds_insts;          /* DS */
+  uint64_t wmma_insts;         /* V_WMMA_* (also in valu_insts) */
+  uint64_t global_load_bytes, global_store_bytes;  /* FLAT/GLOBAL bytes of active lanes outside LDS and scratch */
+  uint64_t lds_load_bytes, lds_store_bytes;        /* DS (and FLAT to the LDS aperture) bytes of active lanes */
+  uint64_t lds_bank_conflict_cycles;               /* extra LDS cycles from bank conflicts (rdna3_lds.c) */
+} rdna3_stats;
+
 typedef struct rdna3_report {
   char msg[512];              /* empty on success */
   uint64_t pc;                /* address of the failing instruction */
@@ -85,6 +99,7 @@ typedef struct rdna3_report {
   uint32_t wg[3], wave;       /* workgroup id and wave index within it */
   uint64_t insts;             /* instructions executed (all waves) */
   uint64_t waves;             /* waves run */
+  rdna3_stats stats;          /* what the dispatch executed, up to the failure if it failed */
 } rdna3_report;
 
 /* Run the whole grid. 0 when every wave reached s_endpgm; -1 with rep->msg otherwise. rep may not

@@ -66,6 +66,7 @@ typedef struct rdna3_ctx {
   uint32_t denorm_mode;                    /* RSRC1 FLOAT_DENORM_MODE_32 (0: flush) */
   unsigned nvgpr;                          /* VGPRs granted to each wave (RSRC1.VGPRS), <= RDNA3_NVGPR */
   uint64_t insts, budget;
+  rdna3_stats st;                          /* counted as the waves run; copied to the report at the end */
   /* The instruction being executed, for reports. */
   uint32_t enc[3];
   unsigned avail;                          /* dwords of enc that are mapped code */
@@ -116,6 +117,12 @@ int rdna3_exec_sopp(rdna3_ctx *c, rdna3_wave *w);
 int rdna3_exec_smem(rdna3_ctx *c, rdna3_wave *w);
 int rdna3_exec_vop(rdna3_ctx *c, rdna3_wave *w);   /* VOP1/VOP2/VOPC/VOP3/VOP3SD/VOP3P/VOPD */
 int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w);
+/* LDS banks (rdna3_lds.c; RDNA3 ISA guide 12.1 "Overview": 64 dword-wide banks per WGP in two sets of 32,
+ * each set serving one pair of SIMD32s, so one wave's access meets 32 banks; dwords are placed in the banks
+ * serially: dword d is in bank d % 32). The extra cycles bank conflicts cost one DS access: addr[a][l] is address
+ * a (naddr 1, or 2 for the two-address forms) of lane l, each ndw dwords wide; only lanes in exec count. */
+#define RDNA3_LDS_BANKS 32u
+uint64_t rdna3_lds_conflicts(const uint32_t addr[2][RDNA3_LANES], unsigned naddr, unsigned ndw, uint32_t exec);
 int rdna3_exec_flat(rdna3_ctx *c, rdna3_wave *w);  /* FLAT/GLOBAL/SCRATCH */
 int rdna3_exec_mubuf(rdna3_ctx *c, rdna3_wave *w); /* buffer_gl0_inv/gl1_inv only */
 

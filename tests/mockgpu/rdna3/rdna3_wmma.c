@@ -102,5 +102,6 @@ int rdna3_exec_wmma(rdna3_ctx *c, rdna3_wave *w) {
       }
     }
   for (unsigned r = 0; r < 8; r++) memcpy(w->v[vdst + r], out[r], sizeof out[r]);
+  c->st.wmma_insts++;
   return 0;
 }

@@ -414,3 +414,17 @@ wmma_f32_f16_c0: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], 0
   s_endpgm
 wmma_f32_f16_neg: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31] neg_lo:[1,0,0]
   s_endpgm
+
+// ---- LDS banks (test_wmma.c lds_banks): v0 = byte address per lane, v1 = data
+lds_bank_load: ds_load_b32 v2, v0
+  s_waitcnt lgkmcnt(0)
+  s_endpgm
+lds_bank_store: ds_store_b32 v0, v1
+  s_waitcnt lgkmcnt(0)
+  s_endpgm
+lds_bank_load64: ds_load_b64 v[2:3], v0
+  s_waitcnt lgkmcnt(0)
+  s_endpgm
+lds_bank_load2: ds_load_2addr_b32 v[2:3], v0 offset1:32
+  s_waitcnt lgkmcnt(0)
+  s_endpgm
