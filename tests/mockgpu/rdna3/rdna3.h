@@ -30,6 +30,14 @@
  * (ACQUIRE_MEM GCR_CNTL.GLK_INV, or s_dcache_inv in the shader), so memory changed behind it is
  * read stale, as on hardware.
  *
+ * WMMA (rdna3_wmma.c): V_WMMA_{F32,F16,BF16}_16X16X16_{F16,BF16} with the ISA guide's wave32 operand layout;
+ * EXEC must be all ones and lanes 16-31 of A and B must repeat lanes 0-15, else the dispatch stops.
+ *
+ * Statistics: rdna3_report.stats counts what the dispatch executed (instructions by class once per wave, bytes of
+ * active lanes moved to/from global memory and LDS, LDS bank-conflict cycles from the 32-bank model in rdna3_lds.c);
+ * the command processor sums them per device for the mock plugin's shader_stats. Deterministic: the same dispatch
+ * on the same memory counts the same.
+ *
  * Strict: an instruction or encoding it does not implement, an access through an unmapped
  * address, a misaligned scalar load, an LDS access out of the workgroup's allocation, a VGPR
  * beyond the grant, a PC outside the mapped code or a wave that does not reach s_endpgm within the

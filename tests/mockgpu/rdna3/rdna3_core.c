@@ -155,6 +155,7 @@ int rdna3_step(rdna3_ctx *c, rdna3_wave *w) {
   } else if ((e >> 31) == 0 || (e >> 25) == 0x3f || (e >> 25) == 0x3e || (e >> 26) == 0x35 ||
              (e >> 24) == 0xcc || (e >> 26) == 0x32) {
     cls = &c->st.valu_insts;
+    c->prev_wmma_d = w->wmma_d, w->wmma_d = 0;     /* a WMMA sets it again */
     rc = rdna3_exec_vop(c, w);                       /* VOP2, VOP1, VOPC, VOP3(SD), VOP3P, VOPD */
   } else if ((e >> 26) == 0x3d) {
     cls = &c->st.smem_insts;

@@ -49,6 +49,7 @@ typedef struct rdna3_wave {
   bool scc;
   bool done, at_barrier;
   uint32_t wave;                           /* index within the workgroup */
+  uint16_t wmma_d;                         /* the last VALU op was a WMMA writing v[wmma_d-1 ..+8) (0: not) */
   uint32_t wg[3];
   /* Last: rdna3_wave_reset clears only the ring heads, not the entries. */
   rdna3_pq pq[RDNA3_NCNT];
@@ -73,6 +74,7 @@ typedef struct rdna3_ctx {
   unsigned ndw;                            /* the instruction's size in dwords, literal included */
   uint32_t lit;                            /* its literal constant (valid when it has one) */
   bool jumped;                             /* it set the pc (branch): no advance */
+  uint16_t prev_wmma_d;                    /* VALU ops: the wave's wmma_d before this one (rdna3_wmma.c hazard) */
 } rdna3_ctx;
 
 /* Execute one instruction of w at w->pc (fetching, decoding, advancing pc). 0, or -1 with the

@@ -17,8 +17,8 @@
  * in order, each sum rounded to nearest even (the guide does not specify the order); f16/bf16
  * forms round the f32 result to their type (nearest even). Denormals are kept.
  * Strict: EXEC must be all ones (the guide runs WMMA on the whole wave only), sources must be
- * VGPRs, and NEG/NEG_HI, CLAMP, OPSEL[1:0] and OPSEL[2] on f32 forms are refused as undefined
- * or not implemented. */
+ * VGPRs, a WMMA may not read as A/B the D of the WMMA right before it (7.9.1: a V_NOP between), and
+ * NEG/NEG_HI, CLAMP, OPSEL[1:0] and OPSEL[2] on f32 forms are refused as undefined or not implemented. */
 #include "rdna3_float.h"
 #include "rdna3_ops.h"
 #include "rdna3_valu.h"
@@ -68,6 +68,14 @@ int rdna3_exec_wmma(rdna3_ctx *c, rdna3_wave *w) {
     if (rdna3_vgprs(c, w, src[i] - RDNA3_SRC_VGPR, 8, i ? "WMMA B" : "WMMA A")) return -1;
   }
   if (rdna3_vgprs(c, w, vdst, 8, "WMMA D")) return -1;
+  /* ISA guide 7.9.1 "WMMA scheduling": a WMMA reading as A or B what the WMMA just before it wrote as D needs a V_NOP
+   * or another VALU op between them (LLVM's GCNHazardRecognizer inserts one); without it the result is undefined. */
+  for (unsigned i = 0; i < 2 && c->prev_wmma_d; i++) {
+    unsigned r = src[i] - RDNA3_SRC_VGPR, d = c->prev_wmma_d - 1u;
+    if (r < d + 8 && d < r + 8)
+      return rdna3_fail(c, w, "WMMA %s v[%u:%u] overlaps the D v[%u:%u] of the WMMA just before it, with no VALU "
+                        "instruction between (RDNA3 ISA guide 7.9.1: undefined)", i ? "B" : "A", r, r + 7, d, d + 7);
+  }
   bool c_vgpr = src[2] >= RDNA3_SRC_VGPR;
   if (c_vgpr && rdna3_vgprs(c, w, src[2] - RDNA3_SRC_VGPR, 8, "WMMA C")) return -1;
   uint32_t kc = 0;
@@ -103,5 +111,6 @@ int rdna3_exec_wmma(rdna3_ctx *c, rdna3_wave *w) {
     }
   for (unsigned r = 0; r < 8; r++) memcpy(w->v[vdst + r], out[r], sizeof out[r]);
   c->st.wmma_insts++;
+  w->wmma_d = (uint16_t)(vdst + 1);
   return 0;
 }

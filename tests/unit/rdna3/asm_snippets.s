@@ -428,3 +428,14 @@ lds_bank_load64: ds_load_b64 v[2:3], v0
 lds_bank_load2: ds_load_2addr_b32 v[2:3], v0 offset1:32
   s_waitcnt lgkmcnt(0)
   s_endpgm
+wmma_chain_hazard: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
+  v_wmma_f32_16x16x16_f16 v[32:39], v[0:7], v[16:23], v[24:31]
+  s_endpgm
+wmma_chain_nop: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
+  v_nop
+  v_wmma_f32_16x16x16_f16 v[32:39], v[0:7], v[16:23], v[24:31]
+  s_endpgm
+wmma_chain_salu: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
+  s_nop 0
+  v_wmma_f32_16x16x16_f16 v[32:39], v[8:15], v[0:7], v[24:31]
+  s_endpgm

@@ -127,6 +127,30 @@ START_TEST(wmma_strict) {
 }
 END_TEST
 
+/* ISA guide 7.9.1: a WMMA reading as A or B the D of the WMMA right before it needs a VALU op between (v_nop);
+ * an SALU op does not count. _i: 0 back to back, 1 s_nop between (both stop), 2 v_nop between (runs). A = B = all
+ * ones and C by column only, so D is replicated across the lane halves and valid as the next A/B. */
+START_TEST(wmma_hazard) {
+  static const char *snip[] = {"wmma_chain_hazard", "wmma_chain_salu", "wmma_chain_nop"};
+  gpu_init(&g);
+  wave_setup(&r, &g, snip[_i]);
+  for (unsigned v = 0; v < 8; v++)
+    for (unsigned l = 0; l < 32; l++) {
+      r.w.v[8 + v][l] = r.w.v[16 + v][l] = 0x3c003c00u;  /* f16 1.0 pairs */
+      r.w.v[24 + v][l] = fu((float)(l % 16));
+    }
+  int rc = wave_go(&r);
+  if (_i < 2) {
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(r.rep.msg, "overlaps the D"), "%s", r.rep.msg);
+  } else {
+    ck_assert_msg(rc == 0, "%s", r.rep.msg);
+    ck_assert_uint_eq(r.c.st.wmma_insts, 2);
+  }
+  gpu_free(&g);
+}
+END_TEST
+
 /* llvm.amdgcn.wmma.f32.16x16x16.f16 compiled by llc for gfx1100 (kernels/wmma.ll): LLVM's operand
  * order must meet the emulator's layout. */
 START_TEST(wmma_llvm) {
@@ -165,6 +189,7 @@ TCase *wmma_tests(void) {
   tcase_add_loop_test(tc, wmma_f32, 0, 3);
   tcase_add_loop_test(tc, wmma_half, 0, 4);
   tcase_add_loop_test(tc, wmma_strict, 0, 3);
+  tcase_add_loop_test(tc, wmma_hazard, 0, 3);
   tcase_add_test(tc, wmma_llvm);
   return tc;
 }
