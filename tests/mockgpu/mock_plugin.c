@@ -295,7 +295,7 @@ static int plugin_shader_stats(const char *iface, int index, bg_mock_shader_stat
   int r = 0;
   if (!m->started) r = fail(err, errlen, BG_ENODEV, "shader_stats: not started: ", iface);
   else if (index < 0 || index >= m->devs.count) r = fail(err, errlen, BG_ENODEV, "shader_stats: no such device on ", iface);
-  if (r == 0) {
+  else {
     mock_amd_shader_stats s;
     mock_amd_shader_stats_get(m->gpu[index], &s);
     *out = (bg_mock_shader_stats){

@@ -71,13 +71,13 @@ static rdna3_stats run_ew(void) {
   uint64_t out = gpu_alloc(&g, 256 * 4, 256), va = gpu_alloc(&g, sizeof a, 256), vb = gpu_alloc(&g, sizeof b, 256);
   memcpy(gpu_ptr(&g, va), a, sizeof a);
   memcpy(gpu_ptr(&g, vb), b, sizeof b);
-  struct __attribute__((packed)) {
-    uint64_t out, a, b;
-    float c;
-    uint32_t n;
-  } args = {out, va, vb, 1.0f, N};
+  uint8_t args[32];  /* out, a, b, float c, i32 n */
+  const float c = 1.0f;
+  const uint32_t n = N;
+  memcpy(args, &out, 8), memcpy(args + 8, &va, 8), memcpy(args + 16, &vb, 8);
+  memcpy(args + 24, &c, 4), memcpy(args + 28, &n, 4);
   rdna3_report rep;
-  int rc = kernel_run(&g, &k, (uint32_t[3]){4, 1, 1}, (uint32_t[3]){64, 1, 1}, &args, sizeof args, &rep);
+  int rc = kernel_run(&g, &k, (uint32_t[3]){4, 1, 1}, (uint32_t[3]){64, 1, 1}, args, sizeof args, &rep);
   ck_assert_msg(rc == 0, "%s", rep.msg);
   const float *o = gpu_ptr(&g, out);
   for (int i = 0; i < N; i++) ck_assert_float_eq(o[i], (float)i * 0.5f + 1.0f);
