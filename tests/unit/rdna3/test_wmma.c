@@ -184,6 +184,39 @@ START_TEST(wmma_llvm) {
 }
 END_TEST
 
+/* llvm.amdgcn.wmma.f16.16x16x16.f16 (kernels/wmma_f16.ll, OP_SEL low): D's even <16 x half> elements are the
+ * matrix in the low halves; the odd ones keep C's (LLVM ties D to C). */
+START_TEST(wmma_llvm_f16) {
+  gpu_init(&g);
+  kernel k;
+  kernel_load(&g, "wmma_f16", &k);
+  make(false);
+  static _Float16 a[256], bt[256], c[512];
+  for (int i = 0; i < 16; i++)
+    for (int j = 0; j < 16; j++) a[i * 16 + j] = (_Float16)A[i][j], bt[j * 16 + i] = (_Float16)B[i][j];
+  for (unsigned l = 0; l < 32; l++)
+    for (unsigned e = 0; e < 16; e++) c[l * 16 + e] = (_Float16)(e & 1 ? -7.0f - (float)l : C[e + l / 16][l % 16]);
+  uint64_t va = gpu_alloc(&g, sizeof a, 256), vb = gpu_alloc(&g, sizeof bt, 256), vc = gpu_alloc(&g, sizeof c, 256);
+  uint64_t vd = gpu_alloc(&g, sizeof c, 256);
+  memcpy(gpu_ptr(&g, va), a, sizeof a);
+  memcpy(gpu_ptr(&g, vb), bt, sizeof bt);
+  memcpy(gpu_ptr(&g, vc), c, sizeof c);
+  uint64_t args[4] = {vd, va, vb, vc};
+  rdna3_report rep;
+  int rc = kernel_run(&g, &k, (uint32_t[3]){1, 1, 1}, (uint32_t[3]){32, 1, 1}, args, sizeof args, &rep);
+  ck_assert_msg(rc == 0, "%s", rep.msg);
+  const _Float16 *d = gpu_ptr(&g, vd);
+  for (unsigned l = 0; l < 32; l++)
+    for (unsigned v = 0; v < 8; v++) {
+      unsigned m = 2 * v + l / 16, n = l % 16;
+      ck_assert_msg((float)d[l * 16 + 2 * v] == ref(m, n, true), "D[%u][%u] = %g, want %g", m, n,
+                    (double)d[l * 16 + 2 * v], (double)ref(m, n, true));
+      ck_assert_float_eq((float)d[l * 16 + 2 * v + 1], -7.0f - (float)l);
+    }
+  gpu_free(&g);
+}
+END_TEST
+
 TCase *wmma_tests(void) {
   TCase *tc = tcase_create("wmma");
   tcase_add_loop_test(tc, wmma_f32, 0, 3);
@@ -191,5 +224,6 @@ TCase *wmma_tests(void) {
   tcase_add_loop_test(tc, wmma_strict, 0, 3);
   tcase_add_loop_test(tc, wmma_hazard, 0, 3);
   tcase_add_test(tc, wmma_llvm);
+  tcase_add_test(tc, wmma_llvm_f16);
   return tc;
 }
