@@ -200,8 +200,8 @@ int t_compile_schedule(bg_tctx *c, tkernel *ks, unsigned nk, size_t *prog) {
     prog[i] = SIZE_MAX;
     tkernel *k = &ks[i];
     if (!k->k) continue; /* empty tensor */
-    char *key;
-    uint64_t h;
+    char *key = NULL;
+    uint64_t h = 0;
     if ((stop = kernel_key(k, &key, &h)) < 0) break;
     long found = find_prog(c, h, key);
     if (found >= 0) {
