@@ -63,10 +63,10 @@ static unsigned long tiny_kernels(void) {
   TRY(bg_tn_read(bg_tn_matmul(bg_tn_contiguous(bg_tn_ones(c, BG_FLOAT16, 2, s64)), bg_tn_contiguous(bg_tn_eye(c, BG_FLOAT16, 64))), out, sizeof(out)));
   TRY(bg_tn_read(bg_tn_matmul(bg_tn_contiguous(bg_tn_ones(c, BG_FLOAT32, 2, s1x64)), bg_tn_contiguous(bg_tn_eye(c, BG_FLOAT32, 64))), out, sizeof(out)));
   TRY(bg_tn_read(bg_tn_rand(c, 1, s10), out, sizeof(out)));
-  bg_tstats st;
-  bg_tctx_stats(c, &st);
+  bg_tstats ts;
+  bg_tctx_stats(c, &ts);
   bg_tctx_close(c);
-  return st.kernels_run;
+  return ts.kernels_run;
 }
 
 /* ---------------- (b) OpenBLAS ---------------- */
@@ -144,10 +144,10 @@ static bool matmul_gflops(const char *dev, int64_t n, int cores) {
     double t = run_generated(&m);
     if (t < tg) tg = t;
   }
-  bg_tstats st;
-  bg_tctx_stats(c, &st);
+  bg_tstats ts;
+  bg_tctx_stats(c, &ts);
   char kname[64];
-  snprintf(kname, sizeof kname, "%s", st.last_nkernels ? st.last_kernels[0] : "?");
+  snprintf(kname, sizeof kname, "%s", ts.last_nkernels ? ts.last_kernels[0] : "?");
   size_t cnt = (size_t)(n * n), bytes = cnt * sizeof(float);
   float *ha = malloc(bytes), *hb = malloc(bytes), *hc = malloc(bytes), *ref = malloc(bytes);
   if (!ha || !hb || !hc || !ref) { fprintf(stderr, "bench-compute: out of memory\n"); exit(1); }

@@ -89,6 +89,9 @@ if CACHEDB="$tmp/usb.db" TG_DEV=MOCKUSB+AMD tgpy usb 100 > "$tmp/usb.tg" 2> "$tm
   tg_usb=$(fig "$tmp/usb.tg" usb transfers_per_launch | median)
 else
   tg_usb_why=$(grep -v '^\s' "$tmp/usb.err" | tail -n 1 | cut -c1-160)
+  if grep -q fetch_fw "$tmp/usb.err"; then
+    tg_usb_why="its emulated AMD GPU loads firmware through fetch_fw (downloaded from gitlab's linux-firmware) and that failed: $tg_usb_why"
+  fi
 fi
 
 # ---- table ----

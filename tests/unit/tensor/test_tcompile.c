@@ -28,7 +28,7 @@ static bool wait_for_second;                /* job 0 waits (10 s at most) for an
 static unsigned fail_a = ~0u, fail_b = ~0u; /* jobs that fail; fail_a waits for fail_b to have failed */
 static bool b_failed;
 
-static void wait_until(bool *flag_or_null, unsigned want_calls) {
+static void wait_until(const bool *flag_or_null, unsigned want_calls) {
   struct timespec dl;
   clock_gettime(CLOCK_REALTIME, &dl);
   dl.tv_sec += 10;  /* a bail-out, not a timing assertion: serial compiles never get past it */
