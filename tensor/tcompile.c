@@ -132,18 +132,14 @@ static long find_prog(const bg_tctx *c, uint64_t hash, const char *key) {
   return -1;
 }
 
-/* Adds a compiled job to c->progs (checks its arguments against the kernel); takes the job's
- * key, program and kernel, also on failure (then freed). */
+/* Adds a compiled job to c->progs (checks its arguments against the kernel) and takes its key,
+ * program and kernel; when the arguments do not match, frees what it took. */
 static int add_prog(bg_tctx *c, tjob *j, size_t *index) {
   tkernel *k = j->k;
   if (c->nprogs == c->progs_cap) {
     size_t ncap = c->progs_cap ? c->progs_cap * 2 : 16;
     tprog *np = realloc(c->progs, ncap * sizeof *np);
-    if (!np) {
-      bg_program_free(j->prg);
-      bg_kernel_free(&j->kern);
-      return bg_error(BG_ENOMEM, "tensor: out of host memory for a program");
-    }
+    if (!np) return bg_error(BG_ENOMEM, "tensor: out of host memory for a program"); /* the caller frees the job */
     c->progs = np;
     c->progs_cap = ncap;
   }
@@ -192,12 +188,14 @@ int t_compile_schedule(bg_tctx *c, tkernel *ks, unsigned nk, size_t *prog) {
     free(from);
     return bg_error(BG_ENOMEM, "tensor: out of host memory compiling a schedule");
   }
+  for (unsigned i = 0; i < nk; i++) {
+    from[i] = -1;
+    prog[i] = SIZE_MAX;
+  }
   unsigned nj = 0;
   int stop = 0;      /* a failure before the compiles (printing, BEAM): reported after those of earlier kernels */
   char stop_msg[2048] = "";
   for (unsigned i = 0; i < nk; i++) {
-    from[i] = -1;
-    prog[i] = SIZE_MAX;
     tkernel *k = &ks[i];
     if (!k->k) continue; /* empty tensor */
     char *key = NULL;

@@ -12,7 +12,9 @@
  * which take the emulated device's lock and wake its engine threads); on MOCKUSB+AMD through the USB transport
  * (usb/usb_transport.h: the emulated bridge runs every transfer, and the GPU behind it, inside submit). The bench
  * times those calls at that boundary by wrapping the views' and the transport's ops (emu_wrap below); the engines'
- * own execution runs on their threads and is not in the submitting thread's wall or CPU time.
+ * own execution runs on their threads and is not in the submitting thread's wall or CPU time, while the emulator
+ * code that runs on the submitting thread (its BAR and transport handlers) is in both, as on the device it stands for
+ * the hardware's time is in the wall; the third column says how much wall that code took.
  *
  * On MOCKNVK+NV the emulator is reached through the system-call table the driver calls (nv/nv_sys.h: the doorbell,
  * which wakes the emulated GPU's engine, and any ioctl a submit makes); the bench times those calls by swapping the
