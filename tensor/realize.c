@@ -1,11 +1,10 @@
-/* tensor/realize.c: device buffers, the program cache, running a schedule, and the public
- * realize/read/item. Kernels are submitted back to back on the device timeline and synchronized
+/* tensor/realize.c: device buffers, running a schedule (its kernels compiled first, tcompile.c),
+ * and the public realize/read/item. Kernels are submitted back to back on the device timeline and synchronized
  * only when the host reads (or frees an intermediate buffer). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/beam.h"
 #include "tensor/tensor_internal.h"
 
 int t_new_buffer(bg_tctx *c, enum ir_scalar s, int64_t numel, int64_t *uid) {
@@ -50,94 +49,6 @@ node t_from_host(bg_tctx *c, enum ir_scalar s, const tshape *sh, const void *dat
   return n_reshape(c, n_buffer(c, uid, n, s), sh);
 }
 
-static uint64_t fnv1a(const char *s, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-  return h;
-}
-
-/* Kernel name when the compiler leaves it empty: E_/r_ and the output extents. */
-static void own_name(const bg_tctx *c, const tkernel *k, char *name, size_t n) {
-  const tshape *sh = t_shape(c, k->out);
-  size_t len = (size_t)snprintf(name, n, "%c", 'E');
-  for (unsigned i = 0; i < sh->n && len < n; i++)
-    if (sh->d[i] > 1) len += (size_t)snprintf(name + len, n - len, "_%lld", (long long)sh->d[i]);
-}
-
-/* The compiled program of a kernel: the printed AST (ids renumbered by ir_print) is the key, so
- * structurally equal kernels compile once per context. */
-static int program_for(bg_tctx *c, tkernel *k, tprog **out) {
-  char *key = NULL;
-  size_t klen = 0;
-  FILE *f = open_memstream(&key, &klen);
-  if (!f) return bg_error(BG_ENOMEM, "tensor: out of host memory printing a kernel");
-  int pr = ir_print(k->k, k->sink, f);
-  fclose(f);
-  if (pr < 0) {
-    free(key);
-    return bg_error(BG_ENOMEM, "tensor: printing a kernel: %s", ir_error(k->k));
-  }
-  uint64_t h = fnv1a(key, klen);
-  for (size_t i = 0; i < c->nprogs; i++)
-    if (c->progs[i].hash == h && strcmp(c->progs[i].key, key) == 0) {
-      free(key);
-      *out = &c->progs[i];
-      return 0;
-    }
-  if (bg_debug_level() >= 4) fprintf(stderr, "tensor: kernel AST\n%s", key);
-  if (c->nprogs == c->progs_cap) {
-    size_t ncap = c->progs_cap ? c->progs_cap * 2 : 16;
-    tprog *np = realloc(c->progs, ncap * sizeof *np);
-    if (!np) {
-      free(key);
-      return bg_error(BG_ENOMEM, "tensor: out of host memory for a program");
-    }
-    c->progs = np;
-    c->progs_cap = ncap;
-  }
-  tprog *p = &c->progs[c->nprogs];
-  memset(p, 0, sizeof *p);
-  bg_kopts beam_opts, *opts = NULL;  /* BEAM=N: searched (or cached) optimizations, compile/beam.c */
-  int r = bg_beam_width();
-  if (r > 0 && (r = bg_beam_opts(c->dev, k->k, k->sink, (unsigned)r, &beam_opts)) == 0) opts = &beam_opts;
-  if (r < 0) {
-    free(key);
-    return bg_error_context(r, "tensor: BEAM search for the kernel of a %s: ", ir_op_name((enum ir_op)k->out->op));
-  }
-  r = bg_kernel_build(c->dev, k->k, k->sink, opts, &p->k, &p->prg);
-  if (r < 0) {
-    free(key);
-    return bg_error_context(r, "tensor: compiling the kernel of a %s: ", ir_op_name((enum ir_op)k->out->op));
-  }
-  unsigned nmatched = 0;  /* each kernel variable is a context variable this kernel binds */
-  for (unsigned v = 0; v < p->k.nvars && v < 16; v++) {
-    const ir_var_info *vi = ir_var_get(p->k.vars[v]);
-    p->vid[v] = -1;
-    for (unsigned j = 0; vi && j < k->nvar; j++)
-      if (!strcmp(c->vars[k->vid[j]].name, vi->name)) p->vid[v] = k->vid[j];
-    nmatched += p->vid[v] >= 0;
-  }
-  if (p->k.nvars != nmatched || p->k.nbufs != k->nin + 1) {
-    unsigned nb = p->k.nbufs, nv = p->k.nvars;
-    bg_program_free(p->prg);
-    bg_kernel_free(&p->k);
-    free(key);
-    return bg_error(BG_EINVAL, "tensor: kernel compiled to %u buffers and %u variables, expected %u and %u", nb, nv, k->nin + 1,
-                    k->nvar);
-  }
-  if (!p->k.name[0]) own_name(c, k, p->k.name, sizeof p->k.name);
-  for (int d = 0; d < 3; d++) {
-    if (!p->k.gsz[d]) p->k.gsz[d] = 1;
-    if (!p->k.lsz[d]) p->k.lsz[d] = 1;
-  }
-  p->hash = h;
-  p->key = key;
-  c->nprogs++;
-  c->st.kernels_compiled++;
-  *out = p;
-  return 0;
-}
-
 static bool is_root(node u, const node *roots, unsigned n) {
   for (unsigned i = 0; i < n; i++)
     if (roots[i] == u) return true;
@@ -146,7 +57,9 @@ static bool is_root(node u, const node *roots, unsigned n) {
 
 int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsigned nroots) {
   tmap pend = {0};        /* node id -> buffer uid, for the nodes this schedule realizes */
-  int rc = 0;
+  size_t *prog = malloc((nk ? nk : 1) * sizeof *prog);  /* kernel -> its program in c->progs */
+  if (!prog) return bg_error(BG_ENOMEM, "tensor: out of host memory running a schedule");
+  int rc = t_compile_schedule(c, ks, nk, prog); /* every kernel compiled before the first runs */
   for (unsigned i = 0; i < nk && !rc; i++) {
     tkernel *k = &ks[i];
     int64_t uid;
@@ -159,8 +72,7 @@ int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsig
     }
     e->v = (uint64_t)uid;
     if (!k->k) continue; /* empty tensor */
-    tprog *p = NULL;
-    if ((rc = program_for(c, k, &p)) < 0) break;
+    tprog *p = &c->progs[prog[i]];
     bg_buf *bufs[48];
     int64_t uids[48];
     uint64_t vals[16];
@@ -203,6 +115,7 @@ int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsig
     }
   }
   tmap_free(&pend);
+  free(prog);
   return rc;
 }
 

@@ -205,6 +205,13 @@ int t_new_buffer(bg_tctx *c, enum ir_scalar s, int64_t numel, int64_t *uid);
 /* A buffer filled from host data, as a node of shape sh (the "copy" of tinygrad's test_copy). */
 node t_from_host(bg_tctx *c, enum ir_scalar s, const tshape *sh, const void *data);
 int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsigned nroots);
+/* Compiles every kernel of ks[0..nk) that has no program in c->progs on BG_COMPILE_THREADS threads (tcompile.c) and
+ * sets prog[i] to the index in c->progs of kernel i's program (SIZE_MAX for an empty kernel). Errors: the first failing
+ * kernel in schedule order, with its message; programs compiled before it stay in c->progs, the others are freed. */
+int t_compile_schedule(bg_tctx *c, tkernel *ks, unsigned nk, size_t *prog);
+/* Tests only: called on the compiling thread before each compile with the compile's index among the schedule's new
+ * kernels (schedule order); a negative return fails that compile with the message the hook set. NULL: none. */
+extern int (*t_compile_hook)(unsigned job);
 
 /* ---- JIT capture (jit.c): hooks t_run_kernels calls while c->cap is set ---- */
 /* A launch of program c->progs[prog] on buffers uids[0..nbufs) (slot order) with kernel variable

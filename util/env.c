@@ -15,6 +15,7 @@ static const struct env_var {
   {"BG_WAIT_TIMEOUT_MS", 1, 2147483647L, 30000, "a timeout in milliseconds"},
   {"BG_HANG_CHECK_MS", 1, 2147483647L, 10000, "a time in milliseconds"},
   {"BEAM", 0, 64, 0, "a beam width"},
+  {"BG_COMPILE_THREADS", 0, 1024, 0, "a thread count (0: the online CPUs)"},
   {"AM_RESET", 0, 1, 0, "0 or 1"},
   {"IGNORE_BEAM_CACHE", 0, 1, 0, "0 or 1"},
   {"AM_POWER_LIMIT", 0, 100000, 0, "a power limit in watts"},
