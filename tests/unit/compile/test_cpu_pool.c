@@ -158,7 +158,7 @@ static void grid_free(grid_bufs *g) {
 
 /* Every id of the grid ran exactly once; returns the number of distinct threads and of pool-run work-groups. */
 static unsigned grid_check(const grid_bufs *g, unsigned *pool_runs) {
-  uint64_t seen[N];
+  uint64_t seen[N] = {0};
   unsigned nseen = 0;
   *pool_runs = 0;
   for (int i = 0; i < N; i++) {
