@@ -224,8 +224,9 @@ int bg_cpu_threads(unsigned *out) {
   long v;
   int r = bg_env_int("BG_CPU_THREADS", &v);
   if (r < 0) return r;
-  if (v == 0) {   /* unset: every online CPU */
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (v == 0) {   /* unset: every CPU this process may run on (its affinity mask), else every online CPU */
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
     v = n < 1 ? 1 : n > CPU_MAX_THREADS ? CPU_MAX_THREADS : n;
   }
   *out = (unsigned)v;
@@ -292,7 +293,7 @@ static void leader_cancelled(void *arg) {
     if (t->started && atomic_compare_exchange_strong(&t->state, &in, T_CANCEL)) pthread_cancel(t->th);
   }
   atomic_fetch_add(&p->epoch, 1);   /* closed */
-  uint64_t until = bg_now_ns() + 1000000000u;
+  uint64_t until = bg_now_ns() + 500000000u;   /* within cpu_queue.c's 1 s join of the cancelled worker */
   while (atomic_load(&p->inside) && bg_now_ns() < until) {
     struct timespec ts = {0, 100000};
     nanosleep(&ts, NULL);
