@@ -375,8 +375,9 @@ void bg_cpu_pool_destroy(cpu_dev *cd) {
   atomic_store(&p->stop, true);
   atomic_fetch_add(&p->epoch, 2);   /* stays even: no job, but every sleeper's word changed */
   syscall(SYS_futex, (unsigned *)&p->epoch, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
-  if (atomic_load(&p->broken)) {
-    /* A thread is still inside a kernel: it keeps the pool (and the device memory, see cpu_dev_free). */
+  if (atomic_load(&p->broken) || atomic_load(&p->busy)) {
+    /* A thread is still inside a kernel (or a leader that could not be cancelled still holds the pool): the threads
+     * keep the pool (and the device memory, see cpu_dev_free). */
     for (unsigned i = 0; i < cd->nthreads - 1; i++)
       if (p->t[i].started) pthread_detach(p->t[i].th);
     cd->abandoned++;
