@@ -21,7 +21,9 @@
  * submit with bg_signal_note_submit and a key naming the recorded work): the time from its submit to the signal,
  * measured by the last wait that saw it run alone. Unknown work is polled at once, then after 1, 2, 4, ... round
  * trips, so a wait of duration T costs at most log2(T/rtt) + 2 polls; known work costs one poll, two when it ran up to
- * 1/8 longer than last time (the estimate shrinks by 1/32 per first-poll hit so it follows work that got faster). */
+ * 1/8 longer than last time (the estimate shrinks by 1/32 per first-poll hit so it follows work that got faster).
+ * Host writes still queued behind the bridge (a signal set the work may wait for) go at once with the first poll (one
+ * round trip carries the writes and the read), and the work's time then counts from that poll. */
 #define PACE_KEYS 64u
 struct bg_sigpace {
   uint64_t rtt_ns;            /* smoothed duration of one signal read (a round trip) */
@@ -29,6 +31,8 @@ struct bg_sigpace {
   uint64_t submit_ns;         /* time of the last submit */
   uint64_t key;               /* its key */
   uint64_t pending;           /* submits since the last wait that saw the timeline complete */
+  bool unflushed;             /* a signal was written through the backend since the last read (writes may be queued
+                               * until a read carries them, as over USB) */
   uint64_t tag[PACE_KEYS], est_ns[PACE_KEYS]; /* submit-to-signal time per key (direct-mapped) */
 };
 
@@ -38,6 +42,9 @@ struct bg_sigpage {
   uint64_t used[SIGS_PER_PAGE / 64];
   struct bg_sigpace pace; /* used on the device's first page (the list's tail), which lives as long as the device */
 };
+
+/* Remember whether a signal write through the backend may still be queued (struct bg_sigpace.unflushed). */
+static void note_written(bg_dev *d, bool written);
 
 int bg_signal_new(bg_dev *d, uint64_t init, bg_signal **out) {
   *out = NULL;
@@ -79,6 +86,7 @@ int bg_signal_new(bg_dev *d, uint64_t init, bg_signal **out) {
   } else { /* no CPU view: value and timestamp in one device write */
     uint64_t v[2] = {init, 0};
     int r = d->ops->mem_write(d, &pg->buf->mem, slot * 16u, v, sizeof(v));
+    if (r >= 0) note_written(d, true);
     if (r < 0) {
       bg_signal_free(s);
       return bg_error_context(r, "%s: initializing a signal: ", d->name);
@@ -92,6 +100,7 @@ int bg_signal_new(bg_dev *d, uint64_t init, bg_signal **out) {
 static int sig_read(const bg_signal *s, unsigned k, uint64_t *v) {
   bg_dev *d = s->dev;
   int r = d->ops->mem_read(d, &s->page->buf->mem, s->slot * 16u + k * 8u, v, sizeof(*v));
+  if (r >= 0) note_written(d, false); /* a read carries the writes queued before it */
   return r < 0 ? bg_error_context(r, "%s: reading signal 0x%llx: ", d->name, (unsigned long long)s->va) : 0;
 }
 
@@ -133,6 +142,7 @@ int bg_signal_pool_read32(bg_dev *d, uint64_t va, uint32_t *out) {
       return 1;
     }
     int r = d->ops->mem_read(d, m, va - m->va, out, sizeof(*out));
+    if (r >= 0) note_written(d, false);
     return r < 0 ? r : 1;
   }
   return 0;
@@ -144,6 +154,7 @@ int bg_signal_set(bg_signal *s, uint64_t v) {
     return 0;
   }
   int r = s->dev->ops->mem_write(s->dev, &s->page->buf->mem, s->slot * 16u, &v, sizeof(v));
+  if (r >= 0) note_written(s->dev, true);
   return r < 0 ? bg_error_context(r, "%s: setting signal 0x%llx: ", s->dev->name, (unsigned long long)s->va) : 0;
 }
 
@@ -163,6 +174,11 @@ static struct bg_sigpace *pace_of(bg_dev *d) {
   if (!pg) return NULL;
   while (pg->next) pg = pg->next;
   return &pg->pace;
+}
+
+static void note_written(bg_dev *d, bool written) {
+  struct bg_sigpace *p = pace_of(d);
+  if (p) p->unflushed = written;
 }
 
 static unsigned pace_slot(uint64_t key) { return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 58) % PACE_KEYS; }
@@ -200,15 +216,18 @@ static int wait_paced(const bg_signal *s, uint64_t v, int timeout_ms, uint64_t s
   struct bg_sigpace *p = pace_of(d);
   /* Only a wait for everything submitted (bg_dev_synchronize's) knows when it is due, and learns from it. */
   bool latest = p && p->pending && s == d->timeline && v + 1 == d->timeline_value;
-  uint64_t start = bg_now_ns(), last_progress = start, next = start, step = 0, seen = 0, cur = 0, mid = start;
-  uint64_t rtt = p ? p->rtt_ns : 0, est = 0, cap = (sleep_after_ms ? sleep_after_ms : 1) * 1000000u;
+  /* Host writes still queued (a signal set the work may wait for) ride in the first poll, which then goes at once: the
+   * work may not start before it, so the expected time counts from that poll. */
+  bool flush = p && p->unflushed, missed = false;
+  uint64_t start = bg_now_ns(), last_progress = start, next = start, step = 0, seen = 0, cur = 0;
+  uint64_t rtt = p ? p->rtt_ns : 0, est = 0, due = 0, ref = latest ? p->submit_ns : start;
+  uint64_t cap = (sleep_after_ms ? sleep_after_ms : 1) * 1000000u, tmo_ns = (uint64_t)timeout_ms * 1000000u;
+  unsigned k = latest ? pace_slot(p->key) : 0;
   if (latest) {
-    unsigned k = pace_slot(p->key);
     est = p->tag[k] == p->key ? p->est_ns[k] : 0;
-    if (p->due_ns > start + rtt / 2) next = p->due_ns - rtt / 2; /* the read reaches the device half a trip later */
+    due = p->due_ns;
   }
-  bool delayed = next > start;
-  uint64_t tmo_ns = (uint64_t)timeout_ms * 1000000u;
+  if (!flush && due > start + rtt / 2) next = due - rtt / 2; /* the read reaches the device half a trip later */
   for (unsigned polls = 0;;) {
     uint64_t t = bg_now_ns();
     if (t < next && t - last_progress < tmo_ns) { /* backoff: sleep until the next poll, or the first hang check, or
@@ -226,14 +245,14 @@ static int wait_paced(const bg_signal *s, uint64_t v, int timeout_ms, uint64_t s
     uint64_t t0 = bg_now_ns();
     int r = sig_read(s, 0, &cur);
     if (r < 0) return r;
-    uint64_t t1 = bg_now_ns();
-    mid = t0 + (t1 - t0) / 2; /* when the device answered */
+    uint64_t t1 = bg_now_ns(), mid = t0 + (t1 - t0) / 2; /* when the device answered */
     if (p) rtt = p->rtt_ns = p->rtt_ns ? (p->rtt_ns * 7 + (t1 - t0)) / 8 : t1 - t0;
     if (cur >= v) {
-      if (latest && p->pending == 1) { /* the work ran alone: its submit-to-signal time is known */
-        unsigned k = pace_slot(p->key);
-        if (polls == 0) est -= delayed ? est / 32 : 0; /* done at the first poll: maybe faster than last time */
-        else est = mid > p->submit_ns ? mid - p->submit_ns : 0;
+      if (latest && p->pending == 1) { /* the work ran alone: its time is known */
+        uint64_t took = mid > ref ? mid - ref : 0;
+        if (missed) est = took;                  /* longer than expected: at most this long */
+        else if (mid >= due) est -= est / 32;    /* on time: maybe faster than last time */
+        else est = took < est ? took : est;      /* before it was due: at most this long */
         p->tag[k] = p->key;
         p->est_ns[k] = est;
       }
@@ -243,6 +262,15 @@ static int wait_paced(const bg_signal *s, uint64_t v, int timeout_ms, uint64_t s
     if (polls++ && cur != seen) last_progress = t1;
     seen = cur;
     if (t1 - last_progress >= tmo_ns) return wait_timeout(s, timeout_ms, v, seen);
+    if (flush && polls == 1 && latest) { /* the queued writes are out now: the work is due est from here */
+      ref = mid;
+      if (due < mid + est) due = mid + est;
+      if (due > t1 + rtt / 2) {
+        next = due - rtt / 2;
+        continue;
+      }
+    }
+    if (mid >= due) missed = true;
     /* Backoff: 1, 2, 4, ... round trips, or from 1/8 of the expected time when that is longer (work that runs up to
      * 1/8 longer than last time is found by the second poll), at most cap. */
     step = step ? step * 2 : (est / 8 > rtt ? est / 8 : rtt);
