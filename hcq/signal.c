@@ -230,8 +230,9 @@ static int wait_paced(const bg_signal *s, uint64_t v, int timeout_ms, uint64_t s
   if (!flush && due > start + rtt / 2) next = due - rtt / 2; /* the read reaches the device half a trip later */
   for (unsigned polls = 0;;) {
     uint64_t t = bg_now_ns();
-    if (t < next && t - last_progress < tmo_ns) { /* backoff: sleep until the next poll, or the first hang check, or
-                                                    * the timeout (which polls once more before it is reported) */
+    /* Backoff: sleep until the next poll, or the first hang check, or the timeout (which polls once more before it
+     * is reported). */
+    if (t < next && t - last_progress < tmo_ns) {
       uint64_t wake = next, check = last_progress + sleep_after_ms * 1000000u;
       if (check > t && check < wake) wake = check;
       if (last_progress + tmo_ns < wake) wake = last_progress + tmo_ns;
