@@ -126,7 +126,7 @@ static int gfx_clockgating_xcc(bg_am_dev *d, unsigned i) {
     if (bg_am_now_ms() - t0 > tmo)
       return bg_error(BG_ETIMEDOUT, "am: %s: gfx: clock gating: regRLC_SAFE_MODE (XCC %u, 0x%x) = 0x%x after %d ms, "
                       "cmd bit not cleared", d->bdf, i, a, v, tmo);
-    bg_am_sleep_ms(1);
+    bg_am_sleep_ms(1); /* kept: backoff inside the poll of regRLC_SAFE_MODE (its timeout names the register) */
   }
   if ((e = bg_am_nwreg_fields(d, GC_HWIP, i, regRLC_CGCG_CGLS_CTRL, 1, NULL,
                               BG_AM_F(RLC_CGCG_CGLS_CTRL__CGCG_GFX_IDLE_THRESHOLD, 0x36),

@@ -40,6 +40,12 @@ static void log_access(const bg_am_dev *d, bool write, uint32_t addr, uint32_t v
 
 static bool direct(const bg_am_dev *d, uint32_t addr) { return (uint64_t)addr * 4 + 4 <= d->mmio.size; }
 
+void bg_am_count_read(bg_am_dev *d, uint32_t addr, uint32_t v) {
+  d->nrreg++;
+  if (d->opts.trace) d->opts.trace(d->opts.trace_ctx, false, addr, v);
+  if (bg_debug_level() >= 4) log_access(d, false, addr, v);
+}
+
 uint32_t bg_am_rreg(bg_am_dev *d, uint32_t addr) {
   uint32_t v;
   if (direct(d, addr)) {
@@ -49,9 +55,7 @@ uint32_t bg_am_rreg(bg_am_dev *d, uint32_t addr) {
     v = bg_am_rreg(d, d->r[BG_AM_R_RSMU_DATA].addr);
     return v; /* the RSMU accesses were counted and logged */
   }
-  d->nrreg++;
-  if (d->opts.trace) d->opts.trace(d->opts.trace_ctx, false, addr, v);
-  if (bg_debug_level() >= 4) log_access(d, false, addr, v);
+  bg_am_count_read(d, addr, v);
   return v;
 }
 
@@ -67,12 +71,13 @@ int bg_am_wreg(bg_am_dev *d, uint32_t addr, uint32_t val) {
 }
 
 static int wait_common(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, uint32_t want, bool any, int timeout_ms,
-                       const char *what) {
+                       const char *what, uint32_t *last) {
   if (timeout_ms <= 0) timeout_ms = d->opts.timeout_ms;
   double end = bg_am_now_ms() + timeout_ms;
   uint32_t v;
   for (;;) {
     v = bg_am_rr(d, id);
+    if (last) *last = v;
     if (any ? (v & mask) != 0 : (v & mask) == want) return 0;
     if (bg_am_now_ms() > end) break;
   }
@@ -88,11 +93,16 @@ static int wait_common(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, uint32_
 }
 
 int bg_am_wait_reg(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, uint32_t want, int timeout_ms, const char *what) {
-  return wait_common(d, id, mask, want, false, timeout_ms, what);
+  return wait_common(d, id, mask, want, false, timeout_ms, what, NULL);
 }
 
 int bg_am_wait_reg_set(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, int timeout_ms, const char *what) {
-  return wait_common(d, id, mask, 0, true, timeout_ms, what);
+  return wait_common(d, id, mask, 0, true, timeout_ms, what, NULL);
+}
+
+int bg_am_wait_reg_set_val(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, int timeout_ms, const char *what,
+                           uint32_t *last) {
+  return wait_common(d, id, mask, 0, true, timeout_ms, what, last);
 }
 
 int bg_am_flush_hdp(bg_am_dev *d) {

@@ -113,6 +113,8 @@ int bg_am_dev_open_pci(bg_pci_dev *pci, const bg_am_open_opts *opts, bg_am_dev *
 void bg_am_dev_close(bg_am_dev *d);
 
 uint32_t bg_am_rreg(bg_am_dev *d, uint32_t addr);
+/* Count (and trace, log) a read of the direct register addr made by other means (a batched bridge read). */
+void bg_am_count_read(bg_am_dev *d, uint32_t addr, uint32_t v);
 int bg_am_wreg(bg_am_dev *d, uint32_t addr, uint32_t val);
 static inline uint32_t bg_am_rr(bg_am_dev *d, enum bg_am_regid id) { return bg_am_rreg(d, d->r[id].addr); }
 static inline int bg_am_wr(bg_am_dev *d, enum bg_am_regid id, uint32_t v) { return bg_am_wreg(d, d->r[id].addr, v); }
@@ -124,6 +126,11 @@ const char *bg_am_reg_name(const bg_am_dev *d, uint32_t addr);
 int bg_am_wait_reg(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, uint32_t want, int timeout_ms, const char *what);
 /* Same, until (value & mask) != 0. */
 int bg_am_wait_reg_set(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, int timeout_ms, const char *what);
+/* Same, and *last is the value of the poll's last read (the one that ended it): a mailbox's response is the read
+ * that saw it non-zero, so it is not read again (one read per poll; tinygrad tinygrad/runtime/support/am/ip.py
+ * AM_SMU._send_msg reads the response once). Set even on a timeout. */
+int bg_am_wait_reg_set_val(bg_am_dev *d, enum bg_am_regid id, uint32_t mask, int timeout_ms, const char *what,
+                           uint32_t *last);
 
 /* HDP flush after CPU writes to VRAM: write 0 to HDP_MEM_FLUSH_CNTL through the MMIO hole SOC init remaps it to
  * (Linux hdp_v4_0/v6_0/v7_0 flush_hdp: (rmmio_remap.reg_offset + KFD_MMIO_REMAP_HDP_MEM_FLUSH_CNTL) >> 2); the one

@@ -83,7 +83,7 @@ static int wait_gc_inst_tmo(bg_am_dev *d, unsigned inst, enum bg_am_reg_id id, u
     v = bg_am_rreg(d, a);
     if ((v & mask) == want) return 0;
     if (bg_am_now_ms() - t0 > tmo) break;
-    bg_am_sleep_ms(1);
+    bg_am_sleep_ms(1); /* kept: backoff inside the poll (the timeout below names the register) */
   }
   return bg_error(BG_ETIMEDOUT, "am: %s: gfx: %s: %s (XCC %u, 0x%x) & 0x%x = 0x%x after %d ms, expected 0x%x", d->bdf,
                   what, bg_am_reg_id_name(id), inst, a, mask, v & mask, tmo, want);
@@ -103,6 +103,8 @@ static int config_mec(bg_am_gfx *x) { return x->d->ip.gfx->config_mec(x->d); }
 
 static int enable_mec(bg_am_gfx *x) {
   int e = x->d->ip.gfx->enable_mec(x->d);
+  /* Kept: no register reports that the un-halted MEC has started; Linux gfx_v11_0_cp_compute_enable (and
+   * gfx_v9_0_cp_compute_enable) waits a fixed udelay(50) here too. Ours is 50 ms, a margin for the first queue map. */
   if (e >= 0) bg_am_sleep_ms(x->d->opts.settle_ms < 0 ? 0 : 50);
   return e;
 }
@@ -140,6 +142,8 @@ static int reset_mec(bg_am_gfx *x) {
                                   BG_AM_F(GRBM_SOFT_RESET__SOFT_RESET_CP, 1),
                                   BG_AM_F(GRBM_SOFT_RESET__SOFT_RESET_CPC, 1))) < 0)
         return e;
+    /* Kept: a reset pulse's hold time, not a state to poll (Linux gfx_v11_0_soft_reset: udelay(50) between setting
+     * and clearing GRBM_SOFT_RESET). */
     bg_am_sleep_ms(d->opts.settle_ms < 0 ? 0 : 50);
     for (unsigned k = 0; k < n; k++)
       if ((e = bg_am_nwreg(d, GC_HWIP, xi[k], regGRBM_SOFT_RESET, 0)) < 0) return e;

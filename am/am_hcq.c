@@ -122,7 +122,7 @@ static int am_sleep(bg_dev *dev, int ms) {
   int e = am_sleep_check(h);
   pthread_mutex_unlock(&h->lock);
   if (e < 0) return e;
-  if (ms > 0) {
+  if (ms > 0) { /* kept: the backoff between a wait's hang checks (hcq/signal.c), not a hardware state */
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
   }

@@ -103,6 +103,16 @@ struct am_hcq {
   unsigned long mode1_recoveries; /* bg_am_hcq_recover fell back to a mode1 reset in place */
   uint32_t ih_wptr_reg;      /* absolute dword of IH_RB_WPTR (0: not looked up yet) */
   uint32_t ih_seen;          /* IH_RB_WPTR at the last fault check that found nothing */
+  /* Over USB, a signal read while a fault check is due (bg_dev_synchronize's wait) also reads, in the same round trip
+   * and in the check's order, the read pointers of the queues with work and IH_RB_WPTR; the check that follows uses
+   * them instead of reading again (am_hcq_usb.c, bg_am_hcq_fault_check). Under lock. */
+  struct am_polled {
+    bool valid, busy[2], ih;
+    uint64_t submits;        /* dev->submits when read: a later submit makes them stale */
+    const bg_dev *dev;
+    uint64_t raw[2];         /* read-pointer words as read_consumed reads them */
+    uint32_t ih_wptr;
+  } polled;
 };
 
 /* Fill d->ops / d->priv / d->arch from a booted AM device and its blocks; on failure nothing is kept (the caller
@@ -123,6 +133,12 @@ void bg_am_hcq_copy_fini(am_hcq *h);
  * bridge's pipelined copy paths */
 int bg_am_hcq_usb_mem_read(bg_dev *dev, const bg_mem *m, uint64_t off, void *dst, uint64_t n);
 int bg_am_hcq_usb_mem_write(bg_dev *dev, const bg_mem *m, uint64_t off, const void *src, uint64_t n);
+/* am_hcq_queue.c: for the batched poll: the VRAM address and size of q's read-pointer word, the position it means,
+ * and the absolute dword of IH_RB_WPTR (0 and an error when it cannot be looked up). */
+void bg_am_hcq_rptr_word(const bg_queue_hw *q, uint64_t *pa, size_t *n);
+bool bg_am_hcq_queue_busy(const bg_queue_hw *q);
+uint64_t bg_am_hcq_consumed_from(const bg_queue_hw *q, uint64_t raw);
+int bg_am_hcq_ih_wptr_reg(am_hcq *h, uint32_t *reg);
 int bg_am_hcq_usb_copyin(am_hcq *h, const bg_mem *dst, uint64_t off, const void *src, uint64_t n);
 int bg_am_hcq_usb_copyout(am_hcq *h, const bg_mem *src, uint64_t off, void *dst, uint64_t n);
 /* am_hcq_queue.c */

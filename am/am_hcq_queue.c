@@ -18,6 +18,7 @@
 #include "am/am_sdma.h"
 #include "am/am_sdma_pkt.h"
 #include "am/am_soc.h"
+#include "hcq/dev_internal.h"
 #include "util/env.h"
 #include "util/clock.h"
 
@@ -85,11 +86,22 @@ void bg_am_hcq_queue_destroy(bg_dev *dev, bg_queue_hw *hq) {
 
 /* How far the engine has read, as a monotonic count in the ring's units. SDMA writes back a 64-bit byte count; the
  * CP reports its dword position, which only its low bits (modulo the power-of-two ring) are relied upon for. */
+uint64_t bg_am_hcq_consumed_from(const bg_queue_hw *q, uint64_t raw) {
+  if (q->sdma) return raw;
+  uint64_t ring_dw = q->ring_bytes / 4;
+  return q->put - ((q->put - (uint32_t)raw) & (ring_dw - 1));
+}
+
+bool bg_am_hcq_queue_busy(const bg_queue_hw *q) { return q->consumed != q->put; }
+
+void bg_am_hcq_rptr_word(const bg_queue_hw *q, uint64_t *pa, size_t *n) {
+  *pa = q->rptr;
+  *n = q->sdma ? 8 : 4;
+}
+
 static uint64_t read_consumed(const bg_queue_hw *q) {
   const bg_mmio *vram = &q->h->d->vram;
-  if (q->sdma) return bg_mmio_rd64(vram, q->rptr);
-  uint64_t ring_dw = q->ring_bytes / 4;
-  return q->put - ((q->put - bg_mmio_rd32(vram, q->rptr)) & (ring_dw - 1));
+  return bg_am_hcq_consumed_from(q, q->sdma ? bg_mmio_rd64(vram, q->rptr) : bg_mmio_rd32(vram, q->rptr));
 }
 
 /* Wait until `need` more units fit without overwriting what the engine has not read (never filling the ring
@@ -115,7 +127,7 @@ static int ring_room(bg_queue_hw *q, uint64_t need) {
       return bg_error(BG_ETIMEDOUT, "am: %s: ring full and no progress for %d ms (%" PRIu64 " %s to write): %s",
                       q->h->d->bdf, tmo, need, q->sdma ? "bytes" : "dwords", st);
     }
-    if (spin > 64) {
+    if (spin > 64) { /* kept: backoff inside the poll of the read pointer */
       struct timespec ts = {0, 20000};
       nanosleep(&ts, NULL);
     } else {
@@ -193,6 +205,9 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
   e = bg_mmio_wr64(&d->doorbell, (uint64_t)q->doorbell * 8, q->put);
   q->kick_ns += bg_now_ns() - t0;
   q->nsubmits++;
+  /* Over USB a signal read is a round trip: waits poll when this work is expected done (hcq/signal.c). The key is the
+   * recorded command stream (a replayed queue submits the same bytes from the same template). */
+  if (e >= 0 && h->usb) bg_signal_note_submit(dev, (uint64_t)(uintptr_t)cmd ^ (uint64_t)len << 48 ^ (uint64_t)q->sdma << 63);
   return e;
 }
 
@@ -306,30 +321,43 @@ int bg_am_hcq_hang_check(am_hcq *h) {
 
 /* ---------------- faults and recovery ---------------- */
 
-static int ih_wptr(am_hcq *h, uint32_t *w) {
+int bg_am_hcq_ih_wptr_reg(am_hcq *h, uint32_t *reg) {
   if (!h->ih_wptr_reg) {
     int e = bg_am_nreg_addr(h->d, OSSSYS_HWIP, 0, regIH_RB_WPTR, &h->ih_wptr_reg);
     if (e < 0) return e;
   }
-  *w = bg_am_rreg(h->d, h->ih_wptr_reg);
+  *reg = h->ih_wptr_reg;
+  return 0;
+}
+
+static int ih_wptr(am_hcq *h, uint32_t *w) {
+  uint32_t reg;
+  int e = bg_am_hcq_ih_wptr_reg(h, &reg);
+  if (e < 0) return e;
+  *w = bg_am_rreg(h->d, reg);
   return 0;
 }
 
 int bg_am_hcq_fault_check(bg_dev *dev) {
   am_hcq *h = dev->priv;
+  /* What the wait's last signal poll read in its round trip (over USB), if it was this device's after its last
+   * submit: the same words this check reads, in the same order, right after the signal. */
+  struct am_polled p = h->polled;
+  h->polled.valid = false;
+  bool polled = p.valid && p.dev == dev && p.submits == dev->submits;
   /* Idle first (a read-pointer word per queue with work, only while it has some), then the interrupt ring: a fault
    * of the last packet is in the ring before the engine is seen idle. */
   bool busy = false;
   for (int k = 0; k < 2; k++) {
     bg_queue_hw *q = h->q[k];
     if (!q || q->consumed == q->put) continue;
-    uint64_t cur = read_consumed(q);
+    uint64_t cur = polled && p.busy[k] ? bg_am_hcq_consumed_from(q, p.raw[k]) : read_consumed(q);
     if (cur > q->consumed && cur <= q->put) q->consumed = cur;
     busy |= q->consumed != q->put;
   }
   uint32_t w = 0;
   if (!h->blk.ih) return busy;
-  int e = ih_wptr(h, &w);
+  int e = polled && p.ih ? (w = p.ih_wptr, 0) : ih_wptr(h, &w);
   if (e < 0) return bg_error_context(e, "am: %s: fault check: ", h->d->bdf);
   if (w != h->ih_seen) { /* interrupts since the last check: drain them, a fault among them is reported */
     if ((e = dev->ops->sleep(dev, 0)) < 0) return e;

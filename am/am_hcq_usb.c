@@ -11,6 +11,7 @@
 
 #include "am/am_hcq.h"
 #include "platform/pci.h"
+#include "platform/pci_usb.h"
 
 /* BAR0 bus address of VRAM offset pa, or an error when [pa, pa+n) is beyond the BAR. */
 static int bar_addr(am_hcq *h, uint64_t pa, uint64_t n, uint64_t *addr) {
@@ -36,10 +37,49 @@ static const am_alloc *usb_alloc(const bg_dev *dev, const bg_mem *m, uint64_t of
   return a;
 }
 
+/* A signal word read while a fault check of dev is due: the fault check's words (the read pointers of the queues with
+ * work, IH_RB_WPTR) ride in the same round trip, read after the signal as the check would read them after the wait
+ * (struct am_polled). Without that a synchronize of finished work cost three round trips (signal, read pointer,
+ * interrupt ring) where one does. */
+static int poll_read(am_hcq *h, bg_dev *dev, uint64_t pa, void *dst) {
+  bg_pci_read rd[4];
+  struct am_polled p = {.valid = true, .dev = dev, .submits = dev->submits};
+  size_t n = 0;
+  uint64_t addr;
+  int e = bar_addr(h, pa, 8, &addr);
+  if (e < 0) return e;
+  rd[n++] = (bg_pci_read){addr, dst, 8};
+  pthread_mutex_lock(&h->lock);
+  for (int k = 0; k < 2 && e >= 0; k++) {
+    const bg_queue_hw *q = h->q[k];
+    uint64_t rpa;
+    size_t rn;
+    if (!q || !bg_am_hcq_queue_busy(q)) continue;
+    bg_am_hcq_rptr_word(q, &rpa, &rn);
+    if ((e = bar_addr(h, rpa, rn, &addr)) >= 0) rd[n++] = (bg_pci_read){addr, &p.raw[k], rn}, p.busy[k] = true;
+  }
+  uint32_t reg = 0;
+  bg_pci_bar bar5;
+  if (e >= 0 && h->blk.ih && bg_am_hcq_ih_wptr_reg(h, &reg) >= 0 && (uint64_t)reg * 4 + 4 <= h->d->mmio.size &&
+      bg_pci_bar_info(h->d->pci, 5, &bar5) >= 0) {
+    rd[n++] = (bg_pci_read){bar5.base + (uint64_t)reg * 4, &p.ih_wptr, 4};
+    p.ih = true;
+  }
+  if (e >= 0) e = bg_usb_pci_readv(h->d->pci, rd, n);
+  if (e >= 0 && p.ih) bg_am_count_read(h->d, reg, p.ih_wptr); /* a register read like any other (counted, traced) */
+  h->polled = p;
+  h->polled.valid = e >= 0;
+  pthread_mutex_unlock(&h->lock);
+  return e;
+}
+
 int bg_am_hcq_usb_mem_read(bg_dev *dev, const bg_mem *m, uint64_t off, void *dst, uint64_t n) {
   am_hcq *h = dev->priv;
   const am_alloc *a = usb_alloc(dev, m, off, n);
-  return a ? bg_mmio_read(&h->d->vram, a->pa + off, dst, n) : -BG_EINVAL;
+  if (!a) return -BG_EINVAL;
+  if (n == 8 && !((a->pa + off) & 3) && dev->submits != dev->fault_checked && dev->ops->fault_check)
+    return poll_read(h, dev, a->pa + off, dst);
+  return bg_mmio_read(&h->d->vram, a->pa + off, dst, n);
 }
 
 int bg_am_hcq_usb_mem_write(bg_dev *dev, const bg_mem *m, uint64_t off, const void *src, uint64_t n) {

@@ -95,6 +95,9 @@ int bg_am_psp_bootloader(bg_am_dev *d, int *ncomp) {
 
 int bg_am_psp_ring_destroy(bg_am_dev *d) {
   int e = bg_am_wr(d, BG_AM_R_PSP64, BG_PSP_CTRL_DESTROY_RINGS);
+  /* Kept (the poll of C2PMSG_64 follows): Linux psp_v13_0_ring_destroy mdelay(20), "there might be handshake issue
+   * with hardware which needs delay" (tinygrad AM_PSP sleeps 20 ms too); the bit polled may still show the last
+   * command's response right after the write. */
   bg_am_sleep_ms(d->opts.settle_ms);
   if (e >= 0) e = bg_am_wait_reg_set(d, BG_AM_R_PSP64, 0x80000000u, 0, "psp: ring destroy");
   return e;
@@ -104,7 +107,7 @@ int bg_am_psp_ring_create(bg_am_dev *d) {
   int e;
   if (bg_am_rr(d, BG_AM_R_PSP71) != 0) {
     if ((e = bg_am_wr(d, BG_AM_R_PSP64, BG_PSP_CTRL_DESTROY_RINGS)) < 0) return e;
-    bg_am_sleep_ms(d->opts.settle_ms);
+    bg_am_sleep_ms(d->opts.settle_ms); /* kept: the handshake delay of Linux psp_v13_0_ring_destroy (above) */
   }
   if ((e = bg_am_wait_reg_set(d, BG_AM_R_PSP64, 0x80000000u, 0, "psp: ring create (sOS ready)")) < 0) return e;
   /* A stale fence from a previous boot (VRAM survives mode1 reset) must not satisfy a new ring's first wait. */
@@ -114,7 +117,7 @@ int bg_am_psp_ring_create(bg_am_dev *d) {
   bg_am_wr(d, BG_AM_R_PSP70, (uint32_t)(mc >> 32));
   bg_am_wr(d, BG_AM_R_PSP71, BG_PSP_RING_SIZE);
   if ((e = bg_am_wr(d, BG_AM_R_PSP64, BG_PSP_RING_TYPE_KM << 16)) < 0) return e;
-  bg_am_sleep_ms(d->opts.settle_ms);
+  bg_am_sleep_ms(d->opts.settle_ms); /* kept: Linux psp_v13_0_ring_create mdelay(20) before polling (same reason) */
   return bg_am_wait_reg(d, BG_AM_R_PSP64, 0x8000FFFFu, 0x80000000u, 0, "psp: ring create (KM ring)");
 }
 

@@ -216,7 +216,7 @@ int bg_am_sdma_reset(bg_am_sdma *s) {
       (e = bg_am_nwreg_fields(d, GC_HWIP, 0, regGRBM_SOFT_RESET, 0, NULL, BG_AM_F(GRBM_SOFT_RESET__SOFT_RESET_SDMA0, 1))) < 0 ||
       (e = bg_am_nrreg(d, GC_HWIP, 0, regGRBM_SOFT_RESET, &v)) < 0)
     return bg_error_context(e, "am: %s: sdma soft reset: ", d->bdf);
-  bg_am_sleep_ms(d->opts.settle_ms < 0 ? 0 : 1); /* Linux: udelay(100) around the pulse */
+  bg_am_sleep_ms(d->opts.settle_ms < 0 ? 0 : 1); /* kept: a reset pulse's hold time (Linux: udelay(100) around it) */
   if ((e = bg_am_nwreg(d, GC_HWIP, 0, regGRBM_SOFT_RESET, 0)) < 0 ||
       (e = bg_am_nwreg_fields(d, GC_HWIP, 0, cntl, 1, NULL, BG_AM_F(halt, 0), BG_AM_F(rst, 0))) < 0)
     return bg_error_context(e, "am: %s: sdma soft reset: ", d->bdf);

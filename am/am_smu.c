@@ -34,9 +34,9 @@ int bg_am_smu_send(bg_am_dev *d, bg_am_smu_msg msg, uint32_t param, uint32_t *re
   bg_am_wr(d, BG_AM_R_SMU90, 0);
   bg_am_wr(d, BG_AM_R_SMU82, param);
   int e = bg_am_wr(d, BG_AM_R_SMU66, (uint32_t)id);
-  if (e >= 0) e = bg_am_wait_reg_set(d, BG_AM_R_SMU90, 0xffffffffu, timeout_ms, what);
+  uint32_t resp = 0; /* the poll's last read is the response: the mailbox is read once per poll, not again after */
+  if (e >= 0) e = bg_am_wait_reg_set_val(d, BG_AM_R_SMU90, 0xffffffffu, timeout_ms, what, &resp);
   if (e < 0) return e;
-  uint32_t resp = bg_am_rr(d, BG_AM_R_SMU90);
   if (resp != 1)
     return bg_error(BG_EIO, "am: %s: %s (id 0x%x) failed: response 0x%" PRIx32 " in %s", d->bdf, what, id, resp,
                     d->r[BG_AM_R_SMU90].name);
@@ -50,9 +50,9 @@ int bg_am_smu_send_debug(bg_am_dev *d, uint32_t msg, uint32_t param, int timeout
   bg_am_wr(d, BG_AM_R_SMU54, 0);
   bg_am_wr(d, BG_AM_R_SMU53, param);
   int e = bg_am_wr(d, BG_AM_R_SMU75, msg);
-  if (e >= 0) e = bg_am_wait_reg_set(d, BG_AM_R_SMU54, 0xffffffffu, timeout_ms, what);
+  uint32_t resp = 0; /* the poll's last read is the response (as bg_am_smu_send) */
+  if (e >= 0) e = bg_am_wait_reg_set_val(d, BG_AM_R_SMU54, 0xffffffffu, timeout_ms, what, &resp);
   if (e < 0) return e;
-  uint32_t resp = bg_am_rr(d, BG_AM_R_SMU54);
   if (resp != 1)
     return bg_error(BG_EIO, "am: %s: %s failed: response 0x%" PRIx32 " in %s", d->bdf, what, resp,
                     d->r[BG_AM_R_SMU54].name);
@@ -266,6 +266,8 @@ int bg_am_smu_mode1_reset(bg_am_dev *d) {
   }
   if (e < 0) return bg_error_context(e, "am: %s: mode1 reset: ", d->bdf);
   BG_LOG(1, "am: %s: smu: mode1 reset (%s)", d->bdf, how);
+  /* Kept: Linux smu_v13_0_0_mode1_reset msleep(SMU13_MODE1_RESET_WAIT_TIME_IN_MS) (500 ms; tinygrad sleeps 0.5 s):
+   * during the reset the registers read garbage, so nothing can be polled before it; the boot then polls. */
   bg_am_sleep_ms(d->opts.reset_delay_ms);
   d->smu_features = false;
   d->psp_fence_seq = 0;

@@ -7,6 +7,9 @@
 int bg_dev_create(const bg_iface *ifc, const bg_target *t, int phys_index, bg_dev **out);
 /* Signal pool (signal.c). */
 void bg_sigpool_free(bg_dev *d);
+/* A backend whose signals have no CPU view reports each submit (after its doorbell), key naming the recorded work (e.g.
+ * the command bytes' address and length): waits on such signals poll when the work is expected done (signal.c). */
+void bg_signal_note_submit(bg_dev *d, uint64_t key);
 /* Latched error state: non-zero (negative) when an earlier sync failed. */
 int bg_dev_check(bg_dev *d);
 /* Process-wide registry of open physical devices (registry.c). A backend that shares one physical device between the

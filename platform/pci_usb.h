@@ -23,5 +23,9 @@ int bg_usb_transport_lock(bg_usb_transport **t);
 int bg_usb_pci_open(bg_usb_transport *t, bg_pci_dev **out);
 /* The index-th custom-firmware bridge through libusb (bg_usb_open_libusb). */
 int bg_usb_pci_open_index(int index, bg_pci_dev **out);
+/* Up to 16 reads of PCIe memory (bus addresses, whole dwords at dword addresses) behind the queued writes, in order,
+ * in one bridge round trip (a signal poll that also reads what a fault check needs); -BG_ENOTSUP if d is no bridge. */
+typedef struct bg_pci_read { uint64_t addr; void *dst; size_t n; } bg_pci_read;
+int bg_usb_pci_readv(bg_pci_dev *d, const bg_pci_read *rd, size_t n);
 
 #endif

@@ -76,7 +76,7 @@ int bg_asm24_run(bg_asm24 *b, bg_usb_xfer *x, size_t n, const char *what) {
   size_t from = 0;
   int r = 0;
   for (int attempt = 0; attempt <= BG_ASM24_RETRIES; attempt++) {
-    if (attempt) usleep(BG_ASM24_RETRY_SLEEP_US);
+    if (attempt) usleep(BG_ASM24_RETRY_SLEEP_US); /* kept: retry backoff after a failed transfer (asm24_proto.h) */
     if ((r = bg_usb_run(b->t, x + from, n - from)) == 0) {
       if (attempt)
         BG_LOG(1, "usb: %s: %s: recovered after %d retr%s", b->t->name, what, attempt, attempt > 1 ? "ies" : "y");
@@ -234,6 +234,38 @@ static int mem_read_unlocked(bg_asm24 *b, uint64_t addr, void *dst, size_t n) {
   return r;
 }
 
+/* Several reads in one batch: the queued writes, then per read its mode-2 arm and bulk IN, in order (tinygrad
+ * tinygrad/runtime/support/usb.py ASM24Controller.exec_ops sends a list of operations the same way). */
+static int mem_readv_unlocked(bg_asm24 *b, const bg_asm24_read *rd, size_t n) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; i++) {
+    if ((rd[i].addr & 3) || (rd[i].n & 3) || !rd[i].n || !rd[i].dst)
+      return bg_error(BG_EINVAL, "%s: batched read %zu: %zu bytes at 0x%llx: expected whole dwords at a dword address",
+                      b->t->name, i, rd[i].n, (unsigned long long)rd[i].addr);
+    bytes += rd[i].n;
+  }
+  if (bytes > BG_ASM24_QUEUE_BYTES)
+    return bg_error(BG_EINVAL, "%s: batched reads of %zu bytes: expected at most %u", b->t->name, bytes,
+                    BG_ASM24_QUEUE_BYTES);
+  size_t k;
+  if (bg_asm24_queue_xfers(b, 2 * n, &k) < 0) return -BG_ENOMEM;
+  uint8_t (*payload)[BG_ASM24_TLP_PAYLOAD] = n ? calloc(n, sizeof(*payload)) : NULL;
+  if (n && !payload) return bg_error(BG_ENOMEM, "%s: out of memory for %zu read commands", b->t->name, n);
+  for (size_t i = 0; i < n; i++) {
+    uint16_t wv;
+    bg_asm24_stream_encode(false, rd[i].addr, (uint32_t)(rd[i].n / 4), &wv, payload[i]);
+    b->x[k++] = ctrl(BG_USB_CTRL_OUT, BG_ASM24_REQ_TLP, wv, BG_ASM24_MODE_STREAM_READ, payload[i], BG_ASM24_TLP_PAYLOAD,
+                     BG_ASM24_TMO_TLP_MS);
+    b->x[k++] = bulk(BG_USB_BULK_IN, rd[i].dst, rd[i].n, BG_ASM24_TMO_STREAM_READ_MS);
+  }
+  char what[96];
+  snprintf(what, sizeof(what), "%zu batched PCIe memory reads from 0x%llx", n, n ? (unsigned long long)rd[0].addr : 0ull);
+  int r = bg_asm24_run(b, b->x, k, what);
+  bg_asm24_queue_clear(b);
+  free(payload);
+  return r;
+}
+
 /* ---------------- XDATA, power ---------------- */
 
 static int xdata_read_unlocked(bg_asm24 *b, uint16_t addr, void *dst, size_t n) {
@@ -292,7 +324,7 @@ static int tlp_unlocked(bg_asm24 *b, uint8_t fmt, uint64_t addr, unsigned size, 
   tlp_what(what, sizeof(what), fmt, addr, size);
   unsigned status = 0, ret = 0;
   for (int attempt = 0; attempt <= BG_ASM24_RETRIES; attempt++) {
-    if (attempt) usleep(BG_ASM24_RETRY_SLEEP_US);
+    if (attempt) usleep(BG_ASM24_RETRY_SLEEP_US); /* kept: retry backoff (an error or CRS completion) */
     size_t k;
     if (bg_asm24_queue_xfers(b, 2, &k) < 0) return -BG_ENOMEM;
     b->x[k++] = ctrl(BG_USB_CTRL_OUT, BG_ASM24_REQ_TLP, wv, BG_ASM24_MODE_SINGLE, payload, sizeof(payload),
@@ -491,6 +523,13 @@ int bg_asm24_mem_write(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bo
 int bg_asm24_mem_read(bg_asm24 *b, uint64_t addr, void *dst, size_t n) {
   bg_asm24_lock(b);
   int r = mem_read_unlocked(b, addr, dst, n);
+  bg_asm24_unlock(b);
+  return r;
+}
+
+int bg_asm24_mem_readv(bg_asm24 *b, const bg_asm24_read *rd, size_t n) {
+  bg_asm24_lock(b);
+  int r = mem_readv_unlocked(b, rd, n);
   bg_asm24_unlock(b);
   return r;
 }

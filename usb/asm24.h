@@ -66,6 +66,13 @@ int bg_asm24_cfg_write(bg_asm24 *b, unsigned bus, unsigned dev, unsigned fn, uns
 int bg_asm24_mem_write(bg_asm24 *b, uint64_t addr, const void *src, size_t n, bool batched);
 int bg_asm24_mem_read(bg_asm24 *b, uint64_t addr, void *dst, size_t n);
 int bg_asm24_flush(bg_asm24 *b);
+/* Reads rd[0..n) (each whole dwords at a dword address) behind the queued writes, in order, in one round trip. */
+typedef struct bg_asm24_read {
+  uint64_t addr;
+  void *dst;
+  size_t n;
+} bg_asm24_read;
+int bg_asm24_mem_readv(bg_asm24 *b, const bg_asm24_read *rd, size_t n);
 /* Bytes queued and not yet flushed. */
 size_t bg_asm24_pending(const bg_asm24 *b);
 

@@ -102,7 +102,7 @@ static int run_pipe(copy_pipe *p, bg_asm24_progress_fn progress, void *ctx, uint
              (unsigned long long)(p->addr + done), done);
     int e = bg_asm24_recover(p->b, what, last, resend, tries);
     if (e < 0) return e;
-    usleep(BG_ASM24_RETRY_SLEEP_US);
+    usleep(BG_ASM24_RETRY_SLEEP_US); /* kept: retry backoff after a failed stream (asm24_proto.h) */
     next = done;  /* re-send the failed stream and everything after it */
   }
   return 0;

@@ -66,6 +66,15 @@ int bg_usb_pci_flush(bg_pci_dev *d) {
   return r;
 }
 
+int bg_usb_pci_readv(bg_pci_dev *d, const bg_pci_read *rd, size_t n) {
+  bg_asm24 *b = bg_usb_pci_bridge(d);
+  if (!b) return bg_error(BG_ENOTSUP, "%s: batched reads need a USB bridge", bg_pci_name(d));
+  if (n > 16) return bg_error(BG_EINVAL, "%s: %zu batched reads: expected at most 16", bg_pci_name(d), n);
+  bg_asm24_read r[16];
+  for (size_t i = 0; i < n; i++) r[i] = (bg_asm24_read){rd[i].addr, rd[i].dst, rd[i].n};
+  return bg_asm24_mem_readv(b, r, n);
+}
+
 /* ---------------- views ---------------- */
 
 static int view_read_locked(void *ctx, uint64_t off, void *dst, size_t n) {

@@ -24,8 +24,8 @@
 #include "usb/usb_pci.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
-#include "util/clock.h"
 #endif
+#include "util/clock.h"
 
 #define RING_BYTES 128u       /* a PM4 dispatch with its setup packets (launch-sized) */
 /* Quoted, not measured: baregpu issue 7 (tinygrad writes the ring a dword at a time: 178 transfers, 89 round trips
@@ -113,6 +113,27 @@ static const char *add1_ir =
     "}\n";
 #endif
 
+#if BG_HAVE_LLVM
+/* An empty kernel and a loop kernel that runs long on the emulated shader core (out[lane] = n). */
+static const char *empty_ir = "define amdgpu_kernel void @empty(ptr addrspace(1) %out, i32 %n) {\n  ret void\n}\n";
+static const char *spin_ir =
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "define amdgpu_kernel void @spin(ptr addrspace(1) %out, i32 %n) {\n"
+    "entry:\n  br label %loop\n"
+    "loop:\n"
+    "  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]\n"
+    "  %acc = phi float [ 0.0, %entry ], [ %acc1, %loop ]\n"
+    "  %acc1 = fadd float %acc, 1.0\n"
+    "  %i1 = add i32 %i, 1\n"
+    "  %c = icmp ult i32 %i1, %n\n"
+    "  br i1 %c, label %loop, label %done\n"
+    "done:\n"
+    "  %l = call i32 @llvm.amdgcn.workitem.id.x()\n"
+    "  %p = getelementptr float, ptr addrspace(1) %out, i32 %l\n"
+    "  store float %acc1, ptr addrspace(1) %p\n"
+    "  ret void\n}\n";
+#endif
+
 static bg_usb_transport *dev_transport(bg_dev *d) {
   return bg_asm24_transport(bg_usb_pci_bridge(bg_am_query_pci(bg_am_query_of(d))));
 }
@@ -176,6 +197,78 @@ static int hcq_launches(bg_dev *d, unsigned n, double per[6], const char **what)
   return r;
 }
 
+#if BG_HAVE_LLVM
+/* n synchronizes of kernel `name` with iters iterations, each after its submit (replayed): per[0] round trips per
+ * synchronize (signal polls + the fault check), per[1] per submit, per[2] us per synchronize. */
+static int hcq_syncs(bg_dev *d, const char *ir, const char *name, uint32_t iters, unsigned n, double per[3]) {
+  bg_usb_transport *t = dev_transport(d);
+  void *obj;
+  size_t sz;
+  static const uint8_t sizes[2] = {8, 4};
+  bg_program_info info = {name, 2, sizes};
+  bg_program *p = NULL;
+  bg_buf *buf = NULL;
+  bg_queue *q = NULL;
+  int r = bg_llvm_amdgpu_compile(ir, bg_dev_arch(d), &obj, &sz);
+  if (r < 0) return r;
+  r = bg_program_load(d, obj, sz, &info, &p);
+  free(obj);
+  if (r == 0) r = bg_buf_alloc(d, 32 * 4, BG_BUF_ZERO, &buf);
+  if (r == 0) r = bg_queue_new(d, BG_QUEUE_COMPUTE, &q);
+  if (r == 0) {
+    bg_val args[2] = {bg_addr(buf, 0), bg_const(iters)};
+    bg_val g[3] = {bg_const(1), bg_const(1), bg_const(1)}, l[3] = {bg_const(32), bg_const(1), bg_const(1)};
+    bg_queue_wait(q, bg_timeline_addr(q), bg_timeline_value(q, -1));
+    bg_queue_exec(q, p, args, 2, g, l);
+    bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+    if ((r = bg_queue_submit(q, NULL, 0)) == 0) r = bg_dev_synchronize(d, 0); /* lowering, first patches */
+  }
+  uint64_t rt = 0, srt = 0, ns = 0;
+  for (unsigned i = 0; i < n && r == 0; i++) {
+    uint64_t r0 = t->stats.round_trips;
+    r = bg_queue_submit(q, NULL, 0);
+    uint64_t r1 = t->stats.round_trips, t0 = bg_now_ns();
+    if (r == 0) r = bg_dev_synchronize(d, 0);
+    ns += bg_now_ns() - t0, srt += r1 - r0, rt += t->stats.round_trips - r1;
+  }
+  per[0] = (double)rt / n, per[1] = (double)srt / n, per[2] = (double)ns / 1e3 / n;
+  bg_queue_free(q);
+  bg_buf_free(buf);
+  bg_program_free(p);
+  return r;
+}
+
+/* The round trips of a synchronize side by side: an empty kernel, and a loop kernel calibrated to run >= 64 round
+ * trips (a signal read, the fastest of 8). */
+static int sync_section(bg_dev *d, unsigned n) {
+  bg_signal *s;
+  int r = bg_signal_new(d, 0, &s);
+  if (r < 0) return r;
+  uint64_t v, rtt = UINT64_MAX;
+  for (int i = 0; i < 8 && r == 0; i++) {
+    uint64_t t0 = bg_now_ns();
+    r = bg_signal_value(s, &v);
+    if (bg_now_ns() - t0 < rtt) rtt = bg_now_ns() - t0;
+  }
+  bg_signal_free(s);
+  double e[3], l[3] = {0, 0, 0};
+  if (r == 0) r = hcq_syncs(d, empty_ir, "empty", 0, n, e);
+  uint32_t iters = 4096;
+  while (r == 0 && (r = hcq_syncs(d, spin_ir, "spin", iters, 4, l)) == 0 && l[2] * 1e3 < 64.0 * (double)rtt &&
+         iters < (1u << 24))
+    iters *= 2;
+  unsigned nl = n > 50 ? 50 : n; /* long kernels: fewer runs */
+  if (r == 0) r = hcq_syncs(d, spin_ir, "spin", iters, nl, l);
+  if (r < 0) return r;
+  printf("%-34s %12s %14s %12s\n", "per synchronize (bg_dev_synchronize)", "round trips", "us per sync*", "per submit");
+  printf("%-34s %12.2f %14.1f %12.2f   (%u runs)\n", "empty kernel", e[0], e[2], e[1], n);
+  printf("%-34s %12.2f %14.1f %12.2f   (%u runs; loop of %u, %.0f round trips of %.1f us)\n", "loop kernel", l[0], l[2],
+         l[1], nl, iters, l[2] * 1e3 / (double)rtt, (double)rtt / 1e3);
+  printf("%-34s %12s %14s %12s\n", "aim (issue 16)", "<= 2", "-", "1");
+  return 0;
+}
+#endif
+
 static int hcq_copies(bg_dev *d, size_t mib, bool in, double per[4]) {
   bg_usb_transport *t = dev_transport(d);
   size_t n = mib << 20;
@@ -218,6 +311,12 @@ static int hcq_section(unsigned n, size_t mib) {
   printf("%-34s %12d %14s %12s\n", "tinygrad (quoted***)", TINYGRAD_XFERS_PER_LAUNCH, "-", "-");
   printf("%-34s %12.2f round trips per synchronize (signal polls)\n", "", l[5]);
   printf("%-34s %12.1f us host per launch + sync, of which %.1f us emulated engines* (measured)\n", "", l[3], l[4]);
+#if BG_HAVE_LLVM
+  if (sync_section(d, n > 200 ? 200 : n) < 0) {
+    bg_dev_close(d);
+    return die("MOCKUSB+AMD synchronize");
+  }
+#endif
   printf("%-34s %12s %14s %12s %10s\n", "per MiB (bg_buf_write/read)", "transfers", "bytes on wire", "round trips",
          "MB/s*");
   printf("%-34s %12.2f %14.0f %12.2f %10.0f\n", "bg_buf_write", cin[0], cin[1], cin[2], cin[3]);

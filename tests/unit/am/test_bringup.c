@@ -38,12 +38,13 @@ static const char *fwdir; /* TB.fw_dir */
 static char fwdir2[64];
 static bg_am_dev *D;
 
-/* register access observer */
-static unsigned long n_rd, n_wr;
+/* register access observer; n_smu_resp: reads of the SMU mailbox's response register (C2PMSG_90) */
+static unsigned long n_rd, n_wr, n_smu_resp;
 static void count(void *ctx, bool write, uint32_t addr, uint32_t val) {
-  (void)ctx, (void)addr, (void)val;
+  (void)ctx, (void)val;
   if (write) n_wr++;
   else n_rd++;
+  if (!write && D && addr == D->r[BG_AM_R_SMU90].addr) n_smu_resp++;
 }
 
 static void setup_chip(mock_amd_chip chip) {
@@ -54,7 +55,7 @@ static void setup_chip(mock_amd_chip chip) {
   fwdir = TB.fw_dir;
   fwdir2[0] = 0;
   D = NULL;
-  n_rd = n_wr = 0;
+  n_rd = n_wr = n_smu_resp = 0;
 }
 
 static void setup12(void) { setup_chip(MOCK_AMD_MOCK); }
@@ -147,10 +148,17 @@ static void full_boot_checks(void) {
 static void boot_and_check(bool expect_tmr) {
   open_dev();
   ck_assert_uint_eq(n_wr, 0); /* open writes nothing */
-  unsigned long r0 = n_rd, w0 = n_wr;
+  unsigned long r0 = n_rd, w0 = n_wr, s0 = n_smu_resp;
+  size_t m0 = mock_amd_smu_nmsgs(G);
   bg_am_boot_report rep;
   OK(bg_am_boot(D, NULL, &rep));
   ck_assert(!rep.warm && !rep.mode1_reset);
+  /* One read of the response register per SMU message: the emulated SMU answers before the first poll, and the poll's
+   * read is the response (tinygrad's AM_SMU reads it once; reading it again after the poll cost 23 reads on gfx11). */
+  size_t nmsg = mock_amd_smu_nmsgs(G) - m0;
+  ck_assert_uint_gt(nmsg, 0);
+  ck_assert_msg(n_smu_resp - s0 == nmsg, "%s: %lu reads of %s for %zu SMU messages, expected one per message",
+                D->disc.arch, n_smu_resp - s0, D->r[BG_AM_R_SMU90].name, nmsg);
   printf("%s: full boot (SOC..SMU, GFX, SDMA, queues): %lu register reads, %lu writes (open: %lu reads); %d bootloader components, "
          "%d ring commands; msg1 0x%lx cmd 0x%lx fence 0x%lx ring 0x%lx tmr 0x%lx smu 0x%lx\n",
          D->disc.arch, n_rd - r0, n_wr - w0, r0, rep.bl_components, rep.ring_cmds, (unsigned long)D->bm.psp_msg1,

@@ -540,9 +540,15 @@ int main(void) {
     }
   }
   printf("\n%lu unexplained difference(s)\n", unexplained);
+  /* The same work with no more register accesses than the reference driver (issue 16: tinygrad's AM cold-boots GC
+   * 11.0.0 with 169 reads and 470 writes, the trace header; ours read the SMU response twice per message before). */
+  int more = ours.nrd > ref.nrd || ours.nwr > ref.nwr || ours.nrd + ours.nwr > ref.nrd + ref.nwr;
+  printf("register accesses: ours %lu (%lu reads, %lu writes), reference %lu (%lu reads, %lu writes)%s\n",
+         ours.nrd + ours.nwr, ours.nrd, ours.nwr, ref.nrd + ref.nwr, ref.nrd, ref.nwr,
+         more ? ": MORE than the reference" : "");
   free(ours.v);
   free(ref.v);
   free(raws);
   free(amap);
-  return unexplained == 0 && over == 0 ? 0 : 1;
+  return unexplained == 0 && over == 0 && !more ? 0 : 1;
 }

@@ -14,6 +14,7 @@
 #include "compile/llvm_amdgpu.h"
 #endif
 #include "usb_test.h"
+#include "util/clock.h"
 
 /* Signal reads and writes that must succeed: they return 0 or a negative BG_E* (baregpu/error.h). */
 static uint64_t sigval(const bg_signal *s) {
@@ -127,6 +128,110 @@ START_TEST(kernel_launch_over_usb) {
   bg_program_free(p);
 }
 END_TEST
+
+/* A loop kernel that runs long on the emulated shader core: out[lane] = n (n additions of 1.0). */
+static const char SPIN_IR[] =
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "define amdgpu_kernel void @spin(ptr addrspace(1) %out, i32 %n) {\n"
+    "entry:\n"
+    "  br label %loop\n"
+    "loop:\n"
+    "  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]\n"
+    "  %acc = phi float [ 0.0, %entry ], [ %acc1, %loop ]\n"
+    "  %acc1 = fadd float %acc, 1.0\n"
+    "  %i1 = add i32 %i, 1\n"
+    "  %c = icmp ult i32 %i1, %n\n"
+    "  br i1 %c, label %loop, label %done\n"
+    "done:\n"
+    "  %l = call i32 @llvm.amdgcn.workitem.id.x()\n"
+    "  %p = getelementptr float, ptr addrspace(1) %out, i32 %l\n"
+    "  store float %acc1, ptr addrspace(1) %p\n"
+    "  ret void\n"
+    "}\n";
+
+static unsigned log2_ceil(uint64_t x) {
+  unsigned k = 0;
+  while (k < 63 && (1ull << k) < x) k++;
+  return k;
+}
+
+/* A synchronize of a kernel that runs many round trips long costs at most 2 round trips on average (the wait polls
+ * when the kernel is expected done, from its last run, and the fault check's reads ride in the signal poll's round
+ * trip), counted by the transport: before, it polled back-to-back (~29 round trips for a short kernel). Counts, not
+ * times: the design bounds every synchronize, also the first (unknown duration) and one whose kernel ran longer than
+ * last time, by log2(duration / round trip) + 2 polls; the average over the steady state is what a loaded machine
+ * could at worst push up, by slowing single runs of the emulated core (each then costs that bound, not more). */
+START_TEST(synchronize_round_trips) {
+  void *obj;
+  size_t n;
+  OK(bg_llvm_amdgpu_compile(SPIN_IR, bg_dev_arch(HD), &obj, &n));
+  static const uint8_t sizes[2] = {8, 4};
+  bg_program_info info = {"spin", 2, sizes};
+  bg_program *p;
+  OK(bg_program_load(HD, obj, n, &info, &p));
+  free(obj);
+  bg_buf *b;
+  OK(bg_buf_alloc(HD, 32 * 4, BG_BUF_ZERO, &b));
+  bg_usb_transport *t = dev_transport(HD);
+  /* The round trip: a signal read, the fastest of a few (a slow one is the machine's load, not the bridge). */
+  bg_signal *s;
+  OK(bg_signal_new(HD, 0, &s));
+  uint64_t t0, v = 0, rtt = UINT64_MAX;
+  for (int i = 0; i < 8; i++) {
+    t0 = bg_now_ns();
+    OK(bg_signal_value(s, &v));
+    if (bg_now_ns() - t0 < rtt) rtt = bg_now_ns() - t0;
+  }
+  bg_signal_free(s);
+  /* Enough iterations for a kernel of >= 64 round trips (doubling from 4096 until it is). */
+  uint32_t iters = 4096;
+  uint64_t dur = 0;
+  bg_queue *q = NULL;
+  for (;;) {
+    OK(bg_queue_new(HD, BG_QUEUE_COMPUTE, &q));
+    bg_val args[2] = {bg_addr(b, 0), bg_const(iters)};
+    bg_val gv[3] = {bg_const(1), bg_const(1), bg_const(1)}, lv[3] = {bg_const(32), bg_const(1), bg_const(1)};
+    bg_queue_wait(q, bg_timeline_addr(q), bg_timeline_value(q, -1));
+    bg_queue_exec(q, p, args, 2, gv, lv);
+    bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+    OK(bg_queue_submit(q, NULL, 0)); /* lowering, first patches */
+    OK(bg_dev_synchronize(HD, 0));
+    t0 = bg_now_ns();
+    OK(bg_queue_submit(q, NULL, 0));
+    OK(bg_dev_synchronize(HD, 0));
+    dur = bg_now_ns() - t0;
+    if (dur >= 64 * rtt || iters >= (1u << 24)) break;
+    bg_queue_free(q);
+    iters *= 2;
+  }
+  ck_assert_msg(dur >= 64 * rtt, "the loop kernel of %u iterations ran %.0f us, expected >= 64 round trips (%.1f us)",
+                iters, dur / 1e3, 64 * rtt / 1e3);
+  enum { N = 24 };
+  uint64_t total = 0, worst = 0;
+  for (int i = 0; i < N; i++) {
+    OK(bg_queue_submit(q, NULL, 0));
+    uint64_t r0 = t->stats.round_trips, s0 = bg_now_ns();
+    OK(bg_dev_synchronize(HD, 0));
+    uint64_t rt = t->stats.round_trips - r0, d = bg_now_ns() - s0;
+    /* Every synchronize: the backoff's bound (polls from 1/8 of the estimate or one round trip, doubling). */
+    unsigned bound = log2_ceil(d / (rtt ? rtt : 1) + 1) + 3;
+    ck_assert_msg(rt <= bound, "synchronize %d: %llu round trips for a %.0f us wait (round trip %.1f us): expected <= "
+                  "%u (log2(wait / round trip) + 3)", i, (unsigned long long)rt, d / 1e3, rtt / 1e3, bound);
+    total += rt;
+    if (rt > worst) worst = rt;
+  }
+  float out[32];
+  OK(bg_buf_read(b, 0, out, sizeof(out)));
+  for (int i = 0; i < 32; i++) ck_assert_float_eq(out[i], (float)iters);
+  printf("MOCKUSB+AMD loop kernel of %u iterations (~%.0f us, round trip ~%.1f us): %.2f round trips per "
+         "synchronize (worst %llu) over %d\n", iters, dur / 1e3, rtt / 1e3, (double)total / N, (unsigned long long)worst, N);
+  ck_assert_msg(total <= 2 * N, "%llu round trips for %d synchronizes of a kernel of ~%.0f us (round trip %.1f us): "
+                "expected <= 2 per synchronize on average", (unsigned long long)total, N, dur / 1e3, rtt / 1e3);
+  bg_queue_free(q);
+  bg_buf_free(b);
+  bg_program_free(p);
+}
+END_TEST
 #endif
 
 START_TEST(copies_over_usb) {
@@ -192,6 +297,7 @@ Suite *usb_hcq_suite(void) {
   tcase_add_test(tc, signals_over_usb);
 #if BG_HAVE_LLVM
   tcase_add_test(tc, kernel_launch_over_usb);
+  tcase_add_test(tc, synchronize_round_trips);
 #endif
   tcase_add_test(tc, copies_over_usb);
   tcase_add_test(tc, pci_and_usb_side_by_side);
