@@ -38,7 +38,7 @@ static int try_path(const char *path, char *tried, size_t n) {
   }
   const bg_mock_plugin *p = entry();
   if (!p || p->abi != BG_MOCK_PLUGIN_ABI || !p->start || !p->usb_transport || !p->exec_ns || !p->nv_sys || !p->nv_assemble ||
-      !p->inject) {
+      !p->inject || !p->shader_stats) {
     dlclose(h);
     return bg_error(BG_EINVAL, "mock plugin %s: ABI %u, this library needs %u", path, p ? p->abi : 0,
                     BG_MOCK_PLUGIN_ABI);
@@ -164,6 +164,17 @@ int bg_mock_plugin_inject(const char *iface, int index, const char *kind, unsign
   char err[512] = "";
   if (r == 0 && (r = plugin->inject(iface, index, kind, count, err, sizeof(err))) < 0)
     r = bg_error(-r, "mock inject %s into %s device %d: %s", kind, iface, index, err[0] ? err : "?");
+  pthread_mutex_unlock(&plugin_lock);
+  return r;
+}
+
+int bg_mock_plugin_shader_stats(const char *iface, int index, bg_mock_shader_stats *out) {
+  memset(out, 0, sizeof(*out));
+  pthread_mutex_lock(&plugin_lock);
+  int r = plugin ? 0 : bg_error(BG_ENODEV, "mock shader stats: the mock plugin is not loaded");
+  char err[512] = "";
+  if (r == 0 && (r = plugin->shader_stats(iface, index, out, err, sizeof(err))) < 0)
+    r = bg_error(-r, "mock shader stats of %s device %d: %s", iface ? iface : "(null)", index, err[0] ? err : "?");
   pthread_mutex_unlock(&plugin_lock);
   return r;
 }

@@ -21,14 +21,26 @@
 /* ABI 2: MOCKUSB (an emulated ASM24 bridge in front of each GPU), usb_transport and exec_ns.
  * ABI 3: MOCKNVK+NV (an emulated nvidia kernel module and NVIDIA GPUs): nv_sys and nv_assemble.
  * ABI 4: inject (faults the stress tests of tests/stress inject into the emulated hardware); the USB transport table
- *   gained clear_halt and its transfer/stats records changed layout. */
-#define BG_MOCK_PLUGIN_ABI 4
+ *   gained clear_halt and its transfer/stats records changed layout.
+ * ABI 5: shader_stats (cumulative counters of the emulated shader core, bg_mock_shader_stats). */
+#define BG_MOCK_PLUGIN_ABI 5
 #define BG_MOCK_MAX_DEVICES 8
 
 /* usb/usb_transport.h: hcq/ only passes the pointer on. */
 typedef struct bg_usb_transport bg_usb_transport;
 /* nv/nv_sys.h: hcq/ and platform/ only pass the pointer on. */
 typedef struct bg_nv_sys bg_nv_sys;
+
+/* What the emulated AMD GPU's shader core (tests/mockgpu/rdna3) executed, summed over every dispatch since the
+ * device was created. Deterministic proxies for benchmarks on emulated hardware, where time says nothing: take the
+ * difference of two reads around one kernel run. */
+typedef struct bg_mock_shader_stats {
+  uint64_t dispatches, waves, wave_insts;          /* instructions executed, counted once per wave */
+  uint64_t valu_insts, salu_insts, vmem_insts, lds_insts, wmma_insts;  /* wmma_insts are also VALU */
+  uint64_t global_load_bytes, global_store_bytes;  /* bytes of active lanes, global/flat/buffer memory */
+  uint64_t lds_load_bytes, lds_store_bytes;
+  uint64_t lds_bank_conflict_cycles;               /* extra cycles from LDS bank conflicts (emu's model) */
+} bg_mock_shader_stats;
 
 typedef struct bg_mock_host {
   unsigned abi;  /* BG_MOCK_PLUGIN_ABI */
@@ -76,6 +88,10 @@ typedef struct bg_mock_plugin {
    * -BG_E* with err filled (not started, no such device, a kind unknown or not available on iface: err names the
    * known kinds). */
   int (*inject)(const char *iface, int index, const char *kind, unsigned count, char *err, size_t errlen);
+  /* Cumulative shader-core counters of device index of iface ("MOCKPCI", "MOCKUSB") since start (every dispatch).
+   * All zero on a chip whose command processor runs no shaders (gfx942). 0, or -BG_E* with err filled (iface not
+   * MOCKPCI/MOCKUSB, not started, no such device). */
+  int (*shader_stats)(const char *iface, int index, bg_mock_shader_stats *out, char *err, size_t errlen);
 } bg_mock_plugin;
 
 /* The one symbol the module exports. */
@@ -94,6 +110,8 @@ int bg_mock_plugin_nv_sys(const bg_nv_sys **out);
 int bg_mock_plugin_nv_assemble(const char *ptx, unsigned sm, uint8_t **cubin, size_t *n);
 /* After bg_mock_plugin_start(iface, ...): inject count faults of kind into device index (see inject above). */
 int bg_mock_plugin_inject(const char *iface, int index, const char *kind, unsigned count);
+/* After bg_mock_plugin_start(iface, ...): the shader statistics of device index (see shader_stats above). */
+int bg_mock_plugin_shader_stats(const char *iface, int index, bg_mock_shader_stats *out);
 /* The loaded module's exec_ns(), 0 when no module is loaded. */
 uint64_t bg_mock_plugin_exec_ns(void);
 

@@ -49,6 +49,17 @@ typedef struct mock_amd_cfg {
 
 typedef struct mock_amd mock_amd;
 
+/* Shader statistics summed over every DISPATCH_DIRECT the device's command processor ran (amd_pm4.c) since
+ * mock_amd_new (resets do not clear them): the fields of the shader core's rdna3_stats (rdna3/rdna3.h) and the
+ * dispatches handed to it. Deterministic for the same work. */
+typedef struct mock_amd_shader_stats {
+  uint64_t dispatches, waves, wave_insts;
+  uint64_t valu_insts, salu_insts, smem_insts, vmem_insts, lds_insts, wmma_insts;
+  uint64_t global_load_bytes, global_store_bytes, lds_load_bytes, lds_store_bytes;
+  uint64_t lds_bank_conflict_cycles;
+} mock_amd_shader_stats;
+void mock_amd_shader_stats_get(mock_amd *g, mock_amd_shader_stats *out);
+
 /* NULL on failure (message in mock_sysfs_failures of the tree, or on stderr). */
 mock_amd *mock_amd_new(mock_sysfs *t, const mock_amd_cfg *cfg);
 /* Detach from the PCI device (its BARs then read all ones) and free. Call before mock_sysfs_free. */

@@ -91,6 +91,8 @@ struct mock_amd {
   /* HDP (amd_hdp.h): host view of VRAM; dword addresses BIF_BX0_REMAP_HDP_MEM/REG_FLUSH_CNTL point at (0: none) */
   struct amd_hdp *hdp;
   uint32_t hdp_mem_dw, hdp_reg_dw;
+  /* shader statistics (amd_pm4.c adds each dispatch's under the lock) */
+  mock_amd_shader_stats shader;
 };
 
 /* amd_gpu.c */

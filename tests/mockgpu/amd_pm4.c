@@ -143,6 +143,19 @@ static int check_workgroup(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned
              "(1..%u per work-group)", v[0], v[1], v[2], threads, MAX_WORKGROUP_THREADS);
 }
 
+#ifdef BG_MOCK_RDNA3
+/* The device's cumulative shader statistics (amd_gpu.h) gain one dispatch's, failed ones up to their failure. */
+static void add_shader_stats(mock_amd_shader_stats *t, const rdna3_stats *d) {
+  t->dispatches++;
+  t->waves += d->waves, t->wave_insts += d->wave_insts;
+  t->valu_insts += d->valu_insts, t->salu_insts += d->salu_insts, t->smem_insts += d->smem_insts;
+  t->vmem_insts += d->vmem_insts, t->lds_insts += d->lds_insts, t->wmma_insts += d->wmma_insts;
+  t->global_load_bytes += d->global_load_bytes, t->global_store_bytes += d->global_store_bytes;
+  t->lds_load_bytes += d->lds_load_bytes, t->lds_store_bytes += d->lds_store_bytes;
+  t->lds_bank_conflict_cycles += d->lds_bank_conflict_cycles;
+}
+#endif
+
 static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   mock_amd *g = p->e.g;
   p->st.dispatches++;
@@ -168,6 +181,7 @@ static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   pthread_mutex_unlock(&g->lock); /* the shader core touches only memory */
   int rc = rdna3_dispatch(&d, &mem, &rep);
   mock_shm_lock(&g->lock);
+  add_shader_stats(&g->shader, &rep.stats);
   if (rc < 0 && !m.faulted && !amd_engine_alive(&p->e)) return X_STOPPED; /* dequeued: the waves were killed */
   if (rc < 0 && !m.faulted) {
     /* The hardware halts the wave and raises an SQ interrupt (client GRBM_CP 0x14, src SQ_INTERRUPT_ID 239 in
@@ -444,6 +458,12 @@ amd_engine *amd_pm4_engine(mock_amd *g) {
       p->uc_known[a - PACKET3_SET_UCONFIG_REG_START] = 1;
   }
   return &p->e;
+}
+
+void mock_amd_shader_stats_get(mock_amd *g, mock_amd_shader_stats *out) {
+  mock_shm_lock(&g->lock);
+  *out = g->shader;
+  pthread_mutex_unlock(&g->lock);
 }
 
 bool mock_amd_pm4_stats_get(mock_amd *g, mock_amd_pm4_stats *out) {

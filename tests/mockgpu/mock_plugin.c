@@ -284,9 +284,34 @@ static int plugin_inject(const char *iface, int index, const char *kind, unsigne
   return r;
 }
 
-static const bg_mock_plugin PLUGIN = {BG_MOCK_PLUGIN_ABI, plugin_start,      plugin_stop,
-                                      plugin_usb_transport, plugin_exec_ns,    mock_nv_plugin_sys,
-                                      mock_nv_plugin_assemble, plugin_inject};
+/* Shader statistics (ABI 5): the device's cumulative counters (amd_gpu.h mock_amd_shader_stats). */
+static int plugin_shader_stats(const char *iface, int index, bg_mock_shader_stats *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof(*out));
+  bool usb = iface && !strcmp(iface, "MOCKUSB");
+  if (!iface || (!usb && strcmp(iface, "MOCKPCI")))
+    return fail(err, errlen, BG_EINVAL, "shader_stats: iface must be MOCKPCI or MOCKUSB, not ", iface ? iface : "(null)");
+  pthread_mutex_lock(&plugin_lock);
+  mock_set *m = &S.set[usb];
+  int r = 0;
+  if (!m->started) r = fail(err, errlen, BG_ENODEV, "shader_stats: not started: ", iface);
+  else if (index < 0 || index >= m->devs.count) r = fail(err, errlen, BG_ENODEV, "shader_stats: no such device on ", iface);
+  else {
+    mock_amd_shader_stats s;
+    mock_amd_shader_stats_get(m->gpu[index], &s);
+    *out = (bg_mock_shader_stats){
+        .dispatches = s.dispatches, .waves = s.waves, .wave_insts = s.wave_insts, .valu_insts = s.valu_insts,
+        .salu_insts = s.salu_insts, .vmem_insts = s.vmem_insts, .lds_insts = s.lds_insts, .wmma_insts = s.wmma_insts,
+        .global_load_bytes = s.global_load_bytes, .global_store_bytes = s.global_store_bytes,
+        .lds_load_bytes = s.lds_load_bytes, .lds_store_bytes = s.lds_store_bytes,
+        .lds_bank_conflict_cycles = s.lds_bank_conflict_cycles};
+  }
+  pthread_mutex_unlock(&plugin_lock);
+  return r;
+}
+
+static const bg_mock_plugin PLUGIN = {BG_MOCK_PLUGIN_ABI,      plugin_start,   plugin_stop,
+                                      plugin_usb_transport,    plugin_exec_ns, mock_nv_plugin_sys,
+                                      mock_nv_plugin_assemble, plugin_inject,  plugin_shader_stats};
 
 BG_EXPORT const bg_mock_plugin *bg_mock_plugin_entry(void);
 BG_EXPORT const bg_mock_plugin *bg_mock_plugin_entry(void) { return &PLUGIN; }

@@ -30,6 +30,14 @@
  * (ACQUIRE_MEM GCR_CNTL.GLK_INV, or s_dcache_inv in the shader), so memory changed behind it is
  * read stale, as on hardware.
  *
+ * WMMA (rdna3_wmma.c): V_WMMA_{F32,F16,BF16}_16X16X16_{F16,BF16} with the ISA guide's wave32 operand layout;
+ * EXEC must be all ones and lanes 16-31 of A and B must repeat lanes 0-15, else the dispatch stops.
+ *
+ * Statistics: rdna3_report.stats counts what the dispatch executed (instructions by class once per wave, bytes of
+ * active lanes moved to/from global memory and LDS, LDS bank-conflict cycles from the 32-bank model in rdna3_lds.c);
+ * the command processor sums them per device for the mock plugin's shader_stats. Deterministic: the same dispatch
+ * on the same memory counts the same.
+ *
  * Strict: an instruction or encoding it does not implement, an access through an unmapped
  * address, a misaligned scalar load, an LDS access out of the workgroup's allocation, a VGPR
  * beyond the grant, a PC outside the mapped code or a wave that does not reach s_endpgm within the
@@ -78,6 +86,20 @@ typedef struct rdna3_dispatch {
   uint64_t max_insts;         /* instruction budget for the whole dispatch; 0: 1e9 */
 } rdna3_dispatch;
 
+/* Shader statistics of one dispatch (rdna3.h "Statistics"); deterministic for a given dispatch and memory. */
+typedef struct rdna3_stats {
+  uint64_t waves, wave_insts;  /* waves run; instructions executed, counted once per wave (s_endpgm included) */
+  uint64_t valu_insts;         /* VOP1/VOP2/VOPC/VOP3/VOP3P/VOPD (a VOPD pair is one), WMMA included */
+  uint64_t salu_insts;         /* SOP1/SOP2/SOPC/SOPK/SOPP (branches, s_waitcnt, s_barrier, s_endpgm) */
+  uint64_t smem_insts;         /* scalar memory (s_load_*, s_dcache_inv) */
+  uint64_t vmem_insts;         /* FLAT/GLOBAL/SCRATCH and MUBUF */
+  uint64_t lds_insts;          /* DS */
+  uint64_t wmma_insts;         /* V_WMMA_* (also in valu_insts) */
+  uint64_t global_load_bytes, global_store_bytes;  /* FLAT/GLOBAL bytes of active lanes outside LDS and scratch */
+  uint64_t lds_load_bytes, lds_store_bytes;        /* DS (and FLAT to the LDS aperture) bytes of active lanes */
+  uint64_t lds_bank_conflict_cycles;               /* extra LDS cycles from bank conflicts (rdna3_lds.c) */
+} rdna3_stats;
+
 typedef struct rdna3_report {
   char msg[512];              /* empty on success */
   uint64_t pc;                /* address of the failing instruction */
@@ -85,6 +107,7 @@ typedef struct rdna3_report {
   uint32_t wg[3], wave;       /* workgroup id and wave index within it */
   uint64_t insts;             /* instructions executed (all waves) */
   uint64_t waves;             /* waves run */
+  rdna3_stats stats;          /* what the dispatch executed, up to the failure if it failed */
 } rdna3_report;
 
 /* Run the whole grid. 0 when every wave reached s_endpgm; -1 with rep->msg otherwise. rep may not

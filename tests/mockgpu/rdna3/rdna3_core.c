@@ -142,9 +142,11 @@ int rdna3_step(rdna3_ctx *c, rdna3_wave *w) {
   if (fetch(c, w)) return -1;
   uint32_t e = c->enc[0];
   int rc;
+  uint64_t *cls;                                     /* the class counter of rdna3_stats */
   c->ndw = 1;
   c->jumped = false;
   if ((e >> 30) == 2) {                              /* scalar ALU: 10xx */
+    cls = &c->st.salu_insts;
     if ((e >> 23) == 0x17d) rc = rdna3_exec_sop1(c, w);
     else if ((e >> 23) == 0x17e) rc = rdna3_exec_sopc(c, w);
     else if ((e >> 23) == 0x17f) rc = rdna3_exec_sopp(c, w);
@@ -152,20 +154,27 @@ int rdna3_step(rdna3_ctx *c, rdna3_wave *w) {
     else rc = rdna3_exec_sop2(c, w);
   } else if ((e >> 31) == 0 || (e >> 25) == 0x3f || (e >> 25) == 0x3e || (e >> 26) == 0x35 ||
              (e >> 24) == 0xcc || (e >> 26) == 0x32) {
+    cls = &c->st.valu_insts;
+    c->prev_wmma_d = w->wmma_d, w->wmma_d = 0;     /* a WMMA sets it again */
     rc = rdna3_exec_vop(c, w);                       /* VOP2, VOP1, VOPC, VOP3(SD), VOP3P, VOPD */
   } else if ((e >> 26) == 0x3d) {
+    cls = &c->st.smem_insts;
     rc = rdna3_exec_smem(c, w);
   } else if ((e >> 26) == 0x36) {
+    cls = &c->st.lds_insts;
     rc = rdna3_exec_ds(c, w);
   } else if ((e >> 26) == 0x37) {
+    cls = &c->st.vmem_insts;
     rc = rdna3_exec_flat(c, w);
   } else if ((e >> 26) == 0x38) {
+    cls = &c->st.vmem_insts;
     rc = rdna3_exec_mubuf(c, w);
   } else {
     c->ndw = 1;
     return rdna3_fail(c, w, "unknown encoding");
   }
   if (rc) return -1;
+  (*cls)++;
   c->insts++;
   if (!c->jumped) w->pc += 4ull * c->ndw;
   return 0;

@@ -119,6 +119,9 @@ int rdna3_dispatch_run(const rdna3_dispatch *d, const rdna3_mem *mem, rdna3_repo
         rep->waves += nwaves;
       }
   rep->insts = c.insts;
+  c.st.waves = rep->waves;
+  c.st.wave_insts = c.insts;
+  rep->stats = c.st;
   free(waves);
   free(c.lds);
   return rc;

@@ -49,6 +49,7 @@ typedef struct rdna3_wave {
   bool scc;
   bool done, at_barrier;
   uint32_t wave;                           /* index within the workgroup */
+  uint16_t wmma_d;                         /* the last VALU op was a WMMA writing v[wmma_d-1 ..+8) (0: not) */
   uint32_t wg[3];
   /* Last: rdna3_wave_reset clears only the ring heads, not the entries. */
   rdna3_pq pq[RDNA3_NCNT];
@@ -66,12 +67,14 @@ typedef struct rdna3_ctx {
   uint32_t denorm_mode;                    /* RSRC1 FLOAT_DENORM_MODE_32 (0: flush) */
   unsigned nvgpr;                          /* VGPRs granted to each wave (RSRC1.VGPRS), <= RDNA3_NVGPR */
   uint64_t insts, budget;
+  rdna3_stats st;                          /* counted as the waves run; copied to the report at the end */
   /* The instruction being executed, for reports. */
   uint32_t enc[3];
   unsigned avail;                          /* dwords of enc that are mapped code */
   unsigned ndw;                            /* the instruction's size in dwords, literal included */
   uint32_t lit;                            /* its literal constant (valid when it has one) */
   bool jumped;                             /* it set the pc (branch): no advance */
+  uint16_t prev_wmma_d;                    /* VALU ops: the wave's wmma_d before this one (rdna3_wmma.c hazard) */
 } rdna3_ctx;
 
 /* Execute one instruction of w at w->pc (fetching, decoding, advancing pc). 0, or -1 with the
@@ -116,6 +119,12 @@ int rdna3_exec_sopp(rdna3_ctx *c, rdna3_wave *w);
 int rdna3_exec_smem(rdna3_ctx *c, rdna3_wave *w);
 int rdna3_exec_vop(rdna3_ctx *c, rdna3_wave *w);   /* VOP1/VOP2/VOPC/VOP3/VOP3SD/VOP3P/VOPD */
 int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w);
+/* LDS banks (rdna3_lds.c; RDNA3 ISA guide 12.1 "Overview": 64 dword-wide banks per WGP in two sets of 32,
+ * each set serving one pair of SIMD32s, so one wave's access meets 32 banks; dwords are placed in the banks
+ * serially: dword d is in bank d % 32). The extra cycles bank conflicts cost one DS access: addr[a][l] is address
+ * a (naddr 1, or 2 for the two-address forms) of lane l, each ndw dwords wide; only lanes in exec count. */
+#define RDNA3_LDS_BANKS 32u
+uint64_t rdna3_lds_conflicts(const uint32_t addr[2][RDNA3_LANES], unsigned naddr, unsigned ndw, uint32_t exec);
 int rdna3_exec_flat(rdna3_ctx *c, rdna3_wave *w);  /* FLAT/GLOBAL/SCRATCH */
 int rdna3_exec_mubuf(rdna3_ctx *c, rdna3_wave *w); /* buffer_gl0_inv/gl1_inv only */
 

@@ -36,6 +36,48 @@ static uint32_t ds_atomic(unsigned op, uint32_t old, uint32_t v) {
   }
 }
 
+/* One phase: the cycles its banks need, the most distinct dwords any one bank serves (lanes reading the same
+ * dword share it). Fast path: every bank meets at most one dword. */
+static unsigned phase_cycles(const uint32_t *dw, unsigned n) {
+  uint32_t first[RDNA3_LDS_BANKS], used = 0, multi = 0;
+  for (unsigned i = 0; i < n; i++) {
+    unsigned b = dw[i] % RDNA3_LDS_BANKS;
+    if (!((used >> b) & 1)) used |= 1u << b, first[b] = dw[i];
+    else if (first[b] != dw[i]) multi |= 1u << b;
+  }
+  if (!multi) return used ? 1 : 0;
+  unsigned worst = 1;
+  for (; multi; multi &= multi - 1) {
+    unsigned b = (unsigned)__builtin_ctz(multi), k = 0;
+    uint32_t seen[RDNA3_LANES * 4];
+    for (unsigned i = 0; i < n; i++) {
+      if (dw[i] % RDNA3_LDS_BANKS != b) continue;
+      unsigned j = 0;
+      while (j < k && seen[j] != dw[i]) j++;
+      if (j == k) seen[k++] = dw[i];
+    }
+    if (k > worst) worst = k;
+  }
+  return worst;
+}
+
+uint64_t rdna3_lds_conflicts(const uint32_t addr[2][RDNA3_LANES], unsigned naddr, unsigned ndw, uint32_t exec) {
+  unsigned per_lane = naddr * ndw, lanes = per_lane <= 1 ? 32 : per_lane == 2 ? 16 : 8;
+  uint64_t extra = 0;
+  for (unsigned p0 = 0; p0 < RDNA3_LANES; p0 += lanes) {
+    uint32_t dw[RDNA3_LANES * 4];
+    unsigned n = 0;
+    for (unsigned l = p0; l < p0 + lanes; l++) {
+      if (!((exec >> l) & 1)) continue;
+      for (unsigned a = 0; a < naddr; a++)
+        for (unsigned i = 0; i < ndw; i++) dw[n++] = (addr[a][l] >> 2) + i;
+    }
+    unsigned cyc = phase_cycles(dw, n);
+    if (cyc > 1) extra += cyc - 1;
+  }
+  return extra;
+}
+
 int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w) {
   c->ndw = 2;
   if (rdna3_need(c, w, 2)) return -1;
@@ -66,6 +108,26 @@ int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w) {
   }
   bool two = op == DS_STORE_2ADDR_B32 || op == DS_STORE_2ADDR_STRIDE64_B32 || op == DS_STORE_2ADDR_B64 ||
              op == DS_STORE_2ADDR_STRIDE64_B64;
+  /* the bank model's view: each lane's address(es), bytes at each, and which way data moves */
+  bool two_any = two || op == DS_LOAD_2ADDR_B32 || op == DS_LOAD_2ADDR_STRIDE64_B32 || op == DS_LOAD_2ADDR_B64 ||
+                 op == DS_LOAD_2ADDR_STRIDE64_B64;
+  bool b64x2 = op == DS_STORE_2ADDR_B64 || op == DS_STORE_2ADDR_STRIDE64_B64 || op == DS_LOAD_2ADDR_B64 ||
+               op == DS_LOAD_2ADDR_STRIDE64_B64;
+  bool stride64 = op == DS_STORE_2ADDR_STRIDE64_B32 || op == DS_STORE_2ADDR_STRIDE64_B64 ||
+                  op == DS_LOAD_2ADDR_STRIDE64_B32 || op == DS_LOAD_2ADDR_STRIDE64_B64;
+  unsigned esize = b64x2 ? 8 : 4, estride = esize * (stride64 ? 64 : 1);
+  unsigned bytes = two_any ? esize : nd ? 4 * nd : 4 * nres;  /* per address */
+  if (op == DS_STORE_B8 || op == DS_STORE_B8_D16_HI || op == DS_LOAD_U8 || op == DS_LOAD_I8 || op == DS_LOAD_U8_D16 ||
+      op == DS_LOAD_U8_D16_HI || op == DS_LOAD_I8_D16 || op == DS_LOAD_I8_D16_HI)
+    bytes = 1;
+  if (op == DS_STORE_B16 || op == DS_STORE_B16_D16_HI || op == DS_LOAD_U16 || op == DS_LOAD_I16 ||
+      op == DS_LOAD_U16_D16 || op == DS_LOAD_U16_D16_HI)
+    bytes = 2;
+  bool atomic = op <= DS_XOR_B32 || op == DS_MIN_F32 || op == DS_MAX_F32 || op == DS_ADD_F32 || op == DS_ADD_RTN_U32 ||
+                op == DS_ADD_RTN_F32;
+  if (atomic) bytes = 4;
+  bool loads = atomic || nres, stores = atomic || !nres;  /* atomics read and write */
+  uint32_t addr[2][RDNA3_LANES];
   if (rdna3_vgprs(c, w, vaddr, 1, "address") || (nd && rdna3_vgprs(c, w, d0, nd, "data")) ||
       (two && rdna3_vgprs(c, w, d1, op == DS_STORE_2ADDR_B64 || op == DS_STORE_2ADDR_STRIDE64_B64 ? 2 : 1, "data1")) ||
       (nres && rdna3_vgprs(c, w, vdst, nres, "destination")))
@@ -77,6 +139,8 @@ int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w) {
     if (!((exec >> l) & 1)) continue;
     uint32_t base = w->v[vaddr][l];
     uint8_t *p, *q;
+    if (two_any) addr[0][l] = base + off0 * estride, addr[1][l] = base + off1 * estride;
+    else addr[0][l] = base + offset;
     switch (op) {
     case DS_STORE_B32: case DS_STORE_B64: case DS_STORE_B96: case DS_STORE_B128: {
       unsigned n = op == DS_STORE_B32 ? 1 : op == DS_STORE_B64 ? 2 : op == DS_STORE_B96 ? 3 : 4;
@@ -155,5 +219,9 @@ int rdna3_exec_ds(rdna3_ctx *c, rdna3_wave *w) {
     default: break;  /* refused above */
     }
   }
+  uint64_t moved = (uint64_t)__builtin_popcount(exec) * bytes * (two_any ? 2 : 1);
+  if (loads) c->st.lds_load_bytes += moved;
+  if (stores) c->st.lds_store_bytes += moved;
+  c->st.lds_bank_conflict_cycles += rdna3_lds_conflicts(addr, two_any ? 2 : 1, (bytes + 3) / 4, exec);
   return 0;
 }

@@ -57,6 +57,8 @@ int rdna3_valu_run(rdna3_ctx *c, rdna3_wave *w, const rdna3_vinst *in, rdna3_vre
 void rdna3_valu_commit(rdna3_wave *w, const rdna3_vresult *r);
 
 int rdna3_exec_vop3p(rdna3_ctx *c, rdna3_wave *w);
+/* V_WMMA_* (rdna3_wmma.c); called by rdna3_exec_vop3p with the two dwords fetched. */
+int rdna3_exec_wmma(rdna3_ctx *c, rdna3_wave *w);
 
 /* Whole-wave fast path for common 32-bit opcodes (rdna3_valu_fast.c): d[l] = op(a[l], b[l], c[l])
  * for all 32 lanes; false when op is not one of them. */

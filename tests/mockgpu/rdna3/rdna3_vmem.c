@@ -17,8 +17,8 @@ static int access(rdna3_ctx *c, const rdna3_wave *w, int seg, uint64_t addr, uns
     if (off + n > c->lds_size)
       return rdna3_fail(c, w, "flat LDS access of %u bytes at 0x%llx outside the workgroup's %u bytes", n,
                         (unsigned long long)off, c->lds_size);
-    if (write) memcpy(c->lds + off, buf, n);
-    else memcpy(buf, c->lds + off, n);
+    if (write) memcpy(c->lds + off, buf, n), c->st.lds_store_bytes += n;
+    else memcpy(buf, c->lds + off, n), c->st.lds_load_bytes += n;
     return 0;
   }
   if (seg == SEG_FLAT && addr >= RDNA3_PRIVATE_BASE && addr < RDNA3_PRIVATE_BASE + RDNA3_APERTURE_SIZE)
@@ -36,6 +36,8 @@ static int access(rdna3_ctx *c, const rdna3_wave *w, int seg, uint64_t addr, uns
     }
     return 0;
   }
+  if (write) c->st.global_store_bytes += n;
+  else c->st.global_load_bytes += n;
   return write ? rdna3_mem_write(c, w, addr, buf, n) : rdna3_mem_read(c, w, addr, buf, n);
 }
 

@@ -46,6 +46,7 @@ int rdna3_exec_vop3p(rdna3_ctx *c, rdna3_wave *w) {
   unsigned opsel = (e0 >> 11) & 7, opsel_hi = ((e1 >> 27) & 3) | ((e0 >> 14) & 1) << 2;
   unsigned neg = (e1 >> 29) & 7, neg_hi = (e0 >> 8) & 7;
   unsigned src[3] = {e1 & 0x1ff, (e1 >> 9) & 0x1ff, (e1 >> 18) & 0x1ff};
+  if (op >= V_WMMA_F32_16X16X16_F16 && op <= V_WMMA_BF16_16X16X16_BF16) return rdna3_exec_wmma(c, w);
   bool mix = op == V_FMA_MIX_F32 || op == V_FMA_MIXLO_F16 || op == V_FMA_MIXHI_F16;
   if (!mix && op > V_PK_MAX_F16 && op != V_DOT2_F32_F16) return rdna3_fail(c, w, "unimplemented VOP3P opcode %u", op);
   if (clamp && !mix && op != V_DOT2_F32_F16 && !pk_float(op)) return rdna3_fail(c, w, "clamp on packed integer math is not implemented");

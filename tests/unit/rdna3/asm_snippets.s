@@ -396,3 +396,46 @@ kload_inv: s_dcache_inv
   v_mov_b32 v2, 0
   global_store_b32 v2, v1, s[2:3]
   s_endpgm
+
+// ---- WMMA (test_wmma.c): A v[8:15], B v[16:23], C v[24:31], D v[0:7]
+wmma_f32_f16: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
+  s_endpgm
+wmma_f32_bf16: v_wmma_f32_16x16x16_bf16 v[0:7], v[8:15], v[16:23], v[24:31]
+  s_endpgm
+wmma_f16_f16: v_wmma_f16_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
+  s_endpgm
+wmma_f16_f16_hi: v_wmma_f16_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31] op_sel:[0,0,1]
+  s_endpgm
+wmma_bf16_bf16: v_wmma_bf16_16x16x16_bf16 v[0:7], v[8:15], v[16:23], v[24:31]
+  s_endpgm
+wmma_bf16_bf16_hi: v_wmma_bf16_16x16x16_bf16 v[0:7], v[8:15], v[16:23], v[24:31] op_sel:[0,0,1]
+  s_endpgm
+wmma_f32_f16_c0: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], 0
+  s_endpgm
+wmma_f32_f16_neg: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31] neg_lo:[1,0,0]
+  s_endpgm
+
+// ---- LDS banks (test_wmma.c lds_banks): v0 = byte address per lane, v1 = data
+lds_bank_load: ds_load_b32 v2, v0
+  s_waitcnt lgkmcnt(0)
+  s_endpgm
+lds_bank_store: ds_store_b32 v0, v1
+  s_waitcnt lgkmcnt(0)
+  s_endpgm
+lds_bank_load64: ds_load_b64 v[2:3], v0
+  s_waitcnt lgkmcnt(0)
+  s_endpgm
+lds_bank_load2: ds_load_2addr_b32 v[2:3], v0 offset1:32
+  s_waitcnt lgkmcnt(0)
+  s_endpgm
+wmma_chain_hazard: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
+  v_wmma_f32_16x16x16_f16 v[32:39], v[0:7], v[16:23], v[24:31]
+  s_endpgm
+wmma_chain_nop: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
+  v_nop
+  v_wmma_f32_16x16x16_f16 v[32:39], v[0:7], v[16:23], v[24:31]
+  s_endpgm
+wmma_chain_salu: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
+  s_nop 0
+  v_wmma_f32_16x16x16_f16 v[32:39], v[8:15], v[0:7], v[24:31]
+  s_endpgm

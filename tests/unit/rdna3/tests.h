@@ -9,5 +9,7 @@ TCase *kernel_tests(void);  /* test_kernels.c: LLVM IR kernels compiled by llc *
 TCase *fault_tests(void);   /* test_faults.c: reports for unknown encodings, faults, budget */
 TCase *bits_tests(void);    /* test_bits.c: sign-bit and leading-zero counts */
 TCase *limit_tests(void);   /* test_limits.c: s_waitcnt, VGPR and LDS grants, the K$ */
+TCase *wmma_tests(void);    /* test_wmma.c: V_WMMA_* against a C reference, lane layout, strictness */
+TCase *stats_tests(void);   /* test_stats.c: shader statistics and the LDS bank model */
 
 #endif
