@@ -42,6 +42,8 @@ typedef struct bg_kopts {
                            * partials combined through LDS after a barrier); 0/1 = none. Other targets: -BG_EINVAL */
   uint8_t tile;           /* AMD GPUs, matmul-shaped kernels: T x T work-groups stage T x T tiles of both inputs in LDS
                            * per step of the reduce (classic tiled GEMM); excludes upcast/unroll/group; 0/1 = none */
+  bool tc;                /* AMD RDNA3 (gfx11), float16/bfloat16 matmul with float32 sums: one wave32 per 16 x 16
+                           * output tile, V_WMMA_F32_16X16X16_F16/BF16 per 16 of the reduce; excludes the others */
   bool no_opt;            /* render the AST as is (for tests) */
 } bg_kopts;
 

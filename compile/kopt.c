@@ -91,21 +91,29 @@ static void gpu_heuristics(const kinfo *info, bg_kopts *a) {
 static int tile_fits(ir_ctx *ctx, node sink, const kinfo *info, unsigned t, bool say) {
   const char *why = NULL;
   int64_t e[3] = {0, 0, 0};
-  if (t < 2 || t > 16) why = "T must be 2..16 (T x T threads <= 256)";
+  bool tc = t == KR_TC, bf;
+  if (tc) t = 16;
+  else if (t < 2 || t > 16) why = "T must be 2..16 (T x T threads <= 256)";
   else if (info->nout != 2 || info->nred != 1) why = "needs exactly 2 output axes and 1 reduce axis";
   else if (!const_extent(info->out[0], &e[0]) || !const_extent(info->out[1], &e[1]) || !const_extent(info->red[0], &e[2]))
     why = "needs constant extents";
   else if (e[0] % t || e[1] % t || e[2] % t) why = "T must divide every extent";
   else if (!sink || sink->nsrc != 1 || sink->src[0]->op != IR_STORE) why = "needs exactly one STORE";
+  else if (tc && sink->src[0]->src[0]->nsrc != 2) why = "the STORE is gated";
   else {
     node v = sink->src[0]->src[1], ld[2];
     if (v->op == IR_CAST) v = v->src[0];
     if (v->op != IR_REDUCE || v->arg.i != IR_ADD || v->nsrc != 2) why = "the stored value is not a sum REDUCE";
-    else if (kllvm_tile_loads(ctx, v->src[0], info->red[0], info->out[0], info->out[1], ld))
+    else if (!tc && kllvm_tile_loads(ctx, v->src[0], info->red[0], info->out[0], info->out[1], ld))
       why = "the reduced value is not a product of a (row, k) load and a (k, column) load";
+    else if (tc && kllvm_tc_loads(ctx, v->src[0], info->red[0], info->out[0], info->out[1], ld, &bf))
+      why = "the reduced value is not a product of float16 (or bfloat16) (row, k) and (k, column) loads";
   }
   if (!why) return 0;
   if (!say) return -1;
+  if (tc)
+    return bg_error(BG_EINVAL, "kernel: tc (WMMA 16x16x16): %s (extents %lld x %lld, reduce %lld)", why, (long long)e[0],
+                    (long long)e[1], (long long)e[2]);
   return bg_error(BG_EINVAL, "kernel: tile %u: %s (extents %lld x %lld, reduce %lld)", t, why, (long long)e[0],
                   (long long)e[1], (long long)e[2]);
 }
@@ -153,6 +161,17 @@ static int choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a, const gp
     } else if (gpu) {
       gpu_heuristics(info, a);
     }
+    return 0;
+  }
+  if (opts->tc) {
+    if (!gpu) return bg_error(BG_EINVAL, "kernel: tc (WMMA) needs an AMD GPU target");
+    if (opts->group > 1 || opts->unroll > 1 || opts->tile > 1)
+      return bg_error(BG_EINVAL, "kernel: tc (WMMA) excludes tile, group and unroll");
+    for (int i = 0; i < 8; i++)
+      if (opts->upcast[i] > 1) return bg_error(BG_EINVAL, "kernel: tc (WMMA) excludes upcast (axis %d)", i);
+    int rc = tile_fits(gpu->ctx, gpu->sink, info, KR_TC, true);
+    if (rc) return rc;
+    a->tc = true;
     return 0;
   }
   if (opts->tile > 1) {
@@ -262,11 +281,11 @@ const ir_node *kopt_apply(ir_ctx *ctx, const ir_node *sink, const kinfo *info, c
     sink = split_range(ctx, sink, info->red[info->nred - 1], a->unroll, KR_UNROLL, axis++);
     changed = true;
   }
-  if (a->tile > 1 && info->nred && sink) {   /* the reduce range moves to the tile band of axes (krender_llvm.h) */
+  if ((a->tile > 1 || a->tc) && info->nred && sink) {   /* the reduce range moves to the tile band (krender_llvm.h) */
     int64_t e;
     const_extent(info->red[0], &e);
     split s = {.r = info->red[0]};
-    ir_arg at = {.i = kr_arg(kr_tile_axis(a->tile, kr_axis(info->red[0])), KR_REDUCE)};
+    ir_arg at = {.i = kr_arg(kr_tile_axis(a->tc ? KR_TC : a->tile, kr_axis(info->red[0])), KR_REDUCE)};
     node ext = ir_const_int(ctx, IR_DT_INDEX, e);
     s.expr = ext ? ir_intern(ctx, IR_RANGE, IR_DT_INDEX, at, 1, &ext) : NULL;
     static const ir_rule rules[] = {r_rename};

@@ -60,6 +60,7 @@ typedef struct rctx {
   kstr glob;                /* module-level definitions (LDS arrays) */
   uint32_t tile;            /* local tiles: T (0: none); the row and column output loops */
   const kitem *tile_row, *tile_col;
+  unsigned wmma;            /* WMMA intrinsics used: bit 0 f16, bit 1 bf16 */
   unsigned nlds;
   bool barrier;
 } rctx;
@@ -655,6 +656,20 @@ static void plan_grid(rctx *r, klin *l, uint32_t gsz[3], uint32_t lsz[3]) {
   for (kitem *it = output_loop(l->root); it && n < KMAX_RANGES; it = output_loop(it->body)) chain[n++] = it;
   for (int d = 0; d < 3; d++) gsz[d] = lsz[d] = 1;
   unsigned ng = 0, nl = 0, threads = 1;
+  if (r->tile == KR_TC) {   /* WMMA: one wave32 per 16 x 16 output tile: columns -> gsz x, rows -> gsz y */
+    int64_t e[2];
+    if (n != 2 || !ir_is_const(chain[0]->u->src[0], &e[0]) || !ir_is_const(chain[1]->u->src[0], &e[1]) || e[0] % 16 ||
+        e[1] % 16) {
+      if (!r->err) r->err = bg_error(BG_EINVAL, "kernel: llvm render: tc needs 2 output axes 16 divides");
+      return;
+    }
+    lsz[0] = 32;
+    gsz[0] = (uint32_t)(e[1] / 16);
+    gsz[1] = (uint32_t)(e[0] / 16);
+    r->tile_row = chain[0];
+    r->tile_col = chain[1];
+    return;
+  }
   if (r->tile) {   /* tiled GEMM: columns x = T threads x N/T groups, rows y alike */
     int64_t e[2];
     if (n != 2 || !ir_is_const(chain[0]->u->src[0], &e[0]) || !ir_is_const(chain[1]->u->src[0], &e[1]) || e[0] % r->tile ||
@@ -843,6 +858,25 @@ static int tile_dep(ir_ctx *ctx, const ir_node *l, const ir_node *red, const ir_
   return has_red && has_other;
 }
 
+static const ir_node *strip_casts(const ir_node *u) {
+  while (u->op == IR_CAST) u = u->src[0];
+  return u;
+}
+
+int kllvm_tc_loads(ir_ctx *ctx, const ir_node *value, const ir_node *red, const ir_node *row, const ir_node *col,
+                   const ir_node *ld[2], bool *bf) {
+  const ir_node *v = strip_casts(value);
+  if (v->op != IR_MUL || kllvm_tile_loads(ctx, value, red, row, col, ld)) return -1;
+  if (strip_casts(v->src[0]) != ld[0] && strip_casts(v->src[0]) != ld[1]) return -1;
+  if (strip_casts(v->src[1]) != ld[0] && strip_casts(v->src[1]) != ld[1]) return -1;
+  enum ir_scalar a = IR_DT_SCALAR(ld[0]->dt), b = IR_DT_SCALAR(ld[1]->dt);
+  if (a != b || (a != IR_DT_FLOAT16 && a != IR_DT_BFLOAT16)) return -1;
+  for (const ir_node *c = value; c->op == IR_CAST; c = c->src[0])   /* the sum is float32 (or a wider cast of it) */
+    if (!ir_scalar_is_float(IR_DT_SCALAR(c->dt))) return -1;
+  *bf = a == IR_DT_BFLOAT16;
+  return 0;
+}
+
 int kllvm_tile_loads(ir_ctx *ctx, const ir_node *value, const ir_node *red, const ir_node *row, const ir_node *col,
                      const ir_node *ld[2]) {
   unsigned n = 0;
@@ -1028,11 +1062,138 @@ static void render_tile_loop(rctx *r, kitem *it) {
   loop_close(r, n, k0);
 }
 
+/* ---- WMMA (RDNA3) ---- */
+
+/* The reduce loop `loop` as WMMA steps, then the stores after it in its scope, once per accumulator
+ * element. Lane layout (RDNA3 ISA guide "Wave Matrix Multiply-Accumulate", as LLVM's
+ * llvm.amdgcn.wmma.f32.16x16x16.f16 and tinygrad's AMD tensor core use it, wave32): lane l holds row
+ * l%16 of A (16 halves along k) and column l%16 of B (lanes 16..31 repeat 0..15); element i of the
+ * <8 x float> accumulator is D[2i + l/16][l%16]. */
+static void render_tc(rctx *r, kitem *loop) {
+  kitem *acc[MAX_GROUP_ACC + 1];
+  unsigned na = group_accs(loop->body, loop->scope, acc, 0);
+  int64_t ext;
+  const ir_node *ld[2];
+  bool bf = false;
+  if (na != 1 || acc[0]->u->arg.i != IR_ADD || acc[0]->u->nsrc != 2 || !ir_is_const(loop->u->src[0], &ext) || ext % 16 ||
+      kllvm_tc_loads(r->ctx, acc[0]->u->src[0], loop->u, r->tile_row->u, r->tile_col->u, ld, &bf)) {
+    fail_node(r, loop->u, "tc: the reduce loop is not one float sum of a float16/bfloat16 matmul");
+    return;
+  }
+  const char *et = bf ? "i16" : "half", *fn = bf ? "llvm.amdgcn.wmma.f32.16x16x16.bf16" : "llvm.amdgcn.wmma.f32.16x16x16.f16";
+  r->wmma |= bf ? 2u : 1u;
+  unsigned w = r->nacc++;
+  kstr_printf(&r->pro, "  %%tcw%u = alloca <8 x float>, align 32%s\n", w, r->tg->alloca_as);
+  emit(r, "store <8 x float> zeroinitializer, %s %%tcw%u", r->pptr, w);
+  unsigned n = r->nloops++;
+  char k0[32];
+  snprintf(k0, sizeof k0, "%%tk%u", n);
+  loop_open(r, n, k0, (uint32_t)(ext / 16));
+  char vec[2][TXT];
+  for (int i = 0; i < 2 && !r->err; i++) {   /* A: row l%16, k0*16 + e; B: k0*16 + e, column l%16 */
+    const ir_node *index = ld[i]->src[0], *other = i ? r->tile_col->u : r->tile_row->u;
+    const char *ity = lty(r, index->src[1]), *mt = mem_ty(IR_DT_SCALAR(ld[i]->dt));
+    const ir_node *from[2] = {loop->u, other};
+    snprintf(vec[i], TXT, "undef");
+    for (unsigned e = 0; e < 16 && !r->err; e++) {
+      char kv[TXT], ov[TXT], idx[TXT] = "";
+      unsigned t = fresh(r);
+      emit(r, "%%v%u = mul i32 %s, 16", t, k0);
+      emit(r, "%%v%u.e = add i32 %%v%u, %u", t, t, e);
+      char kt[32];
+      snprintf(kt, sizeof kt, "%%v%u.e", t);
+      snprintf(kv, sizeof kv, "%s", convert(r, kt, "i32", true, false, ity, true, false));
+      snprintf(ov, sizeof ov, "%s", convert(r, i ? "%tc.col" : "%tc.row", "i32", true, false, ity, true, false));
+      const char *to[2] = {kv, ov};
+      tile_index(r, index->src[1], from, to, ity, idx, 0);
+      unsigned p = fresh(r), v = fresh(r), nv = fresh(r);
+      emit(r, "%%p%u = getelementptr inbounds %s, %s %%data%lld, %s %s", p, mt, r->gptr, (long long)index->src[0]->arg.i, ity,
+           idx);
+      emit(r, "%%v%u = load %s, %s %%p%u, align 2", v, mt, r->gptr, p);
+      char val[TXT];
+      snprintf(val, sizeof val, "%%v%u", v);
+      if (bf) {
+        snprintf(val, sizeof val, "%%v%u.i", v);
+        emit(r, "%s = bitcast bfloat %%v%u to i16", val, v);
+      }
+      emit(r, "%%v%u = insertelement <16 x %s> %s, %s %s, i32 %u", nv, et, vec[i], et, val, e);
+      snprintf(vec[i], TXT, "%%v%u", nv);
+    }
+  }
+  unsigned c = fresh(r), d = fresh(r);
+  emit(r, "%%v%u = load <8 x float>, %s %%tcw%u", c, r->pptr, w);
+  emit(r, "%%v%u = call <8 x float> @%s(<16 x %s> %s, <16 x %s> %s, <8 x float> %%v%u)", d, fn, et, vec[0], et, vec[1], c);
+  emit(r, "store <8 x float> %%v%u, %s %%tcw%u", d, r->pptr, w);
+  r->flops += 2 * 16 * 16 * (uint64_t)ext / 32 * loop->scope->iters;
+  loop_close(r, n, k0);
+  unsigned dv = fresh(r);
+  emit(r, "%%v%u = load <8 x float>, %s %%tcw%u", dv, r->pptr, w);
+  const char *aty = lty(r, acc[0]->u);
+  for (unsigned el = 0; el < 8 && !r->err; el++) {
+    unsigned x = fresh(r), row = fresh(r);
+    emit(r, "%%v%u = extractelement <8 x float> %%v%u, i32 %u", x, dv, el);
+    emit(r, "%%v%u = add i32 %%tc.r0, %u", row, 2 * el);
+    emit(r, "%%v%u.r = add i32 %%v%u, %%tc.hi", row, row);
+    char x0[TXT], xv[TXT], rv[TXT];
+    snprintf(x0, sizeof x0, "%%v%u", x);
+    snprintf(xv, sizeof xv, "%s", convert(r, x0, "float", true, false, aty, true, false));
+    snprintf(rv, sizeof rv, "%%v%u.r", row);
+    for (kitem *st = loop->next; st && !r->err; st = st->next) {
+      if (st->kind != KI_STORE) continue;
+      const ir_node *su = st->u, *index = su->src[0];
+      if (index->nsrc != 2) {
+        fail_node(r, su, "tc: gated store");
+        return;
+      }
+      const char *ity = lty(r, index->src[1]);
+      const ir_node *from[2] = {r->tile_row->u, r->tile_col->u};
+      char rr[TXT], cc[TXT], idx[TXT] = "", val[TXT] = "";
+      snprintf(rr, sizeof rr, "%s", convert(r, rv, "i32", true, false, ity, true, false));
+      snprintf(cc, sizeof cc, "%s", convert(r, "%tc.col", "i32", true, false, ity, true, false));
+      const char *to[2] = {rr, cc};
+      tile_index(r, index->src[1], from, to, ity, idx, 0);
+      const ir_node *sub[2] = {acc[0]->u, NULL};
+      const char *subv[2] = {xv, ""};
+      tile_value(r, su->src[1], sub, subv, val, 0);
+      enum ir_scalar s = IR_DT_SCALAR(index->src[0]->dt);
+      unsigned p = fresh(r);
+      emit(r, "%%p%u = getelementptr inbounds %s, %s %%data%lld, %s %s", p, mem_ty(s), r->gptr, (long long)index->src[0]->arg.i,
+           ity, idx);
+      emit(r, "store %s %s, %s %%p%u, align %u", mem_ty(s), val, r->gptr, p, ir_scalar_size(s));
+    }
+  }
+}
+
 static void render_loop(rctx *r, kitem *it) {
   node u = it->u;
   const char *ty = lty(r, u);
   const mapped *m = mapping(r, it);
   char name[TXT];
+  if (r->tile == KR_TC && (it == r->tile_row || it == r->tile_col)) {   /* WMMA: the ids of the A/B loads */
+    const char *t = it == r->tile_row ? "%tc.row" : "%tc.col";
+    set_text(r, it, strcmp(ty, "i32") ? convert(r, t, "i32", true, false, ty, true, false) : t);
+    if (it == r->tile_row) {
+      render_scope(r, it->body);
+      return;
+    }
+    for (kitem *x = it->body->first; x && !r->err; x = x->next) {   /* up to the reduce loop; it renders the stores */
+      if (x->kind == KI_LOOP && kr_tile_of(x->u) == KR_TC) {
+        render_tc(r, x);
+        return;
+      }
+      if (x->kind == KI_STORE) {
+        fail_node(r, x->u, "tc: a store before the reduce loop");
+        return;
+      }
+      switch (x->kind) {
+      case KI_EXPR: render_expr(r, x); break;
+      case KI_LOAD: render_load(r, x); break;
+      case KI_ACC: render_acc(r, x); break;
+      default: fail_node(r, x->u, "tc: unexpected item before the reduce loop"); return;
+      }
+    }
+    return;
+  }
   if (r->tile && kr_tile_of(u)) {
     render_tile_loop(r, it);
     return;
@@ -1217,6 +1378,11 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
   r.threads = lsz[0] * lsz[1] * lsz[2];
   emit_ids(&r, gsz, lsz);
   if (r.group) emit_group_ids(&r, lsz);
+  if (r.tile == KR_TC && !r.err) {
+    kstr_printf(&r.pro, "  %%tc.li = and i32 %%lid.x, 15\n  %%tc.hi = lshr i32 %%lid.x, 4\n");
+    kstr_printf(&r.pro, "  %%tc.r0 = mul i32 %s, 16\n  %%tc.row = add i32 %%tc.r0, %%tc.li\n", gsz[1] > 1 ? "%gid.y" : "0");
+    kstr_printf(&r.pro, "  %%tc.c0 = mul i32 %s, 16\n  %%tc.col = add i32 %%tc.c0, %%tc.li\n", gsz[0] > 1 ? "%gid.x" : "0");
+  }
   render_scope(&r, l->root);
   if (r.err) {
     kstr_free(&r.pro);
@@ -1242,6 +1408,10 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
   kstr_puts(&out, "\n");
   if (r.glob.p) kstr_printf(&out, "%s\n", r.glob.p);
   if (r.barrier) kstr_puts(&out, "declare void @llvm.amdgcn.s.barrier()\n");
+  if (r.wmma & 1)
+    kstr_puts(&out, "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16(<16 x half>, <16 x half>, <8 x float>)\n");
+  if (r.wmma & 2)
+    kstr_puts(&out, "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16(<16 x i16>, <16 x i16>, <8 x float>)\n");
   static const char xyz[] = "xyz";
   for (int d = 0; d < 3 && !host; d++) {
     if (gsz[d] > 1) kstr_printf(&out, "declare i32 @%s%c()\n", tg->group_id, xyz[d]);

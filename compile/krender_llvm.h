@@ -22,6 +22,8 @@ static inline bool kr_is_group(const ir_node *r) {
 /* Local tiles (bg_kopts.tile = T): kopt renames the matmul's reduce range (axis A) to axis
  * -(T << 24) - 1 - A; the AMDGPU flavour renders that loop as the tiled GEMM (others: a plain loop). */
 static inline int64_t kr_tile_axis(unsigned t, int64_t axis) { return -((int64_t)t << KR_TILE_SHIFT) - 1 - axis; }
+/* WMMA (bg_kopts.tc) uses the tile band with T = KR_TC. */
+enum { KR_TC = 0xff };
 static inline unsigned kr_tile_of(const ir_node *r) {
   if (kr_kind(r) != KR_REDUCE || kr_axis(r) > -((int64_t)1 << KR_TILE_SHIFT)) return 0;
   return (unsigned)((-1 - kr_axis(r)) >> KR_TILE_SHIFT);
@@ -31,6 +33,10 @@ static inline unsigned kr_tile_of(const ir_node *r) {
  * (red, col) (DEFINE_VARs allowed); ld[0] = the row one. 0 when it is, -1 when not. */
 int kllvm_tile_loads(ir_ctx *ctx, const ir_node *value, const ir_node *red, const ir_node *row, const ir_node *col,
                      const ir_node *ld[2]);
+/* WMMA: the value with its casts stripped is MUL of two (cast) loads, both float16 or both bfloat16
+ * (*bf set for bfloat16), as kllvm_tile_loads orders them. 0 when it is, -1 when not. */
+int kllvm_tc_loads(ir_ctx *ctx, const ir_node *value, const ir_node *red, const ir_node *row, const ir_node *col,
+                   const ir_node *ld[2], bool *bf);
 /* kopt_choose for AMD GPUs: bg_kopts.group and tile allowed; the heuristics add a group to reduces with
  * few outputs and tiles to matmul-shaped kernels (sink: the simplified kernel, for the pattern). */
 int kopt_choose_amdgpu(ir_ctx *ctx, const ir_node *sink, const kinfo *info, const bg_kopts *opts, bg_kopts *applied);

@@ -16,6 +16,7 @@
 #include "baregpu/hcq.h"
 #include "compile/kernel.h"
 #include "compile/krender_llvm.h"
+#include "util/half.h"
 #include "ast_build.h"
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
@@ -112,6 +113,7 @@ static void fill(void *p, size_t n, enum ir_scalar sc, unsigned slot) {
   for (size_t i = 0; i < n; i++) {
     x = x * 1664525u + 1013904223u;
     if (sc == IR_DT_FLOAT32) ((float *)p)[i] = (float)(x >> 8) / 8388608.0f - 1.0f;
+    else if (sc == IR_DT_BFLOAT16) ((uint16_t *)p)[i] = (uint16_t)(((x >> 20) & 1 ? 0xbf80u : 0x3f80u) - 0x0080u * ((x >> 21) % 3) + ((x >> 9) & 0x7fu));
     else if (sc == IR_DT_FLOAT16) ((uint16_t *)p)[i] = (uint16_t)(((x >> 20) & 1 ? 0xbc00u : 0x3c00u) - 0x0400u * ((x >> 21) % 3) + ((x >> 9) & 0x3ffu));
     else ((int32_t *)p)[i] = (int32_t)(x >> 8) % 1000;
   }
@@ -225,6 +227,46 @@ START_TEST(tiled_matmul_matches_no_opt) {
 }
 END_TEST
 
+/* A bfloat16 matmul with float32 sums: out[i*32+j] = sum_k float(a[i*64+k]) * float(b[k*32+j]), 32x32x64. */
+static gk bf16_kernel(void) {
+  enum ir_scalar f = IR_DT_FLOAT32, b = IR_DT_BFLOAT16;
+  N r = out_r(0, 32), c = out_r(1, 32), k = red_r(2, 64);
+  N x = ir_cast(C, f, ld(buf(1, b), add(mul(r, ki(64)), k))), y = ir_cast(C, f, ld(buf(2, b), add(mul(k, ki(32)), c)));
+  return (gk){"wmma matmul bf16->f32", sink1(st(buf(0, f), add(mul(r, ki(32)), c), reduce(IR_ADD, mul(x, y), k, NULL))), f,
+              32 * 32, 64 * 32, 2, 64, false, b, 0};
+}
+
+/* WMMA (tc) on the emulated RDNA3 core: float16 -> float32, float16 -> float16 and bfloat16 -> float32
+ * matmuls against no_opt on the same device. Inputs have 11 (bfloat16: 8) significant bits, so the
+ * products are exact in float32 and only the order of the sums differs (float16 output: no_opt also
+ * rounds each product to float16: within K half-ulps of the products). */
+START_TEST(wmma_matches_no_opt) {
+  gk t = _i == 2 ? bf16_kernel() : tile_kernel(_i + 1);
+  size_t bytes = t.out_n * esize(t.sc);
+  uint8_t *want = malloc(bytes), *got = malloc(bytes);
+  ck_assert_ptr_nonnull(want);
+  ck_assert_ptr_nonnull(got);
+  bg_kopts none = {.no_opt = true}, o = {.tc = true}, applied;
+  run(&t, &none, want, NULL, NULL);
+  run(&t, &o, got, &applied, NULL);
+  ck_assert(applied.tc);
+  for (size_t i = 0; i < t.out_n; i++) {
+    double w, g;
+    if (t.sc == IR_DT_FLOAT16) {
+      w = bg_f16_to_f32(((uint16_t *)want)[i]);
+      g = bg_f16_to_f32(((uint16_t *)got)[i]);
+    } else {
+      w = ((float *)want)[i];
+      g = ((float *)got)[i];
+    }
+    double tol = t.sc == IR_DT_FLOAT16 ? 2e-3 * t.red + 2e-3 * fabs(w) : 1e-6 * t.red + 1e-6 * fabs(w);
+    ck_assert_msg(fabs(w - g) <= tol, "%s (tc): out[%zu] = %.9g, no_opt %.9g (tolerance %.3g)", t.what, i, g, w, tol);
+  }
+  free(want);
+  free(got);
+}
+END_TEST
+
 /* Options a group cannot take name what is wrong. */
 START_TEST(group_errors) {
   gk t = kernel(0);
@@ -264,6 +306,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, group_reduce_matches_no_opt, 0, NGK);
   tcase_add_loop_test(tc, tiled_matmul_matches_no_opt, 0, NTK);
+  tcase_add_loop_test(tc, wmma_matches_no_opt, 0, 3);
   tcase_add_test(tc, group_errors);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
