@@ -25,9 +25,10 @@ int bg_beam_opts(bg_dev *d, ir_ctx *ctx, const ir_node *sink, unsigned width, bg
 /* Every single-action extension of `from` the search may try (valid factors only); returns the
  * count written (at most max). from == NULL starts from no optimizations. */
 int bg_beam_actions(ir_ctx *ctx, const ir_node *sink, const bg_kopts *from, bg_kopts *out, size_t max);
-/* The same for AMD GPUs: also work-group reduce sizes (bg_kopts.group 8..256) and local tiles (tile 4, 8, 16;
- * a tile is an action from no options only, and takes no other). */
-int bg_beam_actions_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *from, bg_kopts *out, size_t max);
+/* The same for the AMD processor mcpu: also work-group reduce sizes (bg_kopts.group 8..256), local tiles (tile 4, 8,
+ * 16) and on gfx11 WMMA (tc); a tile or tc is an action from no options only, and takes no other. */
+int bg_beam_actions_amdgpu(ir_ctx *ctx, const ir_node *sink, const char *mcpu, const bg_kopts *from, bg_kopts *out,
+                           size_t max);
 
 /* A cache entry's payload (size bytes, not NUL-terminated) as options: true and *out (canonical) when it holds
  * them, false when it does not (the search runs again). Used by bg_beam_opts; tests/fuzz/fuzz_beam_cache.c. */

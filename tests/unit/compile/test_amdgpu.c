@@ -368,6 +368,40 @@ START_TEST(group_reduce_compile) {
 }
 END_TEST
 
+/* WMMA (bg_kopts.tc) on gfx1100: the intrinsic in the IR, one wave32 per 16 x 16 tile, v_wmma_* in the
+ * machine code, no scratch; a processor without that WMMA form is -BG_ENOTSUP naming gfx11. */
+START_TEST(wmma_compile) {
+  static const enum ir_scalar in[2] = {IR_DT_FLOAT16, IR_DT_BFLOAT16};
+  static const char *const intr[2] = {"@llvm.amdgcn.wmma.f32.16x16x16.f16(", "@llvm.amdgcn.wmma.f32.16x16x16.bf16("};
+  static const char *const inst[2] = {"v_wmma_f32_16x16x16_f16", "v_wmma_f32_16x16x16_bf16"};
+  const enum ir_scalar F = IR_DT_FLOAT32;
+  N r = out_r(0, 32), c = out_r(1, 48), k = red_r(2, 64);
+  N a = ir_cast(C, F, ld(buf(1, in[_i]), add(mul(r, ki(64)), k))), b = ir_cast(C, F, ld(buf(2, in[_i]), add(mul(k, ki(48)), c)));
+  N sink = sink1(st(buf(0, F), add(mul(r, ki(48)), c), reduce(IR_ADD, mul(a, b), k, NULL)));
+  bg_kopts opts = {.tc = true};
+  bg_kernel kk;
+  void *elf = NULL;
+  size_t n = 0;
+  OK(bg_kernel_compile_amdgpu(C, sink, &opts, "gfx1100", &kk, &elf, &n));
+  if (dump()) printf("---- %s (tc)\n%s", kk.name, kk.src);
+  ck_assert(kk.opts.tc);
+  ck_assert_ptr_nonnull(strstr(kk.src, intr[_i]));
+  ck_assert_uint_eq(kk.lsz[0] * kk.lsz[1] * kk.lsz[2], 32);
+  ck_assert_uint_eq(kk.gsz[0], 48 / 16);
+  ck_assert_uint_eq(kk.gsz[1], 32 / 16);
+  bg_amdgpu_image img;
+  OK(bg_amdgpu_elf_load(elf, n, kk.name, &img));
+  ck_assert_uint_eq(img.kd.private_segment_fixed_size, 0);
+  const char *const need[] = {inst[_i], NULL};
+  check_disassembly_has("wmma", "gfx1100", elf, n, need);
+  bg_amdgpu_image_free(&img);
+  free(elf);
+  bg_kernel_free(&kk);
+  ck_assert_int_eq(bg_kernel_compile_amdgpu(C, sink, &opts, "gfx942", &kk, &elf, &n), -BG_ENOTSUP);
+  ck_assert_msg(strstr(bg_last_error(), "gfx11"), "%s", bg_last_error());
+}
+END_TEST
+
 /* Compiles a sink for mcpu and checks that the object loads without scratch. */
 static void compile_only(N sink, const char *mcpu, const char *what) {
   bg_kernel k;
@@ -751,6 +785,7 @@ int main(void) {
   tcase_add_loop_test(tc, compile_and_load, 0, NKERNELS * 4);
   tcase_add_loop_test(tc, integer_ops_compile, 0, 8);
   tcase_add_loop_test(tc, group_reduce_compile, 0, 4);
+  tcase_add_loop_test(tc, wmma_compile, 0, 2);
   tcase_add_test(tc, casts_and_floats_compile);
   tcase_add_test(tc, linked_object);
   tcase_add_loop_test(tc, host_semantics, 0, NKERNELS * 2);
