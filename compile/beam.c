@@ -147,7 +147,7 @@ static void opts_str(const bg_kopts *o, char *buf, size_t n) {
                    factor(o->upcast[7]), factor(o->unroll));
   if (w < 0 || (size_t)w >= n) return;
   if (o->group > 1 || o->tile > 1 || o->tc)
-    snprintf(buf + w, n - (size_t)w, " g %u t %u%s\n", o->group > 1 ? o->group : 1, factor(o->tile), o->tc ? " tc" : "");
+    snprintf(buf + w, n - (size_t)w, " g %u t %u%s\n", o->group > 1 ? (unsigned)o->group : 1u, factor(o->tile), o->tc ? " tc" : "");
   else snprintf(buf + w, n - (size_t)w, "\n");
 }
 

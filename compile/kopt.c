@@ -10,7 +10,11 @@
  *    before by 4 (else 2) when they divide: a tile of independent accumulators per reduce loop;
  *  - reduce with 1 output axis: upcast it by 4 when it divides;
  *  - every reduce: unroll the innermost reduce range by 4 when it divides;
- *  - elementwise: upcast the last output axis by 4 when it divides. */
+ *  - elementwise: upcast the last output axis by 4 when it divides.
+ *
+ * AMD GPUs (kopt_choose_amdgpu, compile/README.md "GPU structure"): bg_kopts.group (a work-group
+ * reduce through LDS), tile (LDS-tiled matmul) and tc (WMMA); the heuristics pick tiles of 16/8 for
+ * matmul-shaped kernels, else a group for reduces with few output threads. Other targets reject them. */
 #include <stdio.h>
 #include <string.h>
 

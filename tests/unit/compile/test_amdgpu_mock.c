@@ -256,8 +256,11 @@ START_TEST(wmma_matches_no_opt) {
       w = bg_f16_to_f32(((uint16_t *)want)[i]);
       g = bg_f16_to_f32(((uint16_t *)got)[i]);
     } else {
-      w = ((float *)want)[i];
-      g = ((float *)got)[i];
+      float fw, fg;
+      memcpy(&fw, want + 4 * i, 4);
+      memcpy(&fg, got + 4 * i, 4);
+      w = fw;
+      g = fg;
     }
     double tol = t.sc == IR_DT_FLOAT16 ? 2e-3 * t.red + 2e-3 * fabs(w) : 1e-6 * t.red + 1e-6 * fabs(w);
     ck_assert_msg(fabs(w - g) <= tol, "%s (tc): out[%zu] = %.9g, no_opt %.9g (tolerance %.3g)", t.what, i, g, w, tol);
