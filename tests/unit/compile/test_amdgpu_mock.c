@@ -16,6 +16,7 @@
 #include "baregpu/hcq.h"
 #include "compile/kernel.h"
 #include "compile/krender_llvm.h"
+#include "platform/mock_plugin.h"
 #include "util/half.h"
 #include "ast_build.h"
 
@@ -119,7 +120,15 @@ static void fill(void *p, size_t n, enum ir_scalar sc, unsigned slot) {
   }
 }
 
-/* Runs t with opts on dev; out gets the output elements. *applied = what the compiler chose. */
+/* The emulated core's counters (platform/mock_plugin.h, ABI 5) of the MOCKPCI device. */
+static bg_mock_shader_stats core_stats(void) {
+  bg_mock_shader_stats st;
+  OK(bg_mock_plugin_shader_stats("MOCKPCI", 0, &st));
+  return st;
+}
+
+/* Runs t with opts on dev; out gets the output elements. *applied = what the compiler chose. The core must
+ * have executed LDS instructions exactly when the kernel uses LDS (group, tile) and WMMA exactly for tc. */
 static void run(const gk *t, const bg_kopts *opts, void *out, bg_kopts *applied, uint32_t *lds) {
   bg_kernel k;
   bg_program *p;
@@ -137,7 +146,6 @@ static void run(const gk *t, const bg_kopts *opts, void *out, bg_kopts *applied,
     ck_assert_uint_eq(k.lsz[0], k.opts.tile);
     ck_assert_uint_eq(k.lsz[1], k.opts.tile);
   }
-  if (lds) *lds = 0;
   bg_buf *b[3] = {0};
   enum ir_scalar in_sc = t->in_sc ? t->in_sc : t->sc;
   size_t esz = esize(t->sc), isz = esize(in_sc);
@@ -151,7 +159,17 @@ static void run(const gk *t, const bg_kopts *opts, void *out, bg_kopts *applied,
     OK(bg_buf_alloc(dev, t->in_n * isz, 0, &b[s]));
     OK(bg_buf_write(b[s], 0, data, t->in_n * isz));
   }
+  bg_mock_shader_stats before = core_stats();
   OK(bg_program_run(p, b, t->nin + 1, NULL, 0, k.gsz, k.lsz, true, NULL));
+  bg_mock_shader_stats after = core_stats();
+  uint64_t lds_insts = after.lds_insts - before.lds_insts, wmma = after.wmma_insts - before.wmma_insts;
+  bool uses_lds = k.opts.group > 1 || k.opts.tile > 1;
+  ck_assert_uint_eq(after.dispatches - before.dispatches, 1);
+  ck_assert_msg(uses_lds ? lds_insts > 0 && after.lds_load_bytes > before.lds_load_bytes : lds_insts == 0,
+                "%s (%s): %llu LDS instructions executed", t->what, k.name, (unsigned long long)lds_insts);
+  ck_assert_msg(k.opts.tc ? wmma >= k.gsz[0] * k.gsz[1] : wmma == 0, "%s (%s): %llu WMMA instructions executed", t->what,
+                k.name, (unsigned long long)wmma);
+  if (lds) *lds = (uint32_t)lds_insts;
   OK(bg_buf_read(b[0], 0, out, t->out_n * esz));
   for (unsigned s = 0; s <= t->nin; s++) bg_buf_free(b[s]);
   free(data);
