@@ -47,7 +47,8 @@ static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum r
   bg_clear_error();
   const ir_node *s = ksimplify(ctx, sink);
   if (!s) return pass_failed(ctx, "simplify");
-  if ((rc = which == RENDER_AMDGPU ? kopt_choose_amdgpu(ctx, s, &info, opts, &applied) : kopt_choose(&info, opts, &applied))) return rc;
+  rc = which == RENDER_AMDGPU ? kopt_choose_amdgpu(ctx, s, &info, opts, &applied) : kopt_choose(&info, opts, &applied);
+  if (rc) return rc;
   if (!(s = kopt_apply(ctx, s, &info, &applied))) return pass_failed(ctx, "optimize");
   kopt_name(ctx, s, k->name, sizeof k->name);
   if (!(s = kexpand(ctx, s))) return bg_error_context(pass_failed(ctx, "expand"), "%s: ", k->name);
