@@ -40,12 +40,57 @@ static void canonical(bg_kopts *o) {
   for (int i = 0; i < 8; i++)
     if (o->upcast[i] <= 1) o->upcast[i] = 0;
   if (o->unroll <= 1) o->unroll = 0;
+  if (o->group <= 1) o->group = 0;
+  if (o->tile <= 1) o->tile = 0;
   o->no_opt = false;
 }
 
 /* ---------------- candidates ---------------- */
 
+/* GPU actions (AMD): a work-group reduce of 8..256 threads over the outermost reduce range, local tiles
+ * of 4, 8, 16 and, on gfx11, WMMA (tc) for a kernel without other options (the compile rejects a
+ * kernel they do not fit: the search drops it). */
+static size_t gpu_actions(const kinfo *info, const bg_kopts *base, bg_kopts *out, size_t max, size_t n, const char *arch) {
+  if (!info->nred || base->tile > 1 || base->tc) return n;
+  bool plain = base->unroll <= 1 && base->group <= 1;
+  for (int i = 0; i < 8; i++) plain &= base->upcast[i] <= 1;
+  static const uint8_t tiles[] = {4, 8, 16, 0};   /* 0: tc */
+  for (size_t t = 0; plain && info->nout == 2 && info->nred == 1 && t < sizeof tiles; t++) {
+    if (!tiles[t] && strncmp(arch, "gfx11", 5)) continue;
+    if (n < max) {
+      memset(&out[n], 0, sizeof out[n]);
+      out[n].tile = tiles[t];
+      out[n].tc = !tiles[t];
+    }
+    n++;
+  }
+  int64_t e;
+  if (base->group > 1 || !ir_is_const(info->red[0]->src[0], &e)) return n;
+  if (info->nred == 1 && base->unroll > 1) e /= base->unroll;
+  for (unsigned g = 8; g <= 256; g *= 2) {
+    if (e % g) continue;
+    if (n < max) {
+      out[n] = *base;
+      out[n].group = (uint16_t)g;
+    }
+    n++;
+  }
+  return n;
+}
+
+static int actions(ir_ctx *ctx, const ir_node *sink, const bg_kopts *from, bg_kopts *out, size_t max, const char *gpu);
+
 int bg_beam_actions(ir_ctx *ctx, const ir_node *sink, const bg_kopts *from, bg_kopts *out, size_t max) {
+  return actions(ctx, sink, from, out, max, NULL);
+}
+
+int bg_beam_actions_amdgpu(ir_ctx *ctx, const ir_node *sink, const char *mcpu, const bg_kopts *from, bg_kopts *out,
+                           size_t max) {
+  return actions(ctx, sink, from, out, max, mcpu ? mcpu : "gfx");
+}
+
+/* gpu: the AMD processor name, NULL for the CPU. */
+static int actions(ir_ctx *ctx, const ir_node *sink, const bg_kopts *from, bg_kopts *out, size_t max, const char *gpu) {
   kinfo info;
   int rc = kverify(ctx, sink, &info);
   if (rc) return rc;
@@ -53,6 +98,7 @@ int bg_beam_actions(ir_ctx *ctx, const ir_node *sink, const bg_kopts *from, bg_k
   memset(&base, 0, sizeof base);
   if (from) base = *from;
   base.no_opt = false;
+  if (base.tile > 1 || base.tc) return 0;   /* tiles and WMMA take no other option */
   static const unsigned amounts[] = {2, 3, 4, 8};
   size_t n = 0;
   unsigned copies = 1;
@@ -75,6 +121,7 @@ int bg_beam_actions(ir_ctx *ctx, const ir_node *sink, const bg_kopts *from, bg_k
     for (size_t a = 0; a < sizeof amounts / sizeof amounts[0]; a++) {
       unsigned f = factor(base.unroll) * amounts[a];
       if (f > KMAX_UNROLL || e % f) continue;
+      if (base.group > 1 && info.nred == 1 && (e / f) % base.group) continue;   /* the group must still divide */
       if (n < max) {
         out[n] = base;
         out[n].unroll = (uint8_t)f;
@@ -82,25 +129,40 @@ int bg_beam_actions(ir_ctx *ctx, const ir_node *sink, const bg_kopts *from, bg_k
       n++;
     }
   }
+  if (gpu) n = gpu_actions(&info, &base, out, max, n, gpu);
   return (int)(n < max ? n : max);
 }
 
 static bool same_opts(const bg_kopts *a, const bg_kopts *b) {
   for (int i = 0; i < 8; i++)
     if (factor(a->upcast[i]) != factor(b->upcast[i])) return false;
-  return factor(a->unroll) == factor(b->unroll);
+  return factor(a->unroll) == factor(b->unroll) && (a->group > 1 ? a->group : 1) == (b->group > 1 ? b->group : 1) &&
+         factor(a->tile) == factor(b->tile) && a->tc == b->tc;
 }
 
+/* "u U0..U7 r R" (CPU; what older caches hold), then " g G t T" when a GPU option is set. */
 static void opts_str(const bg_kopts *o, char *buf, size_t n) {
-  snprintf(buf, n, "u %u %u %u %u %u %u %u %u r %u\n", factor(o->upcast[0]), factor(o->upcast[1]), factor(o->upcast[2]),
-           factor(o->upcast[3]), factor(o->upcast[4]), factor(o->upcast[5]), factor(o->upcast[6]), factor(o->upcast[7]),
-           factor(o->unroll));
+  int w = snprintf(buf, n, "u %u %u %u %u %u %u %u %u r %u", factor(o->upcast[0]), factor(o->upcast[1]), factor(o->upcast[2]),
+                   factor(o->upcast[3]), factor(o->upcast[4]), factor(o->upcast[5]), factor(o->upcast[6]),
+                   factor(o->upcast[7]), factor(o->unroll));
+  if (w < 0 || (size_t)w >= n) return;
+  if (o->group > 1 || o->tile > 1 || o->tc)
+    snprintf(buf + w, n - (size_t)w, " g %u t %u%s\n", o->group > 1 ? (unsigned)o->group : 1u, factor(o->tile), o->tc ? " tc" : "");
+  else snprintf(buf + w, n - (size_t)w, "\n");
 }
 
 static bool opts_parse(const char *s, bg_kopts *o) {
-  unsigned u[8], r;
+  unsigned u[8], r, g = 1, t = 1;
   memset(o, 0, sizeof *o);
-  if (sscanf(s, "u %u %u %u %u %u %u %u %u r %u", &u[0], &u[1], &u[2], &u[3], &u[4], &u[5], &u[6], &u[7], &r) != 9) return false;
+  int got = sscanf(s, "u %u %u %u %u %u %u %u %u r %u g %u t %u", &u[0], &u[1], &u[2], &u[3], &u[4], &u[5], &u[6], &u[7], &r,
+                   &g, &t);
+  if (got != 9 && got != 11) return false;
+  if (!g || g > 256 || !t || t > 16) return false;
+  o->group = (uint16_t)g;
+  o->tile = (uint8_t)t;
+  const char *e = got == 11 ? strstr(s, " t ") : NULL;   /* " tc" after the tile */
+  if (e) e = strchr(e + 3, ' ');
+  o->tc = e && !strncmp(e, " tc", 3);
   for (int i = 0; i < 8; i++) {
     if (!u[i] || u[i] > KMAX_UPCAST) return false;
     o->upcast[i] = (uint8_t)u[i];
@@ -251,7 +313,8 @@ static int search(bg_dev *d, ir_ctx *ctx, const ir_node *sink, unsigned width, b
     size_t nb = nbeam;
     for (size_t i = 0; i < nb && !rc; i++) {
       bg_kopts acts[BEAM_MAX_ACTIONS];
-      int na = bg_beam_actions(ctx, sink, &beam[i].o, acts, BEAM_MAX_ACTIONS);
+      const char *arch = bg_dev_arch(d);
+      int na = actions(ctx, sink, &beam[i].o, acts, BEAM_MAX_ACTIONS, !strncmp(arch, "gfx", 3) ? arch : NULL);
       if (na < 0) rc = na;
       for (int a = 0; a < na && !rc && nseen < BEAM_MAX_CANDIDATES; a++) {
         bool dup = false;

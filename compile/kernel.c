@@ -47,7 +47,8 @@ static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum r
   bg_clear_error();
   const ir_node *s = ksimplify(ctx, sink);
   if (!s) return pass_failed(ctx, "simplify");
-  if ((rc = kopt_choose(&info, opts, &applied))) return rc;
+  rc = which == RENDER_AMDGPU ? kopt_choose_amdgpu(ctx, s, &info, opts, &applied) : kopt_choose(&info, opts, &applied);
+  if (rc) return rc;
   if (!(s = kopt_apply(ctx, s, &info, &applied))) return pass_failed(ctx, "optimize");
   kopt_name(ctx, s, k->name, sizeof k->name);
   if (!(s = kexpand(ctx, s))) return bg_error_context(pass_failed(ctx, "expand"), "%s: ", k->name);
@@ -156,6 +157,9 @@ int bg_kernel_compile_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *o
 #if BG_HAVE_LLVM
   int rc = bg_kernel_render_amdgpu(ctx, sink, opts, k);
   if (rc) return rc;
+  if (k->opts.tc && strncmp(mcpu, "gfx11", 5))   /* LLVM would fail instruction selection, fatally */
+    return kernel_failed(k, mcpu, bg_error(BG_ENOTSUP, "tc: the WMMA form used (wave32 16x16x16, RDNA3) needs a gfx11 "
+                                            "processor"));
   if (!(rc = bg_llvm_amdgpu_compile(k->src, mcpu, elf, n)) && !(rc = check_code_object(k, mcpu, *elf, *n))) return 0;
   free(*elf);
   *elf = NULL;

@@ -38,6 +38,12 @@
 typedef struct bg_kopts {
   uint8_t upcast[8];      /* per output axis (by position in the store index's ranges): unroll factor */
   uint8_t unroll;         /* unroll factor of the innermost reduce range */
+  uint16_t group;         /* AMD GPUs: threads of a work-group sharing the outermost reduce range (strided slices,
+                           * partials combined through LDS after a barrier); 0/1 = none. Other targets: -BG_EINVAL */
+  uint8_t tile;           /* AMD GPUs, matmul-shaped kernels: T x T work-groups stage T x T tiles of both inputs in LDS
+                           * per step of the reduce (classic tiled GEMM); excludes upcast/unroll/group; 0/1 = none */
+  bool tc;                /* AMD RDNA3 (gfx11), float16/bfloat16 matmul with float32 sums: one wave32 per 16 x 16
+                           * output tile, V_WMMA_F32_16X16X16_F16/BF16 per 16 of the reduce; excludes the others */
   bool no_opt;            /* render the AST as is (for tests) */
 } bg_kopts;
 

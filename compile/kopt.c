@@ -10,12 +10,17 @@
  *    before by 4 (else 2) when they divide: a tile of independent accumulators per reduce loop;
  *  - reduce with 1 output axis: upcast it by 4 when it divides;
  *  - every reduce: unroll the innermost reduce range by 4 when it divides;
- *  - elementwise: upcast the last output axis by 4 when it divides. */
+ *  - elementwise: upcast the last output axis by 4 when it divides.
+ *
+ * AMD GPUs (kopt_choose_amdgpu, compile/README.md "GPU structure"): bg_kopts.group (a work-group
+ * reduce through LDS), tile (LDS-tiled matmul) and tc (WMMA); the heuristics pick tiles of 16/8 for
+ * matmul-shaped kernels, else a group for reduces with few output threads. Other targets reject them. */
 #include <stdio.h>
 #include <string.h>
 
 #include "baregpu/error.h"
 #include "compile/kernel_internal.h"
+#include "compile/krender_llvm.h"
 
 typedef const ir_node *node;
 
@@ -42,6 +47,81 @@ static unsigned pick(node r, const unsigned *fs, int nf) {
   return 0;
 }
 
+/* The loop extent of the outermost reduce range a group splits: red[0], already divided by the unroll
+ * when red[0] is also the innermost reduce range (the one unroll splits). 0 when symbolic. */
+static int64_t group_extent(const kinfo *info, unsigned unroll) {
+  int64_t e;
+  if (!info->nred || !const_extent(info->red[0], &e)) return 0;
+  if (info->nred == 1 && unroll > 1) e /= unroll;
+  return e;
+}
+
+static int check_group(const kinfo *info, unsigned unroll, unsigned g) {
+  if (!info->nred) return bg_error(BG_EINVAL, "kernel: group %u of a kernel without a reduce", g);
+  if (g > KLLVM_MAX_LOCAL) return bg_error(BG_EINVAL, "kernel: group %u exceeds %d threads", g, KLLVM_MAX_LOCAL);
+  int64_t e = group_extent(info, unroll);
+  if (!e)
+    return bg_error(BG_EINVAL, "kernel: group of reduce axis r%lld: its extent is symbolic", (long long)kr_axis(info->red[0]));
+  if (e % g)
+    return bg_error(BG_EINVAL, "kernel: group %u does not divide the extent %lld of reduce axis r%lld (after unroll %u)", g,
+                    (long long)e, (long long)kr_axis(info->red[0]), unroll > 1 ? unroll : 1);
+  return 0;
+}
+
+/* AMD GPUs: on top of the CPU choice, a reduce whose outputs give fewer threads than a wave32 (a full
+ * reduction, a few rows) splits its outermost reduce range across a work-group (tinygrad's GROUPTOP,
+ * codegen/opt/heuristic.py): the largest power of two >= 8 and <= 256 / output threads that divides
+ * the loop and leaves each thread >= 4 iterations. */
+static void gpu_heuristics(const kinfo *info, bg_kopts *a) {
+  if (!info->has_reduce || !info->nred) return;
+  uint64_t threads = 1;
+  for (unsigned i = 0; i < info->nout; i++) {
+    int64_t e;
+    if (!const_extent(info->out[i], &e)) return;
+    threads *= (uint64_t)e / (i < 8 && a->upcast[i] > 1 ? a->upcast[i] : 1);
+  }
+  if (threads >= 32) return;
+  int64_t e = group_extent(info, a->unroll);
+  for (unsigned g = (unsigned)(KLLVM_MAX_LOCAL / threads); g >= 8; g /= 2) {
+    if ((g & (g - 1)) || !e || e % g || e / g < 4) continue;
+    a->group = (uint16_t)g;
+    return;
+  }
+}
+
+/* Local tiles of T apply to a kernel of two output axes (rows, columns) and one reduce axis, constant
+ * extents divisible by T, whose one STORE holds (a cast of) an ADD REDUCE of a matmul-shaped value
+ * (kllvm_tile_loads). 0 when they apply; else -BG_EINVAL with a message when `say`, -1 silently. */
+static int tile_fits(ir_ctx *ctx, node sink, const kinfo *info, unsigned t, bool say) {
+  const char *why = NULL;
+  int64_t e[3] = {0, 0, 0};
+  bool tc = t == KR_TC, bf;
+  if (tc) t = 16;
+  else if (t < 2 || t > 16) why = "T must be 2..16 (T x T threads <= 256)";
+  else if (info->nout != 2 || info->nred != 1) why = "needs exactly 2 output axes and 1 reduce axis";
+  else if (!const_extent(info->out[0], &e[0]) || !const_extent(info->out[1], &e[1]) || !const_extent(info->red[0], &e[2]))
+    why = "needs constant extents";
+  else if (e[0] % t || e[1] % t || e[2] % t) why = "T must divide every extent";
+  else if (!sink || sink->nsrc != 1 || sink->src[0]->op != IR_STORE) why = "needs exactly one STORE";
+  else if (tc && sink->src[0]->src[0]->nsrc != 2) why = "the STORE is gated";
+  else {
+    node v = sink->src[0]->src[1], ld[2];
+    if (v->op == IR_CAST) v = v->src[0];
+    if (v->op != IR_REDUCE || v->arg.i != IR_ADD || v->nsrc != 2) why = "the stored value is not a sum REDUCE";
+    else if (!tc && kllvm_tile_loads(ctx, v->src[0], info->red[0], info->out[0], info->out[1], ld))
+      why = "the reduced value is not a product of a (row, k) load and a (k, column) load";
+    else if (tc && kllvm_tc_loads(ctx, v->src[0], info->red[0], info->out[0], info->out[1], ld, &bf))
+      why = "the reduced value is not a product of float16 (or bfloat16) (row, k) and (k, column) loads";
+  }
+  if (!why) return 0;
+  if (!say) return -1;
+  if (tc)
+    return bg_error(BG_EINVAL, "kernel: tc (WMMA 16x16x16): %s (extents %lld x %lld, reduce %lld)", why, (long long)e[0],
+                    (long long)e[1], (long long)e[2]);
+  return bg_error(BG_EINVAL, "kernel: tile %u: %s (extents %lld x %lld, reduce %lld)", t, why, (long long)e[0],
+                  (long long)e[1], (long long)e[2]);
+}
+
 static void heuristics(const kinfo *info, bg_kopts *a) {
   static const unsigned f84[] = {8, 4}, f42[] = {4, 2}, f4[] = {4};
   unsigned n = info->nout;
@@ -59,7 +139,16 @@ static void heuristics(const kinfo *info, bg_kopts *a) {
   if (info->nred) a->unroll = (uint8_t)pick(info->red[info->nred - 1], f4, 1);
 }
 
-int kopt_choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a) {
+typedef struct gpu_ctx {
+  ir_ctx *ctx;
+  node sink;
+} gpu_ctx;
+
+static int choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a, const gpu_ctx *gpu);
+
+int kopt_choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a) { return choose(info, opts, a, NULL); }
+
+static int choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a, const gpu_ctx *gpu) {
   memset(a, 0, sizeof *a);
   if (opts && opts->no_opt) {
     a->no_opt = true;
@@ -67,7 +156,46 @@ int kopt_choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a) {
   }
   if (!opts) {
     heuristics(info, a);
+    if (gpu && tile_fits(gpu->ctx, gpu->sink, info, 16, false) == 0) {
+      memset(a, 0, sizeof *a);   /* the tiled GEMM replaces the register tile */
+      a->tile = 16;
+    } else if (gpu && tile_fits(gpu->ctx, gpu->sink, info, 8, false) == 0) {
+      memset(a, 0, sizeof *a);
+      a->tile = 8;
+    } else if (gpu) {
+      gpu_heuristics(info, a);
+    }
     return 0;
+  }
+  if (opts->tc) {
+    if (!gpu) return bg_error(BG_EINVAL, "kernel: tc (WMMA) needs an AMD GPU target");
+    if (opts->group > 1 || opts->unroll > 1 || opts->tile > 1)
+      return bg_error(BG_EINVAL, "kernel: tc (WMMA) excludes tile, group and unroll");
+    for (int i = 0; i < 8; i++)
+      if (opts->upcast[i] > 1) return bg_error(BG_EINVAL, "kernel: tc (WMMA) excludes upcast (axis %d)", i);
+    int rc = tile_fits(gpu->ctx, gpu->sink, info, KR_TC, true);
+    if (rc) return rc;
+    a->tc = true;
+    return 0;
+  }
+  if (opts->tile > 1) {
+    if (!gpu)
+      return bg_error(BG_EINVAL, "kernel: tile %u (matmul tiles staged in LDS) needs an AMD GPU target", opts->tile);
+    if (opts->group > 1 || opts->unroll > 1)
+      return bg_error(BG_EINVAL, "kernel: tile %u excludes group and unroll", opts->tile);
+    for (int i = 0; i < 8; i++)
+      if (opts->upcast[i] > 1) return bg_error(BG_EINVAL, "kernel: tile %u excludes upcast (axis %d)", opts->tile, i);
+    int rc = tile_fits(gpu->ctx, gpu->sink, info, opts->tile, true);
+    if (rc) return rc;
+    a->tile = opts->tile;
+    return 0;
+  }
+  if (opts->group > 1) {
+    if (!gpu)
+      return bg_error(BG_EINVAL, "kernel: group %u (a work-group reduce through LDS) needs an AMD GPU target", opts->group);
+    int rc = check_group(info, opts->unroll, opts->group);
+    if (rc) return rc;
+    a->group = opts->group;
   }
   unsigned copies = 1;
   for (int i = 0; i < 8; i++) {
@@ -89,6 +217,11 @@ int kopt_choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a) {
   if (copies > MAX_UPCAST_COPIES)
     return bg_error(BG_EINVAL, "kernel: upcasts give %u copies of the stores, at most %d", copies, MAX_UPCAST_COPIES);
   return 0;
+}
+
+int kopt_choose_amdgpu(ir_ctx *ctx, const ir_node *sink, const kinfo *info, const bg_kopts *opts, bg_kopts *applied) {
+  gpu_ctx g = {ctx, sink};
+  return choose(info, opts, applied, &g);
 }
 
 typedef struct split {
@@ -114,6 +247,11 @@ static node r_split(ir_rewriter *rw, node u) {
     src[n++] = s->inner;
   }
   return ir_intern(ir_rw_ctx(rw), IR_REDUCE, u->dt, u->arg, n, src);
+}
+
+static node r_rename(ir_rewriter *rw, node u) {
+  const split *s = ir_rw_user(rw);
+  return u == s->r ? s->expr : NULL;
 }
 
 static node split_range(ir_ctx *ctx, node sink, node r, unsigned f, int kind, int64_t axis) {
@@ -145,6 +283,30 @@ const ir_node *kopt_apply(ir_ctx *ctx, const ir_node *sink, const kinfo *info, c
     }
   if (a->unroll > 1 && info->nred && sink) {
     sink = split_range(ctx, sink, info->red[info->nred - 1], a->unroll, KR_UNROLL, axis++);
+    changed = true;
+  }
+  if ((a->tile > 1 || a->tc) && info->nred && sink) {   /* the reduce range moves to the tile band (krender_llvm.h) */
+    int64_t e;
+    const_extent(info->red[0], &e);
+    split s = {.r = info->red[0]};
+    ir_arg at = {.i = kr_arg(kr_tile_axis(a->tc ? KR_TC : a->tile, kr_axis(info->red[0])), KR_REDUCE)};
+    node ext = ir_const_int(ctx, IR_DT_INDEX, e);
+    s.expr = ext ? ir_intern(ctx, IR_RANGE, IR_DT_INDEX, at, 1, &ext) : NULL;
+    static const ir_rule rules[] = {r_rename};
+    static const ir_rule_set set = {"ktile", 1, rules};
+    const ir_rule_set *sets[1] = {&set};
+    sink = s.expr ? ir_rewrite(ctx, sink, sets, 1, &s) : NULL;
+    changed = true;
+  }
+  if (a->group > 1 && info->nred && sink) {
+    /* the range now holding red[0]'s axis (the unroll may have split it): r -> r_outer*g + r_group, the
+     * group range a REDUCE range with a negative axis, so it opens first among its REDUCE's loops */
+    const ir_node *rs[KMAX_RANGES];
+    int nr = kcollect_ranges(ctx, sink, rs, KMAX_RANGES);
+    node target = NULL;
+    for (int i = 0; i < nr; i++)
+      if (kr_kind(rs[i]) == KR_REDUCE && kr_axis(rs[i]) == kr_axis(info->red[0])) target = rs[i];
+    sink = target ? split_range(ctx, sink, target, a->group, KR_REDUCE, kr_group_axis(kr_axis(info->red[0]))) : NULL;
     changed = true;
   }
   if (!sink) {

@@ -55,6 +55,14 @@ typedef struct rctx {
   const char *gptr, *pptr;  /* pointer types of buffers and of accumulators */
   uint64_t flops;
   int err;
+  /* work-group reduce (AMDGPU): group threads in lid.x, LDS arrays in glob */
+  uint32_t group, threads;  /* threads per group (0: none), per work-group */
+  kstr glob;                /* module-level definitions (LDS arrays) */
+  uint32_t tile;            /* local tiles: T (0: none); the row and column output loops */
+  const kitem *tile_row, *tile_col;
+  unsigned wmma;            /* WMMA intrinsics used: bit 0 f16, bit 1 bf16 */
+  unsigned nlds;
+  bool barrier;
 } rctx;
 
 /* ---- targets ---- */
@@ -546,8 +554,17 @@ static void render_store(rctx *r, kitem *it) {
   node vnode = u->src[1];
   enum ir_scalar s = IR_DT_SCALAR(u->src[0]->src[0]->dt);
   unsigned b = r->nblocks++;
-  if (it->ops[1]) {
-    const char *valid = opnd(r, it->ops[1], "i1");
+  bool gate = it->ops[1] || r->group;
+  if (gate) {
+    /* a work-group reduce leaves its result in every group thread: thread 0 of the group stores */
+    char valid[TXT];
+    snprintf(valid, sizeof valid, "%s", r->group ? "%gl.first" : "");
+    if (it->ops[1] && r->group) {
+      snprintf(valid, sizeof valid, "%%v%u", fresh(r));
+      emit(r, "%s = and i1 %%gl.first, %s", valid, opnd(r, it->ops[1], "i1"));
+    } else if (it->ops[1]) {
+      snprintf(valid, sizeof valid, "%s", opnd(r, it->ops[1], "i1"));
+    }
     emit(r, "br i1 %s, label %%st%u, label %%st%u.end", valid, b, b);
     char l[32];
     snprintf(l, sizeof l, "st%u", b);
@@ -562,7 +579,7 @@ static void render_store(rctx *r, kitem *it) {
   }
   const char *p = address(r, it);
   emit(r, "store %s %s, %s %s, align %u", mem_ty(s), vv, r->gptr, p, ir_scalar_size(s));
-  if (it->ops[1]) {
+  if (gate) {
     char l[32];
     emit(r, "br label %%st%u.end", b);
     snprintf(l, sizeof l, "st%u.end", b);
@@ -639,6 +656,41 @@ static void plan_grid(rctx *r, klin *l, uint32_t gsz[3], uint32_t lsz[3]) {
   for (kitem *it = output_loop(l->root); it && n < KMAX_RANGES; it = output_loop(it->body)) chain[n++] = it;
   for (int d = 0; d < 3; d++) gsz[d] = lsz[d] = 1;
   unsigned ng = 0, nl = 0, threads = 1;
+  if (r->tile == KR_TC) {   /* WMMA: one wave32 per 16 x 16 output tile: columns -> gsz x, rows -> gsz y */
+    int64_t e[2];
+    if (n != 2 || !ir_is_const(chain[0]->u->src[0], &e[0]) || !ir_is_const(chain[1]->u->src[0], &e[1]) || e[0] % 16 ||
+        e[1] % 16) {
+      if (!r->err) r->err = bg_error(BG_EINVAL, "kernel: llvm render: tc needs 2 output axes 16 divides");
+      return;
+    }
+    lsz[0] = 32;
+    gsz[0] = (uint32_t)(e[1] / 16);
+    gsz[1] = (uint32_t)(e[0] / 16);
+    r->tile_row = chain[0];
+    r->tile_col = chain[1];
+    return;
+  }
+  if (r->tile) {   /* tiled GEMM: columns x = T threads x N/T groups, rows y alike */
+    int64_t e[2];
+    if (n != 2 || !ir_is_const(chain[0]->u->src[0], &e[0]) || !ir_is_const(chain[1]->u->src[0], &e[1]) || e[0] % r->tile ||
+        e[1] % r->tile) {
+      if (!r->err) r->err = bg_error(BG_EINVAL, "kernel: llvm render: tile %u needs 2 output axes it divides", r->tile);
+      return;
+    }
+    for (unsigned i = 0; i < 2; i++) {
+      unsigned d = 1 - i;   /* chain[1] (innermost, columns) -> x */
+      r->map[r->nmap++] = (mapped){.loop = chain[i], .gdim = e[i] > r->tile ? (int)d : -1, .ldim = (int)d, .l = r->tile};
+      lsz[d] = r->tile;
+      gsz[d] = (uint32_t)(e[i] / r->tile);
+    }
+    r->tile_row = chain[0];
+    r->tile_col = chain[1];
+    return;
+  }
+  if (r->group) {   /* the group's threads are local dim x */
+    lsz[nl++] = r->group;
+    threads = r->group;
+  }
   for (unsigned i = n; i-- > 0 && r->nmap < MAX_MAPPED;) {
     int64_t e;
     if (!ir_is_const(chain[i]->u->src[0], &e) || e < 1 || e > INT32_MAX) break;   /* symbolic: a loop from here out */
@@ -687,11 +739,472 @@ static void emit_ids(rctx *r, const uint32_t gsz[3], const uint32_t lsz[3]) {
 
 static void render_scope(rctx *r, kscope *sc);
 
+static void barrier(rctx *r) {
+  /* LDS writes visible to the work-group, then every wave waits (LLVM AMDGPUUsage memory model: a
+   * workgroup-scope release/acquire fence around s_barrier; tinygrad's AMD renderer emits the same) */
+  emit(r, "fence syncscope(\"workgroup\") release");
+  emit(r, "call void @llvm.amdgcn.s.barrier()");
+  emit(r, "fence syncscope(\"workgroup\") acquire");
+  r->barrier = true;
+}
+
+enum { MAX_GROUP_ACC = 64 };
+
+/* Accumulators finished by the group loop it: an UPDATE in its body whose ACC sits beside the loop. */
+static unsigned group_accs(const kscope *body, const kscope *home, kitem **acc, unsigned n) {
+  for (kitem *x = body->first; x; x = x->next) {
+    if (x->kind == KI_LOOP) n = group_accs(x->body, home, acc, n);
+    if (x->kind != KI_UPDATE || x->ops[0]->scope != home) continue;
+    bool seen = false;
+    for (unsigned i = 0; i < n && !seen; i++) seen = acc[i] == x->ops[0];
+    if (!seen && n < MAX_GROUP_ACC + 1) acc[n++] = x->ops[0];
+  }
+  return n;
+}
+
+/* After the group loop: each thread's partials to LDS (slot = flat local id), barrier, every thread
+ * combines the group's partials in thread order (all end with the same value; thread 0 stores),
+ * barrier again so a repeated loop cannot overwrite slots still being read. */
+static void group_combine(rctx *r, kitem *loop) {
+  kitem *acc[MAX_GROUP_ACC + 1];
+  unsigned n = group_accs(loop->body, loop->scope, acc, 0);
+  if (n > MAX_GROUP_ACC) {
+    fail_node(r, loop->u, "work-group reduce of more than 64 accumulators");
+    return;
+  }
+  if (!n) return;
+  unsigned lds0 = r->nlds;
+  for (unsigned k = 0; k < n; k++) {
+    const char *ty = lty(r, acc[k]->u);
+    unsigned id = r->nlds++, v = fresh(r), p = fresh(r);
+    kstr_printf(&r->glob, "@lds%u = internal addrspace(3) global [%u x %s] poison, align 16\n", id, r->threads, ty);
+    emit(r, "%%v%u = load %s, %s %s", v, ty, r->pptr, acc[k]->text);
+    emit(r, "%%v%u = getelementptr inbounds [%u x %s], ptr addrspace(3) @lds%u, i32 0, i32 %%gl.slot", p, r->threads, ty, id);
+    emit(r, "store %s %%v%u, ptr addrspace(3) %%v%u", ty, v, p);
+  }
+  barrier(r);
+  for (unsigned k = 0; k < n; k++) {
+    char id[64];
+    const char *ty = lty(r, acc[k]->u);
+    identity(r, id, sizeof id, acc[k]->u->arg.i, IR_DT_SCALAR(acc[k]->u->dt), ty);
+    emit(r, "store %s %s, %s %s", ty, id, r->pptr, acc[k]->text);
+  }
+  unsigned g = r->nloops++;
+  char l[40], from[64];
+  snprintf(from, sizeof from, "%s", r->cur);
+  emit(r, "br label %%G%u.head", g);
+  snprintf(l, sizeof l, "G%u.head", g);
+  label(r, l);
+  emit(r, "%%gj%u = phi i32 [ 0, %%%s ], [ %%gj%u.next, %%G%u.body ]", g, from, g, g);
+  emit(r, "%%gj%u.c = icmp ult i32 %%gj%u, %u", g, g, r->group);
+  emit(r, "br i1 %%gj%u.c, label %%G%u.body, label %%G%u.exit", g, g, g);
+  snprintf(l, sizeof l, "G%u.body", g);
+  label(r, l);
+  emit(r, "%%gj%u.i = add i32 %%gl.base, %%gj%u", g, g);
+  for (unsigned k = 0; k < n && !r->err; k++) {
+    const char *ty = lty(r, acc[k]->u);
+    unsigned p = fresh(r), x = fresh(r), c = fresh(r);
+    emit(r, "%%v%u = getelementptr inbounds [%u x %s], ptr addrspace(3) @lds%u, i32 0, i32 %%gj%u.i", p, r->threads, ty,
+         lds0 + k, g);
+    emit(r, "%%v%u = load %s, ptr addrspace(3) %%v%u", x, ty, p);
+    emit(r, "%%v%u = load %s, %s %s", c, ty, r->pptr, acc[k]->text);
+    char a[TXT], b[TXT];
+    snprintf(a, sizeof a, "%%v%u", c);
+    snprintf(b, sizeof b, "%%v%u", x);
+    const char *nv = alu2(r, (enum ir_op)acc[k]->u->arg.i, ty, IR_DT_SCALAR(acc[k]->u->dt), a, b, NULL);
+    emit(r, "store %s %s, %s %s", ty, nv, r->pptr, acc[k]->text);
+  }
+  emit(r, "%%gj%u.next = add nuw i32 %%gj%u, 1", g, g);
+  emit(r, "br label %%G%u.head", g);
+  snprintf(l, sizeof l, "G%u.exit", g);
+  label(r, l);
+  barrier(r);
+}
+
+/* ---- local tiles ---- */
+
+static bool tile_op(const ir_node *u) {
+  switch (u->op) {
+  case IR_CONST: case IR_CAST: case IR_ADD: case IR_SUB: case IR_MUL: case IR_MAX: case IR_NEG: return true;
+  default: return false;
+  }
+}
+
+static int tile_walk(const ir_node *u, const ir_node *ld[2], unsigned *n, int depth) {
+  if (depth > 32) return -1;
+  if (u->op == IR_LOAD) {
+    if ((*n >= 1 && ld[0] == u) || (*n == 2 && ld[1] == u)) return 0;
+    if (*n == 2 || u->src[0]->nsrc != 2 || IR_DT_SCALAR(u->dt) == IR_DT_BOOL) return -1;
+    ld[(*n)++] = u;
+    return 0;
+  }
+  if (!tile_op(u)) return -1;
+  for (unsigned i = 0; i < u->nsrc; i++)
+    if (tile_walk(u->src[i], ld, n, depth + 1)) return -1;
+  return 0;
+}
+
+/* 1: the index of load l depends on red and other (and no other range), 0 otherwise, -1 on error. */
+static int tile_dep(ir_ctx *ctx, const ir_node *l, const ir_node *red, const ir_node *other) {
+  const ir_node *rs[KMAX_RANGES];
+  int n = kcollect_ranges(ctx, l->src[0]->src[1], rs, KMAX_RANGES);
+  if (n < 0) return -1;
+  bool has_red = false, has_other = false;
+  for (int i = 0; i < n; i++) {
+    if (rs[i] == red) has_red = true;
+    else if (rs[i] == other) has_other = true;
+    else return 0;
+  }
+  return has_red && has_other;
+}
+
+static const ir_node *strip_casts(const ir_node *u) {
+  while (u->op == IR_CAST) u = u->src[0];
+  return u;
+}
+
+int kllvm_tc_loads(ir_ctx *ctx, const ir_node *value, const ir_node *red, const ir_node *row, const ir_node *col,
+                   const ir_node *ld[2], bool *bf) {
+  const ir_node *v = strip_casts(value);
+  if (v->op != IR_MUL || kllvm_tile_loads(ctx, value, red, row, col, ld)) return -1;
+  if (strip_casts(v->src[0]) != ld[0] && strip_casts(v->src[0]) != ld[1]) return -1;
+  if (strip_casts(v->src[1]) != ld[0] && strip_casts(v->src[1]) != ld[1]) return -1;
+  enum ir_scalar a = IR_DT_SCALAR(ld[0]->dt), b = IR_DT_SCALAR(ld[1]->dt);
+  if (a != b || (a != IR_DT_FLOAT16 && a != IR_DT_BFLOAT16)) return -1;
+  for (const ir_node *c = value; c->op == IR_CAST; c = c->src[0])   /* the sum is float32 (or a wider cast of it) */
+    if (!ir_scalar_is_float(IR_DT_SCALAR(c->dt))) return -1;
+  *bf = a == IR_DT_BFLOAT16;
+  return 0;
+}
+
+int kllvm_tile_loads(ir_ctx *ctx, const ir_node *value, const ir_node *red, const ir_node *row, const ir_node *col,
+                     const ir_node *ld[2]) {
+  unsigned n = 0;
+  if (tile_walk(value, ld, &n, 0) || n != 2) return -1;
+  if (tile_dep(ctx, ld[0], red, row) == 1 && tile_dep(ctx, ld[1], red, col) == 1) return 0;
+  if (tile_dep(ctx, ld[1], red, row) == 1 && tile_dep(ctx, ld[0], red, col) == 1) {
+    const ir_node *t = ld[0];
+    ld[0] = ld[1];
+    ld[1] = t;
+    return 0;
+  }
+  return -1;
+}
+
+/* An index expression of type ty with the ranges in from[] replaced by the texts to[] (of type ty). */
+static void tile_index(rctx *r, const ir_node *u, const ir_node *const from[2], const char *const to[2], const char *ty,
+                       char *out, int depth) {
+  for (int i = 0; i < 2; i++)
+    if (u == from[i]) {
+      snprintf(out, TXT, "%s", to[i]);
+      return;
+    }
+  if (depth > 32) {
+    fail_node(r, u, "tile: index too deep");
+    return;
+  }
+  if (u->op == IR_CONST) {
+    snprintf(out, TXT, "%s", lit_const(r, u, ty));
+  } else if (u->op == IR_DEFINE_VAR) {
+    char v[32];
+    snprintf(v, sizeof v, "%%var%d", var_index(r, u));
+    snprintf(out, TXT, "%s", convert(r, v, "i32", true, false, ty, true, false));
+  } else if (u->nsrc == 2 && (u->op == IR_ADD || u->op == IR_MUL || u->op == IR_IDIV || u->op == IR_MOD)) {
+    char a[TXT] = "", b[TXT] = "";
+    tile_index(r, u->src[0], from, to, ty, a, depth + 1);
+    tile_index(r, u->src[1], from, to, ty, b, depth + 1);
+    snprintf(out, TXT, "%s", alu2(r, (enum ir_op)u->op, ty, IR_DT_INDEX, a, b, u->src[1]));
+  } else {
+    fail_node(r, u, "tile: index op outside add/mul/idiv/mod of ranges, variables and constants");
+    snprintf(out, TXT, "0");
+  }
+}
+
+/* The reduced value with its two loads replaced by the LDS values ldv[] (loads' own types). */
+static void tile_value(rctx *r, const ir_node *u, const ir_node *const ld[2], const char *const ldv[2], char *out, int depth) {
+  for (int i = 0; i < 2; i++)
+    if (u == ld[i]) {
+      snprintf(out, TXT, "%s", ldv[i]);
+      return;
+    }
+  const char *rt = lty(r, u);
+  if (u->op == IR_CONST) {
+    snprintf(out, TXT, "%s", lit_const(r, u, rt));
+    return;
+  }
+  char a[TXT] = "", b[TXT] = "";
+  if (depth > 32 || !u->nsrc) {
+    fail_node(r, u, "tile: value too deep");
+    return;
+  }
+  tile_value(r, u->src[0], ld, ldv, a, depth + 1);
+  if (u->nsrc > 1) tile_value(r, u->src[1], ld, ldv, b, depth + 1);
+  enum ir_scalar fs = IR_DT_SCALAR(u->src[0]->dt), ts = IR_DT_SCALAR(u->dt);
+  if (u->op == IR_CAST) {
+    snprintf(out, TXT, "%s", convert(r, a, lty(r, u->src[0]), ir_scalar_is_signed(fs), fs == IR_DT_BOOL, rt,
+                                     ir_scalar_is_signed(ts), ts == IR_DT_BOOL));
+  } else if (u->op == IR_NEG) {
+    snprintf(out, TXT, "%%v%u", fresh(r));
+    if (is_float_ty(rt)) emit(r, "%s = fneg %s %s", out, rt, a);
+    else emit(r, "%s = sub %s 0, %s", out, rt, a);
+  } else {
+    snprintf(out, TXT, "%s", alu2(r, (enum ir_op)u->op, rt, ts, a, b, u->src[1]));
+  }
+}
+
+/* A counted loop `for (NAME = 0; NAME < ext; NAME++)` in i32: opens the body block. */
+static void loop_open(rctx *r, unsigned n, const char *name, uint32_t ext) {
+  char l[40], from[64];
+  snprintf(from, sizeof from, "%s", r->cur);
+  emit(r, "br label %%T%u.head", n);
+  snprintf(l, sizeof l, "T%u.head", n);
+  label(r, l);
+  emit(r, "%s = phi i32 [ 0, %%%s ], [ %s.next, %%T%u.latch ]", name, from, name, n);
+  emit(r, "%s.c = icmp ult i32 %s, %u", name, name, ext);
+  emit(r, "br i1 %s.c, label %%T%u.body, label %%T%u.exit", name, n, n);
+  snprintf(l, sizeof l, "T%u.body", n);
+  label(r, l);
+}
+
+static void loop_close(rctx *r, unsigned n, const char *name) {
+  char l[40];
+  emit(r, "br label %%T%u.latch", n);
+  snprintf(l, sizeof l, "T%u.latch", n);
+  label(r, l);
+  emit(r, "%s.next = add nuw i32 %s, 1", name, name);
+  emit(r, "br label %%T%u.head", n);
+  snprintf(l, sizeof l, "T%u.exit", n);
+  label(r, l);
+}
+
+/* The tiled GEMM in place of the reduce loop it (classic shared-memory tiling): per step of T along
+ * the reduce, thread (x, y) copies A[row, k0 + x] and B[k0 + y, col] into LDS tiles, barrier, then
+ * accumulates over the T staged values in reduce order (the same order as the plain loop, so the
+ * result is bit-identical), barrier before the next step overwrites the tiles. */
+static void render_tile_loop(rctx *r, kitem *it) {
+  kitem *acc[MAX_GROUP_ACC + 1];
+  unsigned na = group_accs(it->body, it->scope, acc, 0);
+  int64_t ext;
+  if (na != 1 || acc[0]->u->arg.i != IR_ADD || acc[0]->u->nsrc != 2 || !r->tile_row || !ir_is_const(it->u->src[0], &ext) ||
+      ext % r->tile) {
+    fail_node(r, it->u, "tile: the reduce loop is not one sum of a matmul");
+    return;
+  }
+  const ir_node *ld[2];
+  if (kllvm_tile_loads(r->ctx, acc[0]->u->src[0], it->u, r->tile_row->u, r->tile_col->u, ld)) {
+    fail_node(r, acc[0]->u->src[0], "tile: not a product of a (row, k) load and a (k, column) load");
+    return;
+  }
+  unsigned T = r->tile, base = r->nlds;
+  r->nlds += 2;
+  const char *mt[2];
+  for (int i = 0; i < 2; i++) {
+    mt[i] = mem_ty(IR_DT_SCALAR(ld[i]->dt));
+    kstr_printf(&r->glob, "@lds%u = internal addrspace(3) global [%u x %s] poison, align 16\n", base + i, T * T, mt[i]);
+  }
+  unsigned n = r->nloops++, m = r->nloops++;
+  char k0[32], kk[32], kx[TXT], ky[TXT], slot[TXT];
+  snprintf(k0, sizeof k0, "%%tk%u", n);
+  snprintf(kk, sizeof kk, "%%tk%u", m);
+  snprintf(slot, sizeof slot, "%%v%u", fresh(r));
+  emit(r, "%s.y = mul i32 %%lid.y, %u", slot, T);
+  emit(r, "%s = add i32 %s.y, %%lid.x", slot, slot);
+  loop_open(r, n, k0, (uint32_t)(ext / T));
+  snprintf(kx, sizeof kx, "%%v%u", fresh(r));
+  emit(r, "%s.b = mul i32 %s, %u", kx, k0, T);
+  emit(r, "%s = add i32 %s.b, %%lid.x", kx, kx);
+  snprintf(ky, sizeof ky, "%%v%u", fresh(r));
+  emit(r, "%s = add i32 %s.b, %%lid.y", ky, kx);
+  /* A[row, k0 + x] -> tile A[y][x]; B[k0 + y, col] -> tile B[y][x] */
+  for (int i = 0; i < 2 && !r->err; i++) {
+    const ir_node *index = ld[i]->src[0], *other = i ? r->tile_col->u : r->tile_row->u;
+    const char *ity = lty(r, index->src[1]);
+    const ir_node *from[2] = {it->u, other};
+    char kv[TXT], ov[TXT], idx[TXT] = "";
+    snprintf(kv, sizeof kv, "%s", convert(r, i ? ky : kx, "i32", true, false, ity, true, false));
+    snprintf(ov, sizeof ov, "%s", convert(r, (i ? r->tile_col : r->tile_row)->text, lty(r, other), true, false, ity, true,
+                                          false));
+    const char *to[2] = {kv, ov};
+    tile_index(r, index->src[1], from, to, ity, idx, 0);
+    unsigned p = fresh(r), v = fresh(r), q = fresh(r);
+    emit(r, "%%p%u = getelementptr inbounds %s, %s %%data%lld, %s %s", p, mt[i], r->gptr, (long long)index->src[0]->arg.i, ity,
+         idx);
+    emit(r, "%%v%u = load %s, %s %%p%u, align %u", v, mt[i], r->gptr, p, ir_scalar_size(IR_DT_SCALAR(ld[i]->dt)));
+    emit(r, "%%v%u = getelementptr inbounds [%u x %s], ptr addrspace(3) @lds%u, i32 0, i32 %s", q, T * T, mt[i], base + i,
+         slot);
+    emit(r, "store %s %%v%u, ptr addrspace(3) %%v%u", mt[i], v, q);
+  }
+  barrier(r);
+  loop_open(r, m, kk, T);
+  char ldv[2][TXT];
+  for (int i = 0; i < 2; i++) {   /* A tile [y][kk], B tile [kk][x] */
+    unsigned a = fresh(r), p = fresh(r), v = fresh(r);
+    emit(r, "%%v%u = mul i32 %s, %u", a, i ? kk : "%lid.y", T);
+    emit(r, "%%v%u.i = add i32 %%v%u, %s", a, a, i ? "%lid.x" : kk);
+    emit(r, "%%v%u = getelementptr inbounds [%u x %s], ptr addrspace(3) @lds%u, i32 0, i32 %%v%u.i", p, T * T, mt[i], base + i,
+         a);
+    emit(r, "%%v%u = load %s, ptr addrspace(3) %%v%u", v, mt[i], p);
+    snprintf(ldv[i], TXT, "%%v%u", v);
+  }
+  const char *ldp[2] = {ldv[0], ldv[1]};
+  char val[TXT] = "";
+  tile_value(r, acc[0]->u->src[0], ld, ldp, val, 0);
+  const char *ty = lty(r, acc[0]->u);
+  unsigned c = fresh(r);
+  emit(r, "%%v%u = load %s, %s %s", c, ty, r->pptr, acc[0]->text);
+  char cur[TXT];
+  snprintf(cur, sizeof cur, "%%v%u", c);
+  const char *nv = alu2(r, IR_ADD, ty, IR_DT_SCALAR(acc[0]->u->dt), cur, val, NULL);
+  emit(r, "store %s %s, %s %s", ty, nv, r->pptr, acc[0]->text);
+  r->flops += 2 * it->scope->iters * (uint64_t)ext;
+  loop_close(r, m, kk);
+  barrier(r);
+  loop_close(r, n, k0);
+}
+
+/* ---- WMMA (RDNA3) ---- */
+
+/* The reduce loop `loop` as WMMA steps, then the stores after it in its scope, once per accumulator
+ * element. Lane layout (RDNA3 ISA guide "Wave Matrix Multiply-Accumulate", as LLVM's
+ * llvm.amdgcn.wmma.f32.16x16x16.f16 and tinygrad's AMD tensor core use it, wave32): lane l holds row
+ * l%16 of A (16 halves along k) and column l%16 of B (lanes 16..31 repeat 0..15); element i of the
+ * <8 x float> accumulator is D[2i + l/16][l%16]. */
+static void render_tc(rctx *r, kitem *loop) {
+  kitem *acc[MAX_GROUP_ACC + 1];
+  unsigned na = group_accs(loop->body, loop->scope, acc, 0);
+  int64_t ext;
+  const ir_node *ld[2];
+  bool bf = false;
+  if (na != 1 || acc[0]->u->arg.i != IR_ADD || acc[0]->u->nsrc != 2 || !ir_is_const(loop->u->src[0], &ext) || ext % 16 ||
+      kllvm_tc_loads(r->ctx, acc[0]->u->src[0], loop->u, r->tile_row->u, r->tile_col->u, ld, &bf)) {
+    fail_node(r, loop->u, "tc: the reduce loop is not one float sum of a float16/bfloat16 matmul");
+    return;
+  }
+  const char *et = bf ? "i16" : "half", *fn = bf ? "llvm.amdgcn.wmma.f32.16x16x16.bf16" : "llvm.amdgcn.wmma.f32.16x16x16.f16";
+  r->wmma |= bf ? 2u : 1u;
+  unsigned w = r->nacc++;
+  kstr_printf(&r->pro, "  %%tcw%u = alloca <8 x float>, align 32%s\n", w, r->tg->alloca_as);
+  emit(r, "store <8 x float> zeroinitializer, %s %%tcw%u", r->pptr, w);
+  unsigned n = r->nloops++;
+  char k0[32];
+  snprintf(k0, sizeof k0, "%%tk%u", n);
+  loop_open(r, n, k0, (uint32_t)(ext / 16));
+  char vec[2][TXT];
+  for (int i = 0; i < 2 && !r->err; i++) {   /* A: row l%16, k0*16 + e; B: k0*16 + e, column l%16 */
+    const ir_node *index = ld[i]->src[0], *other = i ? r->tile_col->u : r->tile_row->u;
+    const char *ity = lty(r, index->src[1]), *mt = mem_ty(IR_DT_SCALAR(ld[i]->dt));
+    const ir_node *from[2] = {loop->u, other};
+    snprintf(vec[i], TXT, "undef");
+    for (unsigned e = 0; e < 16 && !r->err; e++) {
+      char kv[TXT], ov[TXT], idx[TXT] = "";
+      unsigned t = fresh(r);
+      emit(r, "%%v%u = mul i32 %s, 16", t, k0);
+      emit(r, "%%v%u.e = add i32 %%v%u, %u", t, t, e);
+      char kt[32];
+      snprintf(kt, sizeof kt, "%%v%u.e", t);
+      snprintf(kv, sizeof kv, "%s", convert(r, kt, "i32", true, false, ity, true, false));
+      snprintf(ov, sizeof ov, "%s", convert(r, i ? "%tc.col" : "%tc.row", "i32", true, false, ity, true, false));
+      const char *to[2] = {kv, ov};
+      tile_index(r, index->src[1], from, to, ity, idx, 0);
+      unsigned p = fresh(r), v = fresh(r), nv = fresh(r);
+      emit(r, "%%p%u = getelementptr inbounds %s, %s %%data%lld, %s %s", p, mt, r->gptr, (long long)index->src[0]->arg.i, ity,
+           idx);
+      emit(r, "%%v%u = load %s, %s %%p%u, align 2", v, mt, r->gptr, p);
+      char val[TXT];
+      snprintf(val, sizeof val, "%%v%u", v);
+      if (bf) {
+        snprintf(val, sizeof val, "%%v%u.i", v);
+        emit(r, "%s = bitcast bfloat %%v%u to i16", val, v);
+      }
+      emit(r, "%%v%u = insertelement <16 x %s> %s, %s %s, i32 %u", nv, et, vec[i], et, val, e);
+      snprintf(vec[i], TXT, "%%v%u", nv);
+    }
+  }
+  unsigned c = fresh(r), d = fresh(r);
+  emit(r, "%%v%u = load <8 x float>, %s %%tcw%u", c, r->pptr, w);
+  emit(r, "%%v%u = call <8 x float> @%s(<16 x %s> %s, <16 x %s> %s, <8 x float> %%v%u)", d, fn, et, vec[0], et, vec[1], c);
+  emit(r, "store <8 x float> %%v%u, %s %%tcw%u", d, r->pptr, w);
+  r->flops += 2 * 16 * 16 * (uint64_t)ext / 32 * loop->scope->iters;
+  loop_close(r, n, k0);
+  unsigned dv = fresh(r);
+  emit(r, "%%v%u = load <8 x float>, %s %%tcw%u", dv, r->pptr, w);
+  const char *aty = lty(r, acc[0]->u);
+  for (unsigned el = 0; el < 8 && !r->err; el++) {
+    unsigned x = fresh(r), row = fresh(r);
+    emit(r, "%%v%u = extractelement <8 x float> %%v%u, i32 %u", x, dv, el);
+    emit(r, "%%v%u = add i32 %%tc.r0, %u", row, 2 * el);
+    emit(r, "%%v%u.r = add i32 %%v%u, %%tc.hi", row, row);
+    char x0[TXT], xv[TXT], rv[TXT];
+    snprintf(x0, sizeof x0, "%%v%u", x);
+    snprintf(xv, sizeof xv, "%s", convert(r, x0, "float", true, false, aty, true, false));
+    snprintf(rv, sizeof rv, "%%v%u.r", row);
+    for (kitem *st = loop->next; st && !r->err; st = st->next) {
+      if (st->kind != KI_STORE) continue;
+      const ir_node *su = st->u, *index = su->src[0];
+      if (index->nsrc != 2) {
+        fail_node(r, su, "tc: gated store");
+        return;
+      }
+      const char *ity = lty(r, index->src[1]);
+      const ir_node *from[2] = {r->tile_row->u, r->tile_col->u};
+      char rr[TXT], cc[TXT], idx[TXT] = "", val[TXT] = "";
+      snprintf(rr, sizeof rr, "%s", convert(r, rv, "i32", true, false, ity, true, false));
+      snprintf(cc, sizeof cc, "%s", convert(r, "%tc.col", "i32", true, false, ity, true, false));
+      const char *to[2] = {rr, cc};
+      tile_index(r, index->src[1], from, to, ity, idx, 0);
+      const ir_node *sub[2] = {acc[0]->u, NULL};
+      const char *subv[2] = {xv, ""};
+      tile_value(r, su->src[1], sub, subv, val, 0);
+      enum ir_scalar s = IR_DT_SCALAR(index->src[0]->dt);
+      unsigned p = fresh(r);
+      emit(r, "%%p%u = getelementptr inbounds %s, %s %%data%lld, %s %s", p, mem_ty(s), r->gptr, (long long)index->src[0]->arg.i,
+           ity, idx);
+      emit(r, "store %s %s, %s %%p%u, align %u", mem_ty(s), val, r->gptr, p, ir_scalar_size(s));
+    }
+  }
+}
+
 static void render_loop(rctx *r, kitem *it) {
   node u = it->u;
   const char *ty = lty(r, u);
   const mapped *m = mapping(r, it);
   char name[TXT];
+  if (r->tile == KR_TC && (it == r->tile_row || it == r->tile_col)) {   /* WMMA: the ids of the A/B loads */
+    const char *t = it == r->tile_row ? "%tc.row" : "%tc.col";
+    set_text(r, it, strcmp(ty, "i32") ? convert(r, t, "i32", true, false, ty, true, false) : t);
+    if (it == r->tile_row) {
+      render_scope(r, it->body);
+      return;
+    }
+    for (kitem *x = it->body->first; x && !r->err; x = x->next) {   /* up to the reduce loop; it renders the stores */
+      if (x->kind == KI_LOOP && kr_tile_of(x->u) == KR_TC) {
+        render_tc(r, x);
+        return;
+      }
+      if (x->kind == KI_STORE) {
+        fail_node(r, x->u, "tc: a store before the reduce loop");
+        return;
+      }
+      switch (x->kind) {
+      case KI_EXPR: render_expr(r, x); break;
+      case KI_LOAD: render_load(r, x); break;
+      case KI_ACC: render_acc(r, x); break;
+      default: fail_node(r, x->u, "tc: unexpected item before the reduce loop"); return;
+      }
+    }
+    return;
+  }
+  if (r->tile && kr_tile_of(u)) {
+    render_tile_loop(r, it);
+    return;
+  }
+  if (r->group && kr_is_group(u)) {   /* the group's threads: lid.x, then the partials combined */
+    snprintf(name, sizeof name, "%s", strcmp(ty, "i32") ? convert(r, "%lid.x", "i32", true, false, ty, true, false) : "%lid.x");
+    set_text(r, it, name);
+    render_scope(r, it->body);
+    group_combine(r, it);
+    return;
+  }
   if (m) {   /* a launch dim: gid * l + lid */
     static const char xyz[] = "xyz";
     if (m->gdim >= 0 && m->ldim >= 0) {
@@ -755,7 +1268,7 @@ static void render_scope(rctx *r, kscope *sc) {
     case KI_LOOP: render_loop(r, it); break;
     case KI_LEAF: break;
     }
-    if (r->body.oom || r->pro.oom) {
+    if (r->body.oom || r->pro.oom || r->glob.oom) {
       if (!r->err) r->err = bg_error(BG_ENOMEM, "kernel: out of memory rendering");
       return;
     }
@@ -812,6 +1325,40 @@ static void emit_attributes(kstr *out, const ktarget *tg, const uint32_t lsz[3])
   if (tg == &TG_AMDGPU) kstr_printf(out, "\n!0 = !{i32 %u, i32 %u, i32 %u}\n", lsz[0], lsz[1], lsz[2]);
 }
 
+/* Extent of the work-group reduce's group loops (kr_is_group), 0 when none; -1 when two differ. */
+static int64_t find_group(const kscope *sc) {
+  int64_t g = 0;
+  for (const kitem *it = sc->first; it; it = it->next) {
+    if (it->kind != KI_LOOP) continue;
+    int64_t e = 0, sub;
+    if (kr_is_group(it->u) && (!ir_is_const(it->u->src[0], &e) || e < 1)) return -1;
+    if (e && g && e != g) return -1;
+    if (e) g = e;
+    if ((sub = find_group(it->body)) < 0 || (sub && g && sub != g)) return -1;
+    if (sub) g = sub;
+  }
+  return g;
+}
+
+/* T of the local-tile reduce loop (kr_tile_of), 0 when none. */
+static uint32_t find_tile(const kscope *sc) {
+  for (const kitem *it = sc->first; it; it = it->next) {
+    if (it->kind != KI_LOOP) continue;
+    if (kr_tile_of(it->u)) return kr_tile_of(it->u);
+    uint32_t t = find_tile(it->body);
+    if (t) return t;
+  }
+  return 0;
+}
+
+/* Work-group reduce ids: slot = flat local id (x fastest), base = the slot of the group's thread 0. */
+static void emit_group_ids(rctx *r, const uint32_t lsz[3]) {
+  kstr_printf(&r->pro, "  %%gl.first = icmp eq i32 %%lid.x, 0\n");
+  const char *y = lsz[1] > 1 ? "%lid.y" : "0", *z = lsz[2] > 1 ? "%lid.z" : "0";
+  kstr_printf(&r->pro, "  %%gl.yz0 = mul i32 %s, %u\n  %%gl.yz = add i32 %%gl.yz0, %s\n", z, lsz[1], y);
+  kstr_printf(&r->pro, "  %%gl.base = mul i32 %%gl.yz, %u\n  %%gl.slot = add i32 %%gl.base, %%lid.x\n", lsz[0]);
+}
+
 int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
                  uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]) {
   bool host = flavour == KLLVM_HOST_TEST;
@@ -819,12 +1366,28 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
   rctx r = {.ctx = ctx, .info = info, .host = host, .tg = tg, .gptr = tg->gptr, .pptr = tg->pptr};
   *src = NULL;
   snprintf(r.cur, sizeof r.cur, "entry");
+  if (tg == &TG_AMDGPU) {   /* other flavours run the group loop as a plain loop (same result) */
+    int64_t g = find_group(l->root);
+    if (g < 0 || g > KLLVM_MAX_LOCAL)
+      return bg_error(BG_EINVAL, "kernel: llvm render: work-group reduce loops of different or too large extents");
+    r.group = g > 1 ? (uint32_t)g : 0;
+    r.tile = find_tile(l->root);
+  }
   plan_grid(&r, l, gsz, lsz);
+  if (r.err) return r.err;
+  r.threads = lsz[0] * lsz[1] * lsz[2];
   emit_ids(&r, gsz, lsz);
+  if (r.group) emit_group_ids(&r, lsz);
+  if (r.tile == KR_TC && !r.err) {
+    kstr_printf(&r.pro, "  %%tc.li = and i32 %%lid.x, 15\n  %%tc.hi = lshr i32 %%lid.x, 4\n");
+    kstr_printf(&r.pro, "  %%tc.r0 = mul i32 %s, 16\n  %%tc.row = add i32 %%tc.r0, %%tc.li\n", gsz[1] > 1 ? "%gid.y" : "0");
+    kstr_printf(&r.pro, "  %%tc.c0 = mul i32 %s, 16\n  %%tc.col = add i32 %%tc.c0, %%tc.li\n", gsz[0] > 1 ? "%gid.x" : "0");
+  }
   render_scope(&r, l->root);
   if (r.err) {
     kstr_free(&r.pro);
     kstr_free(&r.body);
+    kstr_free(&r.glob);
     return r.err;
   }
   kstr out = {0};
@@ -843,6 +1406,12 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
   kstr_puts(&out, "  ret void\n}\n");
   if (r.threefry) emit_threefry(&out);
   kstr_puts(&out, "\n");
+  if (r.glob.p) kstr_printf(&out, "%s\n", r.glob.p);
+  if (r.barrier) kstr_puts(&out, "declare void @llvm.amdgcn.s.barrier()\n");
+  if (r.wmma & 1)
+    kstr_puts(&out, "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16(<16 x half>, <16 x half>, <8 x float>)\n");
+  if (r.wmma & 2)
+    kstr_puts(&out, "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16(<16 x i16>, <16 x i16>, <8 x float>)\n");
   static const char xyz[] = "xyz";
   for (int d = 0; d < 3 && !host; d++) {
     if (gsz[d] > 1) kstr_printf(&out, "declare i32 @%s%c()\n", tg->group_id, xyz[d]);
@@ -855,6 +1424,7 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
   emit_attributes(&out, tg, lsz);
   kstr_free(&r.pro);
   kstr_free(&r.body);
+  kstr_free(&r.glob);
   *src = kstr_take(&out);
   if (!*src) return bg_error(BG_ENOMEM, "kernel: out of memory rendering");
   *flops = r.flops;

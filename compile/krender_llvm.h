@@ -10,6 +10,37 @@
 /* Most threads per work-group the renderer asks for (the product of the local dims). */
 enum { KLLVM_MAX_LOCAL = 256 };
 
+/* A work-group reduce (bg_kopts.group): kopt splits the outermost reduce range r of axis A into
+ * r_outer*g + r_group, r_group a REDUCE range of axis -1-A (so it sorts, and its loop opens, before
+ * the other reduce ranges of its REDUCE). The AMDGPU flavour renders that loop as work-item id x
+ * (lsz[0] = g) and combines the accumulators of its REDUCEs through LDS after it. */
+enum { KR_TILE_SHIFT = 24 };
+static inline int64_t kr_group_axis(int64_t axis) { return -1 - axis; }
+static inline bool kr_is_group(const ir_node *r) {
+  return kr_kind(r) == KR_REDUCE && kr_axis(r) < 0 && kr_axis(r) > -((int64_t)1 << KR_TILE_SHIFT);
+}
+/* Local tiles (bg_kopts.tile = T): kopt renames the matmul's reduce range (axis A) to axis
+ * -(T << 24) - 1 - A; the AMDGPU flavour renders that loop as the tiled GEMM (others: a plain loop). */
+static inline int64_t kr_tile_axis(unsigned t, int64_t axis) { return -((int64_t)t << KR_TILE_SHIFT) - 1 - axis; }
+/* WMMA (bg_kopts.tc) uses the tile band with T = KR_TC. */
+enum { KR_TC = 0xff };
+static inline unsigned kr_tile_of(const ir_node *r) {
+  if (kr_kind(r) != KR_REDUCE || kr_axis(r) > -((int64_t)1 << KR_TILE_SHIFT)) return 0;
+  return (unsigned)((-1 - kr_axis(r)) >> KR_TILE_SHIFT);
+}
+/* The two loads of a matmul-shaped reduce value: value is built from CONST, CAST, ADD, SUB, MUL, MAX,
+ * NEG and exactly two ungated, non-bool LOADs, one indexed by (red, row) ranges only, the other by
+ * (red, col) (DEFINE_VARs allowed); ld[0] = the row one. 0 when it is, -1 when not. */
+int kllvm_tile_loads(ir_ctx *ctx, const ir_node *value, const ir_node *red, const ir_node *row, const ir_node *col,
+                     const ir_node *ld[2]);
+/* WMMA: the value with its casts stripped is MUL of two (cast) loads, both float16 or both bfloat16
+ * (*bf set for bfloat16), as kllvm_tile_loads orders them. 0 when it is, -1 when not. */
+int kllvm_tc_loads(ir_ctx *ctx, const ir_node *value, const ir_node *red, const ir_node *row, const ir_node *col,
+                   const ir_node *ld[2], bool *bf);
+/* kopt_choose for AMD GPUs: bg_kopts.group and tile allowed; the heuristics add a group to reduces with
+ * few outputs and tiles to matmul-shaped kernels (sink: the simplified kernel, for the pattern). */
+int kopt_choose_amdgpu(ir_ctx *ctx, const ir_node *sink, const kinfo *info, const bg_kopts *opts, bg_kopts *applied);
+
 /* LLVM IR text of the linearized kernel l: `define amdgpu_kernel void @name(ptr addrspace(1) noalias
  * align 16 %data0, ..., i32 %var0, ...)`, buffers by slot then int32 variables (the CPU kernarg
  * layout). Output axes with constant extents become launch dims, innermost first: each takes the

@@ -164,7 +164,7 @@ START_TEST(render_ir) {
     ck_assert_msg(strstr(k.src, reqd), "%s: no reqd_work_group_size %s", t.what, reqd);
     /* the grid covers the output exactly: no thread without work, none missing (upcast copies
      * per thread divide it) */
-    uint64_t cover = (uint64_t)k.gsz[0] * k.gsz[1] * k.gsz[2] * threads;
+    uint64_t cover = (uint64_t)k.gsz[0] * k.gsz[1] * k.gsz[2] * threads / (k.opts.group > 1 ? k.opts.group : 1);
     if (t.out_elems) ck_assert_msg(t.out_elems % cover == 0, "%s: %llu threads for %llu outputs", t.what,
                                    (unsigned long long)cover, (unsigned long long)t.out_elems);
     if (t.symbolic) ck_assert_ptr_nonnull(strstr(k.src, "phi i32 [ 0, %entry ]"));   /* stays a loop */
@@ -245,10 +245,12 @@ static const char *objdump(void) {
   return NULL;
 }
 
-/* Disassembles the code object; every instruction must decode and the kernel must end. */
-static void check_disassembly(const char *what, const char *mcpu, const void *elf, size_t n) {
+/* Disassembles the code object; every instruction must decode and the kernel must end. When need is
+ * given, each of its NULL-terminated mnemonic prefixes must occur. */
+static void check_disassembly_has(const char *what, const char *mcpu, const void *elf, size_t n, const char *const *need) {
   const char *tool = objdump();
   if (!tool) return;
+  unsigned found = 0;
   char path[] = "/tmp/bg_amdgpu_XXXXXX";
   int fd = mkstemp(path);
   ck_assert_int_ge(fd, 0);
@@ -264,11 +266,19 @@ static void check_disassembly(const char *what, const char *mcpu, const void *el
     if (strstr(line, "s_endpgm")) endpgm++;
     if (strstr(line, "<unknown>") || strstr(line, "error")) unknown++;
     if (strstr(line, "//")) insts++;
+    for (unsigned i = 0; need && need[i]; i++)
+      if (strstr(line, need[i])) found |= 1u << i;
   }
   int rc = pclose(p);
   unlink(path);
   ck_assert_msg(rc == 0 && endpgm >= 1 && unknown == 0 && insts > 1, "%s (%s): %s: rc %d, %d s_endpgm, %d undecodable", what,
                 mcpu, tool, rc, endpgm, unknown);
+  for (unsigned i = 0; need && need[i]; i++)
+    ck_assert_msg(found & (1u << i), "%s (%s): no %s in the disassembly", what, mcpu, need[i]);
+}
+
+static void check_disassembly(const char *what, const char *mcpu, const void *elf, size_t n) {
+  check_disassembly_has(what, mcpu, elf, n, NULL);
 }
 
 START_TEST(compile_and_load) {
@@ -298,7 +308,12 @@ START_TEST(compile_and_load) {
   ck_assert_uint_ne(img.kd.kernel_code_properties & (1u << 3), 0);                  /* ENABLE_SGPR_KERNARG_SEGMENT_PTR */
   ck_assert_uint_eq(img.kd.kernel_code_properties & 0x7u, 0);                       /* no dispatch/queue ptr, no scratch buffer */
   ck_assert_uint_eq(img.kd.private_segment_fixed_size, 0);                          /* accumulators promoted to registers */
-  ck_assert_uint_eq(img.kd.group_segment_fixed_size, 0);
+  if (k.opts.tile > 1)   /* local tiles: two T x T tiles in LDS */
+    ck_assert_uint_ge(img.kd.group_segment_fixed_size, 2 * 4 * threads);
+  else if (k.opts.group > 1)   /* a work-group reduce: one partial per thread in LDS */
+    ck_assert_uint_ge(img.kd.group_segment_fixed_size, 4 * threads);
+  else
+    ck_assert_uint_eq(img.kd.group_segment_fixed_size, 0);
   for (int d = 0; d < 3; d++)                                                       /* ENABLE_SGPR_WORKGROUP_ID_X/Y/Z */
     if (k.gsz[d] > 1) ck_assert_msg(img.kd.compute_pgm_rsrc2 & (1u << (7 + d)), "%s: work-group id %d not enabled", t.what, d);
   ck_assert_uint_eq(img.code_offset % 256, 0);
@@ -316,6 +331,74 @@ START_TEST(compile_and_load) {
   bg_amdgpu_image_free(&img);
   free(elf);
   bg_kernel_free(&k);
+}
+END_TEST
+
+/* A work-group reduce (bg_kopts.group) for every processor: an LDS array and a barrier in the IR, lsz x
+ * = the group, a group segment of one partial per thread and no scratch in the code object, LDS
+ * stores/loads and s_barrier in the machine code. */
+START_TEST(group_reduce_compile) {
+  const char *mcpu = MCPUS[_i];
+  if (!bg_llvm_amdgpu_knows(mcpu)) return;
+  N o = buf(0, IR_DT_FLOAT32), a = buf(1, IR_DT_FLOAT32), r = out_r(0, 4), j = red_r(1, 1024);
+  N sink = sink1(st(o, r, reduce(IR_MAX, ld(a, add(mul(r, ki(1024)), j)), j, NULL)));
+  bg_kopts opts = {.group = 64, .unroll = 4};
+  bg_kernel k;
+  void *elf = NULL;
+  size_t n = 0;
+  OK(bg_kernel_compile_amdgpu(C, sink, &opts, mcpu, &k, &elf, &n));
+  if (dump()) printf("---- %s (group 64)\n%s", k.name, k.src);
+  ck_assert_uint_eq(k.opts.group, 64);
+  ck_assert_uint_eq(k.lsz[0], 64);
+  ck_assert_uint_eq(k.lsz[0] * k.lsz[1] * k.lsz[2] * k.gsz[0] * k.gsz[1] * k.gsz[2], 64 * 4);
+  ck_assert_ptr_nonnull(strstr(k.src, "internal addrspace(3) global ["));
+  ck_assert_ptr_nonnull(strstr(k.src, "fence syncscope(\"workgroup\") release\n  call void @llvm.amdgcn.s.barrier()"));
+  ck_assert_ptr_nonnull(strstr(k.src, "br i1 %gl.first"));   /* one thread of the group stores */
+  bg_amdgpu_image img;
+  OK(bg_amdgpu_elf_load(elf, n, k.name, &img));
+  ck_assert_uint_ge(img.kd.group_segment_fixed_size, 4 * 64 * k.lsz[1] * k.lsz[2]);
+  ck_assert_uint_eq(img.kd.private_segment_fixed_size, 0);
+  ck_assert_uint_eq(img.max_flat_workgroup_size, k.lsz[0] * k.lsz[1] * k.lsz[2]);
+  static const char *const need[] = {"s_barrier", "ds_store", "ds_load", NULL};
+  static const char *const need9[] = {"s_barrier", "ds_write", "ds_read", NULL};
+  check_disassembly_has("group reduce", mcpu, elf, n, strncmp(mcpu, "gfx9", 4) ? need : need9);
+  bg_amdgpu_image_free(&img);
+  free(elf);
+  bg_kernel_free(&k);
+}
+END_TEST
+
+/* WMMA (bg_kopts.tc) on gfx1100: the intrinsic in the IR, one wave32 per 16 x 16 tile, v_wmma_* in the
+ * machine code, no scratch; a processor without that WMMA form is -BG_ENOTSUP naming gfx11. */
+START_TEST(wmma_compile) {
+  static const enum ir_scalar in[2] = {IR_DT_FLOAT16, IR_DT_BFLOAT16};
+  static const char *const intr[2] = {"@llvm.amdgcn.wmma.f32.16x16x16.f16(", "@llvm.amdgcn.wmma.f32.16x16x16.bf16("};
+  static const char *const inst[2] = {"v_wmma_f32_16x16x16_f16", "v_wmma_f32_16x16x16_bf16"};
+  const enum ir_scalar F = IR_DT_FLOAT32;
+  N r = out_r(0, 32), c = out_r(1, 48), k = red_r(2, 64);
+  N a = ir_cast(C, F, ld(buf(1, in[_i]), add(mul(r, ki(64)), k))), b = ir_cast(C, F, ld(buf(2, in[_i]), add(mul(k, ki(48)), c)));
+  N sink = sink1(st(buf(0, F), add(mul(r, ki(48)), c), reduce(IR_ADD, mul(a, b), k, NULL)));
+  bg_kopts opts = {.tc = true};
+  bg_kernel kk;
+  void *elf = NULL;
+  size_t n = 0;
+  OK(bg_kernel_compile_amdgpu(C, sink, &opts, "gfx1100", &kk, &elf, &n));
+  if (dump()) printf("---- %s (tc)\n%s", kk.name, kk.src);
+  ck_assert(kk.opts.tc);
+  ck_assert_ptr_nonnull(strstr(kk.src, intr[_i]));
+  ck_assert_uint_eq(kk.lsz[0] * kk.lsz[1] * kk.lsz[2], 32);
+  ck_assert_uint_eq(kk.gsz[0], 48 / 16);
+  ck_assert_uint_eq(kk.gsz[1], 32 / 16);
+  bg_amdgpu_image img;
+  OK(bg_amdgpu_elf_load(elf, n, kk.name, &img));
+  ck_assert_uint_eq(img.kd.private_segment_fixed_size, 0);
+  const char *const need[] = {inst[_i], NULL};
+  check_disassembly_has("wmma", "gfx1100", elf, n, need);
+  bg_amdgpu_image_free(&img);
+  free(elf);
+  bg_kernel_free(&kk);
+  ck_assert_int_eq(bg_kernel_compile_amdgpu(C, sink, &opts, "gfx942", &kk, &elf, &n), -BG_ENOTSUP);
+  ck_assert_msg(strstr(bg_last_error(), "gfx11"), "%s", bg_last_error());
 }
 END_TEST
 
@@ -701,6 +784,8 @@ int main(void) {
 #if BG_HAVE_LLVM
   tcase_add_loop_test(tc, compile_and_load, 0, NKERNELS * 4);
   tcase_add_loop_test(tc, integer_ops_compile, 0, 8);
+  tcase_add_loop_test(tc, group_reduce_compile, 0, 4);
+  tcase_add_loop_test(tc, wmma_compile, 0, 2);
   tcase_add_test(tc, casts_and_floats_compile);
   tcase_add_test(tc, linked_object);
   tcase_add_loop_test(tc, host_semantics, 0, NKERNELS * 2);

@@ -164,6 +164,54 @@ END_TEST
 
 static bool same(const bg_kopts *a, const bg_kopts *b) { return !memcmp(a->upcast, b->upcast, 8) && a->unroll == b->unroll; }
 
+/* AMD actions: group sizes that divide the reduce, local tiles and (gfx11 only) WMMA from no options; the CPU
+ * list has none of them; a tile takes no further action; the cache text round-trips them. */
+START_TEST(gpu_actions_and_cache_text) {
+  bg_kopts acts[64];
+  N n = ir_const_int(C, IR_DT_INDEX, 256);
+  N i = rng(0, 0, ki(8)), k = rng(1, 1, n);
+  N sum = sink_store(i, sum_over(ld(buf(1), add(mul(i, n), k)), k));
+  int na = bg_beam_actions_amdgpu(C, sum, "gfx1100", NULL, acts, 64), groups = 0;
+  ck_assert_int_gt(na, 0);
+  for (int a = 0; a < na; a++) {
+    ck_assert_uint_eq(acts[a].tile, 0);
+    if (acts[a].group > 1) {
+      groups++;
+      ck_assert_uint_eq(256 % acts[a].group, 0);
+    }
+  }
+  ck_assert_int_eq(groups, 6);   /* 8, 16, ..., 256 */
+  na = bg_beam_actions(C, sum, NULL, acts, 64);
+  for (int a = 0; a < na; a++) ck_assert_uint_eq(acts[a].group, 0);
+  for (int m = 0; m < 2; m++) {   /* matmul 8x16x24: tiles 4, 8, 16; tc on gfx11 only */
+    na = bg_beam_actions_amdgpu(C, matmul(), m ? "gfx1201" : "gfx1100", NULL, acts, 64);
+    int tiles = 0, tc = 0;
+    for (int a = 0; a < na; a++) {
+      tiles += acts[a].tile > 1;
+      tc += acts[a].tc;
+    }
+    ck_assert_int_eq(tiles, 3);
+    ck_assert_int_eq(tc, m ? 0 : 1);
+  }
+  bg_kopts tile = {.tile = 8};
+  ck_assert_int_eq(bg_beam_actions_amdgpu(C, matmul(), "gfx1100", &tile, acts, 64), 0);
+  bg_kopts o;
+  static const char g64[] = "u 1 1 1 1 1 1 1 1 r 4 g 64 t 1\n", tc[] = "u 1 1 1 1 1 1 1 1 r 1 g 1 t 1 tc\n",
+                    old[] = "u 2 1 1 1 1 1 1 1 r 4\n", bad[] = "u 1 1 1 1 1 1 1 1 r 1 g 512 t 1\n";
+  ck_assert(bg_beam_cache_decode(g64, sizeof g64 - 1, &o));
+  ck_assert_uint_eq(o.group, 64);
+  ck_assert_uint_eq(o.unroll, 4);
+  ck_assert(!o.tc);
+  ck_assert(bg_beam_cache_decode(tc, sizeof tc - 1, &o));
+  ck_assert(o.tc);
+  ck_assert_uint_eq(o.group, 0);
+  ck_assert(bg_beam_cache_decode(old, sizeof old - 1, &o));
+  ck_assert_uint_eq(o.upcast[0], 2);
+  ck_assert_uint_eq(o.group, 0);
+  ck_assert(!bg_beam_cache_decode(bad, sizeof bad - 1, &o));
+}
+END_TEST
+
 START_TEST(search_then_cache_hit) {
   unsetenv("IGNORE_BEAM_CACHE");
   N sink = matmul();
@@ -235,6 +283,7 @@ int main(void) {
   tcase_add_test(t, candidates_match_no_opt_elementwise);
   tcase_add_test(t, candidates_match_no_opt_symbolic);
   tcase_add_test(t, actions_valid_factors);
+  tcase_add_test(t, gpu_actions_and_cache_text);
   tcase_add_test(t, search_then_cache_hit);
   tcase_add_test(t, beam_env);
   suite_add_tcase(s, t);
