@@ -46,6 +46,9 @@ static uint64_t bytes(const bg_usb_stats *s) {
   return n;
 }
 
+/* The transport's round-trip count, read through a call: submit and synchronize change it behind the pointer. */
+static uint64_t round_trips(const bg_usb_transport *t) { return t->stats.round_trips; }
+
 static int die(const char *what) {
   fprintf(stderr, "bench-usb: %s: %s\n", what, bg_last_error());
   return 1;
@@ -225,11 +228,11 @@ static int hcq_syncs(bg_dev *d, const char *ir, const char *name, uint32_t iters
   }
   uint64_t rt = 0, srt = 0, ns = 0;
   for (unsigned i = 0; i < n && r == 0; i++) {
-    uint64_t r0 = t->stats.round_trips;
+    uint64_t r0 = round_trips(t);
     r = bg_queue_submit(q, NULL, 0);
-    uint64_t r1 = t->stats.round_trips, t0 = bg_now_ns();
+    uint64_t r1 = round_trips(t), t0 = bg_now_ns();
     if (r == 0) r = bg_dev_synchronize(d, 0);
-    ns += bg_now_ns() - t0, srt += r1 - r0, rt += t->stats.round_trips - r1;
+    ns += bg_now_ns() - t0, srt += r1 - r0, rt += round_trips(t) - r1;
   }
   per[0] = (double)rt / n, per[1] = (double)srt / n, per[2] = (double)ns / 1e3 / n;
   bg_queue_free(q);

@@ -122,9 +122,9 @@ static void fill(void *p, size_t n, enum ir_scalar sc, unsigned slot) {
 
 /* The emulated core's counters (platform/mock_plugin.h, ABI 5) of the MOCKPCI device. */
 static bg_mock_shader_stats core_stats(void) {
-  bg_mock_shader_stats st;
-  OK(bg_mock_plugin_shader_stats("MOCKPCI", 0, &st));
-  return st;
+  bg_mock_shader_stats counters;
+  OK(bg_mock_plugin_shader_stats("MOCKPCI", 0, &counters));
+  return counters;
 }
 
 /* Runs t with opts on dev; out gets the output elements. *applied = what the compiler chose. The core must
