@@ -51,6 +51,9 @@ typedef struct rctx {
   mapped map[MAX_MAPPED];
   unsigned nmap;
   bool host;                /* KLLVM_HOST_TEST: generic pointers, ids and arguments as parameters */
+  bool cpu;                 /* KLLVM_HOST: the CPU entry ABI around a noalias body, the CPU grid */
+  bool contract;            /* float add/sub/mul carry `contract` (FMA allowed; NaN/inf semantics kept) */
+  const klin *grid;         /* KLLVM_HOST: grid_loop runs this work-group's chunk */
   const struct ktarget *tg; /* the target's specifics (TG_AMDGPU, TG_NVPTX, TG_HOST) */
   const char *gptr, *pptr;  /* pointer types of buffers and of accumulators */
   uint64_t flops;
@@ -324,6 +327,13 @@ static int math_index(enum ir_op op) {
   }
 }
 
+/* A float add/sub/mul: with `contract` on the host a multiply feeding an add may become one FMA (one
+ * rounding instead of two); never `fast`/`nnan`/`ninf`, so NaN and infinity propagate as without it. */
+static const char *fop(rctx *r, const char *op) {
+  if (!r->contract) return op;
+  return !strcmp(op, "fadd") ? "fadd contract" : !strcmp(op, "fsub") ? "fsub contract" : "fmul contract";
+}
+
 /* Text of (op a b) of type ty into a new name; src gives operand nodes for constant shortcuts
  * (NULL for accumulator updates). Signedness from the scalar sc. */
 static const char *alu2(rctx *r, enum ir_op op, const char *ty, enum ir_scalar sc, const char *a, const char *b, node bsrc) {
@@ -332,9 +342,9 @@ static const char *alu2(rctx *r, enum ir_op op, const char *ty, enum ir_scalar s
   const bool fl = is_float_ty(ty), sg = ir_scalar_is_signed(sc) || sc == IR_DT_INDEX;
   int64_t k;
   switch (op) {
-  case IR_ADD: emit(r, "%s = %s %s %s, %s", t, fl ? "fadd" : "add", ty, a, b); break;
-  case IR_SUB: emit(r, "%s = %s %s %s, %s", t, fl ? "fsub" : "sub", ty, a, b); break;
-  case IR_MUL: emit(r, "%s = %s %s %s, %s", t, fl ? "fmul" : "mul", ty, a, b); break;
+  case IR_ADD: emit(r, "%s = %s %s %s, %s", t, fl ? fop(r, "fadd") : "add", ty, a, b); break;
+  case IR_SUB: emit(r, "%s = %s %s %s, %s", t, fl ? fop(r, "fsub") : "sub", ty, a, b); break;
+  case IR_MUL: emit(r, "%s = %s %s %s, %s", t, fl ? fop(r, "fmul") : "mul", ty, a, b); break;
   case IR_FDIV: emit(r, "%s = fdiv %s %s, %s", t, ty, a, b); break;
   case IR_AND: emit(r, "%s = and %s %s, %s", t, ty, a, b); break;
   case IR_OR: emit(r, "%s = or %s %s, %s", t, ty, a, b); break;
@@ -661,6 +671,7 @@ static void plan_grid(rctx *r, klin *l, uint32_t gsz[3], uint32_t lsz[3]) {
 
 static void emit_ids(rctx *r, const uint32_t gsz[3], const uint32_t lsz[3]) {
   static const char xyz[] = "xyz";
+  if (r->cpu) return;   /* buffers, variables and gid.x are the body's parameters */
   if (r->host) {   /* the arguments from the CPU-style block, ids are parameters */
     for (unsigned i = 0; i < r->info->nbufs; i++)
       kstr_printf(&r->pro, "  %%data%u.p = getelementptr i8, ptr %%args, i64 %u\n  %%data%u = load ptr, ptr %%data%u.p\n", i, 8 * i,
@@ -724,11 +735,26 @@ static void render_loop(rctx *r, kitem *it) {
   snprintf(from, sizeof from, "%s", r->cur);
   snprintf(name, sizeof name, "%%ridx%lld_%u", (long long)kr_axis(u), n);
   set_text(r, it, name);
+  char start[TXT] = "0";
+  if (r->grid && it == r->grid->grid_loop) {   /* the CPU grid: [gid.x * chunk, min(+chunk, extent)) */
+    long long ch = (long long)r->grid->grid_chunk, e = (long long)r->grid->grid_extent;
+    const char *g = convert(r, "%gid.x", "i32", false, false, cty, true, false);
+    snprintf(start, sizeof start, "%%L%u.lo", n);
+    emit(r, "%s = mul nsw %s %s, %lld", start, cty, g, ch);
+    emit(r, "%%L%u.hi0 = add nsw %s %s, %lld", n, cty, start, ch);
+    if (e % ch) {
+      emit(r, "%%L%u.hic = icmp slt %s %%L%u.hi0, %lld", n, cty, n, e);
+      emit(r, "%%L%u.hi = select i1 %%L%u.hic, %s %%L%u.hi0, %s %lld", n, n, cty, n, cty, e);
+    } else {
+      emit(r, "%%L%u.hi = add nsw %s %%L%u.hi0, 0", n, cty, n);
+    }
+    snprintf(extv, sizeof extv, "%%L%u.hi", n);
+  }
   emit(r, "br label %%L%u.head", n);
   snprintf(l, sizeof l, "L%u.head", n);
   label(r, l);
   const char *ctr = strcmp(cty, ty) ? ".w" : "";
-  emit(r, "%s%s = phi %s [ 0, %%%s ], [ %s.next, %%L%u.latch ]", name, ctr, cty, from, name, n);
+  emit(r, "%s%s = phi %s [ %s, %%%s ], [ %s.next, %%L%u.latch ]", name, ctr, cty, start, from, name, n);
   emit(r, "%s.c = icmp slt %s %s%s, %s", name, cty, name, ctr, extv);
   emit(r, "br i1 %s.c, label %%L%u.body, label %%L%u.exit", name, n, n);
   snprintf(l, sizeof l, "L%u.body", n);
@@ -792,9 +818,14 @@ static void emit_threefry(kstr *s) {
 }
 
 /* Kernel attributes of the target: the work-group size it is compiled for. */
-static void emit_attributes(kstr *out, const ktarget *tg, const uint32_t lsz[3]) {
+static void emit_attributes(kstr *out, const ktarget *tg, const uint32_t lsz[3], bool cpu) {
   uint32_t threads = lsz[0] * lsz[1] * lsz[2];
-  if (tg == &TG_HOST) {
+  if (cpu) {
+    /* The host's widest vectors: LLVM prefers 256-bit vectors on AVX-512 machines unless told otherwise (clang
+     * -mprefer-vector-width=512 sets the same attribute). No uwtable: no unwind tables in the object. */
+    kstr_puts(out, "\nattributes #0 = { nounwind \"prefer-vector-width\"=\"512\" }\n"
+                   "attributes #2 = { nounwind alwaysinline \"prefer-vector-width\"=\"512\" }\n");
+  } else if (tg == &TG_HOST) {
     kstr_puts(out, "\nattributes #0 = { nounwind }\n");
   } else if (tg == &TG_AMDGPU) {
     /* No implicit (hidden) kernel arguments and no dispatch/queue pointers: the kernarg segment is
@@ -814,12 +845,18 @@ static void emit_attributes(kstr *out, const ktarget *tg, const uint32_t lsz[3])
 
 int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
                  uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]) {
-  bool host = flavour == KLLVM_HOST_TEST;
+  bool host = flavour == KLLVM_HOST_TEST || flavour == KLLVM_HOST, cpu = flavour == KLLVM_HOST;
   const ktarget *tg = flavour == KLLVM_AMDGPU ? &TG_AMDGPU : flavour == KLLVM_NVPTX ? &TG_NVPTX : &TG_HOST;
-  rctx r = {.ctx = ctx, .info = info, .host = host, .tg = tg, .gptr = tg->gptr, .pptr = tg->pptr};
+  rctx r = {.ctx = ctx, .info = info, .host = host, .cpu = cpu, .contract = cpu, .tg = tg, .gptr = tg->gptr, .pptr = tg->pptr};
   *src = NULL;
   snprintf(r.cur, sizeof r.cur, "entry");
-  plan_grid(&r, l, gsz, lsz);
+  if (cpu) {
+    klin_plan_cpu_grid(l, gsz);
+    lsz[0] = lsz[1] = lsz[2] = 1;
+    r.grid = l;
+  } else {
+    plan_grid(&r, l, gsz, lsz);
+  }
   emit_ids(&r, gsz, lsz);
   render_scope(&r, l->root);
   if (r.err) {
@@ -828,7 +865,25 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
     return r.err;
   }
   kstr out = {0};
-  if (host) {
+  if (cpu) {
+    /* The CPU entry ABI (baregpu/compile.h) reads the arguments and calls the body, whose buffers are noalias
+     * parameters (as the C renderer's restrict pointers); the body is inlined into the entry. */
+    kstr_printf(&out, "; baregpu kernel %s (host)\n\ndefine void @%s(ptr %%args, ptr %%gidp, ptr %%gszp, ptr %%lszp) #0 {\n"
+                "entry:\n", name, name);
+    for (unsigned i = 0; i < info->nbufs; i++)
+      kstr_printf(&out, "  %%a%u.p = getelementptr i8, ptr %%args, i64 %u\n  %%a%u = load ptr, ptr %%a%u.p, align 8\n", i,
+                  8 * i, i, i);
+    for (unsigned i = 0; i < info->nvars; i++)
+      kstr_printf(&out, "  %%v%u.p = getelementptr i8, ptr %%args, i64 %u\n  %%v%u = load i32, ptr %%v%u.p, align 4\n", i,
+                  8 * info->nbufs + 4 * i, i, i);
+    kstr_printf(&out, "  %%g = load i32, ptr %%gidp, align 4\n  call void @%s.body(", name);
+    for (unsigned i = 0; i < info->nbufs; i++) kstr_printf(&out, "ptr %%a%u, ", i);
+    for (unsigned i = 0; i < info->nvars; i++) kstr_printf(&out, "i32 %%v%u, ", i);
+    kstr_printf(&out, "i32 %%g)\n  ret void\n}\n\ndefine internal void @%s.body(", name);
+    for (unsigned i = 0; i < info->nbufs; i++) kstr_printf(&out, "ptr noalias %%data%u, ", i);
+    for (unsigned i = 0; i < info->nvars; i++) kstr_printf(&out, "i32 %%var%u, ", i);
+    kstr_puts(&out, "i32 %gid.x) #2 {\nentry:\n");
+  } else if (host) {
     kstr_printf(&out, "; baregpu kernel %s (host test flavour)\n\ndefine void @%s(ptr %%args, i32 %%gid.x, i32 %%gid.y, "
                 "i32 %%gid.z, i32 %%lid.x, i32 %%lid.y, i32 %%lid.z) #0 {\nentry:\n", name, name);
   } else {
@@ -852,7 +907,7 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
     for (unsigned f64 = 0; f64 < 2; f64++)
       if (r.intrinsics & (1u << (i * 2 + f64)))
         kstr_printf(&out, "declare %s @%s(%s)\n", f64 ? "double" : "float", tg->math[i][f64], f64 ? "double" : "float");
-  emit_attributes(&out, tg, lsz);
+  emit_attributes(&out, tg, lsz, r.cpu);
   kstr_free(&r.pro);
   kstr_free(&r.body);
   *src = kstr_take(&out);
