@@ -53,6 +53,7 @@ typedef struct rctx {
   bool host;                /* KLLVM_HOST_TEST: generic pointers, ids and arguments as parameters */
   bool cpu;                 /* KLLVM_HOST: the CPU entry ABI around a noalias body, the CPU grid */
   bool contract;            /* float add/sub/mul carry `contract` (FMA allowed; NaN/inf semantics kept) */
+  bool no_contract_now;     /* the op being rendered adds a value rounded to float16/bfloat16: never fused */
   const klin *grid;         /* KLLVM_HOST: grid_loop runs this work-group's chunk */
   const struct ktarget *tg; /* the target's specifics (TG_AMDGPU, TG_NVPTX, TG_HOST) */
   const char *gptr, *pptr;  /* pointer types of buffers and of accumulators */
@@ -330,8 +331,23 @@ static int math_index(enum ir_op op) {
 /* A float add/sub/mul: with `contract` on the host a multiply feeding an add may become one FMA (one
  * rounding instead of two); never `fast`/`nnan`/`ninf`, so NaN and infinity propagate as without it. */
 static const char *fop(rctx *r, const char *op) {
-  if (!r->contract) return op;
+  if (!r->contract || r->no_contract_now) return op;
   return !strcmp(op, "fadd") ? "fadd contract" : !strcmp(op, "fsub") ? "fsub contract" : "fmul contract";
+}
+
+/* A float16/bfloat16 value widened (kdecomp's per-op rounding): an add of it must not fuse with the multiply
+ * before the rounding, or a product that overflows half would not become inf (LLVM's DAG combiner folds
+ * fadd(fpext(fptrunc(fmul))) into an FMA when both carry `contract`). */
+static bool rounded_half(node u) {
+  if (u->op != IR_CAST || !u->nsrc) return false;
+  enum ir_scalar s = IR_DT_SCALAR(u->src[0]->dt);
+  return s == IR_DT_FLOAT16 || s == IR_DT_BFLOAT16;
+}
+
+static bool any_rounded_half(node u) {
+  for (unsigned i = 0; i < u->nsrc; i++)
+    if (rounded_half(u->src[i])) return true;
+  return false;
 }
 
 /* Text of (op a b) of type ty into a new name; src gives operand nodes for constant shortcuts
@@ -415,6 +431,7 @@ static const char *alu2(rctx *r, enum ir_op op, const char *ty, enum ir_scalar s
 static void render_expr(rctx *r, kitem *it) {
   node u = it->u;
   enum ir_op op = (enum ir_op)u->op;
+  r->no_contract_now = any_rounded_half(u);
   const char *rt = lty(r, u);
   char name[TXT];
   const char *res = NULL;
@@ -616,6 +633,7 @@ static void render_update(rctx *r, kitem *it) {
     snprintf(cur, sizeof cur, "%%v%u", fresh(r));
     emit(r, "%s = load %s, %s %s", cur, ty, r->pptr, acc);
     snprintf(lane, sizeof lane, "%s", opnd(r, it->ops[i], ty));
+    r->no_contract_now = rounded_half(it->ops[i]->u);
     const char *nv = alu2(r, (enum ir_op)u->arg.i, ty, sc, cur, lane, NULL);
     emit(r, "store %s %s, %s %s", ty, nv, r->pptr, acc);
     r->flops += it->scope->iters;
