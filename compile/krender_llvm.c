@@ -47,6 +47,13 @@ typedef struct rctx {
   unsigned nv, nblocks, nacc, nloops;
   char cur[64];             /* label of the block being emitted */
   bool threefry;
+  bool prefetch;            /* llvm.prefetch is used */
+  struct pfline {           /* cache lines prefetched: buffer, index without its constant, stride, constant */
+    const kscope *scope;
+    node buf, base;
+    int64_t stride, off;
+  } pf[64];
+  unsigned npf;
   unsigned intrinsics;      /* bit (op index * 2 + f64) of the math intrinsics used */
   mapped map[MAX_MAPPED];
   unsigned nmap;
@@ -530,6 +537,54 @@ static const char *address(rctx *r, kitem *it) {
   return p;
 }
 
+/* Elements the index x moves per step of range rng when x is an affine sum of it (rng, rng*c, c*rng, sums of
+ * such terms and terms free of rng); 0 when x does not use rng; INT64_MIN when it is not affine in it. */
+static int64_t range_stride(node x, node rng, unsigned depth) {
+  int64_t c;
+  if (x == rng) return 1;
+  if (depth > 16 || x->op == IR_CONST || x->op == IR_DEFINE_VAR || x->op == IR_RANGE) return 0 * depth;
+  if (x->op == IR_ADD && x->nsrc == 2) {
+    int64_t a = range_stride(x->src[0], rng, depth + 1), b = range_stride(x->src[1], rng, depth + 1);
+    return a == INT64_MIN || b == INT64_MIN ? INT64_MIN : a + b;
+  }
+  if (x->op == IR_MUL && x->nsrc == 2 && (ir_is_const(x->src[1], &c) || ir_is_const(x->src[0], &c))) {
+    int64_t a = range_stride(ir_is_const(x->src[1], &c) ? x->src[0] : x->src[1], rng, depth + 1);
+    return a == INT64_MIN || c > (1 << 24) || c < -(1 << 24) || a > (1 << 24) || a < -(1 << 24) ? (a ? INT64_MIN : 0) : a * c;
+  }
+  for (unsigned i = 0; i < x->nsrc; i++)
+    if (range_stride(x->src[i], rng, depth + 1)) return INT64_MIN;
+  return 0;
+}
+
+/* The host's hardware prefetchers follow streams within a 4 KiB page: a load in the innermost reduce loop that
+ * jumps by a row each step (the right-hand matrix of a matmul, K rows of N floats) misses on every step. It
+ * is prefetched KLLVM_PREFETCH_AHEAD steps ahead (a prefetch never faults, so the address may run past the
+ * buffer). */
+enum { KLLVM_PREFETCH_AHEAD = 16, KLLVM_PREFETCH_MIN_BYTES = 512 };
+static void prefetch_ahead(rctx *r, kitem *it, const char *p) {
+  const kscope *sc = it->scope;
+  if (!r->cpu || !sc || !sc->loop || kr_kind(sc->loop->u) != KR_REDUCE) return;
+  node idx = it->u->src[0];
+  unsigned es = ir_scalar_size(IR_DT_SCALAR(idx->src[0]->dt));
+  int64_t st = range_stride(idx->src[1], sc->loop->u, 0);
+  if (st == INT64_MIN || st * (int64_t)es < KLLVM_PREFETCH_MIN_BYTES) return;
+  /* one prefetch per cache line: the copies of an upcast differ from each other by a constant term */
+  node base = idx->src[1];
+  int64_t off = 0;
+  if (base->op == IR_ADD && base->nsrc == 2 && ir_is_const(base->src[1], &off)) base = base->src[0];
+  for (unsigned i = 0; i < r->npf; i++) {
+    const struct pfline *q = &r->pf[i];
+    if (q->scope == sc && q->buf == idx->src[0] && q->base == base && q->stride == st && (off - q->off) * (int64_t)es < 64 &&
+        (q->off - off) * (int64_t)es < 64)
+      return;
+  }
+  if (r->npf < sizeof r->pf / sizeof r->pf[0]) r->pf[r->npf++] = (struct pfline){sc, idx->src[0], base, st, off};
+  unsigned n = fresh(r);
+  emit(r, "%%pf%u = getelementptr i8, ptr %s, i64 %lld", n, p, (long long)(st * (int64_t)es * KLLVM_PREFETCH_AHEAD));
+  emit(r, "call void @llvm.prefetch.p0(ptr %%pf%u, i32 0, i32 3, i32 1)", n);
+  r->prefetch = true;
+}
+
 static void render_load(rctx *r, kitem *it) {
   node u = it->u;
   enum ir_scalar s = IR_DT_SCALAR(u->dt);
@@ -546,6 +601,7 @@ static void render_load(rctx *r, kitem *it) {
     label(r, l);
   }
   const char *p = address(r, it);
+  prefetch_ahead(r, it, p);
   snprintf(val, sizeof val, "%%v%u", fresh(r));
   emit(r, "%s = load %s, %s %s, align %u", val, mt, r->gptr, p, al);
   if (s == IR_DT_BOOL) {
@@ -925,6 +981,7 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
     for (unsigned f64 = 0; f64 < 2; f64++)
       if (r.intrinsics & (1u << (i * 2 + f64)))
         kstr_printf(&out, "declare %s @%s(%s)\n", f64 ? "double" : "float", tg->math[i][f64], f64 ? "double" : "float");
+  if (r.prefetch) kstr_puts(&out, "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n");
   emit_attributes(&out, tg, lsz, r.cpu);
   kstr_free(&r.pro);
   kstr_free(&r.body);
