@@ -61,6 +61,7 @@ typedef struct rctx {
   bool cpu;                 /* KLLVM_HOST: the CPU entry ABI around a noalias body, the CPU grid */
   bool contract;            /* float add/sub/mul carry `contract` (FMA allowed; NaN/inf semantics kept) */
   bool no_contract_now;     /* the op being rendered adds a value rounded to float16/bfloat16: never fused */
+  bool reassoc_now;         /* the op being rendered is a float sum's accumulator update: `reassoc` */
   const klin *grid;         /* KLLVM_HOST: grid_loop runs this work-group's chunk */
   const struct ktarget *tg; /* the target's specifics (TG_AMDGPU, TG_NVPTX, TG_HOST) */
   const char *gptr, *pptr;  /* pointer types of buffers and of accumulators */
@@ -338,6 +339,7 @@ static int math_index(enum ir_op op) {
 /* A float add/sub/mul: with `contract` on the host a multiply feeding an add may become one FMA (one
  * rounding instead of two); never `fast`/`nnan`/`ninf`, so NaN and infinity propagate as without it. */
 static const char *fop(rctx *r, const char *op) {
+  if (r->reassoc_now && !strcmp(op, "fadd")) return "fadd reassoc contract";
   if (!r->contract || r->no_contract_now) return op;
   return !strcmp(op, "fadd") ? "fadd contract" : !strcmp(op, "fsub") ? "fsub contract" : "fmul contract";
 }
@@ -690,7 +692,12 @@ static void render_update(rctx *r, kitem *it) {
     emit(r, "%s = load %s, %s %s", cur, ty, r->pptr, acc);
     snprintf(lane, sizeof lane, "%s", opnd(r, it->ops[i], ty));
     r->no_contract_now = rounded_half(it->ops[i]->u);
+    /* A float sum (not of products: a matmul keeps its FMA tile over the output columns) may be reassociated
+     * so LLVM's loop vectorizer splits it into vector partial sums: `reassoc` alone, no nnan/ninf, so NaN and
+     * inf still propagate; the order of the additions changes (the tolerance table's float sum row). */
+    r->reassoc_now = r->cpu && u->arg.i == IR_ADD && is_float_ty(ty) && it->ops[i]->u->op != IR_MUL && !r->no_contract_now;
     const char *nv = alu2(r, (enum ir_op)u->arg.i, ty, sc, cur, lane, NULL);
+    r->reassoc_now = false;
     emit(r, "store %s %s, %s %s", ty, nv, r->pptr, acc);
     r->flops += it->scope->iters;
   }
