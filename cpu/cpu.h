@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/host_obj.h"
 #include "hcq/backend.h"
 #include "hcq/tlsf.h"
 
@@ -50,8 +51,9 @@ typedef void (*cpu_entry_fn)(const void *kargs, const uint32_t gid[3], const uin
 
 typedef struct cpu_prog {
   cpu_entry_fn fn;
-  void *dl;
+  void *dl;            /* an ET_DYN shared object: its dlopen handle; NULL for an ET_REL object (obj) */
   int fd;              /* the memfd stays open while loaded: its /proc path names the library uniquely */
+  bg_host_obj obj;     /* an ET_REL relocatable object loaded by formats/host_obj.c */
   char name[64];
   struct cpu_prog *next_deferred;   /* freed while a queue still had work: unloaded at device close */
 } cpu_prog;

@@ -1,5 +1,8 @@
-/* cpu/cpu_program.c: loading CPU kernels (shared objects from bg_compile_c) from memory. The
- * bytes go to a memfd that is dlopen'ed through /proc/self/fd: nothing touches the filesystem. */
+/* cpu/cpu_program.c: loading CPU kernels from memory, told apart by e_type (contract C1 of issue 16):
+ * - ET_DYN shared objects (bg_compile_c): the bytes go to a memfd that is dlopen'ed through /proc/self/fd, so
+ *   nothing touches the filesystem;
+ * - ET_REL relocatable objects (LLVM's in-process object emission): placed, relocated and protected by
+ *   formats/host_obj.c in one mapping, no dynamic loader involved. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +22,22 @@ int bg_cpu_program_load(bg_dev *d, const void *bin, size_t size, const bg_progra
   cpu_prog *p = calloc(1, sizeof(*p));
   if (!p) return bg_error(BG_ENOMEM, "cpu: program '%s': out of host memory", name);
   snprintf(p->name, sizeof(p->name), "%s", name);
+  p->fd = -1;
+  if (bg_host_obj_is_rel(bin, size)) {
+    int r = bg_host_obj_load(bin, size, name, &p->obj);
+    if (r < 0) {
+      char why[512];   /* bg_error formats into the buffer bg_last_error returns */
+      snprintf(why, sizeof(why), "%s", bg_last_error());
+      r = bg_error(-r, "cpu: program '%s': %s", name, why);
+      free(p);
+      return r;
+    }
+    memcpy(&p->fn, &p->obj.entry, sizeof(p->fn));   /* POSIX: a code address is callable as a function */
+    BG_LOG(2, "cpu: loaded program '%s' (%zu-byte relocatable object, %zu-byte image, %u stubs, %u GOT slots) entry %p",
+           name, size, p->obj.size, p->obj.nstubs, p->obj.ngot, p->obj.entry);
+    *handle = p;
+    return 0;
+  }
   char memname[80], path[64];
   snprintf(memname, sizeof(memname), "bg-cpu:%s", name);
   p->fd = memfd_create(memname, MFD_CLOEXEC);
@@ -67,7 +86,11 @@ void bg_cpu_program_free(bg_dev *d, void *handle) {
   (void)d;
   cpu_prog *p = handle;
   if (!p) return;
-  if (dlclose(p->dl) != 0) BG_LOG(1, "cpu: program '%s': dlclose: %s", p->name, dlerror());
-  close(p->fd);
+  if (!p->dl) {
+    bg_host_obj_free(&p->obj);
+  } else {
+    if (dlclose(p->dl) != 0) BG_LOG(1, "cpu: program '%s': dlclose: %s", p->name, dlerror());
+    close(p->fd);
+  }
   free(p);
 }
