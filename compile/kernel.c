@@ -246,7 +246,7 @@ int bg_kernel_compile_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opt
  * the system C compiler, compile/hostcc.c; the only one without LLVM). 1 for LLVM, 0 for C, or -BG_EINVAL. */
 static int cpu_compiler_llvm(void) {
   const char *v = getenv("BG_CPU_COMPILER");
-  if (!v || !*v) return 0;   /* until the CPU device loads ELF relocatable objects (formats/host_obj.h) */
+  if (!v || !*v) return BG_HAVE_LLVM ? 1 : 0;
   if (!strcmp(v, "c")) return 0;
   if (!strcmp(v, "llvm")) {
     if (BG_HAVE_LLVM) return 1;
