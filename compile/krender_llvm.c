@@ -15,7 +15,8 @@
  * else i64, each op computed in the wider of its operands. Semantics match the C renderer: integer
  * arithmetic wraps, x / -1 and x % -1 are guarded, shifts by >= the width give 0 (arithmetic right
  * shift: the sign), float max is `a >= b ? a : b`, comparisons are ordered except != (true on NaN),
- * multiply-add is a separate multiply and add (no contraction). */
+ * multiply-add is a separate multiply and add (no contraction) on the GPUs; the CPU flavour KLLVM_HOST
+ * makes every float32/float64 multiply-add (MULACC, a sum of products) one llvm.fma (emit_fma). */
 #include "compile/krender_llvm.h"
 
 #include <inttypes.h>
@@ -59,9 +60,7 @@ typedef struct rctx {
   unsigned nmap;
   bool host;                /* KLLVM_HOST_TEST: generic pointers, ids and arguments as parameters */
   bool cpu;                 /* KLLVM_HOST: the CPU entry ABI around a noalias body, the CPU grid */
-  bool contract;            /* float add/sub/mul carry `contract` (FMA allowed; NaN/inf semantics kept) */
-  bool no_contract_now;     /* the op being rendered adds a value rounded to float16/bfloat16: never fused */
-  bool reassoc_now;         /* the op being rendered is a float sum's accumulator update: `reassoc` */
+  unsigned fma;             /* bit 0/1: llvm.fma.f32/f64 is used (KLLVM_HOST multiply-adds) */
   const klin *grid;         /* KLLVM_HOST: grid_loop runs this work-group's chunk */
   const struct ktarget *tg; /* the target's specifics (TG_AMDGPU, TG_NVPTX, TG_HOST) */
   const char *gptr, *pptr;  /* pointer types of buffers and of accumulators */
@@ -336,27 +335,20 @@ static int math_index(enum ir_op op) {
   }
 }
 
-/* A float add/sub/mul: with `contract` on the host a multiply feeding an add may become one FMA (one
- * rounding instead of two); never `fast`/`nnan`/`ninf`, so NaN and infinity propagate as without it. */
-static const char *fop(rctx *r, const char *op) {
-  if (r->reassoc_now && !strcmp(op, "fadd")) return "fadd reassoc contract";
-  if (!r->contract || r->no_contract_now) return op;
-  return !strcmp(op, "fadd") ? "fadd contract" : !strcmp(op, "fsub") ? "fsub contract" : "fmul contract";
-}
+/* KLLVM_HOST: a float32/float64 multiply-add a*b+c is one llvm.fma (one rounding), always, whatever the
+ * optimization choice: `contract` flags would leave the fusion to LLVM (the SLP vectorizer may multiply a
+ * vector of products first, then add them one by one), so results would change with upcast/unroll and BEAM
+ * could not compare candidates bit for bit. Integers and float16/bfloat16 (a CAST of the rounded product, not a
+ * MUL) never fuse. NaN and infinity propagate as in a*b+c (no fast-math flags). */
+static bool fma_type(rctx *r, const char *ty) { return r->cpu && (!strcmp(ty, "float") || !strcmp(ty, "double")); }
 
-/* A float16/bfloat16 value widened (kdecomp's per-op rounding): an add of it must not fuse with the multiply
- * before the rounding, or a product that overflows half would not become inf (LLVM's DAG combiner folds
- * fadd(fpext(fptrunc(fmul))) into an FMA when both carry `contract`). */
-static bool rounded_half(node u) {
-  if (u->op != IR_CAST || !u->nsrc) return false;
-  enum ir_scalar s = IR_DT_SCALAR(u->src[0]->dt);
-  return s == IR_DT_FLOAT16 || s == IR_DT_BFLOAT16;
-}
-
-static bool any_rounded_half(node u) {
-  for (unsigned i = 0; i < u->nsrc; i++)
-    if (rounded_half(u->src[i])) return true;
-  return false;
+static const char *emit_fma(rctx *r, const char *ty, const char *a, const char *b, const char *c) {
+  char *t = ring(r);
+  bool f64 = !strcmp(ty, "double");
+  snprintf(t, TXT, "%%v%u", fresh(r));
+  emit(r, "%s = call %s @llvm.fma.%s(%s %s, %s %s, %s %s)", t, ty, f64 ? "f64" : "f32", ty, a, ty, b, ty, c);
+  r->fma |= f64 ? 2u : 1u;
+  return t;
 }
 
 /* Text of (op a b) of type ty into a new name; src gives operand nodes for constant shortcuts
@@ -367,9 +359,9 @@ static const char *alu2(rctx *r, enum ir_op op, const char *ty, enum ir_scalar s
   const bool fl = is_float_ty(ty), sg = ir_scalar_is_signed(sc) || sc == IR_DT_INDEX;
   int64_t k;
   switch (op) {
-  case IR_ADD: emit(r, "%s = %s %s %s, %s", t, fl ? fop(r, "fadd") : "add", ty, a, b); break;
-  case IR_SUB: emit(r, "%s = %s %s %s, %s", t, fl ? fop(r, "fsub") : "sub", ty, a, b); break;
-  case IR_MUL: emit(r, "%s = %s %s %s, %s", t, fl ? fop(r, "fmul") : "mul", ty, a, b); break;
+  case IR_ADD: emit(r, "%s = %s %s %s, %s", t, fl ? "fadd" : "add", ty, a, b); break;
+  case IR_SUB: emit(r, "%s = %s %s %s, %s", t, fl ? "fsub" : "sub", ty, a, b); break;
+  case IR_MUL: emit(r, "%s = %s %s %s, %s", t, fl ? "fmul" : "mul", ty, a, b); break;
   case IR_FDIV: emit(r, "%s = fdiv %s %s, %s", t, ty, a, b); break;
   case IR_AND: emit(r, "%s = and %s %s, %s", t, ty, a, b); break;
   case IR_OR: emit(r, "%s = or %s %s, %s", t, ty, a, b); break;
@@ -440,7 +432,6 @@ static const char *alu2(rctx *r, enum ir_op op, const char *ty, enum ir_scalar s
 static void render_expr(rctx *r, kitem *it) {
   node u = it->u;
   enum ir_op op = (enum ir_op)u->op;
-  r->no_contract_now = any_rounded_half(u);
   const char *rt = lty(r, u);
   char name[TXT];
   const char *res = NULL;
@@ -508,8 +499,12 @@ static void render_expr(rctx *r, kitem *it) {
     const char *a = opnd(r, it->ops[0], ty), *b = opnd(r, it->ops[1], ty), *c = opnd(r, it->ops[2], ty);
     enum ir_scalar sc = IR_DT_SCALAR(u->dt);
     char m[TXT];
-    snprintf(m, sizeof m, "%s", alu2(r, IR_MUL, ty, sc, a, b, NULL));
-    res = convert(r, alu2(r, IR_ADD, ty, sc, m, c, NULL), ty, true, false, rt, true, false);
+    if (fma_type(r, ty)) {
+      res = emit_fma(r, ty, a, b, c);
+    } else {
+      snprintf(m, sizeof m, "%s", alu2(r, IR_MUL, ty, sc, a, b, NULL));
+      res = convert(r, alu2(r, IR_ADD, ty, sc, m, c, NULL), ty, true, false, rt, true, false);
+    }
   } else if (u->nsrc == 2) {
     const char *ty = compute_ty(r, u, 0, 2);
     enum ir_scalar sc = indexlike(u->src[0]) ? IR_DT_INDEX : IR_DT_SCALAR(u->src[0]->dt);
@@ -690,14 +685,17 @@ static void render_update(rctx *r, kitem *it) {
     char cur[TXT], lane[TXT];
     snprintf(cur, sizeof cur, "%%v%u", fresh(r));
     emit(r, "%s = load %s, %s %s", cur, ty, r->pptr, acc);
-    snprintf(lane, sizeof lane, "%s", opnd(r, it->ops[i], ty));
-    r->no_contract_now = rounded_half(it->ops[i]->u);
-    /* A float sum (not of products: a matmul keeps its FMA tile over the output columns) may be reassociated
-     * so LLVM's loop vectorizer splits it into vector partial sums: `reassoc` alone, no nnan/ninf, so NaN and
-     * inf still propagate; the order of the additions changes (the tolerance table's float sum row). */
-    r->reassoc_now = r->cpu && u->arg.i == IR_ADD && is_float_ty(ty) && it->ops[i]->u->op != IR_MUL && !r->no_contract_now;
-    const char *nv = alu2(r, (enum ir_op)u->arg.i, ty, sc, cur, lane, NULL);
-    r->reassoc_now = false;
+    kitem *ln = it->ops[i];
+    const char *nv;
+    if (u->arg.i == IR_ADD && fma_type(r, ty) && ln->kind == KI_EXPR && ln->u->op == IR_MUL && ln->nops == 2 &&
+        !strcmp(lty(r, ln->u), ty)) {   /* acc + a*b: one FMA (the product's fmul is left dead) */
+      char a[TXT];
+      snprintf(a, sizeof a, "%s", opnd(r, ln->ops[0], ty));
+      nv = emit_fma(r, ty, a, opnd(r, ln->ops[1], ty), cur);
+    } else {
+      snprintf(lane, sizeof lane, "%s", opnd(r, ln, ty));
+      nv = alu2(r, (enum ir_op)u->arg.i, ty, sc, cur, lane, NULL);
+    }
     emit(r, "store %s %s, %s %s", ty, nv, r->pptr, acc);
     r->flops += it->scope->iters;
   }
@@ -928,7 +926,7 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
                  uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]) {
   bool host = flavour == KLLVM_HOST_TEST || flavour == KLLVM_HOST, cpu = flavour == KLLVM_HOST;
   const ktarget *tg = flavour == KLLVM_AMDGPU ? &TG_AMDGPU : flavour == KLLVM_NVPTX ? &TG_NVPTX : &TG_HOST;
-  rctx r = {.ctx = ctx, .info = info, .host = host, .cpu = cpu, .contract = cpu, .tg = tg, .gptr = tg->gptr, .pptr = tg->pptr};
+  rctx r = {.ctx = ctx, .info = info, .host = host, .cpu = cpu, .tg = tg, .gptr = tg->gptr, .pptr = tg->pptr};
   *src = NULL;
   snprintf(r.cur, sizeof r.cur, "entry");
   if (cpu) {
@@ -989,6 +987,8 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
       if (r.intrinsics & (1u << (i * 2 + f64)))
         kstr_printf(&out, "declare %s @%s(%s)\n", f64 ? "double" : "float", tg->math[i][f64], f64 ? "double" : "float");
   if (r.prefetch) kstr_puts(&out, "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n");
+  if (r.fma & 1) kstr_puts(&out, "declare float @llvm.fma.f32(float, float, float)\n");
+  if (r.fma & 2) kstr_puts(&out, "declare double @llvm.fma.f64(double, double, double)\n");
   emit_attributes(&out, tg, lsz, r.cpu);
   kstr_free(&r.pro);
   kstr_free(&r.body);

@@ -24,8 +24,8 @@ enum kllvm_flavour {
   KLLVM_HOST_TEST,    /* for tests on the host: `void NAME(ptr args, i32 gid.x/y/z, i32 lid.x/y/z)`, arguments
                        * read from the CPU kernarg block, generic pointers; the body is the same */  KLLVM_HOST,         /* CPU kernels (compile/llvm_host.h): the entry ABI of baregpu/compile.h, `void NAME(ptr args,
                        * ptr gid, ptr gsz, ptr lsz)`, calling an inlined body with noalias buffers; the CPU grid of
-                       * klin_plan_cpu_grid (gid.x picks a chunk of the outermost output loop), lsz 1,1,1; float
-                       * add/sub/mul `contract` (FMA), "prefer-vector-width"="512" */
+                       * klin_plan_cpu_grid (gid.x picks a chunk of the outermost output loop), lsz 1,1,1; float32/64
+                       * multiply-adds as llvm.fma, "prefer-vector-width"="512" */
 };
 int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
                  uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]);

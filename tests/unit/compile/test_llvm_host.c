@@ -1,6 +1,6 @@
 /* tests/unit/compile/test_llvm_host.c: CPU kernels compiled in process by LLVM (compile/llvm_host.h, the KLLVM_HOST
  * flavour of compile/krender_llvm.c): the host target, the object's shape (ELF64 ET_REL for this machine, the
- * entry as a global function, no unwind tables), the CPU grid, FMA contraction for floats only, 512-bit FMAs in
+ * entry as a global function, no unwind tables), the CPU grid, FMA for float32/64 only, 512-bit FMAs in
  * a matmul on AVX-512 machines (LLVM's own disassembler), the kernel cache contract for <key>.o entries, and
  * BG_CPU_COMPILER. Results of the kernels are checked by test_kernel.c's "llvm" case. Built only with LLVM. */
 #include <check.h>
@@ -149,22 +149,32 @@ START_TEST(object_shape_and_grid) {
 }
 END_TEST
 
-/* Float multiply-adds may contract (FMA), integers never; never `fast`, `nnan` or `ninf` (NaN and inf semantics). */
-START_TEST(contraction_floats_only) {
+/* Float32/float64 multiply-adds are llvm.fma whatever the optimization choice (deterministic results), integers
+ * and float16 never; no fast-math flags at all (NaN and inf semantics). */
+START_TEST(fma_floats_only) {
+  static const bg_kopts no_opt = {.no_opt = true}, up = {.upcast = {2, 4}, .unroll = 4};
+  const bg_kopts *choices[3] = {NULL, &no_opt, &up};
   bg_kernel k;
-  OK(bg_kernel_render_cpu_llvm(C, matmul(IR_DT_FLOAT32, 16, 16, 16), NULL, &k));
-  ck_assert_ptr_nonnull(strstr(k.src, "fmul contract float"));
-  ck_assert_ptr_nonnull(strstr(k.src, "fadd contract float"));
-  ck_assert_ptr_null(strstr(k.src, " fast "));
-  ck_assert_ptr_null(strstr(k.src, "nnan"));
-  ck_assert_ptr_null(strstr(k.src, "ninf"));
+  for (int c = 0; c < 3; c++) {
+    OK(bg_kernel_render_cpu_llvm(C, matmul(IR_DT_FLOAT32, 16, 16, 16), choices[c], &k));
+    ck_assert_msg(strstr(k.src, "call float @llvm.fma.f32(") != NULL, "%s: no llvm.fma.f32", k.name);
+    bg_kernel_free(&k);
+  }
+  OK(bg_kernel_render_cpu_llvm(C, matmul(IR_DT_FLOAT64, 16, 16, 16), NULL, &k));
+  ck_assert_ptr_nonnull(strstr(k.src, "call double @llvm.fma.f64("));
   bg_kernel_free(&k);
-  OK(bg_kernel_render_cpu_llvm(C, matmul(IR_DT_INT32, 16, 16, 16), NULL, &k));
-  ck_assert_ptr_null(strstr(k.src, "contract"));
-  bg_kernel_free(&k);
-  /* the GPU flavours are unchanged: no contraction */
+  static const char *const flags[] = {" fast ", "nnan", "ninf", "reassoc", "contract", " afn ", " arcp "};
+  for (int t = 0; t < 3; t++) {
+    enum ir_scalar s = t == 0 ? IR_DT_FLOAT32 : t == 1 ? IR_DT_INT32 : IR_DT_FLOAT16;
+    OK(bg_kernel_render_cpu_llvm(C, matmul(s, 16, 16, 16), NULL, &k));
+    for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
+      ck_assert_msg(!strstr(k.src, flags[f]), "%s has '%s'", k.name, flags[f]);
+    if (t) ck_assert_msg(!strstr(k.src, "llvm.fma"), "%s (%s) fuses", k.name, ir_scalar_name(s));
+    bg_kernel_free(&k);
+  }
+  /* the GPU flavours are unchanged: no FMA */
   OK(bg_kernel_render_amdgpu(C, matmul(IR_DT_FLOAT32, 16, 16, 16), NULL, &k));
-  ck_assert_ptr_null(strstr(k.src, "contract"));
+  ck_assert_ptr_null(strstr(k.src, "llvm.fma"));
   bg_kernel_free(&k);
 }
 END_TEST
@@ -302,7 +312,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, host_target);
   tcase_add_test(tc, object_shape_and_grid);
-  tcase_add_test(tc, contraction_floats_only);
+  tcase_add_test(tc, fma_floats_only);
   tcase_add_test(tc, matmul_zmm_fma);
   tcase_add_test(tc, cache_contract);
   tcase_add_test(tc, cpu_compiler_variable);
