@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <llvm-c/Disassembler.h>
@@ -263,6 +264,24 @@ START_TEST(cache_contract) {
   bg_kernel_free(&k);
   ck_assert_int_eq(n1 == n2 && memcmp(o1, o2, n1) == 0, 1);
   free(o2);
+  /* an entry that is a directory, then a FIFO: compiled without the cache, never blocking */
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(mkdir(path, 0700), 0);
+  OK(bg_kernel_compile_host(C, mm, NULL, &k, &o2, &n2));
+  bg_kernel_free(&k);
+  ck_assert_int_eq(n1 == n2 && memcmp(o1, o2, n1) == 0, 1);
+  free(o2);
+  ck_assert_int_eq(rmdir(path), 0);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  OK(bg_kernel_compile_host(C, mm, NULL, &k, &o2, &n2));
+  bg_kernel_free(&k);
+  ck_assert_int_eq(n1 == n2 && memcmp(o1, o2, n1) == 0, 1);
+  free(o2);
+  ck_assert_int_eq(unlink(path), 0);
+  OK(bg_kernel_compile_host(C, mm, NULL, &k, &o2, &n2));   /* stored again */
+  bg_kernel_free(&k);
+  free(o2);
+  ck_assert_uint_eq(count_entries(".o", path, sizeof path), 1);
   /* another kernel, another entry */
   OK(bg_kernel_compile_host(C, matmul(IR_DT_FLOAT32, 32, 32, 16), NULL, &k, &o3, &n3));
   bg_kernel_free(&k);
