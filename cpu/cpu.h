@@ -55,6 +55,7 @@ typedef struct cpu_prog {
   int fd;              /* the memfd stays open while loaded: its /proc path names the library uniquely */
   bg_host_obj obj;     /* an ET_REL relocatable object loaded by formats/host_obj.c */
   char name[64];
+  _Atomic uint64_t ns_per_gid;      /* last launch's time per work-group (0: none yet): small grids run inline */
   struct cpu_prog *next_deferred;   /* freed while a queue still had work: unloaded at device close */
 } cpu_prog;
 
@@ -72,6 +73,8 @@ typedef struct cpu_fault_ctx {
 } cpu_fault_ctx;
 
 typedef struct cpu_dev cpu_dev;
+typedef struct cpu_pool cpu_pool;   /* cpu_pool.c */
+enum { CPU_MAX_THREADS = 256 };
 
 struct bg_queue_hw {
   /* Producer side (submit). */
@@ -106,6 +109,9 @@ struct cpu_dev {
   char fault_msg[512];
   cpu_prog *deferred;                       /* programs freed while a queue was busy */
   unsigned abandoned;                       /* workers that could not be stopped: leak what they use */
+  unsigned nthreads;                        /* BG_CPU_THREADS: threads running one launch's grid, its queue's included */
+  _Atomic(cpu_pool *) pool;                 /* made at the first launch that can use it (cd->lock) */
+  bool pool_failed;
 };
 
 /* cpu_dev.c */
@@ -120,6 +126,21 @@ int bg_cpu_submit(bg_dev *d, bg_queue_hw *hq, const void *cmd, size_t len);
 /* cpu_worker.c */
 void *bg_cpu_worker(void *arg);
 void bg_cpu_wake(bg_queue_hw *hq);
+/* Under AddressSanitizer: unpoison the calling thread's stack (a cancelled thread's stack keeps the redzones of the
+ * frames the unwinder skipped). */
+void bg_cpu_unpoison_stack(void);
+/* cpu_pool.c: BG_CPU_THREADS (1..256, unset: the online CPUs). */
+int bg_cpu_threads(unsigned *out);
+/* The device's pool for one launch, NULL when there is none or another queue's launch holds it (run inline). */
+cpu_pool *bg_cpu_pool_acquire(cpu_dev *cd);
+/* Run the grid (total work-groups) with the pool, hq's worker taking part, and give the pool back. Returns false
+ * when a work-group faulted: what happened and its work-group are in what / fault_gid. *leader_gids: how many the
+ * caller's thread ran. Cancellable: a pool thread's kernel that never returns is cancelled with the caller. */
+bool bg_cpu_pool_run(cpu_pool *p, bg_queue_hw *hq, cpu_entry_fn fn, const void *kargs, const uint32_t gsz[3],
+                     const uint32_t lsz[3], uint64_t total, uint64_t *leader_gids, char *what, size_t whatlen,
+                     uint32_t fault_gid[3]);
+/* Stop and join the pool threads (device close, after the queues). */
+void bg_cpu_pool_destroy(cpu_dev *cd);
 /* cpu_fault.c: the process-wide handlers (installed once; the application's are chained to), and
  * per worker: its signal stack, the synchronous signals unblocked, the context the handler uses. */
 int bg_cpu_fault_install(void);

@@ -128,6 +128,7 @@ static void cpu_program_free(bg_dev *d, void *handle) {
 static void cpu_dev_free(cpu_dev *cd) {
   /* Queues the caller did not free: stop their workers before the memory goes away. */
   while (cd->queues) bg_cpu_queue_destroy(NULL, cd->queues);
+  bg_cpu_pool_destroy(cd);
   if (cd->abandoned) {
     /* A worker that could not be stopped may still run a kernel: its code, the device memory
      * and this structure (through its queue) stay. */
@@ -199,7 +200,8 @@ static int cpu_open(bg_dev *d, int index) {
   if (!cd) return bg_error(BG_ENOMEM, "cpu: out of host memory opening the device");
   pthread_mutex_init(&cd->mem_lock, NULL);
   pthread_mutex_init(&cd->lock, NULL);
-  r = reserve(cd);
+  r = bg_cpu_threads(&cd->nthreads);
+  if (r == 0) r = reserve(cd);
   if (r == 0) {
     r = bg_tlsf_create((uint64_t)(uintptr_t)cd->base, cd->size, CPU_MIN_ALIGN, &cd->tlsf);
     if (r < 0) r = bg_error_context(r, "cpu: device memory allocator: ");
@@ -211,7 +213,8 @@ static int cpu_open(bg_dev *d, int index) {
   d->ops = &cpu_ops;
   d->priv = cd;
   strncpy(d->arch, "host", sizeof(d->arch) - 1);
-  BG_LOG(1, "cpu: %llu MiB of device memory at %p", (unsigned long long)(cd->size >> 20), (void *)cd->base);
+  BG_LOG(1, "cpu: %llu MiB of device memory at %p, %u thread(s) per launch", (unsigned long long)(cd->size >> 20),
+         (void *)cd->base, cd->nthreads);
   return 0;
 }
 

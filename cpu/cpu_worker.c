@@ -91,21 +91,52 @@ static void leave_kernel(bg_queue_hw *hq) {
   atomic_store_explicit(&hq->exec_since_ns, 0, memory_order_release);
 }
 
+/* A grid whose work-groups are known to take less than this in all runs on the queue's thread: waking the pool
+ * would cost more than it saves. */
+#define POOL_MIN_NS 30000u
+
+static void report_fault(bg_queue_hw *hq, uint64_t idx, const cpu_prog *prg, const uint32_t gid[3],
+                         const uint32_t gsz[3], const char *what) {
+  bg_cpu_fault(hq->cd, "%s: command %llu: kernel '%s' faulted in work-group [%u,%u,%u] of [%u,%u,%u]: %s", hq->name,
+               (unsigned long long)idx, prg ? prg->name : "?", gid[0], gid[1], gid[2], gsz[0], gsz[1], gsz[2], what);
+}
+
+/* The grid on the device's worker pool (cpu_pool.c), this thread taking part. */
+static bool exec_pool(bg_queue_hw *hq, cpu_pool *pool, cpu_entry_fn fn, const void *kargs, const cpu_slot *s,
+                      uint64_t total, cpu_prog *prg, uint64_t idx, uint64_t t0) {
+  char what[320];
+  uint32_t fgid[3] = {0, 0, 0};
+  uint64_t mine = 0;
+  bool ok = bg_cpu_pool_run(pool, hq, fn, kargs, s->c.grid.gsz, s->c.grid.lsz, total, &mine, what, sizeof(what), fgid);
+  leave_kernel(hq);
+  if (prg) atomic_store_explicit(&prg->ns_per_gid, (bg_now_ns() - t0) / (mine ? mine : total) + 1, memory_order_relaxed);
+  if (!ok) report_fault(hq, idx, prg, fgid, s->c.grid.gsz, what);
+  return ok;
+}
+
 /* Run one kernel launch. Inside the kernel the thread is armed for faults (cpu_fault.c jumps back
  * here) and cancellable at any instruction: a kernel that never returns is cancelled by
  * bg_cpu_queue_destroy. Generated kernels hold no locks and allocate nothing, so stopping one
- * anywhere is safe; everywhere else the worker is not cancellable. */
+ * anywhere is safe; everywhere else the worker is not cancellable. A grid of several work-groups runs on the
+ * device's pool unless its last launch showed it is too small to gain from it. */
 static bool exec(bg_queue_hw *hq, const cpu_slot *s, uint64_t idx) {
   cpu_entry_fn fn;
   memcpy(&fn, &s->a, sizeof(fn));
   const void *kargs = (const void *)(uintptr_t)s->b;
   const uint32_t *gsz = s->c.grid.gsz, *lsz = s->c.grid.lsz;
-  const cpu_prog *prg = (const cpu_prog *)(uintptr_t)s->prg;
+  cpu_prog *prg = (cpu_prog *)(uintptr_t)s->prg;
   BG_LOG(2, "cpu: %s: exec %s grid [%u,%u,%u] local [%u,%u,%u]", hq->name, prg ? prg->name : "?", gsz[0], gsz[1],
          gsz[2], lsz[0], lsz[1], lsz[2]);
   cpu_fault_ctx *f = &hq->fault;
+  uint64_t total = (uint64_t)gsz[0] * gsz[1] * gsz[2];
+  uint64_t t0 = bg_now_ns();
   atomic_store_explicit(&hq->exec_prg, prg, memory_order_relaxed);
-  atomic_store_explicit(&hq->exec_since_ns, bg_now_ns(), memory_order_release);
+  atomic_store_explicit(&hq->exec_since_ns, t0, memory_order_release);
+  uint64_t est = prg ? atomic_load_explicit(&prg->ns_per_gid, memory_order_relaxed) : 0;
+  if (total >= 2 && hq->cd->nthreads >= 2 && (est == 0 || est * total >= POOL_MIN_NS)) {
+    cpu_pool *pool = bg_cpu_pool_acquire(hq->cd);
+    if (pool) return exec_pool(hq, pool, fn, kargs, s, total, prg, idx, t0);
+  }
   if (sigsetjmp(f->jmp, 0) == 0) {   /* no mask saved: no syscall per launch */
     pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
     pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
@@ -113,14 +144,14 @@ static bool exec(bg_queue_hw *hq, const cpu_slot *s, uint64_t idx) {
     run_grid(fn, kargs, gsz, lsz, f->gid);
     f->armed = 0;
     leave_kernel(hq);
+    if (prg && total)
+      atomic_store_explicit(&prg->ns_per_gid, (bg_now_ns() - t0) / total + 1, memory_order_relaxed);
     return true;
   }
   leave_kernel(hq);
   char what[320];
   bg_cpu_fault_describe(f, what, sizeof(what));
-  bg_cpu_fault(hq->cd, "%s: command %llu: kernel '%s' faulted in work-group [%u,%u,%u] of [%u,%u,%u]: %s", hq->name,
-               (unsigned long long)idx, prg ? prg->name : "?", f->gid[0], f->gid[1], f->gid[2], gsz[0], gsz[1], gsz[2],
-               what);
+  report_fault(hq, idx, prg, f->gid, gsz, what);
   return false;
 }
 
@@ -209,9 +240,7 @@ static void *work(bg_queue_hw *hq) {
 /* Runs when the worker ends, returning or cancelled inside a kernel: its signal stack is given back. Under
  * AddressSanitizer a cancelled worker's stack still carries the redzones of the frames the unwinder skipped (the
  * kernel's and exec's), and the sanitizer's own thread teardown then writes into them: unpoison the stack. */
-static void worker_exit(void *arg) {
-  bg_queue_hw *hq = arg;
-  bg_cpu_fault_thread_fini(&hq->fault);
+void bg_cpu_unpoison_stack(void) {
 #if BG_ASAN
   pthread_attr_t a;
   void *addr;
@@ -221,6 +250,12 @@ static void worker_exit(void *arg) {
     pthread_attr_destroy(&a);
   }
 #endif
+}
+
+static void worker_exit(void *arg) {
+  bg_queue_hw *hq = arg;
+  bg_cpu_fault_thread_fini(&hq->fault);
+  bg_cpu_unpoison_stack();
 }
 
 void *bg_cpu_worker(void *arg) {

@@ -146,6 +146,45 @@ START_TEST(host_obj_runs_on_cpu_device) {
 }
 END_TEST
 
+/* An ET_REL kernel that never returns (no unwind tables registered for its image) is cancelled at close like a
+ * shared object's, on the queue's worker and on a pool thread (grid of 2, BG_CPU_THREADS=2). */
+START_TEST(host_obj_never_ending_kernel_cancelled_at_close) {
+  uint8_t *obj;
+  size_t n;
+  ck_assert(compile_obj("cc", "", "#include <stdint.h>\n"
+                        "void spin_k(const void *ka, const uint32_t gid[3], const uint32_t gsz[3], const uint32_t lsz[3]) {\n"
+                        "  (void)gsz; (void)lsz;\n"
+                        "  volatile uint32_t *c = ((uint32_t *const *)ka)[0];\n"
+                        "  for (;;) c[gid[0]] = c[gid[0]] + 1;\n"
+                        "}\n", &obj, &n));
+  setenv("BG_WAIT_TIMEOUT_MS", "300", 1);
+  setenv("BG_CPU_THREADS", "2", 1);
+  bg_dev *dev;
+  OK(bg_dev_open("CPU", &dev));
+  static const uint8_t sizes[1] = {8};
+  bg_program_info info = {"spin_k", 1, sizes};
+  bg_program *p;
+  OK(bg_program_load(dev, obj, n, &info, &p));
+  bg_buf *c;
+  OK(bg_buf_alloc(dev, 64, BG_BUF_ZERO, &c));
+  const volatile uint32_t *count = bg_buf_cpu(c);
+  const uint32_t gs[3] = {2, 1, 1}, ls[3] = {1, 1, 1};
+  OK(bg_program_run(p, &c, 1, NULL, 0, gs, ls, false, NULL));
+  for (int i = 0; i < 10000 && (!count[0] || !count[1]); i++) usleep(1000);
+  ck_assert_msg(count[0] && count[1], "both work-groups should be running (%u, %u)", count[0], count[1]);
+  ck_assert_int_eq(bg_dev_synchronize(dev, 0), -BG_ETIMEDOUT);
+  bg_program_free(p);
+  bg_buf_free(c);
+  bg_clear_error();
+  bg_dev_close(dev);
+  ck_assert_msg(strstr(bg_last_error(), "kernel 'spin_k' still running 300 ms") && strstr(bg_last_error(), "cancelled"),
+                "%s", bg_last_error());
+  unsetenv("BG_WAIT_TIMEOUT_MS");
+  unsetenv("BG_CPU_THREADS");
+  free(obj);
+}
+END_TEST
+
 /* The permissions of the page holding addr in /proc/self/maps ("r-xp"), or "" when not mapped. */
 static void perms_of(const void *addr, char out[5]) {
   FILE *f = fopen("/proc/self/maps", "r");
@@ -373,6 +412,7 @@ static Suite *host_obj_suite(void) {
   tcase_set_timeout(tc, 240);
   tcase_add_loop_test(tc, host_obj_runs_on_cpu_device, 0, 2);
   tcase_add_loop_test(tc, host_obj_layout_and_protection, 0, 2);
+  tcase_add_test(tc, host_obj_never_ending_kernel_cancelled_at_close);
   tcase_add_test(tc, host_obj_malformed_names_field);
   tcase_add_test(tc, host_obj_abs32_does_not_fit);
   tcase_add_test(tc, host_obj_random_flips);
