@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,6 +325,52 @@ START_TEST(cpu_compiler_variable) {
 }
 END_TEST
 
+/* Compiles from several threads at once (the schedule's kernels compile in parallel): each thread compiles its
+ * own kernel (built beforehand in an ir context of its own) and must get the object a serial compile gives. */
+enum { NTHREADS = 4 };
+typedef struct job {
+  ir_ctx *ctx;
+  const ir_node *sink;
+  void *obj;
+  size_t size;
+  int rc;
+  char err[256];
+} job;
+
+static void *compile_job(void *arg) {
+  job *j = arg;
+  bg_kernel k;
+  j->rc = bg_kernel_compile_host(j->ctx, j->sink, NULL, &k, &j->obj, &j->size);
+  if (j->rc) snprintf(j->err, sizeof j->err, "%s", bg_last_error());
+  else bg_kernel_free(&k);
+  return NULL;
+}
+
+START_TEST(concurrent_compiles) {
+  job jobs[NTHREADS], serial[NTHREADS];
+  pthread_t th[NTHREADS];
+  setenv("BG_CACHE_DIR", "/proc/no-such-dir/cache", 1);   /* every compile really compiles */
+  ir_ctx *mine = C;
+  for (int t = 0; t < NTHREADS; t++) {   /* ast_build.h builds in C: point it at each job's context in turn */
+    ck_assert_ptr_nonnull(C = ir_new());
+    jobs[t] = (job){.ctx = C, .sink = matmul(t % 2 ? IR_DT_FLOAT64 : IR_DT_FLOAT32, 16 + 16 * t, 32, 24 + 8 * t)};
+  }
+  C = mine;
+  for (int t = 0; t < NTHREADS; t++) ck_assert_int_eq(pthread_create(&th[t], NULL, compile_job, &jobs[t]), 0);
+  for (int t = 0; t < NTHREADS; t++) ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+  for (int t = 0; t < NTHREADS; t++) {
+    serial[t] = (job){.ctx = jobs[t].ctx, .sink = jobs[t].sink};
+    compile_job(&serial[t]);
+    ck_assert_msg(jobs[t].rc == 0 && serial[t].rc == 0, "%s %s", jobs[t].err, serial[t].err);
+    ck_assert_msg(jobs[t].size == serial[t].size && !memcmp(jobs[t].obj, serial[t].obj, jobs[t].size),
+                  "kernel %d: the concurrent compile differs from the serial one", t);
+    free(jobs[t].obj);
+    free(serial[t].obj);
+    ir_free(jobs[t].ctx);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("llvm-host");
   TCase *tc = tcase_create("llvm-host");
@@ -335,6 +382,7 @@ int main(void) {
   tcase_add_test(tc, matmul_zmm_fma);
   tcase_add_test(tc, cache_contract);
   tcase_add_test(tc, cpu_compiler_variable);
+  tcase_add_test(tc, concurrent_compiles);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
