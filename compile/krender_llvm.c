@@ -498,10 +498,10 @@ static void render_expr(rctx *r, kitem *it) {
     const char *ty = compute_ty(r, u, 0, 3);
     const char *a = opnd(r, it->ops[0], ty), *b = opnd(r, it->ops[1], ty), *c = opnd(r, it->ops[2], ty);
     enum ir_scalar sc = IR_DT_SCALAR(u->dt);
-    char m[TXT];
     if (fma_type(r, ty)) {
       res = emit_fma(r, ty, a, b, c);
     } else {
+      char m[TXT];
       snprintf(m, sizeof m, "%s", alu2(r, IR_MUL, ty, sc, a, b, NULL));
       res = convert(r, alu2(r, IR_ADD, ty, sc, m, c, NULL), ty, true, false, rt, true, false);
     }
@@ -682,7 +682,7 @@ static void render_update(rctx *r, kitem *it) {
   enum ir_scalar sc = IR_DT_SCALAR(u->dt);
   const char *acc = it->ops[0]->text;
   for (unsigned i = 1; i < it->nops && !r->err; i++) {
-    char cur[TXT], lane[TXT];
+    char cur[TXT];
     snprintf(cur, sizeof cur, "%%v%u", fresh(r));
     emit(r, "%s = load %s, %s %s", cur, ty, r->pptr, acc);
     kitem *ln = it->ops[i];
@@ -693,6 +693,7 @@ static void render_update(rctx *r, kitem *it) {
       snprintf(a, sizeof a, "%s", opnd(r, ln->ops[0], ty));
       nv = emit_fma(r, ty, a, opnd(r, ln->ops[1], ty), cur);
     } else {
+      char lane[TXT];
       snprintf(lane, sizeof lane, "%s", opnd(r, ln, ty));
       nv = alu2(r, (enum ir_op)u->arg.i, ty, sc, cur, lane, NULL);
     }
