@@ -19,10 +19,11 @@
 #include "compile/krender_llvm.h"
 #if BG_HAVE_LLVM
 #include "compile/llvm_amdgpu.h"
+#include "compile/llvm_host.h"
 #include "compile/llvm_nvptx.h"
 #endif
 
-enum renderer { RENDER_C, RENDER_AMDGPU, RENDER_LLVM_HOST, RENDER_NVPTX };
+enum renderer { RENDER_C, RENDER_AMDGPU, RENDER_LLVM_HOST, RENDER_NVPTX, RENDER_CPU_LLVM };
 
 int bg_kernel_verify(ir_ctx *ctx, const ir_node *sink) {
   kinfo info;
@@ -49,6 +50,7 @@ static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum r
   if (!s) return pass_failed(ctx, "simplify");
   rc = which == RENDER_AMDGPU ? kopt_choose_amdgpu(ctx, s, &info, opts, &applied) : kopt_choose(&info, opts, &applied);
   if (rc) return rc;
+  if (!opts && which == RENDER_CPU_LLVM) kopt_host_heuristics(&info, &applied);
   if (!(s = kopt_apply(ctx, s, &info, &applied))) return pass_failed(ctx, "optimize");
   kopt_name(ctx, s, k->name, sizeof k->name);
   if (!(s = kexpand(ctx, s))) return bg_error_context(pass_failed(ctx, "expand"), "%s: ", k->name);
@@ -56,10 +58,14 @@ static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum r
   klin lin;
   rc = klinearize(ctx, s, &lin);
   for (int d = 0; d < 3; d++) k->gsz[d] = k->lsz[d] = 1;
-  if (!rc && which == RENDER_C) rc = krender_c(ctx, &info, &lin, k->name, &k->src, &k->flops);
-  else if (!rc)
-    rc = krender_llvm(ctx, &info, &lin, k->name, which == RENDER_AMDGPU ? KLLVM_AMDGPU : which == RENDER_NVPTX ? KLLVM_NVPTX : KLLVM_HOST_TEST, &k->src, &k->flops,
-                      k->gsz, k->lsz);
+  if (!rc && which == RENDER_C) {
+    klin_plan_cpu_grid(&lin, k->gsz);   /* CPU kernels get a grid (the C renderer reads lin.grid_loop) */
+    rc = krender_c(ctx, &info, &lin, k->name, &k->src, &k->flops);
+  } else if (!rc) {
+    enum kllvm_flavour f = which == RENDER_AMDGPU ? KLLVM_AMDGPU : which == RENDER_NVPTX ? KLLVM_NVPTX
+                           : which == RENDER_CPU_LLVM ? KLLVM_HOST : KLLVM_HOST_TEST;
+    rc = krender_llvm(ctx, &info, &lin, k->name, f, &k->src, &k->flops, k->gsz, k->lsz);
+  }
   klin_free(&lin);
   if (rc) {
     char name[sizeof k->name];
@@ -97,6 +103,10 @@ int bg_kernel_render_nvptx(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opt
 
 int bg_kernel_render_llvm_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
   return render(ctx, sink, opts, RENDER_LLVM_HOST, k);
+}
+
+int bg_kernel_render_cpu_llvm(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
+  return render(ctx, sink, opts, RENDER_CPU_LLVM, k);
 }
 
 /* Free k, keeping its name for the message: "kernel NAME (cpu): " (cpu NULL: "kernel NAME: ") before rc's. */
@@ -219,6 +229,37 @@ int bg_kernel_compile_nvptx(ir_ctx *ctx, const ir_node *sink, const bg_kopts *op
 #endif
 }
 
+int bg_kernel_compile_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k, void **obj, size_t *n) {
+  if (!obj || !n) return bg_error(BG_EINVAL, "kernel: no object output");
+  *obj = NULL;
+  *n = 0;
+#if BG_HAVE_LLVM
+  int rc = bg_kernel_render_cpu_llvm(ctx, sink, opts, k);
+  if (rc) return rc;
+  if (!(rc = bg_llvm_host_compile(k->src, obj, n))) return 0;
+  return kernel_failed(k, "host", rc);
+#else
+  (void)ctx;
+  (void)sink;
+  (void)opts;
+  return no_llvm(k, "host", "in-process CPU");
+#endif
+}
+
+/* BG_CPU_COMPILER: "llvm" (the default with LLVM: in process, compile/llvm_host.h) or "c" (the C renderer and
+ * the system C compiler, compile/hostcc.c; the only one without LLVM). 1 for LLVM, 0 for C, or -BG_EINVAL. */
+static int cpu_compiler_llvm(void) {
+  const char *v = getenv("BG_CPU_COMPILER");
+  if (!v || !*v) return BG_HAVE_LLVM ? 1 : 0;
+  if (!strcmp(v, "c")) return 0;
+  if (!strcmp(v, "llvm")) {
+    if (BG_HAVE_LLVM) return 1;
+    return bg_error(BG_ENOTSUP, "kernel: BG_CPU_COMPILER=llvm, but baregpu was built without LLVM: install llvm-22-dev "
+                    "(or llvm-19-dev) and reconfigure, or set BG_CPU_COMPILER=c");
+  }
+  return bg_error(BG_EINVAL, "kernel: BG_CPU_COMPILER='%.40s' is not a CPU kernel compiler (expected 'llvm' or 'c')", v);
+}
+
 void bg_kernel_free(bg_kernel *k) {
   if (!k) return;
   free(k->src);
@@ -237,8 +278,17 @@ int bg_kernel_build(bg_dev *d, ir_ctx *ctx, const ir_node *sink, const bg_kopts 
     if ((rc = bg_kernel_compile_amdgpu(ctx, sink, opts, arch, k, &so, &size)))
       return bg_error_context(rc, "device %s: ", bg_dev_name(d));
   } else if (!strcmp(arch, "host")) {
-    if ((rc = bg_kernel_render(ctx, sink, opts, k))) return rc;
-    if ((rc = bg_compile_c(k->src, getenv("BG_KERNEL_CFLAGS"), &so, &size))) return kernel_failed(k, NULL, rc);
+    int llvm = cpu_compiler_llvm();
+    if (llvm < 0) {
+      memset(k, 0, sizeof *k);
+      return llvm;
+    }
+    if (llvm) {
+      if ((rc = bg_kernel_compile_host(ctx, sink, opts, k, &so, &size))) return rc;
+    } else {
+      if ((rc = bg_kernel_render(ctx, sink, opts, k))) return rc;
+      if ((rc = bg_compile_c(k->src, getenv("BG_KERNEL_CFLAGS"), &so, &size))) return kernel_failed(k, NULL, rc);
+    }
   } else if (!strncmp(arch, "sm_", 3)) {
     /* PTX text, NUL included: the NV backend compiles it to a cubin for the device (nv/nv_prog.c). */
     char *ptx = NULL;

@@ -61,6 +61,8 @@ const ir_node *ksimplify(ir_ctx *ctx, const ir_node *root);
 /* Fills *applied from opts (validated: -BG_EINVAL naming the axis and extent) or, with opts NULL,
  * from the CPU heuristics. */
 int kopt_choose(const kinfo *info, const bg_kopts *opts, bg_kopts *applied);
+/* Replaces *applied by the heuristics for CPU kernels compiled by LLVM for the host (wide vectors, FMA). */
+void kopt_host_heuristics(const kinfo *info, bg_kopts *applied);
 /* Splits the chosen ranges r -> r_outer*f + r_inner (inner: UPCAST/UNROLL kind). NULL on error. */
 const ir_node *kopt_apply(ir_ctx *ctx, const ir_node *sink, const kinfo *info, const bg_kopts *applied);
 /* tinygrad-style name from the ranges of an optimized sink: E_/r_ then the extents of the output

@@ -582,3 +582,39 @@ done:
   free(c.st);
   return c.err;
 }
+
+/* ---- CPU grid ---- */
+
+static uint64_t scope_work(const kscope *s) {
+  uint64_t w = 0;
+  for (const kitem *it = s->first; it; it = it->next) {
+    w += s->iters;
+    if (it->kind == KI_LOOP && it->body) w += scope_work(it->body);
+    if (w > UINT64_MAX / 4) return w;   /* only compared with small bounds */
+  }
+  return w;
+}
+
+void klin_plan_cpu_grid(klin *l, uint32_t gsz[3]) {
+  gsz[0] = gsz[1] = gsz[2] = 1;
+  l->grid_loop = NULL;
+  l->grid_chunk = l->grid_extent = 0;
+  kitem *loop = NULL;
+  for (kitem *it = l->root->first; it; it = it->next) {
+    if (it->kind == KI_STORE || it->kind == KI_ACC || it->kind == KI_UPDATE) return;   /* would run once per group */
+    if (it->kind != KI_LOOP) continue;
+    if (loop) return;   /* two loop nests at the root: one call runs both */
+    loop = it;
+  }
+  int64_t e;
+  if (!loop || kr_kind(loop->u) != KR_LOOP || !ir_is_const(loop->u->src[0], &e) || e < 2 || e > INT32_MAX) return;
+  uint64_t groups = scope_work(l->root) / KLIN_MIN_WORK;
+  if (groups > KLIN_MAX_GROUPS) groups = KLIN_MAX_GROUPS;
+  if (groups > (uint64_t)e) groups = (uint64_t)e;
+  if (groups < 2) return;
+  int64_t chunk = (e + (int64_t)groups - 1) / (int64_t)groups;
+  l->grid_loop = loop;
+  l->grid_chunk = chunk;
+  l->grid_extent = e;
+  gsz[0] = (uint32_t)((e + chunk - 1) / chunk);
+}

@@ -64,11 +64,24 @@ typedef struct klin {
   size_t nitems, items_cap;
   kscope **scopes;
   size_t nscopes, scopes_cap;
+  /* CPU grid (klin_plan_cpu_grid): the outermost output loop runs iterations
+   * [gid.x * grid_chunk, min(gid.x * grid_chunk + grid_chunk, extent)); NULL: no grid */
+  kitem *grid_loop;
+  int64_t grid_chunk, grid_extent;
 } klin;
 
 /* Builds the loop tree of an expanded, decomposed sink. -BG_EINVAL (message set) when the graph
  * is outside what the linearizer handles; free with klin_free in every case. */
 int klinearize(ir_ctx *ctx, const ir_node *sink, klin *out);
 void klin_free(klin *l);
+
+/* The CPU grid of contract C2 (both CPU renderers): when the root scope holds exactly one loop, an
+ * output loop of constant extent E, and no store or accumulator, that loop is split into gsz[0] work-groups of
+ * grid_chunk iterations (the last may be shorter). gsz[0] = min(E, KLIN_MAX_GROUPS, work / KLIN_MIN_WORK)
+ * where work counts item executions (every value, load and store times its loop trip count): each group
+ * gets at least ~KLIN_MIN_WORK of them (a few µs) and a big kernel gets enough groups for every core and
+ * for balancing. gsz = 1,1,1 and no grid_loop otherwise (one call runs the whole kernel). */
+enum { KLIN_MAX_GROUPS = 256, KLIN_MIN_WORK = 16384 };
+void klin_plan_cpu_grid(klin *l, uint32_t gsz[3]);
 
 #endif

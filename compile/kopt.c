@@ -357,3 +357,21 @@ void kopt_name(ir_ctx *ctx, const ir_node *sink, char *name, size_t n) {
       if (name_rank(rs[i]) == rank) put_extent(name, n, rs[i]);
   if (strlen(name) == 1) snprintf(name, n, "%s_1", reduce ? "r" : "E");
 }
+
+/* Heuristics for CPU kernels compiled by LLVM for the host (compile/llvm_host.h), separate from the ones above
+ * (C kernels and the GPU targets). The host has 512-bit vectors and FMA on AVX-512 machines and 32 vector
+ * registers: a matmul's register tile is 8 rows x 32 columns (16 zmm accumulators, two vector loads of the
+ * right-hand matrix and 8 broadcasts per step, as in BLAS micro-kernels such as OpenBLAS's sgemm for
+ * SkylakeX), falling back to 4 x 16 / 2 x 8 when the extents do not divide; the reduce is not unrolled
+ * (LLVM unrolls the innermost loop itself, and an unroll multiplies the code of the tile). One output axis:
+ * upcast 4 and unroll 4 as for C; elementwise kernels keep the C heuristics (LLVM's loop vectorizer widens
+ * their innermost loop). */
+void kopt_host_heuristics(const kinfo *info, bg_kopts *a) {
+  static const unsigned cols[] = {32, 16, 8, 4}, rows[] = {8, 4, 2};
+  unsigned n = info->nout;
+  if (n > 8) n = 8;
+  if (!info->has_reduce || n < 2) return;   /* kopt_choose's heuristics stand */
+  memset(a, 0, sizeof *a);
+  a->upcast[n - 1] = (uint8_t)pick(info->out[n - 1], cols, 4);
+  a->upcast[n - 2] = (uint8_t)pick(info->out[n - 2], rows, 3);
+}

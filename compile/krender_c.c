@@ -33,6 +33,7 @@ typedef struct rctx {
   kstr body;
   kprelude pre;
   unsigned nv, nacc;
+  const klin *grid;         /* grid_loop: the loop split over work-groups */
   uint64_t flops;
   int err;
 } rctx;
@@ -408,7 +409,17 @@ static void render_scope(rctx *r, kscope *sc, unsigned depth) {
       snprintf(b, sizeof b, "ridx%lld", (long long)kr_axis(u));
       if (!(it->text = dupstr(b))) break;
       indent(r, depth);
-      kstr_printf(&r->body, "for (%s %s = 0; %s < %s; %s++) {\n", ct, b, b, text(r, it->ops[0]), b);
+      if (it == r->grid->grid_loop) {   /* the CPU grid: this work-group's chunk of the loop (klin_plan_cpu_grid) */
+        long long ch = (long long)r->grid->grid_chunk, e = (long long)r->grid->grid_extent;
+        kstr_printf(&r->body, "const %s %s_lo = (%s)gid[0] * %lld;\n", ct, b, ct, ch);
+        indent(r, depth);
+        if (e % ch == 0) kstr_printf(&r->body, "const %s %s_hi = %s_lo + %lld;\n", ct, b, b, ch);
+        else kstr_printf(&r->body, "const %s %s_hi = %s_lo + %lld < %lld ? %s_lo + %lld : %lld;\n", ct, b, b, ch, e, b, ch, e);
+        indent(r, depth);
+        kstr_printf(&r->body, "for (%s %s = %s_lo; %s < %s_hi; %s++) {\n", ct, b, b, b, b, b);
+      } else {
+        kstr_printf(&r->body, "for (%s %s = 0; %s < %s; %s++) {\n", ct, b, b, text(r, it->ops[0]), b);
+      }
       render_scope(r, it->body, depth + 1);
       indent(r, depth);
       kstr_puts(&r->body, "}\n");
@@ -424,7 +435,7 @@ static void render_scope(rctx *r, kscope *sc, unsigned depth) {
 }
 
 int krender_c(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, char **src, uint64_t *flops) {
-  rctx r = {.ctx = ctx, .info = info};
+  rctx r = {.ctx = ctx, .info = info, .grid = l};
   *src = NULL;
   mark_uses(l->root);
   render_scope(&r, l->root, 0);

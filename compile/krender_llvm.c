@@ -15,7 +15,8 @@
  * else i64, each op computed in the wider of its operands. Semantics match the C renderer: integer
  * arithmetic wraps, x / -1 and x % -1 are guarded, shifts by >= the width give 0 (arithmetic right
  * shift: the sign), float max is `a >= b ? a : b`, comparisons are ordered except != (true on NaN),
- * multiply-add is a separate multiply and add (no contraction). */
+ * multiply-add is a separate multiply and add (no contraction) on the GPUs; the CPU flavour KLLVM_HOST
+ * makes every float32/float64 multiply-add (MULACC, a sum of products) one llvm.fma (emit_fma). */
 #include "compile/krender_llvm.h"
 
 #include <inttypes.h>
@@ -47,10 +48,20 @@ typedef struct rctx {
   unsigned nv, nblocks, nacc, nloops;
   char cur[64];             /* label of the block being emitted */
   bool threefry;
+  bool prefetch;            /* llvm.prefetch is used */
+  struct pfline {           /* cache lines prefetched: buffer, index without its constant, stride, constant */
+    const kscope *scope;
+    node buf, base;
+    int64_t stride, off;
+  } pf[64];
+  unsigned npf;
   unsigned intrinsics;      /* bit (op index * 2 + f64) of the math intrinsics used */
   mapped map[MAX_MAPPED];
   unsigned nmap;
   bool host;                /* KLLVM_HOST_TEST: generic pointers, ids and arguments as parameters */
+  bool cpu;                 /* KLLVM_HOST: the CPU entry ABI around a noalias body, the CPU grid */
+  unsigned fma;             /* bit 0/1: llvm.fma.f32/f64 is used (KLLVM_HOST multiply-adds) */
+  const klin *grid;         /* KLLVM_HOST: grid_loop runs this work-group's chunk */
   const struct ktarget *tg; /* the target's specifics (TG_AMDGPU, TG_NVPTX, TG_HOST) */
   const char *gptr, *pptr;  /* pointer types of buffers and of accumulators */
   uint64_t flops;
@@ -332,6 +343,22 @@ static int math_index(enum ir_op op) {
   }
 }
 
+/* KLLVM_HOST: a float32/float64 multiply-add a*b+c is one llvm.fma (one rounding), always, whatever the
+ * optimization choice: `contract` flags would leave the fusion to LLVM (the SLP vectorizer may multiply a
+ * vector of products first, then add them one by one), so results would change with upcast/unroll and BEAM
+ * could not compare candidates bit for bit. Integers and float16/bfloat16 (a CAST of the rounded product, not a
+ * MUL) never fuse. NaN and infinity propagate as in a*b+c (no fast-math flags). */
+static bool fma_type(rctx *r, const char *ty) { return r->cpu && (!strcmp(ty, "float") || !strcmp(ty, "double")); }
+
+static const char *emit_fma(rctx *r, const char *ty, const char *a, const char *b, const char *c) {
+  char *t = ring(r);
+  bool f64 = !strcmp(ty, "double");
+  snprintf(t, TXT, "%%v%u", fresh(r));
+  emit(r, "%s = call %s @llvm.fma.%s(%s %s, %s %s, %s %s)", t, ty, f64 ? "f64" : "f32", ty, a, ty, b, ty, c);
+  r->fma |= f64 ? 2u : 1u;
+  return t;
+}
+
 /* Text of (op a b) of type ty into a new name; src gives operand nodes for constant shortcuts
  * (NULL for accumulator updates). Signedness from the scalar sc. */
 static const char *alu2(rctx *r, enum ir_op op, const char *ty, enum ir_scalar sc, const char *a, const char *b, node bsrc) {
@@ -479,9 +506,13 @@ static void render_expr(rctx *r, kitem *it) {
     const char *ty = compute_ty(r, u, 0, 3);
     const char *a = opnd(r, it->ops[0], ty), *b = opnd(r, it->ops[1], ty), *c = opnd(r, it->ops[2], ty);
     enum ir_scalar sc = IR_DT_SCALAR(u->dt);
-    char m[TXT];
-    snprintf(m, sizeof m, "%s", alu2(r, IR_MUL, ty, sc, a, b, NULL));
-    res = convert(r, alu2(r, IR_ADD, ty, sc, m, c, NULL), ty, true, false, rt, true, false);
+    if (fma_type(r, ty)) {
+      res = emit_fma(r, ty, a, b, c);
+    } else {
+      char m[TXT];
+      snprintf(m, sizeof m, "%s", alu2(r, IR_MUL, ty, sc, a, b, NULL));
+      res = convert(r, alu2(r, IR_ADD, ty, sc, m, c, NULL), ty, true, false, rt, true, false);
+    }
   } else if (u->nsrc == 2) {
     const char *ty = compute_ty(r, u, 0, 2);
     enum ir_scalar sc = indexlike(u->src[0]) ? IR_DT_INDEX : IR_DT_SCALAR(u->src[0]->dt);
@@ -511,6 +542,54 @@ static const char *address(rctx *r, kitem *it) {
   return p;
 }
 
+/* Elements the index x moves per step of range rng when x is an affine sum of it (rng, rng*c, c*rng, sums of
+ * such terms and terms free of rng); 0 when x does not use rng; INT64_MIN when it is not affine in it. */
+static int64_t range_stride(node x, node rng, unsigned depth) {
+  int64_t c;
+  if (x == rng) return 1;
+  if (depth > 16 || x->op == IR_CONST || x->op == IR_DEFINE_VAR || x->op == IR_RANGE) return 0 * depth;
+  if (x->op == IR_ADD && x->nsrc == 2) {
+    int64_t a = range_stride(x->src[0], rng, depth + 1), b = range_stride(x->src[1], rng, depth + 1);
+    return a == INT64_MIN || b == INT64_MIN ? INT64_MIN : a + b;
+  }
+  if (x->op == IR_MUL && x->nsrc == 2 && (ir_is_const(x->src[1], &c) || ir_is_const(x->src[0], &c))) {
+    int64_t a = range_stride(ir_is_const(x->src[1], &c) ? x->src[0] : x->src[1], rng, depth + 1);
+    return a == INT64_MIN || c > (1 << 24) || c < -(1 << 24) || a > (1 << 24) || a < -(1 << 24) ? (a ? INT64_MIN : 0) : a * c;
+  }
+  for (unsigned i = 0; i < x->nsrc; i++)
+    if (range_stride(x->src[i], rng, depth + 1)) return INT64_MIN;
+  return 0;
+}
+
+/* The host's hardware prefetchers follow streams within a 4 KiB page: a load in the innermost reduce loop that
+ * jumps by a row each step (the right-hand matrix of a matmul, K rows of N floats) misses on every step. It
+ * is prefetched KLLVM_PREFETCH_AHEAD steps ahead (a prefetch never faults, so the address may run past the
+ * buffer). */
+enum { KLLVM_PREFETCH_AHEAD = 16, KLLVM_PREFETCH_MIN_BYTES = 512 };
+static void prefetch_ahead(rctx *r, kitem *it, const char *p) {
+  const kscope *sc = it->scope;
+  if (!r->cpu || !sc || !sc->loop || kr_kind(sc->loop->u) != KR_REDUCE) return;
+  node idx = it->u->src[0];
+  unsigned es = ir_scalar_size(IR_DT_SCALAR(idx->src[0]->dt));
+  int64_t st = range_stride(idx->src[1], sc->loop->u, 0);
+  if (st == INT64_MIN || st * (int64_t)es < KLLVM_PREFETCH_MIN_BYTES) return;
+  /* one prefetch per cache line: the copies of an upcast differ from each other by a constant term */
+  node base = idx->src[1];
+  int64_t off = 0;
+  if (base->op == IR_ADD && base->nsrc == 2 && ir_is_const(base->src[1], &off)) base = base->src[0];
+  for (unsigned i = 0; i < r->npf; i++) {
+    const struct pfline *q = &r->pf[i];
+    if (q->scope == sc && q->buf == idx->src[0] && q->base == base && q->stride == st && (off - q->off) * (int64_t)es < 64 &&
+        (q->off - off) * (int64_t)es < 64)
+      return;
+  }
+  if (r->npf < sizeof r->pf / sizeof r->pf[0]) r->pf[r->npf++] = (struct pfline){sc, idx->src[0], base, st, off};
+  unsigned n = fresh(r);
+  emit(r, "%%pf%u = getelementptr i8, ptr %s, i64 %lld", n, p, (long long)(st * (int64_t)es * KLLVM_PREFETCH_AHEAD));
+  emit(r, "call void @llvm.prefetch.p0(ptr %%pf%u, i32 0, i32 3, i32 1)", n);
+  r->prefetch = true;
+}
+
 static void render_load(rctx *r, kitem *it) {
   node u = it->u;
   enum ir_scalar s = IR_DT_SCALAR(u->dt);
@@ -527,6 +606,7 @@ static void render_load(rctx *r, kitem *it) {
     label(r, l);
   }
   const char *p = address(r, it);
+  prefetch_ahead(r, it, p);
   snprintf(val, sizeof val, "%%v%u", fresh(r));
   emit(r, "%s = load %s, %s %s, align %u", val, mt, r->gptr, p, al);
   if (s == IR_DT_BOOL) {
@@ -619,11 +699,21 @@ static void render_update(rctx *r, kitem *it) {
   enum ir_scalar sc = IR_DT_SCALAR(u->dt);
   const char *acc = it->ops[0]->text;
   for (unsigned i = 1; i < it->nops && !r->err; i++) {
-    char cur[TXT], lane[TXT];
+    char cur[TXT];
     snprintf(cur, sizeof cur, "%%v%u", fresh(r));
     emit(r, "%s = load %s, %s %s", cur, ty, r->pptr, acc);
-    snprintf(lane, sizeof lane, "%s", opnd(r, it->ops[i], ty));
-    const char *nv = alu2(r, (enum ir_op)u->arg.i, ty, sc, cur, lane, NULL);
+    kitem *ln = it->ops[i];
+    const char *nv;
+    if (u->arg.i == IR_ADD && fma_type(r, ty) && ln->kind == KI_EXPR && ln->u->op == IR_MUL && ln->nops == 2 &&
+        !strcmp(lty(r, ln->u), ty)) {   /* acc + a*b: one FMA (the product's fmul is left dead) */
+      char a[TXT];
+      snprintf(a, sizeof a, "%s", opnd(r, ln->ops[0], ty));
+      nv = emit_fma(r, ty, a, opnd(r, ln->ops[1], ty), cur);
+    } else {
+      char lane[TXT];
+      snprintf(lane, sizeof lane, "%s", opnd(r, ln, ty));
+      nv = alu2(r, (enum ir_op)u->arg.i, ty, sc, cur, lane, NULL);
+    }
     emit(r, "store %s %s, %s %s", ty, nv, r->pptr, acc);
     r->flops += it->scope->iters;
   }
@@ -713,6 +803,7 @@ static void plan_grid(rctx *r, klin *l, uint32_t gsz[3], uint32_t lsz[3]) {
 
 static void emit_ids(rctx *r, const uint32_t gsz[3], const uint32_t lsz[3]) {
   static const char xyz[] = "xyz";
+  if (r->cpu) return;   /* buffers, variables and gid.x are the body's parameters */
   if (r->host) {   /* the arguments from the CPU-style block, ids are parameters */
     for (unsigned i = 0; i < r->info->nbufs; i++)
       kstr_printf(&r->pro, "  %%data%u.p = getelementptr i8, ptr %%args, i64 %u\n  %%data%u = load ptr, ptr %%data%u.p\n", i, 8 * i,
@@ -1237,11 +1328,26 @@ static void render_loop(rctx *r, kitem *it) {
   snprintf(from, sizeof from, "%s", r->cur);
   snprintf(name, sizeof name, "%%ridx%lld_%u", (long long)kr_axis(u), n);
   set_text(r, it, name);
+  char start[TXT] = "0";
+  if (r->grid && it == r->grid->grid_loop) {   /* the CPU grid: [gid.x * chunk, min(+chunk, extent)) */
+    long long ch = (long long)r->grid->grid_chunk, e = (long long)r->grid->grid_extent;
+    const char *g = convert(r, "%gid.x", "i32", false, false, cty, true, false);
+    snprintf(start, sizeof start, "%%L%u.lo", n);
+    emit(r, "%s = mul nsw %s %s, %lld", start, cty, g, ch);
+    emit(r, "%%L%u.hi0 = add nsw %s %s, %lld", n, cty, start, ch);
+    if (e % ch) {
+      emit(r, "%%L%u.hic = icmp slt %s %%L%u.hi0, %lld", n, cty, n, e);
+      emit(r, "%%L%u.hi = select i1 %%L%u.hic, %s %%L%u.hi0, %s %lld", n, n, cty, n, cty, e);
+    } else {
+      emit(r, "%%L%u.hi = add nsw %s %%L%u.hi0, 0", n, cty, n);
+    }
+    snprintf(extv, sizeof extv, "%%L%u.hi", n);
+  }
   emit(r, "br label %%L%u.head", n);
   snprintf(l, sizeof l, "L%u.head", n);
   label(r, l);
   const char *ctr = strcmp(cty, ty) ? ".w" : "";
-  emit(r, "%s%s = phi %s [ 0, %%%s ], [ %s.next, %%L%u.latch ]", name, ctr, cty, from, name, n);
+  emit(r, "%s%s = phi %s [ %s, %%%s ], [ %s.next, %%L%u.latch ]", name, ctr, cty, start, from, name, n);
   emit(r, "%s.c = icmp slt %s %s%s, %s", name, cty, name, ctr, extv);
   emit(r, "br i1 %s.c, label %%L%u.body, label %%L%u.exit", name, n, n);
   snprintf(l, sizeof l, "L%u.body", n);
@@ -1305,9 +1411,14 @@ static void emit_threefry(kstr *s) {
 }
 
 /* Kernel attributes of the target: the work-group size it is compiled for. */
-static void emit_attributes(kstr *out, const ktarget *tg, const uint32_t lsz[3]) {
+static void emit_attributes(kstr *out, const ktarget *tg, const uint32_t lsz[3], bool cpu) {
   uint32_t threads = lsz[0] * lsz[1] * lsz[2];
-  if (tg == &TG_HOST) {
+  if (cpu) {
+    /* The host's widest vectors: LLVM prefers 256-bit vectors on AVX-512 machines unless told otherwise (clang
+     * -mprefer-vector-width=512 sets the same attribute). No uwtable: no unwind tables in the object. */
+    kstr_puts(out, "\nattributes #0 = { nounwind \"prefer-vector-width\"=\"512\" }\n"
+                   "attributes #2 = { nounwind alwaysinline \"prefer-vector-width\"=\"512\" }\n");
+  } else if (tg == &TG_HOST) {
     kstr_puts(out, "\nattributes #0 = { nounwind }\n");
   } else if (tg == &TG_AMDGPU) {
     /* No implicit (hidden) kernel arguments and no dispatch/queue pointers: the kernarg segment is
@@ -1361,9 +1472,9 @@ static void emit_group_ids(rctx *r, const uint32_t lsz[3]) {
 
 int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
                  uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]) {
-  bool host = flavour == KLLVM_HOST_TEST;
+  bool host = flavour == KLLVM_HOST_TEST || flavour == KLLVM_HOST, cpu = flavour == KLLVM_HOST;
   const ktarget *tg = flavour == KLLVM_AMDGPU ? &TG_AMDGPU : flavour == KLLVM_NVPTX ? &TG_NVPTX : &TG_HOST;
-  rctx r = {.ctx = ctx, .info = info, .host = host, .tg = tg, .gptr = tg->gptr, .pptr = tg->pptr};
+  rctx r = {.ctx = ctx, .info = info, .host = host, .cpu = cpu, .tg = tg, .gptr = tg->gptr, .pptr = tg->pptr};
   *src = NULL;
   snprintf(r.cur, sizeof r.cur, "entry");
   if (tg == &TG_AMDGPU) {   /* other flavours run the group loop as a plain loop (same result) */
@@ -1373,8 +1484,14 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
     r.group = g > 1 ? (uint32_t)g : 0;
     r.tile = find_tile(l->root);
   }
-  plan_grid(&r, l, gsz, lsz);
-  if (r.err) return r.err;
+  if (cpu) {
+    klin_plan_cpu_grid(l, gsz);
+    lsz[0] = lsz[1] = lsz[2] = 1;
+    r.grid = l;
+  } else {
+    plan_grid(&r, l, gsz, lsz);
+    if (r.err) return r.err;
+  }
   r.threads = lsz[0] * lsz[1] * lsz[2];
   emit_ids(&r, gsz, lsz);
   if (r.group) emit_group_ids(&r, lsz);
@@ -1391,7 +1508,25 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
     return r.err;
   }
   kstr out = {0};
-  if (host) {
+  if (cpu) {
+    /* The CPU entry ABI (baregpu/compile.h) reads the arguments and calls the body, whose buffers are noalias
+     * parameters (as the C renderer's restrict pointers); the body is inlined into the entry. */
+    kstr_printf(&out, "; baregpu kernel %s (host)\n\ndefine void @%s(ptr %%args, ptr %%gidp, ptr %%gszp, ptr %%lszp) #0 {\n"
+                "entry:\n", name, name);
+    for (unsigned i = 0; i < info->nbufs; i++)
+      kstr_printf(&out, "  %%a%u.p = getelementptr i8, ptr %%args, i64 %u\n  %%a%u = load ptr, ptr %%a%u.p, align 8\n", i,
+                  8 * i, i, i);
+    for (unsigned i = 0; i < info->nvars; i++)
+      kstr_printf(&out, "  %%v%u.p = getelementptr i8, ptr %%args, i64 %u\n  %%v%u = load i32, ptr %%v%u.p, align 4\n", i,
+                  8 * info->nbufs + 4 * i, i, i);
+    kstr_printf(&out, "  %%g = load i32, ptr %%gidp, align 4\n  call void @%s.body(", name);
+    for (unsigned i = 0; i < info->nbufs; i++) kstr_printf(&out, "ptr %%a%u, ", i);
+    for (unsigned i = 0; i < info->nvars; i++) kstr_printf(&out, "i32 %%v%u, ", i);
+    kstr_printf(&out, "i32 %%g)\n  ret void\n}\n\ndefine internal void @%s.body(", name);
+    for (unsigned i = 0; i < info->nbufs; i++) kstr_printf(&out, "ptr noalias %%data%u, ", i);
+    for (unsigned i = 0; i < info->nvars; i++) kstr_printf(&out, "i32 %%var%u, ", i);
+    kstr_puts(&out, "i32 %gid.x) #2 {\nentry:\n");
+  } else if (host) {
     kstr_printf(&out, "; baregpu kernel %s (host test flavour)\n\ndefine void @%s(ptr %%args, i32 %%gid.x, i32 %%gid.y, "
                 "i32 %%gid.z, i32 %%lid.x, i32 %%lid.y, i32 %%lid.z) #0 {\nentry:\n", name, name);
   } else {
@@ -1421,7 +1556,10 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
     for (unsigned f64 = 0; f64 < 2; f64++)
       if (r.intrinsics & (1u << (i * 2 + f64)))
         kstr_printf(&out, "declare %s @%s(%s)\n", f64 ? "double" : "float", tg->math[i][f64], f64 ? "double" : "float");
-  emit_attributes(&out, tg, lsz);
+  if (r.prefetch) kstr_puts(&out, "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n");
+  if (r.fma & 1) kstr_puts(&out, "declare float @llvm.fma.f32(float, float, float)\n");
+  if (r.fma & 2) kstr_puts(&out, "declare double @llvm.fma.f64(double, double, double)\n");
+  emit_attributes(&out, tg, lsz, r.cpu);
   kstr_free(&r.pro);
   kstr_free(&r.body);
   kstr_free(&r.glob);

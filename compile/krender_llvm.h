@@ -53,7 +53,10 @@ enum kllvm_flavour {
   KLLVM_NVPTX,        /* ptx_kernel, addrspace(1) buffers, ids from the PTX special registers, "nvvm.reqntid"
                        * the work-group size; float64 exp2/log2/sin are an error (PTX has no instruction) */
   KLLVM_HOST_TEST,    /* for tests on the host: `void NAME(ptr args, i32 gid.x/y/z, i32 lid.x/y/z)`, arguments
-                       * read from the CPU kernarg block, generic pointers; the body is the same */
+                       * read from the CPU kernarg block, generic pointers; the body is the same */  KLLVM_HOST,         /* CPU kernels (compile/llvm_host.h): the entry ABI of baregpu/compile.h, `void NAME(ptr args,
+                       * ptr gid, ptr gsz, ptr lsz)`, calling an inlined body with noalias buffers; the CPU grid of
+                       * klin_plan_cpu_grid (gid.x picks a chunk of the outermost output loop), lsz 1,1,1; float32/64
+                       * multiply-adds as llvm.fma, "prefer-vector-width"="512" */
 };
 int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
                  uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]);
@@ -65,6 +68,11 @@ int bg_kernel_render_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *op
 int bg_kernel_render_nvptx(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);
 /* The same render in the KLLVM_HOST_TEST flavour (tests run it with a host JIT against the C path). */
 int bg_kernel_render_llvm_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);
+/* CPU kernels through LLVM: the KLLVM_HOST flavour, the host heuristics (kopt_host_heuristics) when opts is NULL. */
+int bg_kernel_render_cpu_llvm(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);
+/* Render in the KLLVM_HOST flavour + compile for this machine (compile/llvm_host.h) to an ELF relocatable
+ * object (*obj malloc'd) for bg_program_load on the CPU device. Without LLVM: -BG_ENOTSUP. */
+int bg_kernel_compile_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k, void **obj, size_t *n);
 /* Render + compile for mcpu ("gfx1100", ...) + check the code object against the render (kernarg
  * segment size = the arguments' bytes, max flat work-group size = lsz product, processor = mcpu).
  * No device needed. *elf is malloc'd. Without LLVM: -BG_ENOTSUP naming the package to install. */

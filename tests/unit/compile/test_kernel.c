@@ -3,7 +3,25 @@
  * with plain C: elementwise (broadcast index math), gated loads, reduces, matmuls, float16,
  * casts, threefry known answers, transcendental functions, every upcast/unroll choice against
  * no_opt, symbolic sizes, warning-free generated C, contract errors, and a timing print of a
- * 512^3 matmul (heuristics vs no_opt). KTEST_DUMP=1 prints every generated source. */
+ * 512^3 matmul (heuristics vs no_opt). KTEST_DUMP=1 prints every generated source.
+ *
+ * Every test runs twice, once per CPU kernel compiler (BG_CPU_COMPILER, compile/kernel.c): "c" (C renderer +
+ * the system C compiler, -ffp-contract=off) and, when built with LLVM, "llvm" (LLVM IR compiled in process for
+ * this CPU; every float32/float64 multiply-add, a*b+c or a sum of products, is one FMA).
+ *
+ * Tolerance table: what a float result may differ by from the test's plain-C reference (rounding every
+ * operation, in order). Against no_opt every optimization choice is bit-exact with either compiler (the LLVM
+ * path fuses every multiply-add, whatever the upcast/unroll, so BEAM can compare candidates byte for byte).
+ *   kernel kind                                    c               llvm
+ *   integer, bool, casts, bitcasts, constants      bit-exact       bit-exact
+ *   float loads/stores, add/sub/max/cmp/where,
+ *     neg/recip/div/trunc, sums of values          bit-exact       bit-exact
+ *   float multiply-add chain of K products         bit-exact       |d| <= 2 * K * eps * S, S = sum_k |a_k * b_k|
+ *     (matmul, convolution, dot, MULACC a*b+c)                     (+ |c|), eps = 2^-23 (f32), 2^-52 (f64)
+ *   float16/bfloat16 arithmetic (per-op rounding)  bit-exact       bit-exact (a rounded product never fuses)
+ *   exp2/log2/sin/sqrt                             transcendental_accuracy's bounds, both
+ * (FMA rounds a*b+c once where the plain C rounds twice: each of the K steps may differ by a rounding of its
+ * product and of the sum, each within eps times the magnitudes summed so far, so within 2*K*eps*S in all.) */
 #include <check.h>
 #include <inttypes.h>
 #include <math.h>
@@ -17,16 +35,37 @@
 #include "baregpu/compile.h"
 #include "baregpu/error.h"
 #include "baregpu/hcq.h"
+#include "bg_config.h"
 #include "compile/kernel.h"
 #include "ast_build.h"
 
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
 
 static bg_dev *dev;
+static bool use_llvm;   /* this test case's CPU kernel compiler is LLVM (the tolerance table's right column) */
 
 static void setup(void) {
   OK(bg_dev_open("CPU", &dev));
   ck_assert_ptr_nonnull(C = ir_new());
+}
+
+static void setup_c(void) {
+  setenv("BG_CPU_COMPILER", "c", 1);
+  use_llvm = false;
+  setup();
+}
+
+static void setup_llvm(void) {
+  setenv("BG_CPU_COMPILER", "llvm", 1);
+  use_llvm = true;
+  setup();
+}
+
+/* The table's multiply-add row: may got differ from want, a chain of k products whose magnitudes sum to sum_abs? */
+static bool mac_close(double got, double want, int k, double sum_abs, bool f64) {
+  if (!use_llvm) return got == want || (isnan(got) && isnan(want));
+  double eps = f64 ? 0x1p-52 : 0x1p-23;
+  return fabs(got - want) <= 2.0 * (double)k * eps * sum_abs;
 }
 
 static void teardown(void) {
@@ -74,6 +113,7 @@ static void run_simple(N sink, const bg_kopts *opts, bg_buf **bufs, size_t nbufs
 /* ---------------- generated C is warning-free ---------------- */
 
 static void check_warnings(const bg_kernel *k) {
+  if (use_llvm) return;   /* k->src is LLVM IR, verified by LLVM when it was compiled */
   void *so = NULL;
   size_t n = 0;
   int rc = bg_compile_c(k->src, "-Wall -Wextra -Werror", &so, &n);
@@ -270,13 +310,13 @@ START_TEST(float_ops) {
           w = o == 0 ? -a : o == 1 ? 1.0 / b : o == 2 ? trunc(a) : o == 3 ? a / b : o == 4 ? (a >= b ? a : b)
             : o == 5 ? (a < b ? a : b) : o == 6 ? a * b + a : (double)(b < a - b);
           memcpy(&g, outb[o] + x * 8, 8);
-          same = g == w;
+          same = o == 6 ? mac_close(g, w, 1, fabs(a * b) + fabs(a), true) : g == w;
         } else {
           float a = (float)av[x], b = (float)bv[x], g, w;
           w = o == 0 ? -a : o == 1 ? 1.0f / b : o == 2 ? truncf(a) : o == 3 ? a / b : o == 4 ? (a >= b ? a : b)
             : o == 5 ? (a < b ? a : b) : o == 6 ? (float)(a * b) + a : (float)(b < a - b);
           memcpy(&g, outb[o] + x * 4, 4);
-          same = g == w;
+          same = o == 6 ? mac_close(g, w, 1, fabsf(a * b) + fabsf(a), false) : g == w;
         }
         ck_assert_msg(same, "%s op #%d elem %d", ir_scalar_name(sc), o, x);
       }
@@ -402,8 +442,9 @@ START_TEST(reduce_groups_respect_dependencies) {
   for (int x = 0; x < 4; x++) rs += d[x] * m2;
   rd(bufs[0], &gm, 4);
   rd(bufs[1], &gr, 4);
-  ck_assert_msg(gm == ms, "M %g != %g", gm, ms);
-  ck_assert_msg(gr == rs, "R %g != %g", gr, rs);
+  /* multiply-add chains of 4 products of values in [-1, 1] and sums of 4 of them: sum|a*b| <= 16 */
+  ck_assert_msg(mac_close(gm, ms, 4, 16, false), "M %g != %g", gm, ms);
+  ck_assert_msg(mac_close(gr, rs, 4, 16, false), "R %g != %g", gr, rs);
   for (int x = 0; x < 6; x++) bg_buf_free(bufs[x]);
 }
 END_TEST
@@ -417,12 +458,16 @@ static N matmul_ast(int m, int n, int kk) {
   return sink1(st(o, add(mul(i, ki(n)), j), reduce(IR_ADD, v, k, NULL)));
 }
 
-static void matmul_ref(const float *a, const float *b, float *c, int m, int n, int kk) {
+static void matmul_ref(const float *a, const float *b, float *c, int m, int n, int kk, float *sum_abs) {
   for (int i = 0; i < m; i++)
     for (int j = 0; j < n; j++) {
-      float acc = 0;
-      for (int k = 0; k < kk; k++) acc += a[i * kk + k] * b[k * n + j];
+      float acc = 0, s = 0;
+      for (int k = 0; k < kk; k++) {
+        acc += a[i * kk + k] * b[k * n + j];
+        s += fabsf(a[i * kk + k] * b[k * n + j]);
+      }
       c[i * n + j] = acc;
+      if (sum_abs) sum_abs[i * n + j] = s;
     }
 }
 
@@ -443,21 +488,23 @@ static double matmul_run(int m, int n, int kk, const bg_kopts *opts, const float
 static void check_matmul(int m, int n, int kk) {
   float *a = malloc(sizeof(float) * (size_t)(m * kk)), *b = malloc(sizeof(float) * (size_t)(kk * n));
   float *c = malloc(sizeof(float) * (size_t)(m * n)), *ref = malloc(sizeof(float) * (size_t)(m * n));
+  float *sabs = malloc(sizeof(float) * (size_t)(m * n));
   for (int x = 0; x < m * kk; x++) a[x] = frand();
   for (int x = 0; x < kk * n; x++) b[x] = frand();
-  matmul_ref(a, b, ref, m, n, kk);
+  matmul_ref(a, b, ref, m, n, kk, sabs);
   for (int opt = 0; opt < 2; opt++) {
     char name[64];
     matmul_run(m, n, kk, opt ? &NO_OPT : NULL, a, b, c, name, sizeof name);
     int bad = -1;
     for (int x = 0; x < m * n && bad < 0; x++)
-      if (fabsf(c[x] - ref[x]) > 1e-5f * (1.0f + fabsf(ref[x]))) bad = x;
+      if (!mac_close(c[x], ref[x], kk, sabs[x], false)) bad = x;
     ck_assert_msg(bad < 0, "%dx%dx%d %s elem %d: %g != %g", m, n, kk, name, bad, bad < 0 ? 0 : c[bad], bad < 0 ? 0 : ref[bad]);
   }
   free(a);
   free(b);
   free(c);
   free(ref);
+  free(sabs);
 }
 
 START_TEST(matmul_64) { check_matmul(64, 64, 64); }
@@ -488,7 +535,7 @@ START_TEST(matmul_512_timing) {
     if (t0 < best[0]) best[0] = t0;
     if (t1 < best[1]) best[1] = t1;
   }
-  ck_assert_int_eq(memcmp(c0, c1, sizeof(float) * sz), 0);   /* upcast/unroll keep every result */
+  ck_assert_int_eq(memcmp(c0, c1, sizeof(float) * sz), 0);   /* upcast/unroll keep every result (either compiler) */
   printf("matmul 512x512x512: no_opt %s %.1f ms (%.2f GFLOPS), heuristic %s %.1f ms (%.2f GFLOPS), speedup %.1fx\n",
          name0, best[0] / 1e3, 2.0 * n * n * n / best[0] / 1e3, name, best[1] / 1e3, 2.0 * n * n * n / best[1] / 1e3,
          best[0] / best[1]);
@@ -923,7 +970,7 @@ END_TEST
 /* ---------------- every upcast/unroll choice equals no_opt ---------------- */
 
 /* Runs sink with opts and with no_opt on the same inputs (slots 1..nin) and compares output slot
- * 0 byte for byte. */
+ * 0 byte for byte (either compiler). */
 static void same_as_no_opt(N sink, const bg_kopts *opts, const void *const *in, const size_t *insz, int nin, size_t outsz) {
   void *ref = calloc(1, outsz), *got = calloc(1, outsz);
   char name[64] = "", name0[64] = "";
@@ -995,9 +1042,13 @@ START_TEST(upcast_unroll_all_factors) {
     run_simple(conv, NULL, cb, 3, NULL, 0);
     rd(cb[0], got, sizeof got);
     for (int t = 0; t < 16; t++) {
-      float acc = 0;
-      for (int q = 0; q < 3; q++) acc += w[q] * (t + q - 1 >= 0 && t + q - 1 < 16 ? x[t + q - 1] : 0.0f);
-      ck_assert_msg(got[t] == acc, "conv %d: %g != %g", t, got[t], acc);
+      float acc = 0, sabs = 0;
+      for (int q = 0; q < 3; q++) {
+        float pr = w[q] * (t + q - 1 >= 0 && t + q - 1 < 16 ? x[t + q - 1] : 0.0f);
+        acc += pr;
+        sabs += fabsf(pr);
+      }
+      ck_assert_msg(mac_close(got[t], acc, 3, sabs, false), "conv %d: %g != %g", t, got[t], acc);
     }
     for (int t = 0; t < 3; t++) bg_buf_free(cb[t]);
   }
@@ -1159,10 +1210,9 @@ START_TEST(malformed_ast_errors) {
 }
 END_TEST
 
-int main(void) {
-  Suite *s = suite_create("kernel");
-  TCase *tc = tcase_create("kernel");
-  tcase_add_checked_fixture(tc, setup, teardown);
+static TCase *kernel_case(const char *name, void (*fixture)(void)) {
+  TCase *tc = tcase_create(name);
+  tcase_add_checked_fixture(tc, fixture, teardown);
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, elementwise_add_broadcast);
   tcase_add_test(tc, kernel_names);
@@ -1185,7 +1235,15 @@ int main(void) {
   tcase_add_test(tc, symbolic_variables);
   tcase_add_test(tc, malformed_ast_errors);
   tcase_add_test(tc, matmul_512_timing);
-  suite_add_tcase(s, tc);
+  return tc;
+}
+
+int main(void) {
+  Suite *s = suite_create("kernel");
+  suite_add_tcase(s, kernel_case("c", setup_c));
+#if BG_HAVE_LLVM
+  suite_add_tcase(s, kernel_case("llvm", setup_llvm));
+#endif
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
