@@ -2,6 +2,7 @@
 #include "amd_engine.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,7 @@ void amd_lock_destroy(mock_amd *g) { pthread_mutex_destroy(&g->lock); }
 static void *engine_main(void *arg) {
   amd_engine *e = arg;
   mock_amd *g = e->g;
+  __atomic_store_n(&e->alive, 1, __ATOMIC_RELEASE);
   mock_shm_lock(&g->lock);
   for (;;) {
     while (!e->stop && !e->kicked) mock_shm_cond_wait(&e->cv, &g->lock);
@@ -179,6 +181,13 @@ static int start_threads(mock_amd *g) {
   int r = add(g, en, cp);
   r |= add(g, en, sdma); /* listed even when its thread failed: amd_engines_stop frees both */
   pthread_mutex_unlock(&g->lock);
+  /* Return only once every new thread runs its own code. A process that forks right after (tests/stress/kill.c
+   * starts the model, then forks its workers) must not fork while a thread is still being set up: a sanitizer
+   * runtime's thread registry can then be copied locked into the child, whose own engine threads never start
+   * (seen under ASan on a loaded machine: the child's first SDMA doorbell kicked a thread that never ran). */
+  for (unsigned i = 0; i < en->n; i++)
+    for (unsigned spin = 0; en->e[i]->started && !__atomic_load_n(&en->e[i]->alive, __ATOMIC_ACQUIRE) && spin < 100000; spin++)
+      sched_yield();
   return r;
 }
 

@@ -57,6 +57,7 @@ struct amd_engine {
   pthread_t thr;
   pthread_cond_t cv;        /* doorbells and stop */
   bool started, stop, kicked, running;
+  int alive; /* set (atomically) by the thread itself once it runs: start_threads waits for it */
   uint64_t db;              /* last doorbell value */
   uint64_t exec_ns, slept_ns;
   /* The queue the engine runs: the model's enable flag and activation count (amd_cp.h), set by the constructor. */

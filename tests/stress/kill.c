@@ -11,6 +11,7 @@
  * child opens the device and checks a kernel's and a copy's results, and closes it. The phase the kill landed in is
  * the worker's last published one. Figures: kills per phase, opens OK, cold/warm boots of the checking opens (from
  * the driver's BG_DEBUG=1 lines "warm start" / "mode1 reset"). Exit 0 when every check passed, 77 without LLVM. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -174,6 +175,37 @@ static void worker(bool cold, int iters, unsigned kill_at, int only) {
   bg_program_free(p);
   bg_dev_close(d);
   _exit(failed || iters < 0 ? 1 : 0);
+}
+
+/* Fork only while every other thread of this process sleeps (the emulated GPUs' engine threads, started by
+ * bg_dev_list). A thread caught inside the sanitizer runtime or the allocator at fork() leaves that lock taken in
+ * the child, whose own engine threads then never start: under ASan on a loaded machine the calibration worker's
+ * first SDMA doorbell kicked a thread that never ran, 1 run in 10-20. Bounded: after 2 s it forks anyway. */
+static void wait_threads_asleep(void) {
+  char self[32];
+  snprintf(self, sizeof self, "%d", (int)getpid());
+  for (int tries = 0; tries < 2000; tries++) {
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return;
+    bool all_asleep = true;
+    struct dirent *de;
+    while ((de = readdir(dir)) && all_asleep) {
+      if (de->d_name[0] == '.' || strcmp(de->d_name, self) == 0) continue;
+      char path[64], buf[256];
+      snprintf(path, sizeof path, "/proc/self/task/%.16s/stat", de->d_name);
+      FILE *f = fopen(path, "r");
+      if (!f) continue; /* it exited */
+      size_t n = fread(buf, 1, sizeof buf - 1, f);
+      fclose(f);
+      buf[n] = 0;
+      const char *st = strrchr(buf, ')'); /* "tid (comm) S ...": the state follows the last ')' */
+      if (st && st[1] == ' ' && st[2] != 'S') all_asleep = false;
+    }
+    closedir(dir);
+    if (all_asleep) return;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
 }
 
 /* The checker: open, kernel, copy, close; stderr to log (the driver's BG_DEBUG=1 lines). Exit 0 when all passed. */
@@ -347,6 +379,7 @@ int main(int argc, char **argv) {
   steps stp[PH_N];
   memset(stp, 0, sizeof(stp));
   for (int c = 0; c < 2; c++) {
+    wait_threads_asleep();
     pid_t w = fork();
     if (w == 0) {
       int fd = open(log, O_WRONLY | O_TRUNC);
@@ -392,6 +425,7 @@ int main(int argc, char **argv) {
       kill_at = lo + (unsigned)(rnd() % (st->end[step] - lo + 1));
       step = step_of(st, kill_at);
     }
+    wait_threads_asleep();
     pid_t w = fork();
     if (w < 0) return 1;
     if (w == 0) {
@@ -434,6 +468,7 @@ int main(int argc, char **argv) {
       }
       close(lf);
     }
+    wait_threads_asleep();
     pid_t c = fork();
     if (c == 0) checker(log);
     int rc = wait_child_ms(c, 120000); /* far beyond an open's few seconds: a lock left by the dead worker */
