@@ -15,6 +15,7 @@
 
 #include "am/am_query.h"
 #include "amd_gpu.h"
+#include "amd_test_kernels.h"
 #include "asm24.h"
 #include "baregpu/error.h"
 #include "baregpu/hcq.h"
@@ -117,24 +118,8 @@ static const char *add1_ir =
 #endif
 
 #if BG_HAVE_LLVM
-/* An empty kernel and a loop kernel that runs long on the emulated shader core (out[lane] = n). */
+/* An empty kernel; the loop kernel is amd_test_kernels.h AMD_TEST_SPIN_IR. */
 static const char *empty_ir = "define amdgpu_kernel void @empty(ptr addrspace(1) %out, i32 %n) {\n  ret void\n}\n";
-static const char *spin_ir =
-    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
-    "define amdgpu_kernel void @spin(ptr addrspace(1) %out, i32 %n) {\n"
-    "entry:\n  br label %loop\n"
-    "loop:\n"
-    "  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]\n"
-    "  %acc = phi float [ 0.0, %entry ], [ %acc1, %loop ]\n"
-    "  %acc1 = fadd float %acc, 1.0\n"
-    "  %i1 = add i32 %i, 1\n"
-    "  %c = icmp ult i32 %i1, %n\n"
-    "  br i1 %c, label %loop, label %done\n"
-    "done:\n"
-    "  %l = call i32 @llvm.amdgcn.workitem.id.x()\n"
-    "  %p = getelementptr float, ptr addrspace(1) %out, i32 %l\n"
-    "  store float %acc1, ptr addrspace(1) %p\n"
-    "  ret void\n}\n";
 #endif
 
 static bg_usb_transport *dev_transport(bg_dev *d) {
@@ -257,11 +242,11 @@ static int sync_section(bg_dev *d, unsigned n) {
   double e[3], l[3] = {0, 0, 0};
   if (r == 0) r = hcq_syncs(d, empty_ir, "empty", 0, n, e);
   uint32_t iters = 4096;
-  while (r == 0 && (r = hcq_syncs(d, spin_ir, "spin", iters, 4, l)) == 0 && l[2] * 1e3 < 64.0 * (double)rtt &&
+  while (r == 0 && (r = hcq_syncs(d, AMD_TEST_SPIN_IR, "spin", iters, 4, l)) == 0 && l[2] * 1e3 < 64.0 * (double)rtt &&
          iters < (1u << 24))
     iters *= 2;
   unsigned nl = n > 50 ? 50 : n; /* long kernels: fewer runs */
-  if (r == 0) r = hcq_syncs(d, spin_ir, "spin", iters, nl, l);
+  if (r == 0) r = hcq_syncs(d, AMD_TEST_SPIN_IR, "spin", iters, nl, l);
   if (r < 0) return r;
   printf("%-34s %12s %14s %12s\n", "per synchronize (bg_dev_synchronize)", "round trips", "us per sync*", "per submit");
   printf("%-34s %12.2f %14.1f %12.2f   (%u runs)\n", "empty kernel", e[0], e[2], e[1], n);

@@ -20,4 +20,25 @@ static const char AMD_TEST_ADD1_IR[] =
     "  ret void\n"
     "}\n";
 
+/* spin(out, n): a loop that runs long on the emulated shader core: out[lane] = n (n additions of 1.0). The USB suites
+ * time synchronizes of work longer than a bridge round trip with it (tests/unit/usb/test_hcq.c, bench-usb). */
+static const char AMD_TEST_SPIN_IR[] =
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "define amdgpu_kernel void @spin(ptr addrspace(1) %out, i32 %n) {\n"
+    "entry:\n"
+    "  br label %loop\n"
+    "loop:\n"
+    "  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]\n"
+    "  %acc = phi float [ 0.0, %entry ], [ %acc1, %loop ]\n"
+    "  %acc1 = fadd float %acc, 1.0\n"
+    "  %i1 = add i32 %i, 1\n"
+    "  %c = icmp ult i32 %i1, %n\n"
+    "  br i1 %c, label %loop, label %done\n"
+    "done:\n"
+    "  %l = call i32 @llvm.amdgcn.workitem.id.x()\n"
+    "  %p = getelementptr float, ptr addrspace(1) %out, i32 %l\n"
+    "  store float %acc1, ptr addrspace(1) %p\n"
+    "  ret void\n"
+    "}\n";
+
 #endif

@@ -129,26 +129,6 @@ START_TEST(kernel_launch_over_usb) {
 }
 END_TEST
 
-/* A loop kernel that runs long on the emulated shader core: out[lane] = n (n additions of 1.0). */
-static const char SPIN_IR[] =
-    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
-    "define amdgpu_kernel void @spin(ptr addrspace(1) %out, i32 %n) {\n"
-    "entry:\n"
-    "  br label %loop\n"
-    "loop:\n"
-    "  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]\n"
-    "  %acc = phi float [ 0.0, %entry ], [ %acc1, %loop ]\n"
-    "  %acc1 = fadd float %acc, 1.0\n"
-    "  %i1 = add i32 %i, 1\n"
-    "  %c = icmp ult i32 %i1, %n\n"
-    "  br i1 %c, label %loop, label %done\n"
-    "done:\n"
-    "  %l = call i32 @llvm.amdgcn.workitem.id.x()\n"
-    "  %p = getelementptr float, ptr addrspace(1) %out, i32 %l\n"
-    "  store float %acc1, ptr addrspace(1) %p\n"
-    "  ret void\n"
-    "}\n";
-
 /* The transport's round-trip count, read through a call: synchronize changes it behind the pointer. */
 static uint64_t round_trips(const bg_usb_transport *t) { return t->stats.round_trips; }
 
@@ -167,7 +147,7 @@ static unsigned log2_ceil(uint64_t x) {
 START_TEST(synchronize_round_trips) {
   void *obj;
   size_t n;
-  OK(bg_llvm_amdgpu_compile(SPIN_IR, bg_dev_arch(HD), &obj, &n));
+  OK(bg_llvm_amdgpu_compile(AMD_TEST_SPIN_IR, bg_dev_arch(HD), &obj, &n));
   static const uint8_t sizes[2] = {8, 4};
   bg_program_info info = {"spin", 2, sizes};
   bg_program *p;
