@@ -5,8 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # linux-source-6.12: Linux AMD headers for the oracles of tests/unit/am (am-reg-offsets, am-smu-metrics); clang and
 # libclang-rt-dev (its libFuzzer and sanitizer runtimes): the fuzz targets of tests/fuzz (scripts/test.sh).
+# protobuf-c (library and protoc-c): the ONNX front end (onnx/); zlib: gzip'd datasets (examples/fashion_mnist.c);
+# libonnx-testdata and dataset-fashion-mnist: the judges of tests/onnx and the Fashion-MNIST example.
 pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev libopenblas-dev python3 cppcheck
-      linux-source-6.12 clang libclang-rt-dev)
+      linux-source-6.12 clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libonnx-testdata
+      dataset-fashion-mnist)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 # No pipe into a quiet grep under pipefail: grep -q exits at the first match, the writer dies of SIGPIPE

@@ -156,13 +156,10 @@ bg_tensor *bg_tn_mean(bg_tensor *a, uint32_t axes, bool keepdim) {
 }
 
 /* x - max - log(sum(exp(x - max))): the max keeps exp in range, as tinygrad. */
-bg_tensor *bg_tn_log_softmax(bg_tensor *x, unsigned axis) {
+bg_tensor *bg_tn_log_softmax(bg_tensor *x, int axis_in) {
   if (t_dead(x)) return x ? &x->c->err_t : NULL;
-  if (axis >= x->ndim) {
-    char xs[160];
-    nn_shape_str(x, xs, sizeof xs);
-    return nn_fail(x, "log_softmax: axis %u out of range for shape %s", axis, xs);
-  }
+  unsigned axis;
+  if (!t_axis(x, "log_softmax", axis_in, &axis)) return &x->c->err_t;
   bg_tensor *m = bg_tn_sub(x, bg_tn_max(x, 1u << axis, true));
   return bg_tn_sub(m, bg_tn_log(bg_tn_sum(bg_tn_exp(m), 1u << axis, true)));
 }

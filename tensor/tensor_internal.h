@@ -129,6 +129,9 @@ node t_real(const bg_tctx *c, node u);        /* buffer view of a realized node,
 void t_set_real(bg_tctx *c, node u, node view);
 bool t_has_handle(const bg_tctx *c, node u);  /* some handle points at u */
 
+/* A signed axis of t (-1 = last) in *out; false with "op: axis A out of range for shape S" latched. */
+bool t_axis(const bg_tensor *t, const char *op, int axis, unsigned *out);
+
 /* ---- dtypes (tdtype.c) ---- */
 enum ir_scalar t_scalar(enum bg_dtype t);
 enum bg_dtype t_bgtype(enum ir_scalar s);

@@ -129,8 +129,20 @@ bg_tensor *bg_tn_flip(bg_tensor *a, uint32_t axes) {
   return t_wrap(a->c, n_flip(a->c, t_node(a), axes));
 }
 
+bool t_axis(const bg_tensor *t, const char *op, int axis, unsigned *out) {
+  int n = (int)t->ndim;
+  if (axis < -n || axis >= n) {
+    tshape s = t_shape_of(t);
+    SHSTR(ss, &s);
+    t_fail(t->c, "%s: axis %d out of range for shape %s (expected %d..%d)", op, axis, ss, -n, n - 1);
+    return false;
+  }
+  *out = (unsigned)(axis < 0 ? axis + n : axis);
+  return true;
+}
+
 /* tinygrad's cat: pad every piece to the full extent of the axis and add them up. */
-bg_tensor *bg_tn_cat(bg_tensor *const *ts, unsigned n, unsigned axis) {
+bg_tensor *bg_tn_cat(bg_tensor *const *ts, unsigned n, int axis_in) {
   if (!ts || !n) {   /* no tensor, so no context to latch on: NULL and the message */
     bg_error(BG_EINVAL, "cat: %s, expected at least one tensor", ts ? "n is 0" : "the tensor array is NULL");
     return NULL;
@@ -152,7 +164,8 @@ bg_tensor *bg_tn_cat(bg_tensor *const *ts, unsigned n, unsigned axis) {
   }
   tshape s0 = t_shape_of(ts[0]);
   SHSTR(s0s, &s0);
-  if (axis >= s0.n) return t_fail(c, "cat: axis %u out of range for shape %s", axis, s0s);
+  unsigned axis;
+  if (!t_axis(ts[0], "cat", axis_in, &axis)) return &c->err_t;
   int64_t total = 0;
   enum ir_scalar s = IR_DT_SCALAR(t_node(ts[0])->dt);
   for (unsigned i = 0; i < n; i++) {

@@ -20,6 +20,7 @@ static const struct env_var {
   {"IGNORE_BEAM_CACHE", 0, 1, 0, "0 or 1"},
   {"AM_POWER_LIMIT", 0, 100000, 0, "a power limit in watts"},
   {"BG_CPU_THREADS", 1, 256, 0, "a thread count (unset: every online CPU)"},
+  {"BG_PROGRESS", 0, 1, 1, "0 or 1 (progress bars on a terminal)"},
 };
 
 static const struct env_var *find(const char *name) {

@@ -10,7 +10,8 @@
  * default 10000: a queue whose read pointer stands still that long with work pending, not at a wait, is hung), BEAM (0..64),
  * AM_RESET (0..1), IGNORE_BEAM_CACHE (0..1), AM_POWER_LIMIT (0..100000 W, 0 = highest DPM level), BG_COMPILE_THREADS
  * (0..1024, default 0 = the online CPUs: threads compiling one schedule, tensor/tcompile.c), BG_CPU_THREADS
- * (1..256 threads running one CPU launch's grid; unset: 0, read by cpu/cpu_pool.c as the CPUs the process may run on).
+ * (1..256 threads running one CPU launch's grid; unset: 0, read by cpu/cpu_pool.c as the CPUs the process may run on),
+ * BG_PROGRESS (0..1, default 1: progress bars on stderr when it is a terminal, util/progress.c).
  * Returns 0 with *out set, or -BG_EINVAL naming the variable, its value and the expected range. */
 int bg_env_int(const char *name, long *out);
 

@@ -32,8 +32,10 @@ extern "C" {
 typedef struct bg_tctx bg_tctx;
 typedef struct bg_tensor bg_tensor;
 
+/* float16 and bfloat16 data cross the API as their 16-bit patterns (uint16_t); float64 as double. A device
+ * whose compiler cannot run float64 rejects a float64 tensor with a message naming the device (BG_EINVAL). */
 enum bg_dtype { BG_BOOL, BG_INT8, BG_UINT8, BG_INT16, BG_UINT16, BG_INT32, BG_UINT32, BG_INT64, BG_UINT64,
-                BG_FLOAT16, BG_FLOAT32 };
+                BG_FLOAT16, BG_FLOAT32, BG_FLOAT64, BG_BFLOAT16 };
 #define BG_MAX_DIMS 8
 
 /* dev: DEV string, NULL = DEV environment / default device. *out: the caller's, freed by bg_tctx_close, which
@@ -101,6 +103,48 @@ bg_tensor *bg_tn_sum(bg_tensor *a, uint32_t axes, bool keepdim);
 bg_tensor *bg_tn_max(bg_tensor *a, uint32_t axes, bool keepdim);
 #define BG_ALL_AXES 0xffffffffu
 
+/* ---- more elementwise math (tensor/tunary.c). Integer inputs of the transcendental ones compute in
+ * float32, as tinygrad. round is half to even (numpy, ONNX Round); sign gives -1/0/1 in a's dtype;
+ * erf is float32-accurate (|error| < 1e-6 relative to 1); pow follows tinygrad's Tensor.pow (a negative
+ * base with an integral exponent keeps its sign; ints raised to ints stay ints). ---- */
+bg_tensor *bg_tn_cos(bg_tensor *a);
+bg_tensor *bg_tn_tan(bg_tensor *a);
+bg_tensor *bg_tn_tanh(bg_tensor *a);
+bg_tensor *bg_tn_sigmoid(bg_tensor *a);
+bg_tensor *bg_tn_erf(bg_tensor *a);
+bg_tensor *bg_tn_abs(bg_tensor *a);
+bg_tensor *bg_tn_sign(bg_tensor *a);
+bg_tensor *bg_tn_floor(bg_tensor *a);
+bg_tensor *bg_tn_ceil(bg_tensor *a);
+bg_tensor *bg_tn_round(bg_tensor *a);
+bg_tensor *bg_tn_trunc(bg_tensor *a);
+bg_tensor *bg_tn_pow(bg_tensor *a, bg_tensor *b);
+bg_tensor *bg_tn_minimum(bg_tensor *a, bg_tensor *b);
+/* Integer ops on integer tensors (floats: a clear error): C-style truncating division and remainder
+ * (ONNX Mod fmod=1), and floor-style ones (python //, %: ONNX Mod fmod=0 and tinygrad's ints). */
+bg_tensor *bg_tn_idiv(bg_tensor *a, bg_tensor *b);
+bg_tensor *bg_tn_mod(bg_tensor *a, bg_tensor *b);            /* sign of the divisor (python); floats too */
+bg_tensor *bg_tn_fmod(bg_tensor *a, bg_tensor *b);           /* sign of the dividend (C fmod); floats too */
+bg_tensor *bg_tn_bitwise(bg_tensor *a, bg_tensor *b, char op); /* op '&', '|', '^', '<' (shl), '>' (shr) */
+bg_tensor *bg_tn_logical_not(bg_tensor *a);                  /* bool result; nonzero is true */
+bg_tensor *bg_tn_isnan(bg_tensor *a);
+bg_tensor *bg_tn_isinf(bg_tensor *a);
+bg_tensor *bg_tn_clip(bg_tensor *a, bg_tensor *lo, bg_tensor *hi); /* lo/hi NULL: unbounded */
+
+/* ---- reductions over signed axes (tensor/treduce.c): axes[i] in [-ndim, ndim) (-1 = last), each at most
+ * once; naxes 0 = every axis. An axis out of range or repeated latches "OP: axis A out of range for shape S".
+ * sum accumulates as bg_tn_sum; mean divides in float (ints give float32); prod accumulates in the sum
+ * accumulator dtype; min/max keep the dtype. ---- */
+enum bg_reduce_op { BG_REDUCE_SUM, BG_REDUCE_MAX, BG_REDUCE_MIN, BG_REDUCE_PROD, BG_REDUCE_MEAN };
+bg_tensor *bg_tn_reduce(bg_tensor *a, enum bg_reduce_op op, const int *axes, unsigned naxes, bool keepdim);
+bg_tensor *bg_tn_min(bg_tensor *a, uint32_t axes, bool keepdim);     /* bit-mask form, as bg_tn_max */
+/* Index (int32) of the first maximum / minimum along axis (NaN counts as the maximum). */
+bg_tensor *bg_tn_argmax(bg_tensor *a, int axis, bool keepdim);
+bg_tensor *bg_tn_argmin(bg_tensor *a, int axis, bool keepdim);
+/* Running sum along axis (ONNX CumSum: exclusive leaves out the element itself, reverse runs from the end). */
+bg_tensor *bg_tn_cumsum(bg_tensor *a, int axis, bool exclusive, bool reverse);
+bg_tensor *bg_tn_softmax(bg_tensor *x, int axis);
+
 /* ---- movement ---- */
 bg_tensor *bg_tn_reshape(bg_tensor *a, unsigned ndim, const int64_t *shape);  /* one -1 allowed */
 bg_tensor *bg_tn_permute(bg_tensor *a, const unsigned *order);
@@ -108,11 +152,34 @@ bg_tensor *bg_tn_expand(bg_tensor *a, unsigned ndim, const int64_t *shape);
 bg_tensor *bg_tn_pad(bg_tensor *a, const int64_t (*pads)[2]);                 /* (before, after) per axis */
 bg_tensor *bg_tn_shrink(bg_tensor *a, const int64_t (*bounds)[2]);            /* [start, end) per axis */
 bg_tensor *bg_tn_flip(bg_tensor *a, uint32_t axes);
-bg_tensor *bg_tn_cat(bg_tensor *const *ts, unsigned n, unsigned axis);
+bg_tensor *bg_tn_cat(bg_tensor *const *ts, unsigned n, int axis);            /* axis may be negative */
 bg_tensor *bg_tn_contiguous(bg_tensor *a);
 
 /* ---- linear algebra ---- */
-bg_tensor *bg_tn_matmul(bg_tensor *a, bg_tensor *b);   /* (..., n, k) @ (k, m); 1-D operands as numpy */
+/* numpy matmul: (..., n, k) @ (..., k, m) with the batch axes broadcast; 1-D operands as numpy. */
+bg_tensor *bg_tn_matmul(bg_tensor *a, bg_tensor *b);
+
+/* ---- indexing (tensor/tindex.c); indices are any integer dtype, negative ones count from the end
+ * (ONNX), out of range ones read as 0 (no fault: a device cannot trap them) ---- */
+/* ONNX Gather: out shape = x.shape[:axis] + idx.shape + x.shape[axis+1:]. */
+bg_tensor *bg_tn_gather(bg_tensor *x, int axis, bg_tensor *idx);
+/* ONNX GatherElements / torch.gather: idx has x's rank; out[i][j] = x[idx[i][j]][j] along axis. */
+bg_tensor *bg_tn_gather_elements(bg_tensor *x, int axis, bg_tensor *idx);
+/* ONNX ScatterElements: a copy of x with updates written at idx along axis; with a reduction, combined
+ * with x's element (duplicate indices combine too). BG_SCATTER_NONE with duplicate indices: the last wins. */
+enum bg_scatter_reduce { BG_SCATTER_NONE, BG_SCATTER_ADD, BG_SCATTER_MUL, BG_SCATTER_MAX, BG_SCATTER_MIN };
+bg_tensor *bg_tn_scatter_elements(bg_tensor *x, int axis, bg_tensor *idx, bg_tensor *updates,
+                                  enum bg_scatter_reduce red);
+/* ONNX GatherND / ScatterND (batch_dims 0). */
+bg_tensor *bg_tn_gather_nd(bg_tensor *x, bg_tensor *idx);
+bg_tensor *bg_tn_scatter_nd(bg_tensor *x, bg_tensor *idx, bg_tensor *updates, enum bg_scatter_reduce red);
+/* Bool tensor of idx.shape with a new axis of `depth` inserted at axis (-1 = last): true where the position
+ * equals idx (negative idx counts from depth, as ONNX OneHot). */
+bg_tensor *bg_tn_one_hot(bg_tensor *idx, int64_t depth, int axis);
+/* Padding modes (ONNX Pad): constant (value), reflect (mirror without the edge), edge (repeat the edge),
+ * wrap (circular). pads (before, after) per axis; negative pads remove elements. */
+enum bg_pad_mode { BG_PAD_CONSTANT, BG_PAD_REFLECT, BG_PAD_EDGE, BG_PAD_WRAP };
+bg_tensor *bg_tn_pad_mode(bg_tensor *a, const int64_t (*pads)[2], enum bg_pad_mode mode, double value);
 
 /* ---- realization and reading ---- */
 int bg_tn_realize(bg_tensor *const *ts, unsigned n);
@@ -153,12 +220,73 @@ bg_tensor *bg_tn_batchnorm(bg_tensor *x, bg_tensor *weight, bg_tensor *bias, bg_
 bg_tensor *bg_tn_linear(bg_tensor *x, bg_tensor *w, bg_tensor *b);
 bg_tensor *bg_tn_flatten(bg_tensor *x, unsigned start_axis);   /* axes from start_axis on become one */
 bg_tensor *bg_tn_mean(bg_tensor *a, uint32_t axes, bool keepdim);
-bg_tensor *bg_tn_log_softmax(bg_tensor *x, unsigned axis);
+bg_tensor *bg_tn_log_softmax(bg_tensor *x, int axis);  /* axis may be negative */
+/* General convolution over 1 to 3 spatial axes (ONNX Conv / ConvTranspose): x (N, Cin, D...), w (Cout,
+ * Cin/groups, K...) for conv and (Cin, Cout/groups, K...) for transpose; per spatial axis: stride (0 = 1),
+ * dilation (0 = 1), pads (begin, end), output_padding (transpose only). */
+typedef struct bg_conv_opts {
+  unsigned groups;                     /* 0 = 1 */
+  int64_t stride[3], dilation[3], pads[3][2], output_padding[3];
+} bg_conv_opts;
+bg_tensor *bg_tn_conv(bg_tensor *x, bg_tensor *w, bg_tensor *bias, const bg_conv_opts *o);
+bg_tensor *bg_tn_conv_transpose(bg_tensor *x, bg_tensor *w, bg_tensor *bias, const bg_conv_opts *o);
+/* Pooling over the last nk (1 to 3) axes (ONNX MaxPool / AveragePool): kernel, stride (0 = kernel), dilation
+ * (0 = 1), pads (begin, end; max pads with -inf), ceil_mode, and for the average whether padded positions count. */
+typedef struct bg_pool_opts {
+  unsigned nk;
+  int64_t kernel[3], stride[3], dilation[3], pads[3][2];
+  bool ceil_mode, count_include_pad;
+} bg_pool_opts;
+bg_tensor *bg_tn_max_pool(bg_tensor *x, const bg_pool_opts *o);
+bg_tensor *bg_tn_avg_pool(bg_tensor *x, const bg_pool_opts *o);
+/* ONNX LayerNormalization: normalize over axes axis..ndim-1 (axis signed), then * scale + bias (NULL: none). */
+bg_tensor *bg_tn_layernorm(bg_tensor *x, bg_tensor *scale, bg_tensor *bias, int axis, double eps);
+/* ONNX InstanceNormalization: x (N, C, D...), normalize per (n, c) over the spatial axes; scale, bias (C). */
+bg_tensor *bg_tn_instancenorm(bg_tensor *x, bg_tensor *scale, bg_tensor *bias, double eps);
 /* Mean over the batch of -log_softmax(logits)[i, labels[i]]; logits (N, C), labels int32 (N). */
 bg_tensor *bg_tn_sparse_cross_entropy(bg_tensor *logits, bg_tensor *labels);
 /* One SGD step: params[i] <- realized params[i] - lr * grad (a new handle that requires grad; the
  * old one stops requiring it). Parameters no gradient reached stay. 0 or a negative BG_E*. */
 int bg_tn_sgd_step(bg_tensor **params, unsigned n, double lr);
+
+/* ---- optimizers that update parameters in place (tensor/optim.c), so a training step runs in a JIT:
+ * each step writes the new values into the parameters' own buffers (the handles stay the same and keep
+ * requiring grad), as tinygrad's assign. Adam as tinygrad's nn.optim.Adam (bias-corrected, eps outside
+ * the square root); lr, b1, b2, eps as PyTorch's defaults when 0 is given for b1/b2/eps. ---- */
+typedef struct bg_optim bg_optim;
+/* *out: freed by bg_optim_free (before close); params: copied. */
+int bg_optim_sgd(bg_tctx *c, bg_tensor *const *params, unsigned n, double lr, double momentum, bg_optim **out);
+int bg_optim_adam(bg_tctx *c, bg_tensor *const *params, unsigned n, double lr, double b1, double b2, double eps,
+                  bg_optim **out);
+/* Builds the update of every parameter from its gradient and realizes it into the parameter's buffer (with the
+ * optimizer's state); gradients are dropped afterwards (bg_tn_zero_grad). 0 or a negative BG_E*. */
+int bg_optim_step(bg_optim *o);
+void bg_optim_free(bg_optim *o);
+/* Write src's value into dst's buffer (same shape, src cast to dst's dtype), realized with the next realize of
+ * dst: dst's handle keeps its identity (tinygrad's Tensor.assign). dst must be a realized buffer tensor. */
+bg_tensor *bg_tn_assign(bg_tensor *dst, bg_tensor *src);
+
+/* ---- loading from files (tensor/tload*.c) ----
+ * Reads go through io_uring (liburing: registered staging buffers, several reads in flight, O_DIRECT where the
+ * file system takes it) into pinned host staging memory, and each chunk is copied to device memory on the copy
+ * queue while the next ones are read; without liburing (or where io_uring_queue_init fails) the same API reads
+ * with pread. A terminal (stderr) shows a progress bar for loads of 64 MiB and more (BG_PROGRESS=0: never).
+ * Errors name the file and what was expected: a file shorter than offset + size, a bad safetensors header, a
+ * tensor outside the data, a special file. */
+/* A realized tensor of dtype t and shape (row-major, little-endian) read from path at byte offset. */
+bg_tensor *bg_tn_from_file(bg_tctx *c, const char *path, uint64_t offset, enum bg_dtype t, unsigned ndim,
+                           const int64_t *shape);
+/* Every tensor of a safetensors file (huggingface's format: 8-byte header length, JSON header, data), in file
+ * order: *names and *ts arrays of *n entries owned by the context (strings too). */
+int bg_tn_load_safetensors(bg_tctx *c, const char *path, const char *const **names, bg_tensor *const **ts,
+                           size_t *n);
+/* Loader statistics since the context opened: bytes read, reads submitted, the largest number in flight, and
+ * whether io_uring (vs pread) and O_DIRECT were used on the last load. */
+typedef struct bg_load_stats {
+  uint64_t bytes, reads, max_inflight, chunks_copied;
+  bool used_uring, used_direct;
+} bg_load_stats;
+void bg_tctx_load_stats(const bg_tctx *c, bg_load_stats *st);   /* fills the caller's *st; cannot fail */
 
 /* Getters (cannot fail; the shape array belongs to t). */
 unsigned bg_tn_ndim(const bg_tensor *t);
