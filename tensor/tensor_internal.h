@@ -93,6 +93,7 @@ struct bg_tctx {
   struct tvar *vars;             /* symbolic-size variables (tvar.c), by id */
   unsigned nvars, vars_cap;
   struct tjit_cap *cap;          /* a JIT capture in progress (jit.c), or NULL */
+  bg_load_stats load_st;         /* file loads (tload*.c) */
 };
 
 /* ---- symbolic sizes (tvar.c) ---- */
