@@ -24,7 +24,7 @@ static bg_tensor *conv_core(bg_tensor *x, bg_tensor *w, bg_tensor *bias, const c
   const int64_t *k = w->shape + 2;
   bg_tensor *p = nn_windows("conv", x, nk, k, a->s, a->d); /* (N, Cin, O..., K...) */
   if (t_dead(p)) return p;
-  int64_t o[3], on = 1, kn = 1;
+  int64_t o[3] = {1, 1, 1}, on = 1, kn = 1;
   for (unsigned i = 0; i < nk; i++) o[i] = p->shape[2 + i], on *= o[i], kn *= k[i];
   /* (N, G, Cg, 1, O..., K...) -> expand F -> (N, G, F, O..., Cg, K...); three spatial axes flatten O and K
    * so the rank stays within BG_MAX_DIMS. */
