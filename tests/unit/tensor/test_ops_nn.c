@@ -183,6 +183,7 @@ static const bg_pool_opts POOLS[] = {
   {.nk = 2, .kernel = {3, 3}, .stride = {2, 3}, .pads = {{1, 1}, {0, 1}}, .ceil_mode = true, .count_include_pad = true},
   {.nk = 1, .kernel = {3}, .stride = {2}, .pads = {{1, 0}}, .ceil_mode = true},
   {.nk = 1, .kernel = {2}, .stride = {1}, .dilation = {3}, .pads = {{2, 2}}, .count_include_pad = true},
+  {.nk = 1, .kernel = {2}, .stride = {3}, .pads = {{0, 2}}, .ceil_mode = true}, /* the last window would start in the end pad: dropped */
   {.nk = 3, .kernel = {2, 2, 3}, .stride = {1, 2, 2}, .pads = {{0, 1}, {1, 0}, {1, 1}}, .ceil_mode = true},
 };
 
