@@ -29,7 +29,8 @@
 
 #define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
 enum { ROWS = 28, COLS = 28, PIX = ROWS * COLS, CLASSES = 10, NPARAM = 6 };
-static int64_t C1 = 16, C2 = 32; /* conv channels; --small: 4 and 8 (the CI short run on the emulated GPU) */
+static int64_t C1 = 16, C2 = 32;
+static bool IM2COL; /* conv channels; --small: 4 and 8 (the CI short run on the emulated GPU) */
 
 /* ---- IDX files (big-endian magic 0x0000 08 0d: unsigned bytes, d dimensions, then d big-endian sizes) ---- */
 
@@ -180,8 +181,24 @@ static bg_tensor *param(bg_tctx *c, unsigned ndim, const int64_t *shape, int64_t
 /* Pixels arrive as uint8 (a quarter of the bytes to copy); normalized with the training set's mean and std. */
 static bg_tensor *forward(model *m, bg_tensor *x) {
   bg_tensor *h = bg_tn_mulc(bg_tn_addc(bg_tn_mulc(bg_tn_cast(x, BG_FLOAT32), 1.0 / 255.0), -0.2860), 1.0 / 0.3530);
-  h = bg_tn_max_pool2d(bg_tn_relu(bg_tn_conv2d(h, m->p[0], m->p[1], 1, 0)), 2, 0);
-  h = bg_tn_max_pool2d(bg_tn_relu(bg_tn_conv2d(h, m->p[2], m->p[3], 1, 0)), 2, 0);
+  if (IM2COL) {
+    /* conv1 as a matmul over the 25 shifted 24x24 views of the image (the input needs no gradient) */
+    bg_tensor *views[25];
+    int64_t b = bg_tn_shape(x)[0];
+    for (int k = 0; k < 25; k++) {
+      const int64_t bounds[4][2] = {{0, b}, {0, 1}, {k / 5, k / 5 + 24}, {k % 5, k % 5 + 24}};
+      views[k] = bg_tn_shrink(h, bounds);
+    }
+    const int64_t ps[3] = {b, 25, 576}, ws[2] = {C1, 25}, os[4] = {b, C1, 24, 24};
+    const unsigned perm[3] = {0, 2, 1};
+    bg_tensor *pt = bg_tn_permute(bg_tn_reshape(bg_tn_contiguous(bg_tn_cat(views, 25, 1)), 3, ps), perm); /* (b,576,25) */
+    bg_tensor *o = bg_tn_linear(pt, bg_tn_reshape(m->p[0], 2, ws), m->p[1]);                                /* (b,576,C1) */
+    h = bg_tn_reshape(bg_tn_permute(o, perm), 4, os);
+    h = bg_tn_max_pool2d(bg_tn_relu(bg_tn_contiguous(h)), 2, 0);
+  } else {
+    h = bg_tn_max_pool2d(bg_tn_relu(bg_tn_conv2d(h, m->p[0], m->p[1], 1, 0)), 2, 0);
+  }
+  if (C2) h = bg_tn_max_pool2d(bg_tn_relu(bg_tn_conv2d(h, m->p[2], m->p[3], 1, 0)), 2, 0);
   return bg_tn_linear(bg_tn_flatten(h, 1), m->p[4], m->p[5]);
 }
 
@@ -192,7 +209,13 @@ static int train_step(void *user, bg_tensor *const *in, unsigned nin, bg_tensor 
   model *m = user;
   bg_tensor *loss = bg_tn_sparse_cross_entropy(forward(m, in[0]), in[1]);
   int rc = bg_tn_backward(loss);
-  if (rc == 0) rc = bg_tn_realize(&loss, 1); /* before the update changes the parameters */
+  /* the loss with the gradients, in one schedule (they share the forward), before the update */
+  bg_tensor *r[1 + NPARAM];
+  unsigned nr = 0;
+  r[nr++] = loss;
+  for (unsigned i = 0; i < NPARAM && rc == 0; i++)
+    if (m->p[i] && (rc = bg_tn_grad(m->p[i], &r[nr])) == 0 && r[nr]) nr++;
+  if (rc == 0) rc = bg_tn_realize(r, nr);
   if (rc == 0) rc = bg_optim_step(m->o);
   out[0] = loss;
   return rc;
@@ -301,6 +324,14 @@ int main(int argc, char **argv) {
       C1 = 4;
       C2 = 8;
       continue;
+    } else if (!strcmp(a, "--conv2d")) {
+      IM2COL = false;
+      continue;
+    } else if (!strcmp(a, "--c1") || !strcmp(a, "--c2")) {
+      unsigned ch;
+      ok = parse_uint(a, v, a[3] == '1' ? 1 : 0, 256, &ch);
+      if (a[3] == '1') C1 = ch;
+      else C2 = ch;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage();
       return 0;
@@ -329,15 +360,23 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fashion_mnist: opening the device: %s\n", bg_last_error());
     return 1;
   }
-  const int64_t s0[4] = {C1, 1, 5, 5}, s1[1] = {C1}, s2[4] = {C2, C1, 5, 5}, s3[1] = {C2}, s4[2] = {CLASSES, C2 * 16},
-                s5[1] = {CLASSES};
+  const int64_t s0[4] = {C1, 1, 5, 5}, s1[1] = {C1}, s2[4] = {C2, C1, 5, 5}, s3[1] = {C2}, s5[1] = {CLASSES};
+  int64_t s4[2] = {CLASSES, 0};
   m.p[0] = param(m.c, 4, s0, 25);
   m.p[1] = param(m.c, 1, s1, 25);
-  m.p[2] = param(m.c, 4, s2, C1 * 25);
-  m.p[3] = param(m.c, 1, s3, C1 * 25);
-  m.p[4] = param(m.c, 2, s4, C2 * 16);
-  m.p[5] = param(m.c, 1, s5, C2 * 16);
-  rc = adam ? bg_optim_adam(m.c, m.p, NPARAM, lr, 0, 0, 0, &m.o) : bg_optim_sgd(m.c, m.p, NPARAM, lr, 0.9, &m.o);
+  int64_t flat = C2 ? C2 * 16 : C1 * 144; /* (C2,4,4) after two convs and pools, (C1,12,12) after one */
+  if (C2) {
+    m.p[2] = param(m.c, 4, s2, C1 * 25);
+    m.p[3] = param(m.c, 1, s3, C1 * 25);
+  }
+  s4[1] = flat;
+  m.p[4] = param(m.c, 2, s4, flat);
+  m.p[5] = param(m.c, 1, s5, flat);
+  bg_tensor *ps[NPARAM];
+  unsigned np = 0;
+  for (unsigned i = 0; i < NPARAM; i++)
+    if (m.p[i]) ps[np++] = m.p[i];
+  rc = adam ? bg_optim_adam(m.c, ps, np, lr, 0, 0, 0, &m.o) : bg_optim_sgd(m.c, ps, np, lr, 0.9, &m.o);
   bg_jit *tj = NULL, *ej = NULL;
   if (rc == 0) rc = bg_jit_new(m.c, train_step, &m, 1, &tj);
   if (rc == 0) rc = bg_jit_new(m.c, eval_step, &m, 1, &ej);

@@ -102,6 +102,19 @@ START_TEST(assign_expression_reading_dst) {
   bg_tn_assign(x, bg_tn_sub(x, bg_tn_sum(x, BG_ALL_AXES, false)));
   read_f(x, got, 8);
   for (int i = 0; i < 8; i++) ck_assert_float_eq(got[i], (float)(7 - i) - 28.0f);
+  /* on a bigger buffer (many elements per thread, vectorized): flip, and a shift right by one (x[i] <- x[i-1]) */
+  enum { N = 4096 };
+  static float big[N], out[N];
+  const int64_t nsh[1] = {N}, pads[1][2] = {{1, 0}}, bounds[1][2] = {{0, N - 1}};
+  for (int i = 0; i < N; i++) big[i] = (float)i;
+  bg_tensor *y = bg_tn_from(c, BG_FLOAT32, 1, nsh, big);
+  bg_tn_assign(y, bg_tn_flip(y, 1u));
+  read_f(y, out, N);
+  for (int i = 0; i < N; i++) ck_assert_msg(out[i] == (float)(N - 1 - i), "flip of %d: element %d is %g", N, i, (double)out[i]);
+  bg_tn_assign(y, bg_tn_pad(bg_tn_shrink(y, bounds), pads));
+  read_f(y, out, N);
+  ck_assert_float_eq(out[0], 0);
+  for (int i = 1; i < N; i++) ck_assert_msg(out[i] == (float)(N - i), "shift: element %d is %g, expected %d", i, (double)out[i], N - i);
   /* elementwise: one kernel */
   bg_tn_assign(x, bg_tn_sub(x, bg_tn_mulc(x, 0.5)));
   OK(bg_tn_realize(&x, 1));
