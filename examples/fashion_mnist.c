@@ -111,7 +111,8 @@ static int read_idx(const char *path, unsigned dims, uint32_t *dim, unsigned cha
   }
   progress_draw(&p, true);
   int zerr = 0;
-  const char *zmsg = gzerror(f, &zerr);
+  char zmsg[128];
+  snprintf(zmsg, sizeof zmsg, "%s", gzerror(f, &zerr)); /* the string is zlib's until gzclose */
   gzclose(f);
   if (p.done < total) {
     fprintf(stderr, "fashion_mnist: %s: truncated: %llu of %llu data bytes%s%s\n", path, (unsigned long long)p.done,
