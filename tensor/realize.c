@@ -1,6 +1,7 @@
 /* tensor/realize.c: device buffers, running a schedule (its kernels compiled first, tcompile.c),
  * and the public realize/read/item. Kernels are submitted back to back on the device timeline and synchronized
- * only when the host reads (or frees an intermediate buffer). */
+ * only when the host reads (or frees an intermediate buffer). An assign's kernel (tassign.c) stores into its target
+ * buffer, which stays its owner's; the node then maps to a fresh view of that buffer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,8 @@
  * (stopping at buffers and at nodes realized earlier), seeds the realize set with the roots and
  * every contiguous() (BUFFERIZE), and lowers one kernel per realized node in postorder, so kernels
  * come sources first. Lowering may realize more nodes (ending ranges, consumers that disagree on
- * ranges, see lower.c); the kernels are then rebuilt, which ends because the set only grows. */
+ * ranges, see lower.c); the kernels are then rebuilt, which ends because the set only grows. With assigns
+ * (tassign.c) in the schedule, the kernels are reordered so that readers of a target's old contents run first. */
 #include <stdlib.h>
 #include <string.h>
 
