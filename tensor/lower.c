@@ -14,7 +14,9 @@
  *    x - x.max(keepdim); it is realized instead;
  *  - a computing node reached at two different index vectors in one kernel is realized (tinygrad
  *    realizes when consumers disagree on ranges); movement ops, constants and loads are free to
- *    recompute and never are.
+ *    recompute and never are;
+ *  - an assign's kernel (tassign.c) reads its target only at the element it stores: another read realizes the
+ *    assigned value into a buffer of its own first (the assign then copies it).
  * The walk uses an explicit stack: graphs can be deeper than the C stack. */
 #include <stdlib.h>
 #include <string.h>
