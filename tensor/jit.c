@@ -30,6 +30,9 @@ struct tjit_cap {
   int64_t in_uids[16];         /* the inputs' buffers during the capture */
   unsigned nin;
   tmap dep;                    /* node id -> 1 depends on an input buffer, 2 does not */
+  tmap made;                   /* node id -> realized by this capture (its value is this call's) */
+  int64_t *assigned;           /* buffers the captured launches assign in place (tassign.c) */
+  size_t nassigned, acap;
 };
 
 typedef struct jsig {          /* an input or output as captured */
@@ -74,14 +77,57 @@ int t_jit_keep(bg_tctx *c, int64_t uid) {
   return 0;
 }
 
+int t_jit_assigned(bg_tctx *c, int64_t uid) {
+  struct tjit_cap *k = c->cap;
+  for (size_t i = 0; i < k->nassigned; i++)
+    if (k->assigned[i] == uid) return 0;
+  if (!bg_grow((void **)&k->assigned, &k->acap, k->nassigned + 1, sizeof *k->assigned))
+    return bg_error(BG_ENOMEM, "jit: out of host memory capturing");
+  k->assigned[k->nassigned++] = uid;
+  return 0;
+}
+
+/* After a replay wrote assigned buffers in place, handles viewing them get a fresh version of their view (as a
+ * realized assign gives, tassign.c): a graph built from them afterwards must not reuse nodes realized before. */
+static void reversion_assigned(bg_jit *j) {
+  bg_tctx *c = j->c;
+  node fresh[64] = {0}; /* one new BUFFER node per buffer, so its views stay one parameter for autograd */
+  if (!j->cap.nassigned) return;
+  for (tchunk *k = c->chunks; k; k = k->next)
+    for (unsigned i = 0; i < k->n; i++) {
+      bg_tensor *t = &k->t[i];
+      if (!t->u) continue;
+      int64_t uid = t_assign_target(t->u); /* a realized assign (captured) views its target too */
+      if (uid < 0 && t_is_view(t->u)) uid = ((const tbuf_arg *)(const void *)t_view_buffer(t->u)->arg.b->data)->uid;
+      if (uid < 0 || (!t_is_view(t->u) && !(t->u->id < c->real_cap && c->real[t->u->id]))) continue;
+      for (size_t a = 0; a < j->cap.nassigned; a++) {
+        if (j->cap.assigned[a] != uid) continue;
+        tshape sh = *t_shape(c, t->u), flat = t_mkshape(1, &c->bufs[uid].numel);
+        node b = a < 64 ? fresh[a] : NULL;
+        if (!b && (b = t_buffer_fresh(c, uid, &flat)) && a < 64) fresh[a] = b;
+        node v = b ? n_reshape(c, b, &sh) : NULL;
+        if (v) t_handle_repoint(t, v); /* out of memory: the old view still reads the buffer */
+        break;
+      }
+    }
+}
+
 typedef struct dframe {
   node u;
   unsigned i;
   bool dep;
 } dframe;
 
+int t_jit_made(bg_tctx *c, node u) {
+  tmap_ent *e = tmap_put(&c->cap->made, u->id, 0);
+  if (!e) return bg_error(BG_ENOMEM, "jit: out of host memory capturing");
+  e->v = 1;
+  return 0;
+}
+
 bool t_jit_masks_real(const bg_tctx *c, node u) {
   struct tjit_cap *k = c->cap;
+  if (tmap_get(&k->made, u->id, 0)) return false; /* computed by this capture: the loss realized before a step */
   node view = c->real[u->id]; /* an input itself stays its buffer, even if computed from another input */
   int64_t vuid = ((const tbuf_arg *)(const void *)t_view_buffer(view)->arg.b->data)->uid;
   for (unsigned x = 0; x < k->nin; x++)
@@ -155,6 +201,7 @@ void bg_jit_free(bg_jit *j) {
   }
   free(j->cap.l);
   free(j->cap.kept);
+  free(j->cap.assigned);
   free(j->in);
   free(j->out);
   free(j);
@@ -377,6 +424,7 @@ static int replay(bg_jit *j, bg_tensor *const *in, bg_tensor **out) {
   if (rc < 0) return rc;
   j->replays++;
   c->st.kernels_run += j->cap.n;
+  reversion_assigned(j);
   for (unsigned m = 0; m < j->nout; m++)
     if (!(out[m] = replay_output(j, m, slots)) || !out[m]->u)
       return bg_error_context(-BG_EINVAL, "jit: output %u: ", m); /* the message: bind's or t_wrap's t_fail */
@@ -411,10 +459,12 @@ int bg_jit_call(bg_jit *j, bg_tensor *const *in, unsigned nin, bg_tensor **out) 
   if (capture) {
     c->cap = NULL;
     tmap_free(&j->cap.dep);
+    tmap_free(&j->cap.made);
     if (rc >= 0) rc = finish_capture(j, in, out);
     if (rc >= 0) j->captured = true;
     else { /* try again on the next call */
       j->cap.n = 0;
+      j->cap.nassigned = 0;
       j->calls = 1;
       if (j->q) bg_queue_free(j->q);
       j->q = NULL;

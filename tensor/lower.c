@@ -14,7 +14,9 @@
  *    x - x.max(keepdim); it is realized instead;
  *  - a computing node reached at two different index vectors in one kernel is realized (tinygrad
  *    realizes when consumers disagree on ranges); movement ops, constants and loads are free to
- *    recompute and never are.
+ *    recompute and never are;
+ *  - an assign's kernel (tassign.c) reads its target only at the element it stores: another read realizes the
+ *    assigned value into a buffer of its own first (the assign then copies it).
  * The walk uses an explicit stack: graphs can be deeper than the C stack. */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,8 @@ typedef struct lw {
   frame *st;
   size_t n, cap;
   int err;                       /* 0, 1 (restart: realized more) or -BG_E* */
+  int64_t tgt;                   /* an assign kernel: its target buffer uid (tassign.c), else -1 */
+  node out_lin;                  /* ... and the index it stores at */
 } lw;
 
 static node fail_oom(lw *L) {
@@ -117,13 +121,32 @@ static node global(lw *L, int slot, enum ir_scalar s) {
   return ir_intern(L->k, IR_DEFINE_GLOBAL, IR_DT_PTR(s, IR_AS_GLOBAL), a, 0, NULL);
 }
 
+static void realize_more(lw *L, node g);
+
+/* The device buffer a load key reads: a BUFFER's uid, an assign's target, or -1. */
+static int64_t key_uid(node key) {
+  return key->op == IR_BUFFER ? ((const tbuf_arg *)(const void *)key->arg.b->data)->uid : t_assign_target(key);
+}
+
 /* LOAD of buffer `key` (a BUFFER node or a node realized by this schedule) laid out as sh. */
 static node load(lw *L, node key, const tshape *sh, node vec, node valid) {
   enum ir_scalar s = IR_DT_SCALAR(key->dt);
   if (is_false(valid)) return ir_const_int(L->k, s, 0);
+  node lin = linear(L, sh, vec);
+  /* An assign kernel may read its target only at the element it writes (x <- x - lr*g); any other read could
+   * see an element already overwritten, so the value is computed into a buffer of its own first (a copy). */
+  if (L->tgt >= 0 && lin && key_uid(key) == L->tgt && lin != L->out_lin) {
+    node v = L->kern->out->src[0];
+    if (t_sched_is_realized(L->s, v)) { /* cannot happen: a realized value is loaded as itself */
+      L->err = bg_error(BG_EINVAL, "assign: the value reads its target buffer at another index");
+      return NULL;
+    }
+    realize_more(L, v);
+    return NULL;
+  }
   int slot = slot_of(L, key);
   if (slot < 0) return NULL;
-  node g = global(L, slot, s), lin = linear(L, sh, vec);
+  node g = global(L, slot, s);
   node src[3] = {g, lin, valid};
   ir_arg a = {.i = 0};
   node idx = lin && g ? ir_intern(L->k, IR_INDEX, g->dt, a, is_true(valid) ? 2 : 3, src) : NULL;
@@ -369,7 +392,10 @@ int t_lower(tsched *s, node out, tkernel *kern) {
     idx[i] = ranged ? new_range(&L, sh->d[i], 0) : ic(&L, 0);
     if (ranged && L.next_axis <= 64) live |= 1ull << (L.next_axis - 1);
   }
-  node vec = vec_of(&L, sh->n, idx), value = vec ? run(&L, out, vec, live) : fail_oom(&L);
+  node vec = vec_of(&L, sh->n, idx);
+  L.tgt = t_assign_target(out);
+  L.out_lin = vec && L.tgt >= 0 ? linear(&L, sh, vec) : NULL;
+  node value = vec ? run(&L, out, vec, live) : fail_oom(&L);
   if (value) {
     enum ir_scalar os = IR_DT_SCALAR(out->dt);
     node g = global(&L, 0, os), lin = linear(&L, sh, vec);

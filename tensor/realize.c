@@ -1,6 +1,7 @@
 /* tensor/realize.c: device buffers, running a schedule (its kernels compiled first, tcompile.c),
  * and the public realize/read/item. Kernels are submitted back to back on the device timeline and synchronized
- * only when the host reads (or frees an intermediate buffer). */
+ * only when the host reads (or frees an intermediate buffer). An assign's kernel (tassign.c) stores into its target
+ * buffer, which stays its owner's; the node then maps to a fresh view of that buffer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,11 +63,15 @@ int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsig
   int rc = t_compile_schedule(c, ks, nk, prog); /* every kernel compiled before the first runs */
   for (unsigned i = 0; i < nk && !rc; i++) {
     tkernel *k = &ks[i];
-    int64_t uid;
-    if ((rc = t_new_buffer(c, IR_DT_SCALAR(k->out->dt), t_numel_max(c, t_shape(c, k->out)), &uid)) < 0) break;
+    int64_t uid = t_assign_target(k->out); /* an assign stores into its target (tassign.c) */
+    if (uid >= 0 && (!c->bufs[uid].b || c->bufs[uid].numel != t_numel(t_shape(c, k->out)))) {
+      rc = bg_error(BG_EINVAL, "tensor: assign target buffer %lld is freed or of another size", (long long)uid);
+      break;
+    }
+    if (uid < 0 && (rc = t_new_buffer(c, IR_DT_SCALAR(k->out->dt), t_numel_max(c, t_shape(c, k->out)), &uid)) < 0) break;
     tmap_ent *e = tmap_put(&pend, k->out->id, 0);
     if (!e) {
-      drop_buffer(c, uid);
+      if (t_assign_target(k->out) < 0) drop_buffer(c, uid);
       rc = bg_error(BG_ENOMEM, "tensor: out of host memory running a schedule");
       break;
     }
@@ -93,6 +98,7 @@ int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsig
       break;
     }
     if (c->cap && (rc = t_jit_record(c, (size_t)(p - c->progs), uids, k->nin + 1u, vals)) < 0) break;
+    if (c->cap && t_assign_target(k->out) >= 0 && (rc = t_jit_assigned(c, uid)) < 0) break;
     c->st.kernels_run++;
     if (c->st.last_nkernels < 32) {
       snprintf(c->st.last_kernels[c->st.last_nkernels], sizeof c->st.last_kernels[0], "%s", p->k.name);
@@ -104,10 +110,15 @@ int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsig
     tmap_ent *e = tmap_get(&pend, ks[i].out->id, 0);
     if (!e) continue;
     node u = ks[i].out;
-    if (!rc && (is_root(u, roots, nroots) || t_has_handle(c, u))) {
+    if (t_assign_target(u) >= 0) { /* the target's buffer: its owner's, never freed or kept here */
+      node v = rc ? NULL : t_buffer_fresh(c, (int64_t)e->v, t_shape(c, u));
+      if (v && t_tables(c)) t_set_real(c, u, v);
+      else if (!rc) rc = bg_error(BG_ENOMEM, "tensor: out of host memory");
+    } else if (!rc && (is_root(u, roots, nroots) || t_has_handle(c, u))) {
       node v = view_of(c, (int64_t)e->v, u);
       if (v && t_tables(c)) t_set_real(c, u, v);
       else rc = bg_error(BG_ENOMEM, "tensor: out of host memory");
+      if (!rc && c->cap) rc = t_jit_made(c, u); /* not recomputed by the rest of the capture */
     } else if (!rc && c->cap) {
       rc = t_jit_keep(c, (int64_t)e->v); /* a replay writes and reads it again */
     } else {

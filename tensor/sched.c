@@ -2,7 +2,8 @@
  * (stopping at buffers and at nodes realized earlier), seeds the realize set with the roots and
  * every contiguous() (BUFFERIZE), and lowers one kernel per realized node in postorder, so kernels
  * come sources first. Lowering may realize more nodes (ending ranges, consumers that disagree on
- * ranges, see lower.c); the kernels are then rebuilt, which ends because the set only grows. */
+ * ranges, see lower.c); the kernels are then rebuilt, which ends because the set only grows. With assigns
+ * (tassign.c) in the schedule, the kernels are reordered so that readers of a target's old contents run first. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,63 @@ static int walk(tsched *s, const node *roots, unsigned nroots) {
   return rc ? bg_error(BG_ENOMEM, "tensor: out of host memory scheduling") : 0;
 }
 
+static int64_t buffer_uid(node u) {
+  return u->op == IR_BUFFER ? ((const tbuf_arg *)(const void *)u->arg.b->data)->uid : -1;
+}
+
+/* Whether kernel i of ks may run once the kernels marked in done[] have: every kernel of this schedule whose
+ * output it reads has run, and for an assign, every other kernel reading the target's old contents (a BUFFER
+ * node of the target) has run too (write after read: tinygrad orders an ASSIGN after the target's readers). */
+static bool ready(const tkernel *ks, unsigned nk, const tmap *prod, const bool *done, unsigned i) {
+  for (unsigned j = 0; j < ks[i].nin; j++) {
+    tmap_ent *e = tmap_get(prod, ks[i].in[j]->id, 0);
+    if (e && e->v != i && !done[e->v]) return false;
+  }
+  int64_t tgt = t_assign_target(ks[i].out);
+  if (tgt < 0) return true;
+  for (unsigned k = 0; k < nk; k++) {
+    if (k == i || done[k]) continue;
+    for (unsigned j = 0; j < ks[k].nin; j++)
+      if (buffer_uid(ks[k].in[j]) == tgt) return false;
+  }
+  return true;
+}
+
+/* Kernels in postorder already run sources first; with assigns in the schedule, reorder (stably) so that
+ * readers of an assign's target run before it. A kernel that must run both before and after an assign (it reads
+ * the old contents and, through another kernel, the new ones) is an error. */
+static int order_assigns(tkernel *ks, unsigned nk) {
+  bool any = false;
+  for (unsigned i = 0; i < nk && !any; i++) any = t_assign_target(ks[i].out) >= 0;
+  if (!any) return 0;
+  tmap prod = {0};
+  bool *done = calloc(nk, sizeof *done);
+  tkernel *out = calloc(nk, sizeof *out);
+  int rc = done && out ? 0 : -1;
+  for (unsigned i = 0; i < nk && !rc; i++) {
+    tmap_ent *e = tmap_put(&prod, ks[i].out->id, 0);
+    if (e) e->v = i;
+    else rc = -1;
+  }
+  if (rc) rc = bg_error(BG_ENOMEM, "tensor: out of host memory scheduling");
+  for (unsigned n = 0; n < nk && !rc; n++) {
+    unsigned i = 0;
+    while (i < nk && (done[i] || !ready(ks, nk, &prod, done, i))) i++;
+    if (i == nk) {
+      rc = bg_error(BG_EINVAL, "assign: a kernel reads a buffer both before and after its assignment in one realize; "
+                               "realize the assignment first");
+      break;
+    }
+    done[i] = true;
+    out[n] = ks[i];
+  }
+  if (!rc) memcpy(ks, out, nk * sizeof *ks);
+  free(done);
+  free(out);
+  tmap_free(&prod);
+  return rc;
+}
+
 static void free_kernels(tkernel *ks, unsigned nk) {
   for (unsigned i = 0; i < nk; i++) ir_free(ks[i].k);
 }
@@ -120,6 +178,7 @@ int t_realize(bg_tctx *c, const node *roots, unsigned nroots) {
       else nk++;
     }
   }
+  if (!rc) rc = order_assigns(ks, nk);
   if (!rc) {
     c->st.schedules++;
     rc = t_run_kernels(c, ks, nk, roots, nroots);

@@ -247,5 +247,21 @@ void tmap_clear(tmap *m);
 node n_inverse(bg_tctx *c, node x);
 /* op over the masked axes (sum: n_sum; prod in the sum accumulator dtype; mean in float; min/max keep it). */
 node n_reduce_op(bg_tctx *c, node x, enum bg_reduce_op op, uint32_t mask, bool keepdim);
+/* ---- in-place assignment (tassign.c, tinygrad's Tensor.assign) ----
+ * An assign node is a BUFFERIZE whose blob is int64[2] {tag, target uid}: always realized, its kernel stores into the
+ * target buffer (realize.c), kernels reading the old contents run first (sched.c), and its own reads of the target
+ * at another index go through a copy (lower.c). */
+int64_t t_assign_target(node u);   /* the target buffer uid of an assign node, or -1 */
+/* A view of buffer uid shaped sh through a BUFFER node with a new version in its blob ({uid, numel, version}): graphs
+ * built after an assign never meet a node realized from the old contents. NULL on out of memory. */
+node t_buffer_fresh(bg_tctx *c, int64_t uid, const tshape *sh);
+void t_handle_repoint(bg_tensor *t, node u);   /* moves handle t to node u (handle counts follow) */
+/* A handle on a realized assign moves to the target's view (unlike t_node, also while a JIT captures). */
+void t_follow_assign(bg_tensor *t);
+/* JIT capture: the launch just recorded stores into assign target uid (a replay re-versions its handles). */
+int t_jit_assigned(bg_tctx *c, int64_t uid);
+/* JIT capture: u was realized by this capture; t_jit_masks_real no longer hides it (the rest of the function, and
+ * the outputs' realize, read this call's value instead of recomputing it, e.g. after an optimizer step). */
+int t_jit_made(bg_tctx *c, node u);
 
 #endif

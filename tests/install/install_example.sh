@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the built library into a temporary prefix (a moved prefix: staged with --destdir), build
-# examples/hello_queue.c with only the installed headers and `pkg-config --define-prefix --cflags --libs
+# examples/hello_queue.c (and fashion_mnist.c) with only the installed headers and `pkg-config --define-prefix --cflags --libs
 # baregpu`, and run it on the CPU device. Also: the .pc works from the moved prefix without --define-prefix
 # (its prefix is relative to the file), and the installed library loads the emulated-GPU module from its
 # installed place, never from the build tree.
@@ -28,6 +28,10 @@ plain=$(pkg-config --cflags --libs baregpu)
 san=""
 [ "$sanitize" = none ] || san="-fsanitize=$sanitize"
 cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/hello_queue.c" $flags -o "$tmp/hello_queue"
+# The Fashion-MNIST example (examples/fashion_mnist.c) builds the same way, with zlib; training is the
+# fashion-mnist-* tests' business.
+cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/fashion_mnist.c" $flags -lz -lm -o "$tmp/fashion_mnist"
+DEV=CPU LD_LIBRARY_PATH="$libdir" "$tmp/fashion_mnist" --help 2>/dev/null
 # Make sure nothing came from the source tree.
 if [[ " $flags " == *" -I$src"* ]]; then echo "install: flags point into the source tree"; exit 1; fi
 DEV=CPU LD_LIBRARY_PATH="$libdir" "$tmp/hello_queue"
