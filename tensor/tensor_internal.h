@@ -94,6 +94,7 @@ struct bg_tctx {
   unsigned nvars, vars_cap;
   struct tjit_cap *cap;          /* a JIT capture in progress (jit.c), or NULL */
   bg_load_stats load_st;         /* file loads (tload*.c) */
+  struct tload_mem *load_mem;    /* safetensors name/tensor arrays, freed at close (safetensors.c) */
 };
 
 /* ---- symbolic sizes (tvar.c) ---- */
@@ -241,5 +242,8 @@ tmap_ent *tmap_get(const tmap *m, uint64_t k1, uint64_t k2);
 tmap_ent *tmap_put(tmap *m, uint64_t k1, uint64_t k2);   /* find or insert (v = 0); NULL on OOM */
 void tmap_free(tmap *m);
 void tmap_clear(tmap *m);
+
+/* ---- file loads (tload.c, safetensors.c; tensor/tload.h has the loader's own interface) ---- */
+void t_load_free(bg_tctx *c);   /* the arrays bg_tn_load_safetensors returned; at close */
 
 #endif
