@@ -213,8 +213,12 @@ static int submit_copies(loader *L, slot *s) {
 static int deliver(loader *L, const seg *g) {
   slot *s = &L->sl[g->slot];
   uint64_t lo = g->off, hi = g->off + g->need;
-  size_t i = 0, nq = 0;
-  while (i < L->ntg && L->tg[i].hi <= lo) i++;   /* targets are sorted; few per load */
+  size_t i = 0, nq = 0, hi_i = L->ntg;
+  while (i < hi_i) {   /* the first target ending after lo (targets are sorted and disjoint) */
+    size_t mid = i + (hi_i - i) / 2;
+    if (L->tg[mid].hi <= lo) i = mid + 1;
+    else hi_i = mid;
+  }
   for (; i < L->ntg && L->tg[i].lo < hi; i++) {
     const tload_target *t = &L->tg[i];
     uint64_t plo[2] = {t->lo, L->db[i]}, phi[2] = {L->da[i], t->hi};   /* the parts not read directly */
@@ -272,6 +276,10 @@ static int pump(loader *L, bg_progress *pg) {
       if ((e = submit(L, next)) < 0) goto out;
       next++;
       if (++inflight > L->st->max_inflight) L->st->max_inflight = inflight;
+    }
+    if (!inflight) {   /* cannot happen: with nothing in flight get_slot waits for a copy */
+      e = bg_error(BG_EIO, "%s: no staging buffer for the next read", L->path);
+      goto out;
     }
     uint64_t tag;
     int64_t res;

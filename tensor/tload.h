@@ -1,5 +1,5 @@
 /* tensor/tload.h: private to tensor/: the file loader behind bg_tn_from_file and bg_tn_load_safetensors
- * (tload.c: plan and pipeline; tload_io.c: io_uring or pread; safetensors.c: the header parser).
+ * (tload.c: plan and pipeline; tload_io.c: io_uring or pread; st_header.c: the safetensors header; safetensors.c: its files).
  *
  * A load reads byte ranges of one file ("targets", each going to its own device buffer) through a few staging
  * buffers: each chunk read lands in a staging buffer and is copied to the destinations it overlaps (the copy queue,
@@ -46,7 +46,7 @@ int t_io_submit(tload_io *io, uint64_t off, void *dst, uint32_t len, int buf_ind
 /* Waits for one completion: its tag and result (bytes read, or -errno). 0 or a negative BG_E* (message set). */
 int t_io_wait(tload_io *io, uint64_t *tag, int64_t *res);
 
-/* ---- safetensors header (safetensors.c) ---- */
+/* ---- safetensors header (st_header.c) ---- */
 typedef struct tst_entry {
   char *name;
   enum bg_dtype dt;
@@ -64,5 +64,7 @@ typedef struct tst_header {
  * t_st_header_free (also after a failure). Works from memory only (the fuzz target calls it). */
 int t_st_parse_header(const char *json, size_t len, uint64_t data_size, const char *what, tst_header *out);
 void t_st_header_free(tst_header *h);
+/* The format's name of a dtype ("F32", "BF16", ...). */
+const char *t_st_dtype_name(enum bg_dtype t);
 
 #endif
