@@ -1,6 +1,5 @@
 /* tensor/safetensors.c: bg_tn_load_safetensors: reads the header of a safetensors file (st_header.c parses and
  * checks it), makes a buffer per tensor and reads the whole data section into them in one pipelined pass (tload.c). */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -12,7 +12,6 @@
  *     on the CPU device;
  *   - direct (CPU device, host memory destinations): read straight into the destination where it is aligned.
  * Up to DEPTH reads are in flight with io_uring; pread reads one at a time through the same loop (tload_io.c). */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -161,10 +160,12 @@ static int make_slots(loader *L, unsigned n) {
   for (unsigned i = 0; i < n; i++) {
     slot *s = &L->sl[L->nslot++];
     memset(s, 0, sizeof *s);
-    if (bg_buf_alloc(L->dev, L->chunk, BG_BUF_HOST | BG_BUF_CPU_ACCESS, &s->buf) == 0 && bg_buf_cpu(s->buf)) {
+    /* O_DIRECT reads need the memory block-aligned: the CPU device aligns small buffers to less */
+    if (bg_buf_alloc(L->dev, L->chunk, BG_BUF_HOST | BG_BUF_CPU_ACCESS, &s->buf) == 0 && bg_buf_cpu(s->buf) &&
+        (uintptr_t)bg_buf_cpu(s->buf) % BLK == 0) {
       s->cpu = bg_buf_cpu(s->buf);
     } else {
-      bg_buf_free(s->buf);   /* no CPU view (behind USB): host memory and bg_buf_write */
+      bg_buf_free(s->buf);   /* no CPU view (behind USB) or unaligned: host memory and bg_buf_write */
       s->buf = NULL;
       queue = false;
       void *p = NULL;

@@ -2,7 +2,6 @@
  * (IORING_OP_READ_FIXED: the kernel pins them once instead of at every read, liburing's io_uring_register_buffers),
  * several reads in flight; or pread, one at a time, behind the same submit/wait interface, where liburing was not
  * there at build time or io_uring_queue_init fails at run time (ENOSYS, a seccomp filter, kernel.io_uring_disabled). */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,6 @@
  *     emulated GPU has 512 MiB of VRAM and its engines and bridge run in software, so they get smaller files
  *     (--mock-mib, default 256; --usb-mib, default 64) and the output says so.
  * Figures only, no assertions on them (tests/bench/README.md). */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>

@@ -3,7 +3,6 @@
  * Every dtype at aligned and unaligned offsets and sizes across the (test-sized) chunk boundaries gives the bytes of the
  * file, as bg_tn_from of the same bytes does; io_uring and the forced pread path agree; a hand-written safetensors file
  * round-trips; truncated files, offsets past the end, bad headers and special files are errors naming the file. */
-#define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +81,13 @@ static bg_load_stats lstats(void) {
   return st;
 }
 
+/* Whether the file system of path takes O_DIRECT. */
+static bool fs_direct(const char *path) {
+  int fd = open(path, O_RDONLY | O_DIRECT);
+  if (fd >= 0) close(fd);
+  return fd >= 0;
+}
+
 /* t's bytes (the caller frees). */
 static uint8_t *read_back(bg_tensor *t, size_t n) {
   uint8_t *got = malloc(n ? n : 1);
@@ -103,6 +109,7 @@ static void check_load(const char *file, const uint8_t *data, uint64_t offset, e
   ck_assert_int_eq(bg_tn_shape(x)[0], shape[0]);
   ck_assert_int_eq(bg_tn_shape(x)[1], shape[1]);
   ck_assert_int_eq(bg_tn_dtype(x), t);
+  ck_assert_int_eq(lstats().used_direct, !t_load_no_direct && fs_direct(file));   /* no silent fallback */
   uint8_t *got = read_back(x, bytes);
   for (size_t i = 0; i < bytes; i++)
     ck_assert_msg(got[i] == data[offset + i], "%s at offset %llu, %lld x %s: byte %zu is 0x%02x, the file has 0x%02x",
@@ -194,11 +201,10 @@ START_TEST(direct_where_possible) {
   path_of(f, sizeof f, "direct.bin");
   uint8_t *data = random_bytes(3 * CHUNK, 4);
   write_file(f, data, 3 * CHUNK);
-  int fd = open(f, O_RDONLY | O_DIRECT);
-  bool fs_direct = fd >= 0;
-  if (fd >= 0) close(fd);
   check_load(f, data, 100, BG_INT16, CHUNK);
-  ck_assert_int_eq(lstats().used_direct, fs_direct);
+  ck_assert_int_eq(lstats().used_direct, fs_direct(f));
+  check_load(f, data, 1, BG_UINT8, 5);   /* within one block */
+  ck_assert_int_eq(lstats().used_direct, fs_direct(f));
   free(data);
 }
 END_TEST
@@ -369,6 +375,7 @@ START_TEST(safetensors_round_trip) {
     free(got);
   }
   ck_assert_uint_gt(lstats().chunks_copied, 0);
+  ck_assert_int_eq(lstats().used_direct, fs_direct(f));
   free(data);
 }
 END_TEST
