@@ -378,13 +378,14 @@ static int validate(tst_header *h, uint64_t data_size, const char *what) {
 int t_st_parse_header(const char *json, size_t len, uint64_t data_size, const char *what, tst_header *out) {
   memset(out, 0, sizeof *out);
   jp j = {json, json, json + len, what};
-  size_t cap = 0;
-  bool meta = false;
   int e = expect(&j, '{');
   if (e < 0) return e;
   ws(&j);
-  if (j.p < j.end && *j.p == '}') j.p++;
-  else
+  if (j.p < j.end && *j.p == '}') {
+    j.p++;
+  } else {
+    size_t cap = 0;
+    bool meta = false;
     for (;;) {
       char *name = NULL;
       if ((e = jstring(&j, &name)) < 0) return e;
@@ -416,6 +417,7 @@ int t_st_parse_header(const char *json, size_t len, uint64_t data_size, const ch
       if ((e = next_or(&j, '}', "header")) < 0) return e;
       if (!e) break;
     }
+  }
   ws(&j);
   if (j.p != j.end) return jerr(&j, "'%c' after the header's object (only spaces may pad it)", *j.p);
   return validate(out, data_size, what);

@@ -236,6 +236,9 @@ START_TEST(file_errors) {
   /* exactly to the end is fine */
   x = bg_tn_from_file(c, f, 800, BG_FLOAT32, 1, (const int64_t[]){50});
   ck_assert_msg(bg_tctx_error(c) == NULL, "%s", bg_tctx_error(c));
+  uint8_t *got = read_back(x, 200);
+  ck_assert(memcmp(got, data + 800, 200) == 0);
+  free(got);
   /* the offset past the end */
   x = bg_tn_from_file(c, f, 5000, BG_UINT8, 1, (const int64_t[]){1});
   expect_error(x, "offset past end", (const char *const[]){f, "offset 5000", NULL});
@@ -285,11 +288,12 @@ END_TEST
 
 /* ---- safetensors ---- */
 
-static const struct {
+typedef struct st_dt {
   const char *name;
   enum bg_dtype dt;
   unsigned size;
-} ST_DT[] = {{"F64", BG_FLOAT64, 8}, {"F32", BG_FLOAT32, 4}, {"F16", BG_FLOAT16, 2}, {"BF16", BG_BFLOAT16, 2},
+} st_dt;
+static const st_dt ST_DT[] = {{"F64", BG_FLOAT64, 8}, {"F32", BG_FLOAT32, 4}, {"F16", BG_FLOAT16, 2}, {"BF16", BG_BFLOAT16, 2},
              {"I64", BG_INT64, 8},   {"I32", BG_INT32, 4},   {"I16", BG_INT16, 2},   {"I8", BG_INT8, 1},
              {"U8", BG_UINT8, 1},    {"BOOL", BG_BOOL, 1},   {"U16", BG_UINT16, 2},  {"U32", BG_UINT32, 4},
              {"U64", BG_UINT64, 8}};
@@ -396,7 +400,7 @@ static void st_error(const char *name, const char *header, size_t data_len, cons
   ck_assert_ptr_null(ts);
   ck_assert_uint_eq(n, 0);
   const char *parts2[8] = {f};
-  for (int i = 0; parts[i] && i < 6; i++) parts2[i + 1] = parts[i];
+  for (int i = 0; i < 6 && parts[i]; i++) parts2[i + 1] = parts[i];
   expect_error(NULL, name, parts2);
 }
 
