@@ -160,6 +160,28 @@ START_TEST(sizes_across_chunks) {
 }
 END_TEST
 
+/* Loads of 64 KiB and more get page-aligned buffers on the CPU device: from a block-aligned offset their whole blocks
+ * are read straight into the destination and only an unaligned tail goes through a staging buffer. */
+START_TEST(direct_into_destination) {
+  const size_t fsize = 12 * CHUNK + 300;
+  uint8_t *data = random_bytes(fsize, 8);
+  char f[300];
+  path_of(f, sizeof f, "big.bin");
+  write_file(f, data, fsize);
+  const int64_t sizes[] = {65536, 65537, 65536 + 4095, 65536 + 3 * 4096 + 17};
+  const uint64_t offsets[] = {0, 8192, 4096 * 3};
+  bool cpu = !strcmp(bg_tctx_device(c), "CPU");
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+    for (size_t o = 0; o < sizeof offsets / sizeof *offsets; o++) {
+      bg_load_stats before = lstats();
+      check_load(f, data, offsets[o], BG_UINT8, sizes[k]);
+      if (cpu && fs_direct(f))   /* the staged chunks: the tail's block, if any */
+        ck_assert_uint_eq(lstats().chunks_copied - before.chunks_copied, sizes[k] % 4096 ? 1 : 0);
+    }
+  free(data);
+}
+END_TEST
+
 /* The pread path (forced) gives the same bytes as io_uring; the stats say which ran; several reads were in flight
  * with io_uring on a multi-chunk load, one with pread. */
 START_TEST(pread_fallback_and_stats) {
@@ -463,6 +485,7 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 600);
   tcase_add_test(t, every_dtype_at_offsets);
   tcase_add_test(t, sizes_across_chunks);
+  tcase_add_test(t, direct_into_destination);
   tcase_add_test(t, pread_fallback_and_stats);
   tcase_add_test(t, direct_where_possible);
   tcase_add_test(t, file_errors);
