@@ -381,6 +381,8 @@ int t_load_targets(bg_dev *dev, const char *path, uint64_t size, const tload_tar
   L.db = calloc(n ? n : 1, sizeof *L.db);
   int e = 0;
   if (!L.tcpu || !L.da || !L.db) e = bg_error(BG_ENOMEM, "%s: out of host memory", path);
+  else if (n && tg[n - 1].hi > size)   /* the callers checked; reads past the end would leave bytes unwritten */
+    e = bg_error(BG_EINVAL, "%s has %" PRIu64 " bytes, a load needs %" PRIu64, path, size, tg[n - 1].hi);
   for (size_t i = 0; i < n && e >= 0; i++) {
     L.tcpu[i] = bg_buf_cpu(tg[i].buf);
     cpu = cpu && L.tcpu[i];
