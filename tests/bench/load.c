@@ -179,8 +179,9 @@ int main(int argc, char **argv) {
     load_row("from_file CPU pread page cache (warm)", "CPU", bytes, true, false, false);
     load_row("from_file CPU pread page cache (cold)", "CPU", bytes, true, false, true);
     load_row("from_file CPU pread O_DIRECT (cold)", "CPU", bytes, true, true, true);
-    printf("emulated GPUs (512 MiB of VRAM, engines in software): %llu MiB to MOCKPCI+AMD, %llu MiB to MOCKUSB+AMD\n",
-           (unsigned long long)mock_mib, (unsigned long long)usb_mib);
+    if (mock_mib || usb_mib)
+      printf("emulated GPUs (512 MiB of VRAM, engines in software): %llu MiB to MOCKPCI+AMD, %llu MiB to MOCKUSB+AMD "
+             "(0: skipped)\n", (unsigned long long)mock_mib, (unsigned long long)usb_mib);
     if (mock_mib) {
       load_row("from_file MOCKPCI+AMD io_uring O_DIRECT", "MOCKPCI+AMD", mock_mib << 20, false, true, false);
       load_row("from_file MOCKPCI+AMD pread page cache", "MOCKPCI+AMD", mock_mib << 20, true, false, false);
