@@ -94,6 +94,7 @@ struct bg_tctx {
   unsigned nvars, vars_cap;
   struct tjit_cap *cap;          /* a JIT capture in progress (jit.c), or NULL */
   bg_load_stats load_st;         /* file loads (tload*.c) */
+  struct tload_mem *load_mem;    /* safetensors name/tensor arrays, freed at close (safetensors.c) */
 };
 
 /* ---- symbolic sizes (tvar.c) ---- */
@@ -263,5 +264,7 @@ int t_jit_assigned(bg_tctx *c, int64_t uid);
 /* JIT capture: u was realized by this capture; t_jit_masks_real no longer hides it (the rest of the function, and
  * the outputs' realize, read this call's value instead of recomputing it, e.g. after an optimizer step). */
 int t_jit_made(bg_tctx *c, node u);
+/* ---- file loads (tload.c, safetensors.c; tensor/tload.h has the loader's own interface) ---- */
+void t_load_free(bg_tctx *c);   /* the arrays bg_tn_load_safetensors returned; at close */
 
 #endif
