@@ -26,7 +26,7 @@ static uint32_t bfe(uint32_t v, uint32_t off, uint32_t width, bool sign) {
 static float fract32(float x) {
   if (isinf(x)) return NAN;
   float r = x - floorf(x);
-  return r < 0x1.fffffep-1f ? r : 0x1.fffffep-1f;
+  return r >= 0x1.fffffep-1f ? 0x1.fffffep-1f : r;   /* a NaN stays NaN */
 }
 static float med3f(float a, float b, float c) { return fmaxf(fminf(a, b), fminf(fmaxf(a, b), c)); }
 static int32_t sext24(uint32_t v) { return (int32_t)(v << 8) >> 8; }
@@ -305,7 +305,7 @@ int rdna3_lane_op(unsigned op, rdna3_lane *l) {
   case V_CEIL_F16: d = U16(ceilf(F16(a))); break;
   case V_TRUNC_F16: d = U16(truncf(F16(a))); break;
   case V_RNDNE_F16: d = U16(nearbyintf(F16(a))); break;
-  case V_FRACT_F16: { float x = F16(a), r = x - floorf(x); d = isinf(x) ? 0x7e00 : U16(r < 0.99951171875f ? r : 0.99951171875f); break; }
+  case V_FRACT_F16: { float x = F16(a), r = x - floorf(x); d = isinf(x) ? 0x7e00 : U16(r >= 0.99951171875f ? 0.99951171875f : r); break; }
   case V_FREXP_MANT_F16: d = U16(frexp_mant32(F16(a))); break;
   case V_FREXP_EXP_I16_F16: d = (uint16_t)frexp_exp32(F16(a)); break;
   case V_DIV_FIXUP_F16: d = U16((float)div_fixup(F16(a), F16(b), F16(c))); break;
@@ -323,7 +323,7 @@ int rdna3_lane_op(unsigned op, rdna3_lane *l) {
   case V_CEIL_F64: d = rdna3_ud(ceil(F64(a))); break;
   case V_RNDNE_F64: d = rdna3_ud(nearbyint(F64(a))); break;
   case V_FLOOR_F64: d = rdna3_ud(floor(F64(a))); break;
-  case V_FRACT_F64: { double x = F64(a), r = x - floor(x); d = rdna3_ud(isinf(x) ? NAN : r < 0x1.fffffffffffffp-1 ? r : 0x1.fffffffffffffp-1); break; }
+  case V_FRACT_F64: { double x = F64(a), r = x - floor(x); d = rdna3_ud(isinf(x) ? NAN : r >= 0x1.fffffffffffffp-1 ? 0x1.fffffffffffffp-1 : r); break; }
   case V_FREXP_MANT_F64: d = rdna3_ud(frexp_mant64(F64(a))); break;
   case V_FREXP_EXP_I32_F64: d = (uint32_t)frexp_exp64(F64(a)); break;
   case V_DIV_SCALE_F64: d = rdna3_ud(div_scale(F64(a), F64(b), F64(c), &l->cout, true)); break;
