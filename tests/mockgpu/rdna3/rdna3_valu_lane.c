@@ -16,6 +16,9 @@ static uint32_t cvt_u32(double f) { return isnan(f) || f <= 0 ? 0 : f >= 4294967
 static int32_t cvt_i32(double f) {
   return isnan(f) ? 0 : f <= -2147483648.0 ? INT32_MIN : f >= 2147483647.0 ? INT32_MAX : (int32_t)f;
 }
+/* f32_to_i16 / f32_to_u16 of the ISA guide (V_CVT_PK_I16/U16_F32): truncate, saturate, NaN -> 0. */
+static uint16_t cvt_i16(double f) { return (uint16_t)(isnan(f) ? 0 : f <= -32768.0 ? -32768 : f >= 32767.0 ? 32767 : (int)f); }
+static uint16_t cvt_u16(double f) { return isnan(f) || f <= 0 ? 0 : f >= 65535.0 ? 0xffff : (uint16_t)f; }
 static uint32_t bfe(uint32_t v, uint32_t off, uint32_t width, bool sign) {
   off &= 31, width &= 31;
   if (!width) return 0;
@@ -229,6 +232,8 @@ int rdna3_lane_op(unsigned op, rdna3_lane *l) {
   case V_CVT_FLOOR_I32_F32: d = (uint32_t)cvt_i32(floor(F32(a))); break;
   case V_CVT_F16_F32: d = U16(F32(a)); break;
   case V_CVT_F32_F16: d = U32((float)F16(a)); break;
+  case V_CVT_PK_I16_F32: d = cvt_i16(F32(a)) | (uint32_t)cvt_i16(F32(b)) << 16; break;
+  case V_CVT_PK_U16_F32: d = cvt_u16(F32(a)) | (uint32_t)cvt_u16(F32(b)) << 16; break;
   case V_CVT_PK_RTZ_F16_F32: d = rdna3_f2h_mode(F32(a), true) | (uint32_t)rdna3_f2h_mode(F32(b), true) << 16; break;
   case V_CVT_F32_F64: d = U32((float)F64(a)); break;
   case V_CVT_F64_F32: d = rdna3_ud((double)F32(a)); break;

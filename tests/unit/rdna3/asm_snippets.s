@@ -487,3 +487,7 @@ f64_div: v_div_scale_f64 v[4:5], null, v[2:3], v[2:3], v[0:1]
   v_div_fmas_f64 v[4:5], v[4:5], v[6:7], v[10:11]
   v_div_fixup_f64 v[12:13], v[4:5], v[2:3], v[0:1]
   s_endpgm
+// float -> packed 16-bit ints (LLVM's fptosi/fptoui float -> i16 on gfx11)
+cvt_pk16: v_cvt_pk_i16_f32 v4, v0, v1
+  v_cvt_pk_u16_f32 v5, v0, v1
+  s_endpgm

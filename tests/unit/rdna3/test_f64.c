@@ -181,10 +181,42 @@ START_TEST(f64_division_sequence) {
 }
 END_TEST
 
+/* V_CVT_PK_I16_F32 / V_CVT_PK_U16_F32: S0 in the low half, S1 in the high half, truncated and saturated. */
+START_TEST(cvt_pk_16) {
+  gpu_init(&g);
+  wave_setup(&r, &g, "cvt_pk16");
+  static const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -1.5f, 1.5f, 32767.9f, -32768.5f, 65535.5f, 70000.0f,
+                             -0.99f, 123.75f, -40000.0f, 1e-40f, 40000.0f};
+  float a[32], b[32];
+  for (unsigned l = 0; l < 32; l++) {
+    a[l] = l < 16 ? sp[l] : (float)((int)(rnd() % 140000) - 70000) / 1.5f;
+    b[l] = l < 16 ? sp[15 - l] : (float)((int)(rnd() % 140000) - 70000) / 1.5f;
+    memcpy(&V(0, l), &a[l], 4);
+    memcpy(&V(1, l), &b[l], 4);
+  }
+  run("cvt_pk16");
+  for (unsigned l = 0; l < 32; l++) {
+    uint16_t i16[2], u16[2];
+    const float x[2] = {a[l], b[l]};
+    for (int k = 0; k < 2; k++) {
+      double f = x[k];
+      i16[k] = (uint16_t)(isnan(f) ? 0 : f <= -32768 ? -32768 : f >= 32767 ? 32767 : (int)trunc(f));
+      u16[k] = isnan(f) || f <= 0 ? 0 : f >= 65535 ? 65535 : (uint16_t)trunc(f);
+    }
+    ck_assert_msg(V(4, l) == (i16[0] | (uint32_t)i16[1] << 16), "v_cvt_pk_i16_f32 lane %u (%g, %g): 0x%08x", l,
+                  (double)a[l], (double)b[l], V(4, l));
+    ck_assert_msg(V(5, l) == (u16[0] | (uint32_t)u16[1] << 16), "v_cvt_pk_u16_f32 lane %u (%g, %g): 0x%08x", l,
+                  (double)a[l], (double)b[l], V(5, l));
+  }
+  gpu_free(&g);
+}
+END_TEST
+
 TCase *f64_tests(void) {
   TCase *tc = tcase_create("f64");
   tcase_add_test(tc, f64_unary);
   tcase_add_test(tc, f64_binary);
   tcase_add_test(tc, f64_division_sequence);
+  tcase_add_test(tc, cvt_pk_16);
   return tc;
 }
