@@ -164,7 +164,10 @@ START_TEST(test_names_sizes) {
 END_TEST
 
 /* tinygrad (dtype.py least_upper_dtype over promo_lattice): expected results written out by hand. */
-static const struct { enum bg_dtype a, b, r; } PROMO[] = {
+struct promo {
+  enum bg_dtype a, b, r;
+};
+static const struct promo PROMO[] = {
     {BG_FLOAT64, BG_FLOAT32, BG_FLOAT64},  {BG_FLOAT32, BG_FLOAT64, BG_FLOAT64},  {BG_BFLOAT16, BG_FLOAT16, BG_FLOAT32},
     {BG_FLOAT16, BG_BFLOAT16, BG_FLOAT32}, {BG_BFLOAT16, BG_BFLOAT16, BG_BFLOAT16}, {BG_BFLOAT16, BG_FLOAT32, BG_FLOAT32},
     {BG_BFLOAT16, BG_FLOAT64, BG_FLOAT64}, {BG_FLOAT16, BG_FLOAT64, BG_FLOAT64},   {BG_INT32, BG_BFLOAT16, BG_BFLOAT16},
