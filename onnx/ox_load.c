@@ -106,10 +106,7 @@ static int check_graph(bg_onnx_model *m) {
     const Onnx__OperatorSetIdProto *o = pb->opset_import[i];
     if ((!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) && o->has_version) m->opset = o->version;
   }
-  if (m->opset < 0) {
-    if (pb->n_opset_import) return ox_model_err(m, BG_EFORMAT, "opset_import has no version for the default domain");
-    m->opset = 1;   /* IR version 2 models had no opset_import */
-  }
+  if (m->opset < 0 && !pb->n_opset_import) m->opset = 1;   /* IR version 2 models had no opset_import */
   size_t cap = g->n_initializer + g->n_input + g->n_output;
   for (size_t i = 0; i < g->n_node; i++) cap += g->node[i]->n_output + g->node[i]->n_input;
   m->val_names = calloc(cap + 1, sizeof *m->val_names);
@@ -147,6 +144,9 @@ static int check_graph(bg_onnx_model *m) {
     if (!op[0]) return ox_model_err(m, BG_EFORMAT, "node %zu ('%s'): NodeProto.op_type (field 4) is empty", n, nm);
     if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx"))
       return ox_model_err(m, BG_ENOTSUP, "node %zu (%s '%s'): operator domain '%s'", n, op, nm, np->domain);
+    if (m->opset < 0)
+      return ox_model_err(m, BG_EFORMAT, "node %zu (%s '%s'): ModelProto.opset_import has no version for the default "
+                          "domain", n, op, nm);
     bool known = false;
     nd->op = ox_find_op(op, m->opset, &known);
     if (!nd->op) {

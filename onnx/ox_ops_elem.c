@@ -85,7 +85,18 @@ int ox_op_binary(ox_ctx *x) {
   else if (!strcmp(op, "And")) r = bg_tn_where(a, b, a);
   else if (!strcmp(op, "Or")) r = bg_tn_where(a, a, b);
   else if (!strcmp(op, "Xor")) r = bg_tn_ne(a, b);
-  else if (!strcmp(op, "PRelu")) r = bg_tn_where(bg_tn_lt(a, ox_scalar_like(a, 0)), bg_tn_mul(a, b), a);
+  else if (!strcmp(op, "PRelu")) {
+    /* before opset 7 a 1-D slope of C elements applies along axis 1 (the channel) */
+    unsigned nd = bg_tn_ndim(a);
+    if (x->m->opset < 7 && bg_tn_ndim(b) == 1 && nd > 2 && bg_tn_shape(b)[0] == bg_tn_shape(a)[1] &&
+        bg_tn_shape(b)[0] != 1) {
+      int64_t sh[BG_MAX_DIMS];
+      sh[0] = bg_tn_shape(b)[0];
+      for (unsigned d = 1; d + 1 < nd; d++) sh[d] = 1;
+      b = bg_tn_reshape(b, nd - 1, sh);
+    }
+    r = bg_tn_where(bg_tn_lt(a, ox_scalar_like(a, 0)), bg_tn_mul(a, b), a);
+  }
   else if (!strcmp(op, "Pow")) {
     OX_NEED(x, bg_tn_pow);
     r = bg_tn_pow(a, bg_tn_dtype(b) == bg_tn_dtype(a) ? b : bg_tn_cast(b, bg_tn_dtype(a)));

@@ -223,22 +223,33 @@ int ox_op_instancenorm(ox_ctx *x) {
 
 int ox_op_layernorm(ox_ctx *x) {
   double eps;
-  int64_t axis;
+  int64_t axis, stash;
   int r = ox_attr_float(x, "epsilon", 1e-5, &eps);
   if (r >= 0) r = ox_attr_int(x, "axis", -1, &axis);
+  if (r >= 0) r = ox_attr_int(x, "stash_type", 1, &stash);
   if (r < 0) return r;
-  for (unsigned o = 1; o < x->nout; o++)
-    if (x->node->out[o] >= 0) return ox_unsup(x, "the Mean/InvStdDev outputs (training)");
+  if (stash != 1) return ox_unsup(x, "stash_type %lld (only float32 statistics)", (long long)stash);
   bg_tensor *a = ox_in(x, 0);
   unsigned nd = bg_tn_ndim(a);
   int ax;
   r = ox_axis(x, axis, nd, &ax);
   if (r < 0) return r;
+  /* statistics in float32 (stash_type 1), the result in the input's dtype; Mean and InvStdDev keep the normalized
+   * axes as 1 (Operators.md "LayerNormalization") */
+  enum bg_dtype dt = bg_tn_dtype(a);
+  bg_tensor *af = dt == BG_FLOAT32 ? a : bg_tn_cast(a, BG_FLOAT32);
   uint32_t mask = (uint32_t)((1u << nd) - 1) & ~((1u << ax) - 1);
-  bg_tensor *n = normalize(a, mask, eps);
+  bg_tensor *mu = bg_tn_mean(af, mask, true);
+  bg_tensor *d = bg_tn_sub(af, mu);
+  bg_tensor *inv = bg_tn_reciprocal(bg_tn_sqrt(bg_tn_addc(bg_tn_mean(bg_tn_mul(d, d), mask, true), eps)));
+  bg_tensor *n = bg_tn_mul(d, inv);
+  if (dt != BG_FLOAT32) n = bg_tn_cast(n, dt);
   n = bg_tn_mul(n, ox_in(x, 1));
   if (ox_in(x, 2)) n = bg_tn_add(n, ox_in(x, 2));
-  return ox_set(x, 0, n);
+  r = ox_set(x, 0, n);
+  if (r >= 0 && x->nout > 1) r = ox_set(x, 1, mu);
+  if (r >= 0 && x->nout > 2) r = ox_set(x, 2, inv);
+  return r;
 }
 
 int ox_op_lpnorm(ox_ctx *x) {
