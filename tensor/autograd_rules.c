@@ -74,6 +74,7 @@ static node reduce_grad(bg_tctx *c, node u, node g) {
   const tshape *xs = t_shape(c, x);
   tshape full = *xs;
   if (a[0] == IR_ADD) return n_expand(c, g, &full);
+  if (a[0] == IR_MUL) return divide(c, n_expand(c, mul(c, g, u), &full), x); /* prod: g * ret / x (tinygrad) */
   node mask = n_cast(c, n_alu(c, IR_CMPEQ, x, n_expand(c, u, &full)), IR_DT_SCALAR(u->dt));
   node count = n_reduce(c, mask, IR_ADD, (uint32_t)a[1]);
   return mul(c, divide(c, mask, n_expand(c, count, &full)), n_expand(c, g, &full));

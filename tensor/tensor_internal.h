@@ -242,4 +242,10 @@ tmap_ent *tmap_put(tmap *m, uint64_t k1, uint64_t k2);   /* find or insert (v = 
 void tmap_free(tmap *m);
 void tmap_clear(tmap *m);
 
+/* ---- math and reductions (tunary.c, treduce.c) ---- */
+/* tinygrad's _inverse: an order-reversing involution that cannot overflow (-x, ~x, not x). */
+node n_inverse(bg_tctx *c, node x);
+/* op over the masked axes (sum: n_sum; prod in the sum accumulator dtype; mean in float; min/max keep it). */
+node n_reduce_op(bg_tctx *c, node x, enum bg_reduce_op op, uint32_t mask, bool keepdim);
+
 #endif

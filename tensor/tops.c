@@ -1,4 +1,5 @@
-/* tensor/tops.c: creation, elementwise and reduction ops of the public API. Each checks its
+/* tensor/tops.c: creation and elementwise ops of the public API (more math in tunary.c, the public
+ * reductions in treduce.c; n_sum here is the sum every file builds on). Each checks its
  * arguments, latches an error naming the op and the shapes on failure, and passes the error tensor
  * through; the graph is built by the node-level builders of tgraph.c. */
 #include <math.h>
@@ -266,30 +267,4 @@ node n_sum(bg_tctx *c, node u, uint32_t mask, bool keepdim) {
   node r = n_reduce(c, n_cast(c, u, acc), IR_ADD, mask);
   if (s == IR_DT_FLOAT16) r = n_cast(c, r, s); /* half sums accumulate in float32, as tinygrad */
   return keepdim ? r : n_drop_axes(c, r, mask);
-}
-
-static bool axes_mask(bg_tctx *c, const char *op, const bg_tensor *a, uint32_t *axes) {
-  uint32_t all = a->ndim >= 32 ? 0xffffffffu : (1u << a->ndim) - 1u;
-  if (*axes == BG_ALL_AXES) *axes = all;
-  if (*axes & ~all) {
-    tshape s = t_mkshape(a->ndim, a->shape);
-    SHSTR(ss, &s);
-    t_fail(c, "%s: axis %d out of range for shape %s", op, __builtin_ctz(*axes & ~all), ss);
-    return false;
-  }
-  return true;
-}
-
-bg_tensor *bg_tn_sum(bg_tensor *a, uint32_t axes, bool keepdim) {
-  GUARD(a);
-  if (!axes_mask(a->c, "sum", a, &axes)) return &a->c->err_t;
-  return t_wrap(a->c, n_sum(a->c, t_node(a), axes, keepdim));
-}
-
-bg_tensor *bg_tn_max(bg_tensor *a, uint32_t axes, bool keepdim) {
-  GUARD(a);
-  bg_tctx *c = a->c;
-  if (!axes_mask(c, "max", a, &axes)) return &c->err_t;
-  node r = n_reduce(c, t_node(a), IR_MAX, axes);
-  return t_wrap(c, keepdim ? r : n_drop_axes(c, r, axes));
 }
