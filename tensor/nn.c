@@ -26,7 +26,7 @@ bg_tensor *nn_fail(bg_tensor *x, const char *fmt, ...) {
 /* A layer's tensors are usable: none NULL (past the first, NULL is allowed when optional_tail),
  * all of one context, none the error tensor. Otherwise *err is what the layer returns (the error
  * tensor of the first tensor's context, NULL without one). */
-static bool usable(bg_tensor *const *ts, unsigned n, bool optional_tail, bg_tensor **err) {
+bool nn_usable(bg_tensor *const *ts, unsigned n, bool optional_tail, bg_tensor **err) {
   *err = ts[0] ? &ts[0]->c->err_t : NULL;
   for (unsigned i = 0; i < n; i++) {
     if (!ts[i] && optional_tail && i > 0) continue;
@@ -42,13 +42,13 @@ static bool usable(bg_tensor *const *ts, unsigned n, bool optional_tail, bg_tens
 
 bg_tensor *bg_tn_conv2d(bg_tensor *x, bg_tensor *w, bg_tensor *bias, int64_t stride, int64_t padding) {
   bg_tensor *ts[3] = {x, w, bias}, *err;
-  if (!usable(ts, 3, true, &err)) return err;
+  if (!nn_usable(ts, 3, true, &err)) return err;
   char xs[160], ws[160];
   nn_shape_str(x, xs, sizeof xs);
   nn_shape_str(w, ws, sizeof ws);
   if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1])
     return nn_fail(x, "conv2d: input %s and weight %s: need (N,Cin,H,W) and (Cout,Cin,KH,KW) with equal Cin", xs, ws);
-  int64_t cout = w->shape[0], cin = w->shape[1];
+  int64_t cout = w->shape[0];
   if (bias && (bias->ndim != 1 || bias->shape[0] != cout)) {
     char bs[160];
     nn_shape_str(bias, bs, sizeof bs);
@@ -57,38 +57,19 @@ bg_tensor *bg_tn_conv2d(bg_tensor *x, bg_tensor *w, bg_tensor *bias, int64_t str
   if (stride < 1 || padding < 0)
     return nn_fail(x, "conv2d: stride %lld and padding %lld: need stride >= 1 and padding >= 0", (long long)stride,
                    (long long)padding);
-  int64_t pads[4][2] = {{0, 0}, {0, 0}, {padding, padding}, {padding, padding}};
-  int64_t k[2] = {w->shape[2], w->shape[3]}, s[2] = {stride, stride}, n = x->shape[0];
-  bg_tensor *p = nn_pool("conv2d", padding ? bg_tn_pad(x, pads) : x, k, s); /* (N, Cin, OH, OW, KH, KW) */
-  if (t_dead(p)) return p;
-  int64_t oh = p->shape[2], ow = p->shape[3];
-  /* (N, 1, Cin, 1, OH, OW, KH, KW) -> expand Cout -> (N, 1, Cout, OH, OW, Cin, KH, KW) */
-  int64_t sh[8] = {n, 1, cin, 1, oh, ow, k[0], k[1]};
-  p = bg_tn_reshape(p, 8, sh);
-  sh[3] = cout;
-  p = bg_tn_expand(p, 8, sh);
-  static const unsigned to_out[8] = {0, 1, 3, 4, 5, 2, 6, 7};
-  p = bg_tn_permute(p, to_out);
-  int64_t wsh[8] = {1, 1, cout, 1, 1, cin, k[0], k[1]};
-  bg_tensor *prod = bg_tn_mul(p, bg_tn_reshape(w, 8, wsh));
-  int64_t osh[4] = {n, cout, oh, ow};
-  bg_tensor *out = bg_tn_reshape(bg_tn_sum(prod, 0xe0u, true), 4, osh);
-  if (bias) {
-    int64_t bsh[4] = {1, cout, 1, 1};
-    out = bg_tn_add(out, bg_tn_reshape(bias, 4, bsh));
-  }
-  /* A layer output is a kernel boundary: the next layer reads every element many times. */
-  return bg_tn_contiguous(out);
+  /* the general conv (nn_conv.c) builds the same graph for groups 1 and two spatial axes */
+  bg_conv_opts o = {.groups = 1, .stride = {stride, stride}, .pads = {{padding, padding}, {padding, padding}}};
+  return bg_tn_conv(x, w, bias, &o);
 }
 
 bg_tensor *bg_tn_max_pool2d(bg_tensor *x, int64_t kernel, int64_t stride) {
   if (t_dead(x)) return x ? &x->c->err_t : NULL;
   if (stride == 0) stride = kernel;
   int64_t k[2] = {kernel, kernel}, s[2] = {stride, stride};
-  bg_tensor *p = nn_pool("max_pool2d", x, k, s);
+  bg_tensor *p = nn_pool("max_pool2d", x, k, s); /* its checks and messages; the windows are the general pool's */
   if (t_dead(p)) return p;
-  unsigned nd = p->ndim;
-  return bg_tn_max(p, 3u << (nd - 2), false);
+  bg_pool_opts o = {.nk = 2, .kernel = {kernel, kernel}, .stride = {stride, stride}};
+  return bg_tn_max_pool(x, &o);
 }
 
 /* A (C) parameter as (1, C, 1, ...) against x. */
@@ -105,7 +86,7 @@ static bg_tensor *per_channel(bg_tensor *x, bg_tensor *p, const char *name) {
 
 bg_tensor *bg_tn_batchnorm(bg_tensor *x, bg_tensor *weight, bg_tensor *bias, bg_tensor *mean, bg_tensor *var, double eps) {
   bg_tensor *ts[5] = {x, mean, var, weight, bias}, *err;
-  if (!usable(ts, 3, false, &err) || !usable(ts, 5, true, &err)) return err;
+  if (!nn_usable(ts, 3, false, &err) || !nn_usable(ts, 5, true, &err)) return err;
   bg_tensor *y = bg_tn_sub(x, per_channel(x, mean, "mean"));
   if (weight) y = bg_tn_mul(y, per_channel(x, weight, "weight"));
   bg_tensor *invstd = bg_tn_reciprocal(bg_tn_sqrt(bg_tn_addc(var, eps)));
@@ -115,7 +96,7 @@ bg_tensor *bg_tn_batchnorm(bg_tensor *x, bg_tensor *weight, bg_tensor *bias, bg_
 
 bg_tensor *bg_tn_linear(bg_tensor *x, bg_tensor *w, bg_tensor *b) {
   bg_tensor *ts[3] = {x, w, b}, *err;
-  if (!usable(ts, 3, true, &err)) return err;
+  if (!nn_usable(ts, 3, true, &err)) return err;
   char xs[160], ws[160];
   nn_shape_str(x, xs, sizeof xs);
   nn_shape_str(w, ws, sizeof ws);
@@ -166,7 +147,7 @@ bg_tensor *bg_tn_log_softmax(bg_tensor *x, int axis_in) {
 
 bg_tensor *bg_tn_sparse_cross_entropy(bg_tensor *logits, bg_tensor *labels) {
   bg_tensor *ts[2] = {logits, labels}, *err;
-  if (!usable(ts, 2, false, &err)) return err;
+  if (!nn_usable(ts, 2, false, &err)) return err;
   char ls[160], ys[160];
   nn_shape_str(logits, ls, sizeof ls);
   nn_shape_str(labels, ys, sizeof ys);
