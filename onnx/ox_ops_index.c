@@ -95,7 +95,9 @@ int ox_op_one_hot(ox_ctx *x) {
   if (bg_tn_numel(vals) != 2) return ox_err(x, BG_EFORMAT, "values has %lld elements, expected 2",
                                             (long long)bg_tn_numel(vals));
   OX_NEED(x, bg_tn_one_hot);
-  bg_tensor *oh = bg_tn_one_hot(ox_in(x, 0), (int64_t)depth, (int)axis);
+  bg_tensor *idx = ox_in(x, 0);
+  if (ox_is_float(bg_tn_dtype(idx))) idx = bg_tn_cast(idx, BG_INT64);   /* OneHot takes any numeric indices */
+  bg_tensor *oh = bg_tn_one_hot(idx, (int64_t)depth, (int)axis);
   int64_t b0[1][2] = {{0, 1}}, b1[1][2] = {{1, 2}};
   bg_tensor *off = bg_tn_reshape(bg_tn_shrink(vals, b0), 0, NULL), *on = bg_tn_reshape(bg_tn_shrink(vals, b1), 0, NULL);
   return ox_set(x, 0, bg_tn_where(oh, on, off));

@@ -121,9 +121,18 @@ static int conv_common(ox_ctx *x, bool transpose) {
       for (unsigned i = 0; i < s.n; i++) {
         int64_t total = s.s[i] * (bg_tn_shape(in)[2 + i] - 1) + o.output_padding[i] + ((s.k[i] - 1) * s.d[i] + 1) -
                         osh[i];
-        if (total < 0) total = 0;
-        o.pads[i][0] = total / 2;
-        o.pads[i][1] = total - total / 2;
+        /* the reference's split (onnx/reference/ops/op_conv_transpose.py, floor division); a negative end pad
+         * (an output_shape past the full result) is extra output padding */
+        int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+        bool upper = ox_attr(x, "auto_pad") && ox_attr(x, "auto_pad")->s.len == 10 &&
+                     !memcmp(ox_attr(x, "auto_pad")->s.data, "SAME_UPPER", 10);
+        o.pads[i][0] = upper ? half : total - half;
+        o.pads[i][1] = upper ? total - half : half;
+        if (o.pads[i][1] < 0) {
+          o.output_padding[i] -= o.pads[i][1];
+          o.pads[i][1] = 0;
+        }
+        if (o.pads[i][0] < 0) return ox_unsup(x, "output_shape that needs a negative begin padding");
       }
     }
     OX_NEED(x, bg_tn_conv_transpose);

@@ -47,7 +47,7 @@
 #pragma weak bg_tn_avg_pool
 #pragma weak bg_tn_layernorm
 #pragma weak bg_tn_instancenorm
-#pragma weak bg_tn_from_file
+#pragma weak bg_tn_from_file   /* tensor/tload.c */
 
 #define OX_NEED(x, fn) \
   do { \

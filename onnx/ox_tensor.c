@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ox.h"
+#include "ox_pending.h"
 
 static const char *const dtype_names[] = {
     "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING", "BOOL", "FLOAT16",
@@ -51,6 +52,47 @@ static int64_t elem_int(const uint8_t *p, enum bg_dtype t, size_t i) {
   }
 }
 
+/* data_location EXTERNAL: external_data's "location" (relative to the model's folder, no "..", no absolute path),
+ * "offset" and "length" (decimal strings, onnx.proto's TensorProto.external_data), read by the file loader. */
+static int external(bg_onnx_model *m, bg_tctx *c, const Onnx__TensorProto *tp, const char *where, enum bg_dtype dt,
+                    const int64_t *shape, size_t bytes, bg_tensor **out) {
+  const char *loc = NULL;
+  uint64_t off = 0, len = bytes;
+  for (size_t i = 0; i < tp->n_external_data; i++) {
+    const Onnx__StringStringEntryProto *e = tp->external_data[i];
+    const char *k = e->key ? e->key : "", *v = e->value ? e->value : "";
+    char *end = NULL;
+    if (!strcmp(k, "location")) {
+      loc = v;
+    } else if (!strcmp(k, "offset") || !strcmp(k, "length")) {
+      unsigned long long x = strtoull(v, &end, 10);
+      if (!v[0] || *end || v[0] == '-')
+        return ox_model_err(m, BG_EFORMAT, "%s: external_data '%s' is '%s', expected a decimal integer", where, k, v);
+      if (k[0] == 'o') off = x;
+      else len = x;
+    }
+  }
+  if (!loc || !loc[0]) return ox_model_err(m, BG_EFORMAT, "%s: data_location EXTERNAL without external_data "
+                                           "'location'", where);
+  if (loc[0] == '/' || strstr(loc, ".."))
+    return ox_model_err(m, BG_EFORMAT, "%s: external_data location '%s' leaves the model's folder", where, loc);
+  if (len != bytes)
+    return ox_model_err(m, BG_EFORMAT, "%s: external_data length %llu, expected %zu for its dims", where,
+                        (unsigned long long)len, bytes);
+  if (!m->base_dir) return ox_model_err(m, BG_EINVAL, "%s: external data '%s' of a model loaded from memory without "
+                                        "a folder", where, loc);
+  if (!bg_tn_from_file) return ox_model_err(m, BG_ENOTSUP, "%s: external data needs the file loader (bg_tn_from_file), "
+                                            "not built in this library yet", where);
+  char path[4096];
+  if ((size_t)snprintf(path, sizeof path, "%s/%s", m->base_dir, loc) >= sizeof path)
+    return ox_model_err(m, BG_EINVAL, "%s: external data path too long", where);
+  *out = bg_tn_from_file(c, path, off, dt, (unsigned)tp->n_dims, shape);
+  if (!*out || bg_tctx_error(c))
+    return ox_model_err(m, BG_EINVAL, "%s: external data: %s", where,
+                        bg_tctx_error(c) ? bg_tctx_error(c) : bg_last_error());
+  return 0;
+}
+
 int ox_tensor_from_proto(bg_onnx_model *m, bg_tctx *c, const Onnx__TensorProto *tp, const char *where,
                          bg_tensor **out, ox_val *v) {
   *out = NULL;
@@ -75,8 +117,7 @@ int ox_tensor_from_proto(bg_onnx_model *m, bg_tctx *c, const Onnx__TensorProto *
   unsigned es = bg_dtype_size(dt);
   size_t bytes = (size_t)numel * es;
   if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-    return ox_model_err(m, BG_ENOTSUP, "%s: TensorProto.data_location EXTERNAL: external data needs the file loader "
-                        "(bg_tn_from_file), not built in this library yet", where);
+    return external(m, c, tp, where, dt, shape, bytes, out);
   /* the element count of the field in use, checked before anything is allocated */
   size_t have;
   const char *field;
