@@ -8,7 +8,8 @@
  *
  * --test-dir DIR: run every DIR/test_data_set_N (input_K.pb in the model's input order, output_K.pb expected).
  * --suite: each DIR is a test (DIR/model.onnx and its data sets), all on one context; one line each:
- * "PASS DIR", "FAIL DIR (reason)" or "UNSUPPORTED DIR (reason)", then a summary. A test running longer than
+ * "PASS DIR", "FAIL DIR (reason)" or "UNSUPPORTED DIR (reason)", then a summary. After a failure the context (and
+ * device) is reopened, so a fault that stopped the device's queues does not fail the tests after it. A test running longer than
  * BG_ONNX_TEST_TIMEOUT seconds (default 300) prints "FAIL DIR (timeout ...)" and the process exits 3, so a caller
  * (tests/onnx/run.sh) restarts with the tests after it. Exit status: 0 all passed (or unsupported), 1 a failure,
  * 2 usage. */
@@ -374,6 +375,16 @@ static int suite(const char *dev, char **dirs, int n) {
     }
     alarm(0);
     bg_tctx_clear_error(c);
+    if (res == R_FAIL) {
+      /* a failed test may have left the device in an error state (a fault stops its queues): the next test gets a
+       * fresh context and device */
+      bg_tctx_close(c);
+      if (bg_tctx_open(dev, &c) < 0) {
+        printf("FAIL %s (%s)\n", dirs[i], why);
+        fprintf(stderr, "bg-onnx: reopening %s after a failed test: %s\n", dev ? dev : "the device", bg_last_error());
+        return 1;
+      }
+    }
     for (char *p = why; *p; p++)
       if (*p == '\n') *p = ' ';
     cnt[res]++;
