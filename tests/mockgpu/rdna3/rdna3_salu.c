@@ -170,10 +170,12 @@ static uint32_t saveexec(unsigned op, uint32_t s, uint32_t exec) {
   case S_NAND_SAVEEXEC_B32: return ~(s & exec);
   case S_NOR_SAVEEXEC_B32: return ~(s | exec);
   case S_XNOR_SAVEEXEC_B32: return ~(s ^ exec);
-  case S_AND_NOT0_SAVEEXEC_B32: return ~exec & s;
-  case S_OR_NOT0_SAVEEXEC_B32: return ~exec | s;
-  case S_AND_NOT1_SAVEEXEC_B32: return exec & ~s;
-  default: return exec | ~s;  /* S_OR_NOT1_SAVEEXEC_B32 */
+  /* NOT0 negates the source, NOT1 the EXEC mask (GCN's ANDN1/ANDN2): the else arm of LLVM's divergent if/else
+   * is s_and_not1_saveexec (EXEC = S0 & ~EXEC, the lanes that did not take the then arm) */
+  case S_AND_NOT0_SAVEEXEC_B32: return ~s & exec;
+  case S_OR_NOT0_SAVEEXEC_B32: return ~s | exec;
+  case S_AND_NOT1_SAVEEXEC_B32: return s & ~exec;
+  default: return s | ~exec;  /* S_OR_NOT1_SAVEEXEC_B32 */
   }
 }
 
@@ -253,7 +255,7 @@ int rdna3_exec_sop1(rdna3_ctx *c, rdna3_wave *w) {
     break;
   }
   case S_AND_NOT0_WREXEC_B32: case S_AND_NOT1_WREXEC_B32: {
-    uint32_t r = op == S_AND_NOT0_WREXEC_B32 ? ~exec & a : exec & ~a;
+    uint32_t r = op == S_AND_NOT0_WREXEC_B32 ? ~a & exec : a & ~exec;
     w->s[RDNA3_EXEC_LO] = r;
     rdna3_swrite32(w, dst, r);
     w->scc = r != 0;

@@ -174,6 +174,11 @@ int rdna3_lane_op(unsigned op, rdna3_lane *l) {
   case V_MIN_U16: d = a < b ? a : b; break;
   case V_MAX_I16: d = (int16_t)a > (int16_t)b ? a : b; break;
   case V_MIN_I16: d = (int16_t)a < (int16_t)b ? a : b; break;
+  /* 16-bit min3/max3 (LLVM folds two i8/i16 min/max into one: tensor min/max reductions of int8) */
+  case V_MIN3_I16: { uint64_t m = (int16_t)a < (int16_t)b ? a : b; d = (int16_t)m < (int16_t)c ? m : c; break; }
+  case V_MAX3_I16: { uint64_t m = (int16_t)a > (int16_t)b ? a : b; d = (int16_t)m > (int16_t)c ? m : c; break; }
+  case V_MIN3_U16: { uint64_t m = (a & 0xffff) < (b & 0xffff) ? a : b; d = (m & 0xffff) < (c & 0xffff) ? m : c; break; }
+  case V_MAX3_U16: { uint64_t m = (a & 0xffff) > (b & 0xffff) ? a : b; d = (m & 0xffff) > (c & 0xffff) ? m : c; break; }
   case V_MUL_LO_U32: d = (uint32_t)(a32 * b32); break;
   case V_MUL_HI_U32: d = (uint32_t)(((uint64_t)a32 * b32) >> 32); break;
   case V_MUL_HI_I32: d = (uint32_t)((uint64_t)((int64_t)(int32_t)a32 * (int32_t)b32) >> 32); break;

@@ -13,7 +13,13 @@
  *   float32: exact ops 0; tan/cos 2e-6 + 1e-5 (cos(x) = sin(pi/2 - x) rounds pi/2 - x: ~ulp(x)); tanh,
  *   sigmoid, erf 1e-6 absolute (erf is Abramowitz-Stegun 7.1.26, |error| <= 1.5e-7); pow 1e-5 relative
  *   (exp2(e*log2|b|) loses |e log2 b| ulps); sums 1e-5 * sum|x|; products n * 1.2e-7 relative (one rounding
- *   per factor); float16: 4e-3 (a rounding to half after each step of the composition). */
+ *   per factor); float16: 4e-3 (a rounding to half after each step of the composition).
+ * Planted defects each test caught (CPU): round's tie rule (unary_ops, unary_edges), erf's coefficients, sign of
+ * NaN, isinf of -inf, pow's sign for a negative base, python mod's adjustment, idiv by zero, float fmod by floor,
+ * '<' as shr, min of ints by negation (minimum_clip, reduce_bitmask), the negative-axis mapping and repeated axes
+ * (reduce_signed_axes, errors), mean's count, argmax's first index and NaN rule, cumsum's exclusive flag,
+ * softmax's axis, the prod gradient rule (gradients). On MOCKPCI+AMD: the emulator's swapped not0/not1 saveexec
+ * (int_division int64) and missing 16-bit min3/max3 (reduce_signed_axes int8). */
 #include <check.h>
 #include <fenv.h>
 #include <math.h>
