@@ -10,6 +10,7 @@
 typedef struct conv_args {
   unsigned nk;
   int64_t groups, s[3], d[3], pads[BG_MAX_DIMS][2]; /* pads per axis of x (0 on N and C) */
+  bool zeros_inserted;                                /* conv_transpose's stride */
 } conv_args;
 
 /* x (N, Cin, D...) and w (Cout, Cin/groups, K...) checked; pads may be negative (a crop). */
@@ -19,10 +20,11 @@ static bg_tensor *conv_core(bg_tensor *x, bg_tensor *w, bg_tensor *bias, const c
   bool pad = false;
   for (unsigned i = 0; i < 2 + nk; i++) pad |= a->pads[i][0] || a->pads[i][1];
   if (pad) x = bg_tn_pad_mode(x, a->pads, BG_PAD_CONSTANT, 0);
+  if (nk == 3 && (pad || a->zeros_inserted)) x = bg_tn_contiguous(x); /* see NN_PAD_3D in nn.h */
   const int64_t *k = w->shape + 2;
   bg_tensor *p = nn_windows("conv", x, nk, k, a->s, a->d); /* (N, Cin, O..., K...) */
   if (t_dead(p)) return p;
-  int64_t o[3], on = 1, kn = 1;
+  int64_t o[3] = {1, 1, 1}, on = 1, kn = 1;
   for (unsigned i = 0; i < nk; i++) o[i] = p->shape[2 + i], on *= o[i], kn *= k[i];
   /* (N, G, Cg, 1, O..., K...) -> expand F -> (N, G, F, O..., Cg, K...); three spatial axes flatten O and K
    * so the rank stays within BG_MAX_DIMS. */
@@ -166,6 +168,7 @@ bg_tensor *bg_tn_conv_transpose(bg_tensor *x, bg_tensor *w, bg_tensor *bias, con
     for (unsigned i = 0; i < nk; i++) b[2 + i][1] = sh[2 + i] - (a.s[i] - 1);
     x = bg_tn_shrink(y, b);
     if (t_dead(x)) return x;
+    a.zeros_inserted = true;
   }
   for (unsigned i = 0; i < nk; i++) a.s[i] = 1;
   return conv_core(x, wt, bias, &a);

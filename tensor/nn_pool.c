@@ -192,18 +192,20 @@ static bool plan_pool(const char *op, bg_tensor *x, const bg_pool_opts *o, pool_
     int64_t need = (out - 1) * s + span;
     pl->k[a] = k, pl->s[a] = s, pl->d[a] = d;
     pl->pads[ax][0] = pb, pl->pads[ax][1] = pe;
-    pl->extra[ax][1] = need > padded ? need - padded : 0;
+    /* ceil_mode: negative when a window was dropped (its elements are cropped, as the windows follow the length);
+     * floor mode leaves the input alone (the windows already stop where they must) */
+    pl->extra[ax][1] = o->ceil_mode ? need - padded : 0;
     pl->any_pad |= pb || pe;
-    pl->any_extra |= need > padded;
+    pl->any_extra |= pl->extra[ax][1] != 0;
   }
   return true;
 }
 
-/* x padded with v (ONNX pads), then with v again for ceil_mode's tail. */
+/* x padded with v (ONNX pads), then with v again for ceil_mode's tail (or cut to the windows kept). */
 static bg_tensor *pool_pad(bg_tensor *x, const pool_plan *pl, double v) {
   if (pl->any_pad) x = bg_tn_pad_mode(x, pl->pads, BG_PAD_CONSTANT, v);
   if (pl->any_extra) x = bg_tn_pad_mode(x, pl->extra, BG_PAD_CONSTANT, v);
-  return x;
+  return pl->nk == 3 && (pl->any_pad || pl->any_extra) ? bg_tn_contiguous(x) : x; /* see NN_PAD_3D in nn.h */
 }
 
 static uint32_t window_mask(const pool_plan *pl) {
@@ -249,7 +251,7 @@ bg_tensor *bg_tn_avg_pool(bg_tensor *x, const bg_pool_opts *o) {
   for (unsigned i = 0; i < x->ndim; i++) osh[i] = i < pl.lead ? 1 : x->shape[i];
   bg_tensor *ones = bg_tn_ones(x->c, BG_FLOAT32, x->ndim, osh);
   if (pl.any_pad) ones = bg_tn_pad_mode(ones, pl.pads, BG_PAD_CONSTANT, o->count_include_pad ? 1 : 0);
-  if (pl.any_extra) ones = bg_tn_pad(ones, pl.extra);
+  if (pl.any_extra) ones = bg_tn_pad_mode(ones, pl.extra, BG_PAD_CONSTANT, 0);
   bg_tensor *cnt = bg_tn_sum(nn_windows("avg_pool", ones, pl.nk, pl.k, pl.s, pl.d), m, false);
   return bg_tn_cast(bg_tn_div(sum, bg_tn_cast(cnt, sum->dt)), x->dt);
 }

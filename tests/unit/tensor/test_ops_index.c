@@ -234,7 +234,7 @@ START_TEST(one_hot_ops) {
     OK(bg_tn_read(o, got, sizeof got));
     for (int64_t f = 0; f < 60; f++) {
       unravel(f, 3, osh, co);
-      int64_t pos = co[ax], ic[2], k = 0;
+      int64_t pos = co[ax], ic[2] = {0, 0}, k = 0;
       for (unsigned i = 0; i < 3; i++)
         if (i != ax) ic[k++] = co[i];
       int64_t v = idx[ravel(ic, 2, is)];

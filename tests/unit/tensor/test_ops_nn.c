@@ -28,7 +28,7 @@ static void conv_run(const convc *t, bool transpose) {
   unsigned nk = t->nk, r = 2 + nk;
   int64_t g = t->g, cg = t->cin / g, f = t->cout / g;
   int64_t xs[5] = {t->n, t->cin}, ws[5] = {transpose ? t->cin : t->cout, transpose ? f : cg}, os[5] = {t->n, t->cout};
-  int64_t s[3], dl[3], kn = 1;
+  int64_t s[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, kn = 1;
   for (unsigned a = 0; a < nk; a++) {
     xs[2 + a] = t->d[a], ws[2 + a] = t->k[a], s[a] = opt(t->o.stride[a]), dl[a] = opt(t->o.dilation[a]), kn *= t->k[a];
     int64_t span = dl[a] * (t->k[a] - 1), pads = t->o.pads[a][0] + t->o.pads[a][1];
@@ -183,6 +183,7 @@ static const bg_pool_opts POOLS[] = {
   {.nk = 2, .kernel = {3, 3}, .stride = {2, 3}, .pads = {{1, 1}, {0, 1}}, .ceil_mode = true, .count_include_pad = true},
   {.nk = 1, .kernel = {3}, .stride = {2}, .pads = {{1, 0}}, .ceil_mode = true},
   {.nk = 1, .kernel = {2}, .stride = {1}, .dilation = {3}, .pads = {{2, 2}}, .count_include_pad = true},
+  {.nk = 1, .kernel = {2}, .stride = {3}, .pads = {{0, 2}}, .ceil_mode = true}, /* the last window would start in the end pad: dropped */
   {.nk = 3, .kernel = {2, 2, 3}, .stride = {1, 2, 2}, .pads = {{0, 1}, {1, 0}, {1, 1}}, .ceil_mode = true},
 };
 
@@ -263,7 +264,7 @@ END_TEST
 START_TEST(instancenorm_ops) {
   rng_seed(1005);
   int64_t shs[3][5] = {{2, 3, 7}, {2, 3, 4, 5}, {1, 2, 2, 3, 4}};
-  unsigned rs[3] = {3, 4, 5};
+  const unsigned rs[3] = {3, 4, 5};
   for (unsigned t = 0; t < 3; t++) {
     unsigned r = rs[t];
     const int64_t *xs = shs[t];
