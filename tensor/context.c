@@ -49,6 +49,7 @@ void bg_tctx_close(bg_tctx *c) {
   free(c->real);
   free(c->handles);
   free(c->vars);
+  t_load_free(c);
   ir_free(c->g);
   bg_dev_close(c->dev);
   free(c);

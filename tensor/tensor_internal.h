@@ -94,6 +94,7 @@ struct bg_tctx {
   unsigned nvars, vars_cap;
   struct tjit_cap *cap;          /* a JIT capture in progress (jit.c), or NULL */
   bg_load_stats load_st;         /* file loads (tload*.c) */
+  struct tload_mem *load_mem;    /* safetensors name/tensor arrays, freed at close (safetensors.c) */
 };
 
 /* ---- symbolic sizes (tvar.c) ---- */
@@ -247,5 +248,7 @@ void tmap_clear(tmap *m);
 node n_inverse(bg_tctx *c, node x);
 /* op over the masked axes (sum: n_sum; prod in the sum accumulator dtype; mean in float; min/max keep it). */
 node n_reduce_op(bg_tctx *c, node x, enum bg_reduce_op op, uint32_t mask, bool keepdim);
+/* ---- file loads (tload.c, safetensors.c; tensor/tload.h has the loader's own interface) ---- */
+void t_load_free(bg_tctx *c);   /* the arrays bg_tn_load_safetensors returned; at close */
 
 #endif

@@ -95,6 +95,30 @@ def main(root):
         put(root, "fuzz_smu_metrics", "layout-%d" % layout, bytes([layout]) + bytes(t))
     put(root, "fuzz_smu_metrics", "short", bytes([0]) + bytes(100))
     put(root, "fuzz_smu_metrics", "unknown-layout", bytes([3]) + bytes(2008))
+    # safetensors files (tensor/safetensors.c): le64 header length, JSON header padded with spaces, data
+    def st(header, data=b""):
+        h = header.encode()
+        h += b" " * (-len(h) % 8)
+        return struct.pack("<Q", len(h)) + h + data
+    put(root, "fuzz_safetensors", "two-tensors",
+        st('{"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},'
+           '"b":{"dtype":"BF16","shape":[3],"data_offsets":[16,22]}}', bytes(22)))
+    dts = [("F64", 8), ("F32", 4), ("F16", 2), ("BF16", 2), ("I64", 8), ("I32", 4), ("I16", 2), ("I8", 1), ("U8", 1),
+           ("BOOL", 1), ("U16", 2), ("U32", 4), ("U64", 8)]
+    ents, at = [], 0
+    for i, (name, size) in enumerate(dts):
+        ents.append('"t%d":{"dtype":"%s","shape":[%d],"data_offsets":[%d,%d]}' % (i, name, i % 3, at, at + size * (i % 3)))
+        at += size * (i % 3)
+    put(root, "fuzz_safetensors", "every-dtype", st("{" + ",".join(ents) + "}", bytes(at)))
+    put(root, "fuzz_safetensors", "empty", st("{}"))
+    put(root, "fuzz_safetensors", "scalar-escapes",
+        st('{"\\u00e9\\ud83d\\ude00\\n":{"shape":[],"dtype":"I64","data_offsets":[0,8]}}', bytes(8)))
+    put(root, "fuzz_safetensors", "overlap",
+        st('{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}}',
+           bytes(4)))
+    put(root, "fuzz_safetensors", "bad-dtype", st('{"a":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}}', b"x"))
+    put(root, "fuzz_safetensors", "truncated-json", st('{"a":{"dtype":"F32","shape":[1'))
+    put(root, "fuzz_safetensors", "length-beyond", struct.pack("<Q", 1 << 40) + b"{}")
 
 
 if __name__ == "__main__":
