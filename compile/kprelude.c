@@ -4,6 +4,10 @@
  * bg_h2f/bg_f2h: IEEE binary16 <-> float32, round to nearest even, infinities, NaNs (quieted) and
  * denormals handled (the host-side twins are bg_f16_to_f32/bg_f32_to_f16 in util/half.c).
  * bg_bf2f/bg_f2bf: bfloat16, round to nearest even.
+ * bg_d2f_odd: double -> float rounded to odd (truncate, then set the lowest bit if anything was
+ * dropped), so that the float -> float16/bfloat16 rounding after it is the one correct rounding of the
+ * double (Boldo & Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using
+ * rounding to odd": valid when the float keeps at least 2 more bits than the target; it keeps 13).
  * bg_threefry2x32: Threefry-2x32 with 20 rounds (Salmon et al., Random123), as tinygrad's
  * threefry2x32: x and key are uint64 whose low 32 bits are word 0 and high 32 bits word 1;
  * the result packs output word 0 in the low and word 1 in the high half.
@@ -66,6 +70,19 @@ static const char f2bf[] =
     "  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
     "}\n";
 
+static const char d2f_odd[] =
+    "static inline float bg_d2f_odd(double d) {\n"
+    "  float f = (float)d;\n"
+    "  if (d == d && (double)f != d && d - d == 0) {\n"
+    "    uint32_t x;\n"
+    "    memcpy(&x, &f, sizeof x);\n"
+    "    if (fabs((double)f) > fabs(d)) x--;\n"
+    "    x |= 1u;\n"
+    "    memcpy(&f, &x, sizeof f);\n"
+    "  }\n"
+    "  return f;\n"
+    "}\n";
+
 static const char threefry[] =
     "static inline uint32_t bg_rotl32(uint32_t x, unsigned r) { return (x << r) | (x >> (32u - r)); }\n"
     "static inline uint64_t bg_threefry2x32(uint64_t x, uint64_t key) {\n"
@@ -90,6 +107,7 @@ void kprelude_emit(kstr *s, const kprelude *p) {
   if (p->need & KP_F2H) kstr_puts(s, f2h);
   if (p->need & KP_BF2F) kstr_puts(s, bf2f);
   if (p->need & KP_F2BF) kstr_puts(s, f2bf);
+  if (p->need & KP_D2F_ODD) kstr_puts(s, d2f_odd);
   if (p->need & KP_THREEFRY) kstr_puts(s, threefry);
   for (unsigned i = 0; i < p->nbitcasts; i++) {
     const char *from = p->bitcasts[i][0], *to = p->bitcasts[i][1];

@@ -5,7 +5,7 @@
 #include "compile/kernel_internal.h"
 #include "compile/klinear.h"
 
-enum { KP_H2F = 1u << 0, KP_F2H = 1u << 1, KP_BF2F = 1u << 2, KP_F2BF = 1u << 3, KP_THREEFRY = 1u << 4 };
+enum { KP_H2F = 1u << 0, KP_F2H = 1u << 1, KP_BF2F = 1u << 2, KP_F2BF = 1u << 3, KP_THREEFRY = 1u << 4, KP_D2F_ODD = 1u << 5 };
 enum { KP_MAX_BITCASTS = 32 };
 
 /* Helpers a kernel needs ahead of its entry function. */

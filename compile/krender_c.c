@@ -183,8 +183,11 @@ static void render_cast(rctx *r, kstr *s, ir_dtype to, const char *ct, ir_dtype 
   if (t == f && !half_in) kstr_puts(s, a);
   else if (t == IR_DT_BOOL) kstr_printf(s, "(%s != 0)", a);
   else if (t == IR_DT_FLOAT16 || t == IR_DT_BFLOAT16) {
-    r->pre.need |= t == IR_DT_FLOAT16 ? KP_F2H : KP_F2BF;
-    kstr_printf(s, "%s(%s%s)", t == IR_DT_FLOAT16 ? "bg_f2h" : "bg_f2bf", half_in || f == IR_DT_FLOAT32 ? "" : "(float)", a);
+    /* from float64 (and ints, through double) in one rounding: round to odd into float first */
+    bool odd = !half_in && f != IR_DT_FLOAT32;
+    r->pre.need |= (t == IR_DT_FLOAT16 ? KP_F2H : KP_F2BF) | (odd ? KP_D2F_ODD : 0u);
+    kstr_printf(s, "%s(%s%s)", t == IR_DT_FLOAT16 ? "bg_f2h" : "bg_f2bf", odd ? "bg_d2f_odd((double)" : "", a);
+    if (odd) kstr_puts(s, ")");
   } else if (t == IR_DT_FLOAT32 && half_in) kstr_puts(s, a);
   else kstr_printf(s, "((%s)%s)", ct, a);
   kstr_free(&x);

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "baregpu/error.h"
+#include "compile/kmath64.h"
 #include "util/half.h"
 
 typedef const ir_node *node;
@@ -91,11 +92,12 @@ typedef struct ktarget {
 } ktarget;
 
 /* AMDGPU: buffers in addrspace(1), private (scratch) allocas in addrspace(5), ids from llvm.amdgcn.*
- * (LLVM AMDGPUUsage "Address Spaces"). Every math intrinsic has a lowering. */
+ * (LLVM AMDGPUUsage "Address Spaces"). The backend has no lowering of float64 exp2/log2 (libcalls it
+ * lacks) and sin (an abort in instruction selection): those are the functions of compile/kmath64.c. */
 static const ktarget TG_AMDGPU = {
     .triple = "amdgcn-amd-amdhsa", .cc = "amdgpu_kernel", .gptr = "ptr addrspace(1)", .alloca_as = ", addrspace(5)",
     .pptr = "ptr addrspace(5)", .group_id = "llvm.amdgcn.workgroup.id.", .local_id = "llvm.amdgcn.workitem.id.",
-    .math = {{"llvm.exp2.f32", "llvm.exp2.f64"}, {"llvm.log2.f32", "llvm.log2.f64"}, {"llvm.sin.f32", "llvm.sin.f64"},
+    .math = {{"llvm.exp2.f32", "bg_exp2_f64"}, {"llvm.log2.f32", "bg_log2_f64"}, {"llvm.sin.f32", "bg_sin_f64"},
              {"llvm.sqrt.f32", "llvm.sqrt.f64"}, {"llvm.trunc.f32", "llvm.trunc.f64"}}};
 
 /* NVPTX: kernels are the ptx_kernel calling convention (LLVM NVPTXUsage "Kernel entry points"; the
@@ -236,6 +238,51 @@ static const char *zero_of(rctx *r, const char *ty) {
 
 /* Converts text v of type `from` to type `to` with C cast semantics (the signedness and boolness of
  * each side choose sext/zext, sitofp/uitofp, fptosi/fptoui, != 0). */
+/* t = float v as bfloat, round to nearest even in integer ops (compile/kprelude.c's bg_f2bf): LLVM's fptrunc
+ * float -> bfloat becomes VCVTNEPS2BF16 on x86 CPUs with AVX512-BF16, which flushes denormals to zero. */
+static void emit_f2bf(rctx *r, const char *t, const char *v) {
+  unsigned n = fresh(r);
+  emit(r, "%%b%u.i = bitcast float %s to i32", n, v);
+  emit(r, "%%b%u.h = lshr i32 %%b%u.i, 16", n, n);
+  emit(r, "%%b%u.l = and i32 %%b%u.h, 1", n, n);
+  emit(r, "%%b%u.a = add i32 %%b%u.i, 32767", n, n);
+  emit(r, "%%b%u.s = add i32 %%b%u.a, %%b%u.l", n, n, n);
+  emit(r, "%%b%u.r = lshr i32 %%b%u.s, 16", n, n);
+  emit(r, "%%b%u.q = or i32 %%b%u.h, 64", n, n);               /* NaN: keep it, quiet */
+  emit(r, "%%b%u.n = fcmp uno float %s, 0.0", n, v);
+  emit(r, "%%b%u.m = select i1 %%b%u.n, i32 %%b%u.q, i32 %%b%u.r", n, n, n, n);
+  emit(r, "%%b%u.w = trunc i32 %%b%u.m to i16", n, n);
+  emit(r, "%s = bitcast i16 %%b%u.w to bfloat", t, n);
+}
+
+static void emit_fptrunc_f32(rctx *r, const char *t, const char *v, const char *to) {
+  if (!strcmp(to, "bfloat")) emit_f2bf(r, t, v);
+  else emit(r, "%s = fptrunc float %s to %s", t, v, to);
+}
+
+/* t = double v as half/bfloat in ONE rounding: v rounded to odd into float (truncated, lowest bit set when
+ * inexact; float keeps 13 bits more than half, enough: Boldo & Melquiond's round-to-odd), then fptrunc. A
+ * plain fptrunc double -> bfloat/half is a libcall on x86 (__truncdfbf2, absent from the process) and
+ * fptrunc through float would round twice (1 + 2^-8 + 2^-40 -> 1 instead of 1 + 2^-7). */
+static void emit_d2half(rctx *r, const char *t, const char *v, const char *to) {
+  unsigned n = fresh(r);
+  emit(r, "%%o%u.f = fptrunc double %s to float", n, v);
+  emit(r, "%%o%u.b = fpext float %%o%u.f to double", n, n);
+  emit(r, "%%o%u.x = fcmp one double %%o%u.b, %s", n, n, v);    /* inexact (false for NaN) */
+  emit(r, "%%o%u.g = fcmp ogt double %%o%u.b, %s", n, n, v);
+  emit(r, "%%o%u.p = fcmp ogt double %s, 0.0", n, v);
+  emit(r, "%%o%u.a = icmp eq i1 %%o%u.g, %%o%u.p", n, n, n);   /* rounded away from zero */
+  emit(r, "%%o%u.i = bitcast float %%o%u.f to i32", n, n);
+  emit(r, "%%o%u.d = zext i1 %%o%u.a to i32", n, n);
+  emit(r, "%%o%u.t = sub i32 %%o%u.i, %%o%u.d", n, n, n);
+  emit(r, "%%o%u.o = or i32 %%o%u.t, 1", n, n);
+  emit(r, "%%o%u.s = select i1 %%o%u.x, i32 %%o%u.o, i32 %%o%u.i", n, n, n, n);
+  emit(r, "%%o%u.r = bitcast i32 %%o%u.s to float", n, n);
+  char f[TXT];
+  snprintf(f, sizeof f, "%%o%u.r", n);
+  emit_fptrunc_f32(r, t, f, to);
+}
+
 static const char *convert(rctx *r, const char *v, const char *from, bool from_signed, bool from_bool, const char *to,
                            bool to_signed, bool to_bool) {
   if (!strcmp(from, to)) return v;
@@ -260,12 +307,21 @@ static const char *convert(rctx *r, const char *v, const char *from, bool from_s
       char m[TXT];
       snprintf(m, sizeof m, "%%c%u", fresh(r));
       emit(r, "%s = fpext %s %s to float", m, from, v);
-      emit(r, "%s = fptrunc float %s to %s", t, m, to);
+      emit_fptrunc_f32(r, t, m, to);
+    } else if (a == 3 && b <= 1) {
+      emit_d2half(r, t, v, to);
+    } else if (a == 2 && b == 1) {
+      emit_f2bf(r, t, v);
     } else {
       emit(r, "%s = %s %s %s to %s", t, a < b ? "fpext" : "fptrunc", from, v, to);
     }
   } else if (ff) {
     emit(r, "%s = %s %s %s to %s", t, to_signed ? "fptosi" : "fptoui", from, v, to);
+  } else if (tf && (!strcmp(to, "half") || !strcmp(to, "bfloat"))) {   /* int -> 16-bit float: through double */
+    char m[TXT];
+    snprintf(m, sizeof m, "%%c%u", fresh(r));
+    emit(r, "%s = %s %s %s to double", m, from_signed ? "sitofp" : "uitofp", from, v);
+    emit_d2half(r, t, m, to);
   } else if (tf) {
     emit(r, "%s = %s %s %s to %s", t, from_signed ? "sitofp" : "uitofp", from, v, to);
   } else {
@@ -475,7 +531,10 @@ static void render_expr(rctx *r, kitem *it) {
     int mi = math_index(op);
     const char *fn = r->tg->math[mi][f64];
     if (!fn) {
-      fail_node(r, u, "math op with no instruction on this target (PTX has only float32 exp2/log2/sin)");
+      char what[128];
+      snprintf(what, sizeof what, "float64 %s is not supported on this target (PTX has only float32 ex2/lg2/sin)",
+               mi == 0 ? "exp2" : mi == 1 ? "log2" : "sin");
+      fail_node(r, u, what);
       return;
     }
     r->intrinsics |= 1u << (mi * 2 + f64);
@@ -1552,13 +1611,17 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
     if (gsz[d] > 1) kstr_printf(&out, "declare i32 @%s%c()\n", tg->group_id, xyz[d]);
     if (lsz[d] > 1) kstr_printf(&out, "declare i32 @%s%c()\n", tg->local_id, xyz[d]);
   }
+  unsigned own64 = 0;   /* compile/kmath64.c's functions used (bits 1 << KM64_*) */
   for (unsigned i = 0; i < NMATH; i++)
     for (unsigned f64 = 0; f64 < 2; f64++)
-      if (r.intrinsics & (1u << (i * 2 + f64)))
-        kstr_printf(&out, "declare %s @%s(%s)\n", f64 ? "double" : "float", tg->math[i][f64], f64 ? "double" : "float");
+      if (r.intrinsics & (1u << (i * 2 + f64))) {
+        if (!strncmp(tg->math[i][f64], "bg_", 3)) own64 |= 1u << i;   /* KM64_* is math_ops order */
+        else kstr_printf(&out, "declare %s @%s(%s)\n", f64 ? "double" : "float", tg->math[i][f64], f64 ? "double" : "float");
+      }
   if (r.prefetch) kstr_puts(&out, "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n");
   if (r.fma & 1) kstr_puts(&out, "declare float @llvm.fma.f32(float, float, float)\n");
   if (r.fma & 2) kstr_puts(&out, "declare double @llvm.fma.f64(double, double, double)\n");
+  kmath64_emit(&out, own64, (r.fma & 2) != 0);
   emit_attributes(&out, tg, lsz, r.cpu);
   kstr_free(&r.pro);
   kstr_free(&r.body);

@@ -132,8 +132,9 @@ bg_tensor *bg_tn_mean(bg_tensor *a, uint32_t axes, bool keepdim) {
   double count = 1;
   for (unsigned i = 0; i < a->ndim; i++)
     if (axes == BG_ALL_AXES || (axes >> i) & 1u) count *= (double)a->shape[i];
-  bg_tensor *r = bg_tn_div(s, bg_tn_scalar(a->c, s->dt == BG_FLOAT16 ? BG_FLOAT16 : BG_FLOAT32, count));
-  return bg_tn_cast(r, s->dt == BG_FLOAT16 ? BG_FLOAT16 : r->dt);
+  bool half = s->dt == BG_FLOAT16 || s->dt == BG_BFLOAT16;
+  bg_tensor *r = bg_tn_div(s, bg_tn_scalar(a->c, half ? s->dt : BG_FLOAT32, count));
+  return bg_tn_cast(r, half ? s->dt : r->dt);
 }
 
 /* x - max - log(sum(exp(x - max))): the max keeps exp in range, as tinygrad. */

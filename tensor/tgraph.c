@@ -72,6 +72,7 @@ static node move(bg_tctx *c, enum ir_op op, node u, const int64_t *v, unsigned m
 node n_const(bg_tctx *c, enum ir_scalar s, double v, const tshape *shp) {
   tshape sh0 = *shp, *sh = &sh0;
   if (s == IR_DT_FLOAT16) v = bg_f16_to_f32(bg_f32_to_f16((float)v)); /* the value a half can hold */
+  if (s == IR_DT_BFLOAT16) v = bg_bf16_to_f32(bg_f32_to_bf16((float)v));
   node k = with_shape(c, ir_const_float(c->g, s, v), &scalar_shape);
   return k && sh->n ? n_broadcast_to(c, k, sh) : k;
 }

@@ -265,6 +265,6 @@ node n_sum(bg_tctx *c, node u, uint32_t mask, bool keepdim) {
   if (!u) return NULL;
   enum ir_scalar s = IR_DT_SCALAR(u->dt), acc = t_sum_acc(s);
   node r = n_reduce(c, n_cast(c, u, acc), IR_ADD, mask);
-  if (s == IR_DT_FLOAT16) r = n_cast(c, r, s); /* half sums accumulate in float32, as tinygrad */
+  if (ir_scalar_is_float(s) && acc != s) r = n_cast(c, r, s); /* 16-bit float sums accumulate in float32, as tinygrad */
   return keepdim ? r : n_drop_axes(c, r, mask);
 }

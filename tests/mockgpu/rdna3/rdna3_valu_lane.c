@@ -16,6 +16,9 @@ static uint32_t cvt_u32(double f) { return isnan(f) || f <= 0 ? 0 : f >= 4294967
 static int32_t cvt_i32(double f) {
   return isnan(f) ? 0 : f <= -2147483648.0 ? INT32_MIN : f >= 2147483647.0 ? INT32_MAX : (int32_t)f;
 }
+/* f32_to_i16 / f32_to_u16 of the ISA guide (V_CVT_PK_I16/U16_F32): truncate, saturate, NaN -> 0. */
+static uint16_t cvt_i16(double f) { return (uint16_t)(isnan(f) ? 0 : f <= -32768.0 ? -32768 : f >= 32767.0 ? 32767 : (int)f); }
+static uint16_t cvt_u16(double f) { return isnan(f) || f <= 0 ? 0 : f >= 65535.0 ? 0xffff : (uint16_t)f; }
 static uint32_t bfe(uint32_t v, uint32_t off, uint32_t width, bool sign) {
   off &= 31, width &= 31;
   if (!width) return 0;
@@ -26,7 +29,7 @@ static uint32_t bfe(uint32_t v, uint32_t off, uint32_t width, bool sign) {
 static float fract32(float x) {
   if (isinf(x)) return NAN;
   float r = x - floorf(x);
-  return r < 0x1.fffffep-1f ? r : 0x1.fffffep-1f;
+  return r >= 0x1.fffffep-1f ? 0x1.fffffep-1f : r;   /* a NaN stays NaN */
 }
 static float med3f(float a, float b, float c) { return fmaxf(fminf(a, b), fminf(fmaxf(a, b), c)); }
 static int32_t sext24(uint32_t v) { return (int32_t)(v << 8) >> 8; }
@@ -234,6 +237,8 @@ int rdna3_lane_op(unsigned op, rdna3_lane *l) {
   case V_CVT_FLOOR_I32_F32: d = (uint32_t)cvt_i32(floor(F32(a))); break;
   case V_CVT_F16_F32: d = U16(F32(a)); break;
   case V_CVT_F32_F16: d = U32((float)F16(a)); break;
+  case V_CVT_PK_I16_F32: d = cvt_i16(F32(a)) | (uint32_t)cvt_i16(F32(b)) << 16; break;
+  case V_CVT_PK_U16_F32: d = cvt_u16(F32(a)) | (uint32_t)cvt_u16(F32(b)) << 16; break;
   case V_CVT_PK_RTZ_F16_F32: d = rdna3_f2h_mode(F32(a), true) | (uint32_t)rdna3_f2h_mode(F32(b), true) << 16; break;
   case V_CVT_F32_F64: d = U32((float)F64(a)); break;
   case V_CVT_F64_F32: d = rdna3_ud((double)F32(a)); break;
@@ -310,7 +315,7 @@ int rdna3_lane_op(unsigned op, rdna3_lane *l) {
   case V_CEIL_F16: d = U16(ceilf(F16(a))); break;
   case V_TRUNC_F16: d = U16(truncf(F16(a))); break;
   case V_RNDNE_F16: d = U16(nearbyintf(F16(a))); break;
-  case V_FRACT_F16: { float x = F16(a), r = x - floorf(x); d = isinf(x) ? 0x7e00 : U16(r < 0.99951171875f ? r : 0.99951171875f); break; }
+  case V_FRACT_F16: { float x = F16(a), r = x - floorf(x); d = isinf(x) ? 0x7e00 : U16(r >= 0.99951171875f ? 0.99951171875f : r); break; }
   case V_FREXP_MANT_F16: d = U16(frexp_mant32(F16(a))); break;
   case V_FREXP_EXP_I16_F16: d = (uint16_t)frexp_exp32(F16(a)); break;
   case V_DIV_FIXUP_F16: d = U16((float)div_fixup(F16(a), F16(b), F16(c))); break;
@@ -328,7 +333,7 @@ int rdna3_lane_op(unsigned op, rdna3_lane *l) {
   case V_CEIL_F64: d = rdna3_ud(ceil(F64(a))); break;
   case V_RNDNE_F64: d = rdna3_ud(nearbyint(F64(a))); break;
   case V_FLOOR_F64: d = rdna3_ud(floor(F64(a))); break;
-  case V_FRACT_F64: { double x = F64(a), r = x - floor(x); d = rdna3_ud(isinf(x) ? NAN : r < 0x1.fffffffffffffp-1 ? r : 0x1.fffffffffffffp-1); break; }
+  case V_FRACT_F64: { double x = F64(a), r = x - floor(x); d = rdna3_ud(isinf(x) ? NAN : r >= 0x1.fffffffffffffp-1 ? 0x1.fffffffffffffp-1 : r); break; }
   case V_FREXP_MANT_F64: d = rdna3_ud(frexp_mant64(F64(a))); break;
   case V_FREXP_EXP_I32_F64: d = (uint32_t)frexp_exp64(F64(a)); break;
   case V_DIV_SCALE_F64: d = rdna3_ud(div_scale(F64(a), F64(b), F64(c), &l->cout, true)); break;

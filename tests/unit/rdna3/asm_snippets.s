@@ -439,3 +439,55 @@ wmma_chain_salu: v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[24:31]
   s_nop 0
   v_wmma_f32_16x16x16_f16 v[32:39], v[8:15], v[0:7], v[24:31]
   s_endpgm
+
+// ---- float64 (test_f64.c): the instructions LLVM's AMDGPU backend emits for float64 tensor kernels
+// (v[0:1] = a, v[2:3] = b, v20 = an int32 / class mask per lane)
+f64_unary: v_rcp_f64_e32 v[4:5], v[0:1]
+  v_rsq_f64_e32 v[6:7], v[0:1]
+  v_sqrt_f64_e32 v[8:9], v[0:1]
+  v_trunc_f64_e32 v[10:11], v[0:1]
+  v_floor_f64_e32 v[12:13], v[0:1]
+  v_ceil_f64_e32 v[14:15], v[0:1]
+  v_rndne_f64_e32 v[16:17], v[0:1]
+  v_fract_f64_e32 v[18:19], v[0:1]
+  v_frexp_mant_f64_e32 v[22:23], v[0:1]
+  v_frexp_exp_i32_f64_e32 v24, v[0:1]
+  v_cvt_u32_f64_e32 v25, v[0:1]
+  v_cvt_i32_f64_e32 v26, v[0:1]
+  v_cvt_f64_u32_e32 v[28:29], v20
+  v_cvt_f64_i32_e32 v[30:31], v20
+  v_ldexp_f64 v[32:33], v[0:1], v20
+  v_cvt_f32_f64_e32 v34, v[0:1]
+  s_endpgm
+f64_binary: v_max_f64 v[4:5], v[0:1], v[2:3]
+  v_min_f64 v[6:7], v[0:1], v[2:3]
+  v_mul_f64 v[8:9], -v[0:1], |v[2:3]|
+  v_add_f64 v[10:11], v[0:1], -v[2:3]
+  v_fma_f64 v[12:13], v[0:1], v[2:3], 0.5
+  v_cmp_lt_f64_e32 vcc_lo, v[0:1], v[2:3]
+  v_cndmask_b32_e64 v14, 0, 1, vcc_lo
+  v_cmp_neq_f64_e64 s4, v[0:1], v[2:3]
+  v_cndmask_b32_e64 v15, 0, 1, s4
+  v_cmp_u_f64_e64 s5, v[0:1], v[2:3]
+  v_cndmask_b32_e64 v16, 0, 1, s5
+  v_cmp_ngt_f64_e64 s6, v[0:1], v[2:3]
+  v_cndmask_b32_e64 v17, 0, 1, s6
+  v_cmp_class_f64_e64 s7, v[0:1], v20
+  v_cndmask_b32_e64 v18, 0, 1, s7
+  s_endpgm
+f64_div: v_div_scale_f64 v[4:5], null, v[2:3], v[2:3], v[0:1]
+  v_rcp_f64_e32 v[6:7], v[4:5]
+  v_fma_f64 v[8:9], -v[4:5], v[6:7], 1.0
+  v_fma_f64 v[6:7], v[6:7], v[8:9], v[6:7]
+  v_fma_f64 v[8:9], -v[4:5], v[6:7], 1.0
+  v_fma_f64 v[6:7], v[6:7], v[8:9], v[6:7]
+  v_div_scale_f64 v[8:9], vcc_lo, v[0:1], v[2:3], v[0:1]
+  v_mul_f64 v[10:11], v[8:9], v[6:7]
+  v_fma_f64 v[4:5], -v[4:5], v[10:11], v[8:9]
+  v_div_fmas_f64 v[4:5], v[4:5], v[6:7], v[10:11]
+  v_div_fixup_f64 v[12:13], v[4:5], v[2:3], v[0:1]
+  s_endpgm
+// float -> packed 16-bit ints (LLVM's fptosi/fptoui float -> i16 on gfx11)
+cvt_pk16: v_cvt_pk_i16_f32 v4, v0, v1
+  v_cvt_pk_u16_f32 v5, v0, v1
+  s_endpgm

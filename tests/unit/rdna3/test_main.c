@@ -19,6 +19,7 @@ int main(void) {
   suite_add_tcase(s, limit_tests());
   suite_add_tcase(s, wmma_tests());
   suite_add_tcase(s, stats_tests());
+  suite_add_tcase(s, f64_tests());
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

@@ -11,5 +11,6 @@ TCase *bits_tests(void);    /* test_bits.c: sign-bit and leading-zero counts */
 TCase *limit_tests(void);   /* test_limits.c: s_waitcnt, VGPR and LDS grants, the K$ */
 TCase *wmma_tests(void);    /* test_wmma.c: V_WMMA_* against a C reference, lane layout, strictness */
 TCase *stats_tests(void);   /* test_stats.c: shader statistics and the LDS bank model */
+TCase *f64_tests(void);     /* test_f64.c: the float64 instructions of LLVM's float64 lowering */
 
 #endif
