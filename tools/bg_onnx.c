@@ -306,8 +306,8 @@ static int run_test_dir(bg_tctx *c, bg_onnx_model *m, const char *dir, char *why
       snprintf(why, cap, "unsupported: more than %d inputs or outputs", MAXIO);
       res = R_UNSUP;
     } else {
-      if (fi) qsort(fi, ni, sizeof *fi, cmp_num);
-      if (fo) qsort(fo, no, sizeof *fo, cmp_num);
+      if (ni) qsort(fi, ni, sizeof *fi, cmp_num);
+      if (no) qsort(fo, no, sizeof *fo, cmp_num);
       static char paths[2 * MAXIO][4096];
       named in[MAXIO], ex[MAXIO];
       for (unsigned i = 0; i < ni; i++) {
@@ -361,7 +361,7 @@ static int suite(const char *dev, char **dirs, int n) {
     int res;
     char data_json[4200];
     snprintf(data_json, sizeof data_json, "%s/data.json", dirs[i]);
-    int r = 0;
+    int r;
     if (access(path, F_OK) && !access(data_json, F_OK)) {
       /* ONNX's "real" model tests: data.json names a download, the model is not shipped */
       snprintf(why, sizeof why, "unsupported: model not shipped (only its data.json)");

@@ -15,9 +15,9 @@ typedef struct pb {
 
 static inline void pb_varint(pb *p, uint64_t v) {
   do {
-    uint8_t c = v & 0x7f;
+    uint8_t byte = v & 0x7f;
     v >>= 7;
-    p->b[p->n++] = c | (v ? 0x80 : 0);
+    p->b[p->n++] = byte | (v ? 0x80 : 0);
   } while (v);
 }
 static inline void pb_key(pb *p, unsigned field, unsigned wt) { pb_varint(p, (uint64_t)field << 3 | wt); }
