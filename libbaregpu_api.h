@@ -7,6 +7,7 @@
 #include "baregpu/compile.h"
 #include "baregpu/error.h"
 #include "baregpu/hcq.h"
+#include "baregpu/onnx.h"
 #include "baregpu/tensor.h"
 #include "baregpu/version.h"
 #pragma GCC visibility pop

@@ -18,6 +18,7 @@ from c_source import split_comments  # noqa: E402
 # the core (hcq/) reaches backends only through the table meson generates (bg_backends.c), never by include.
 ALLOWED = {
     'tensor': {'compile', 'ir', 'util'},
+    'onnx': {'util'},  # the ONNX front end: the public tensor API (baregpu/) and util/
     'compile': {'formats', 'ir', 'util'},
     'am': {'hcq', 'platform', 'formats', 'ir', 'util'},
     'cpu': {'hcq', 'platform', 'formats', 'ir', 'util'},
