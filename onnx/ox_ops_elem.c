@@ -5,7 +5,6 @@
 
 #include "ox.h"
 #include "ox_ops.h"
-#include "ox_pending.h"
 
 bg_tensor *ox_scalar_like(bg_tensor *a, double v) { return bg_tn_scalar(bg_tn_ctx(a), bg_tn_dtype(a), v); }
 
@@ -98,14 +97,11 @@ int ox_op_binary(ox_ctx *x) {
     r = bg_tn_where(bg_tn_lt(a, ox_scalar_like(a, 0)), bg_tn_mul(a, b), a);
   }
   else if (!strcmp(op, "Pow")) {
-    OX_NEED(x, bg_tn_pow);
     r = bg_tn_pow(a, bg_tn_dtype(b) == bg_tn_dtype(a) ? b : bg_tn_cast(b, bg_tn_dtype(a)));
   } else if (!strcmp(op, "Mod")) {
     int64_t fm;
     int e = ox_attr_int(x, "fmod", 0, &fm);
     if (e < 0) return e;
-    OX_NEED(x, bg_tn_mod);
-    OX_NEED(x, bg_tn_fmod);
     r = fm ? bg_tn_fmod(a, b) : bg_tn_mod(a, b);
   } else if (!strcmp(op, "BitShift")) {
     char dir[16];
@@ -113,10 +109,8 @@ int ox_op_binary(ox_ctx *x) {
     if (e < 0) return e;
     if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
       return ox_err(x, BG_EFORMAT, "attribute 'direction' is '%s', expected LEFT or RIGHT", dir);
-    OX_NEED(x, bg_tn_bitwise);
     r = bg_tn_bitwise(a, b, dir[0] == 'L' ? '<' : '>');
   } else if (!strncmp(op, "Bitwise", 7)) {
-    OX_NEED(x, bg_tn_bitwise);
     r = bg_tn_bitwise(a, b, !strcmp(op, "BitwiseAnd") ? '&' : !strcmp(op, "BitwiseOr") ? '|' : '^');
   } else {
     return ox_unsup(x, "no binary mapping");
@@ -189,7 +183,6 @@ int ox_op_activation(ox_ctx *x) {
     r = ox_minimum(ox_scalar_like(a, 1), bg_tn_maximum(zero, bg_tn_addc(bg_tn_mulc(a, alpha), beta)));
     if (swish) r = bg_tn_mul(a, r);
   } else if (!strcmp(op, "Mish")) {
-    OX_NEED(x, bg_tn_tanh);
     r = bg_tn_mul(a, bg_tn_tanh(bg_tn_log(bg_tn_addc(bg_tn_exp(a), 1))));
   } else {
     return ox_unsup(x, "no activation mapping");
@@ -206,7 +199,6 @@ int ox_op_isinf(ox_ctx *x) {
   bg_tensor *a = ox_in(x, 0);
   bg_tensor *r;
   if (neg && pos) {
-    OX_NEED(x, bg_tn_isinf);
     r = bg_tn_isinf(a);
   } else if (neg || pos) {
     r = bg_tn_eq(a, ox_scalar_like(a, neg ? -INFINITY : INFINITY));

@@ -4,7 +4,6 @@
 
 #include "ox.h"
 #include "ox_ops.h"
-#include "ox_pending.h"
 
 static int axis_attr(ox_ctx *x, unsigned nd, int *ax) {
   int64_t a;
@@ -31,7 +30,6 @@ int ox_op_gather(ox_ctx *x) {
     bg_tensor *t = bg_tn_cast(bg_tn_from(x->c, BG_INT64, bg_tn_ndim(idx), sh, v), bg_tn_dtype(a));
     return ox_set_ints(x, 0, t, v, iv->nints);
   }
-  OX_NEED(x, bg_tn_gather);
   return ox_set(x, 0, bg_tn_gather(a, ax, idx));
 }
 
@@ -40,7 +38,6 @@ int ox_op_gather_elements(ox_ctx *x) {
   int ax;
   int r = axis_attr(x, bg_tn_ndim(a), &ax);
   if (r < 0) return r;
-  OX_NEED(x, bg_tn_gather_elements);
   return ox_set(x, 0, bg_tn_gather_elements(a, ax, ox_in(x, 1)));
 }
 
@@ -64,7 +61,6 @@ int ox_op_scatter_elements(ox_ctx *x) {
   int r = axis_attr(x, bg_tn_ndim(a), &ax);
   if (r >= 0) r = reduction(x, &red);
   if (r < 0) return r;
-  OX_NEED(x, bg_tn_scatter_elements);
   return ox_set(x, 0, bg_tn_scatter_elements(a, ax, ox_in(x, 1), ox_in(x, 2), red));
 }
 
@@ -73,7 +69,6 @@ int ox_op_gather_nd(ox_ctx *x) {
   int r = ox_attr_int(x, "batch_dims", 0, &bd);
   if (r < 0) return r;
   if (bd) return ox_unsup(x, "batch_dims %lld", (long long)bd);
-  OX_NEED(x, bg_tn_gather_nd);
   return ox_set(x, 0, bg_tn_gather_nd(ox_in(x, 0), ox_in(x, 1)));
 }
 
@@ -81,7 +76,6 @@ int ox_op_scatter_nd(ox_ctx *x) {
   enum bg_scatter_reduce red;
   int r = reduction(x, &red);
   if (r < 0) return r;
-  OX_NEED(x, bg_tn_scatter_nd);
   return ox_set(x, 0, bg_tn_scatter_nd(ox_in(x, 0), ox_in(x, 1), ox_in(x, 2), red));
 }
 
@@ -94,7 +88,6 @@ int ox_op_one_hot(ox_ctx *x) {
   bg_tensor *vals = ox_in(x, 2);
   if (bg_tn_numel(vals) != 2) return ox_err(x, BG_EFORMAT, "values has %lld elements, expected 2",
                                             (long long)bg_tn_numel(vals));
-  OX_NEED(x, bg_tn_one_hot);
   bg_tensor *idx = ox_in(x, 0);
   if (ox_is_float(bg_tn_dtype(idx))) idx = bg_tn_cast(idx, BG_INT64);   /* OneHot takes any numeric indices */
   bg_tensor *oh = bg_tn_one_hot(idx, (int64_t)depth, (int)axis);

@@ -5,7 +5,6 @@
 
 #include "ox.h"
 #include "ox_ops.h"
-#include "ox_pending.h"
 
 int ox_op_matmul(ox_ctx *x) { return ox_set(x, 0, bg_tn_matmul(ox_in(x, 0), ox_in(x, 1))); }
 
@@ -135,7 +134,6 @@ static int conv_common(ox_ctx *x, bool transpose) {
         if (o.pads[i][0] < 0) return ox_unsup(x, "output_shape that needs a negative begin padding");
       }
     }
-    OX_NEED(x, bg_tn_conv_transpose);
     return ox_set(x, 0, bg_tn_conv_transpose(in, w, b, &o));
   }
   if (bg_tn_conv) return ox_set(x, 0, bg_tn_conv(in, w, b, &o));
@@ -171,7 +169,6 @@ int ox_op_pool(ox_ctx *x) {
     o.pads[i][1] = s.p[i][1];
   }
   if (avg) {
-    OX_NEED(x, bg_tn_avg_pool);
     return ox_set(x, 0, bg_tn_avg_pool(in, &o));
   }
   if (bg_tn_max_pool) return ox_set(x, 0, bg_tn_max_pool(in, &o));
@@ -272,6 +269,5 @@ int ox_op_lpnorm(ox_ctx *x) {
   if (r < 0) return r;
   if (p == 2) return ox_set(x, 0, bg_tn_div(a, bg_tn_sqrt(bg_tn_sum(bg_tn_mul(a, a), 1u << ax, true))));
   if (p != 1) return ox_err(x, BG_EFORMAT, "attribute 'p' is %lld, expected 1 or 2", (long long)p);
-  OX_NEED(x, bg_tn_abs);
   return ox_set(x, 0, bg_tn_div(a, bg_tn_sum(bg_tn_abs(a), 1u << ax, true)));
 }

@@ -4,7 +4,6 @@
 
 #include "ox.h"
 #include "ox_ops.h"
-#include "ox_pending.h"
 
 /* The reduction's axes as a bit mask over ndim: from the attribute (older opsets) or input 1. */
 static int reduce_axes(ox_ctx *x, unsigned ndim, bool from_input, uint32_t *mask, bool *noop) {
@@ -76,10 +75,8 @@ int ox_op_reduce(ox_ctx *x) {
       o = bg_tn_reshape(o, n, sh);
     }
   } else if (!strcmp(op, "L1")) {
-    OX_NEED(x, bg_tn_abs);
     o = bg_tn_sum(bg_tn_abs(a), mask, k);
   } else if (!strcmp(op, "Prod")) {
-    OX_NEED(x, bg_tn_reduce);
     int axes[BG_MAX_DIMS];
     unsigned n = 0;
     for (unsigned d = 0; d < nd; d++)
@@ -104,8 +101,6 @@ int ox_op_argmax(ox_ctx *x) {
   r = ox_axis(x, axis, bg_tn_ndim(a), &ax);
   if (r < 0) return r;
   bool mx = !strcmp(x->node->pb->op_type, "ArgMax");
-  OX_NEED(x, bg_tn_argmax);
-  OX_NEED(x, bg_tn_argmin);
   if (last) {   /* the last extreme: the first of the flipped axis, mapped back */
     bg_tensor *f = bg_tn_flip(a, 1u << ax);
     bg_tensor *i = mx ? bg_tn_argmax(f, ax, keep != 0) : bg_tn_argmin(f, ax, keep != 0);
@@ -161,6 +156,5 @@ int ox_op_cumsum(ox_ctx *x) {
   int axis;
   r = ox_axis(x, ax[0], bg_tn_ndim(a), &axis);
   if (r < 0) return r;
-  OX_NEED(x, bg_tn_cumsum);
   return ox_set(x, 0, bg_tn_cumsum(a, axis, ex != 0, rev != 0));
 }

@@ -7,7 +7,6 @@
 
 #include "ox.h"
 #include "ox_ops.h"
-#include "ox_pending.h"
 
 #define MAXV 4096
 

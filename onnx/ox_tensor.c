@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "ox.h"
-#include "ox_pending.h"
 
 static const char *const dtype_names[] = {
     "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING", "BOOL", "FLOAT16",
@@ -81,8 +80,6 @@ static int external(bg_onnx_model *m, bg_tctx *c, const Onnx__TensorProto *tp, c
                         (unsigned long long)len, bytes);
   if (!m->base_dir) return ox_model_err(m, BG_EINVAL, "%s: external data '%s' of a model loaded from memory without "
                                         "a folder", where, loc);
-  if (!bg_tn_from_file) return ox_model_err(m, BG_ENOTSUP, "%s: external data needs the file loader (bg_tn_from_file), "
-                                            "not built in this library yet", where);
   char path[4096];
   if ((size_t)snprintf(path, sizeof path, "%s/%s", m->base_dir, loc) >= sizeof path)
     return ox_model_err(m, BG_EINVAL, "%s: external data path too long", where);
