@@ -132,14 +132,7 @@ int ox_op_pad(ox_ctx *x) {
   else if (!strcmp(mode, "edge")) pm = BG_PAD_EDGE;
   else if (!strcmp(mode, "wrap")) pm = BG_PAD_WRAP;
   else return ox_err(x, BG_EFORMAT, "attribute 'mode' is '%s'", mode);
-  if (bg_tn_pad_mode) return ox_set(x, 0, bg_tn_pad_mode(a, pp, pm, value));
-  if (pm != BG_PAD_CONSTANT) return ox_unsup(x, "bg_tn_pad_mode is not built in this library yet");
-  bool neg = false;
-  for (unsigned d = 0; d < nd; d++) neg |= pp[d][0] < 0 || pp[d][1] < 0;
-  if (neg) return ox_unsup(x, "negative pads need bg_tn_pad_mode, not built in this library yet");
-  if (value == 0) return ox_set(x, 0, bg_tn_pad(a, pp));
-  /* pad with 0 around (a - value), then add value back */
-  return ox_set(x, 0, bg_tn_addc(bg_tn_pad(bg_tn_addc(a, -value), pp), value));
+  return ox_set(x, 0, bg_tn_pad_mode(a, pp, pm, value));
 }
 
 int ox_op_trilu(ox_ctx *x) {

@@ -136,12 +136,7 @@ static int conv_common(ox_ctx *x, bool transpose) {
     }
     return ox_set(x, 0, bg_tn_conv_transpose(in, w, b, &o));
   }
-  if (bg_tn_conv) return ox_set(x, 0, bg_tn_conv(in, w, b, &o));
-  /* the 2-D layer of tensor/nn.c: groups 1, dilation 1, the same stride and padding on every side */
-  bool easy = s.n == 2 && g == 1 && s.d[0] == 1 && s.d[1] == 1 && s.s[0] == s.s[1];
-  for (unsigned i = 0; i < 2 && easy; i++) easy = s.p[i][0] == s.p[0][0] && s.p[i][1] == s.p[0][0];
-  if (!easy) return ox_unsup(x, "bg_tn_conv is not built in this library yet (only plain 2-D convolutions)");
-  return ox_set(x, 0, bg_tn_conv2d(in, w, b, s.s[0], s.p[0][0]));
+  return ox_set(x, 0, bg_tn_conv(in, w, b, &o));
 }
 
 int ox_op_conv(ox_ctx *x) { return conv_common(x, !strcmp(x->node->pb->op_type, "ConvTranspose")); }
@@ -171,11 +166,7 @@ int ox_op_pool(ox_ctx *x) {
   if (avg) {
     return ox_set(x, 0, bg_tn_avg_pool(in, &o));
   }
-  if (bg_tn_max_pool) return ox_set(x, 0, bg_tn_max_pool(in, &o));
-  bool easy = s.n == 2 && !ceil_mode && s.k[0] == s.k[1] && s.s[0] == s.k[0] && s.s[1] == s.k[1] && s.d[0] == 1 &&
-              s.d[1] == 1 && !s.p[0][0] && !s.p[0][1] && !s.p[1][0] && !s.p[1][1];
-  if (!easy) return ox_unsup(x, "bg_tn_max_pool is not built in this library yet (only k x k windows of stride k)");
-  return ox_set(x, 0, bg_tn_max_pool2d(in, s.k[0], s.k[0]));
+  return ox_set(x, 0, bg_tn_max_pool(in, &o));
 }
 
 int ox_op_global_pool(ox_ctx *x) {

@@ -36,8 +36,7 @@ static int reduce_axes(ox_ctx *x, unsigned ndim, bool from_input, uint32_t *mask
 }
 
 static bg_tensor *mask_min(bg_tensor *a, uint32_t mask, bool keep) {
-  if (bg_tn_min) return bg_tn_min(a, mask, keep);
-  return bg_tn_neg(bg_tn_max(bg_tn_neg(a), mask, keep));
+  return bg_tn_min(a, mask, keep);
 }
 
 int ox_op_reduce(ox_ctx *x) {
