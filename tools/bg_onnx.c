@@ -5,6 +5,7 @@
  *
  *   bg-onnx MODEL.onnx [--dev DEV] [--input NAME=FILE.pb]... [--expect NAME=FILE.pb]... [--test-dir DIR]
  *   bg-onnx --suite [--dev DEV] DIR...
+ *   bg-onnx --device [--dev DEV]     (prints the device that opens, as tests/onnx/run.sh names it)
  *
  * --test-dir DIR: run every DIR/test_data_set_N (input_K.pb in the model's input order, output_K.pb expected).
  * --suite: each DIR is a test (DIR/model.onnx and its data sets), all on one context; one line each:
@@ -37,7 +38,7 @@ typedef struct named {
 
 static int usage(void) {
   fprintf(stderr, "usage: bg-onnx MODEL.onnx [--dev DEV] [--input NAME=FILE.pb]... [--expect NAME=FILE.pb]... "
-                  "[--test-dir DIR]\n       bg-onnx --suite [--dev DEV] DIR...\n");
+                  "[--test-dir DIR]\n       bg-onnx --suite [--dev DEV] DIR...\n       bg-onnx --device [--dev DEV]\n");
   return 2;
 }
 
@@ -421,7 +422,7 @@ int main(int argc, char **argv) {
   const char *dev = NULL, *model = NULL, *test_dir = NULL;
   named in[MAXIO], ex[MAXIO];
   unsigned nin = 0, nex = 0;
-  bool is_suite = false;
+  bool is_suite = false, print_device = false;
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   int nrest = 0;
   if (!rest) return 2;
@@ -429,6 +430,7 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "--dev") && i + 1 < argc) dev = argv[++i];
     else if (!strcmp(a, "--suite")) is_suite = true;
+    else if (!strcmp(a, "--device")) print_device = true;
     else if (!strcmp(a, "--test-dir") && i + 1 < argc) test_dir = argv[++i];
     else if (!strcmp(a, "--input") && i + 1 < argc && nin < MAXIO) {
       if (split_named(argv[++i], &in[nin++]) < 0) return usage();
@@ -445,6 +447,19 @@ int main(int argc, char **argv) {
     } else {
       rest[nrest++] = argv[i];
     }
+  }
+  if (print_device) { /* the device --dev / DEV / the default opens, as run.sh names it (no ":0" index) */
+    free(rest);
+    bg_tctx *c;
+    if (bg_tctx_open(dev, &c) < 0) {
+      fprintf(stderr, "bg-onnx: %s\n", bg_last_error());
+      return 2;
+    }
+    const char *name = bg_tctx_device(c);
+    const char *colon = strrchr(name, ':');
+    printf("%.*s\n", colon && colon[1] >= '0' && colon[1] <= '9' ? (int)(colon - name) : (int)strlen(name), name);
+    bg_tctx_close(c);
+    return 0;
   }
   if (is_suite) {
     int r = nrest ? suite(dev, rest, nrest) : usage();
