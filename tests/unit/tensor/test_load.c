@@ -128,17 +128,14 @@ START_TEST(every_dtype_at_offsets) {
   path_of(f, sizeof f, "data.bin");
   write_file(f, data, fsize);
   const uint64_t offsets[] = {0, 4096, 1, 4093, 8190};
-  unsigned tested = 0;
   for (int t = BG_BOOL; t <= BG_BFLOAT16; t++) {
     unsigned sz = bg_dtype_size((enum bg_dtype)t);
-    if (!sz) continue;   /* a dtype this build does not run yet (bg_tn_from_file refuses it: unknown_dtype) */
-    tested++;
+    ck_assert_uint_ne(sz, 0);   /* every dtype of the enum loads */
     for (size_t k = 0; k < sizeof offsets / sizeof *offsets; k++) {
       int64_t n = (int64_t)((2 * CHUNK + 3 * (k + 1)) / sz);   /* 2 chunks and a bit: 3 or 4 staged reads */
       check_load(f, data, offsets[k], (enum bg_dtype)t, n);
     }
   }
-  ck_assert_uint_ge(tested, 11);
   free(data);
 }
 END_TEST
@@ -348,7 +345,6 @@ START_TEST(safetensors_round_trip) {
   hn += (size_t)snprintf(hdr + hn, sizeof hdr - hn, "{\"__metadata__\": {\"format\": \"pt\", \"q\\\"uote\": \"\\u00e9\"}");
   /* reverse dtype order in the JSON, ascending offsets in the data: the JSON order is not the file order */
   for (size_t k = 0; k < NST; k++) {
-    if (!bg_dtype_size(ST_DT[k].dt)) continue;
     size_t i = ntens++;
     ndims[i] = (unsigned)(k % 4);
     int64_t numel = 1;
@@ -367,9 +363,7 @@ START_TEST(safetensors_round_trip) {
     at = end[i];
   }
   for (size_t i = ntens; i-- > 0;) {
-    size_t k = 0;
-    for (size_t seen = 0; k < NST; k++)
-      if (bg_dtype_size(ST_DT[k].dt) && seen++ == i) break;
+    size_t k = i;   /* tensor i has dtype ST_DT[i] */
     hn += (size_t)snprintf(hdr + hn, sizeof hdr - hn, ", \"t%zu\\n%s\":{\"shape\":[", i, ST_DT[k].name);
     for (unsigned d = 0; d < ndims[i]; d++)
       hn += (size_t)snprintf(hdr + hn, sizeof hdr - hn, "%s%lld", d ? ", " : "", (long long)shapes[i][d]);
@@ -387,7 +381,6 @@ START_TEST(safetensors_round_trip) {
   ck_assert_msg(bg_tn_load_safetensors(c, f, &names, &ts, &n) == 0, "%s", bg_last_error());
   ck_assert_uint_eq(n, ntens);
   for (size_t i = 0, k = 0; i < n; i++, k++) {
-    while (!bg_dtype_size(ST_DT[k].dt)) k++;
     char want[32];
     snprintf(want, sizeof want, "t%zu\n%s", i, ST_DT[k].name);
     ck_assert_str_eq(names[i], want);
