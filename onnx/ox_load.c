@@ -171,6 +171,7 @@ static int check_graph(bg_onnx_model *m) {
     }
     nd->in = malloc((np->n_input + 1) * sizeof *nd->in);
     nd->out = malloc((np->n_output + 1) * sizeof *nd->out);
+    m->nnodes = n + 1;   /* counted before any error below, so the model's free releases this node's arrays */
     if (!nd->in || !nd->out) return ox_model_err(m, BG_ENOMEM, "out of host memory indexing the graph");
     for (size_t i = 0; i < np->n_input; i++) {
       const char *s = np->input[i];
