@@ -358,7 +358,7 @@ END_TEST
 /* ---------------- errors ---------------- */
 
 START_TEST(index_errors) {
-  int64_t s23[2] = {2, 3}, s2[1] = {2}, s32[2] = {3, 2}, s3[1] = {3}, z[6] = {0};
+  int64_t s23[2] = {2, 3}, s2[1] = {2}, s32[2] = {3, 2}, s3[1] = {3}, z[8] = {0};
   bg_tensor *x = bg_tn_zeros(c, BG_FLOAT32, 2, s23);
   bg_tn_gather(x, 0, bg_tn_zeros(c, BG_FLOAT32, 1, s2));
   expect_error("float indices", (const char *const[]){"gather", "indices dtype float32", "integer", NULL});
