@@ -6,14 +6,6 @@
 
 #include "tensor/tensor_internal.h"
 
-/* NN_PAD_3D: a padded input is made contiguous before the windows of THREE pooled axes. Without it the
- * emulated AMD GPU (MOCKPCI+AMD, LLVM AMDGPU kernels) gives wrong values or a page fault for zero padding
- * followed by 3-D overlapping windows (x (4,5,6) padded (1,0) on the last axis, max over 2x2x2 windows with
- * stride 1: 60 of 72 wrong), while CPU is right and the same graph with a contiguous() between is right on
- * both: a fault in the lowering of deep pad-validity index math for AMD, or in the emulator, not in these
- * graphs. 1-D and 2-D windows are left unchanged (their kernels are right on both devices and conv2d keeps
- * its kernel count). */
-
 /* Latches a layer error (message naming the layer and the shapes) and returns the error tensor of
  * x's context. */
 bg_tensor *nn_fail(bg_tensor *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -10,7 +10,6 @@
 typedef struct conv_args {
   unsigned nk;
   int64_t groups, s[3], d[3], pads[BG_MAX_DIMS][2]; /* pads per axis of x (0 on N and C) */
-  bool zeros_inserted;                                /* conv_transpose's stride */
 } conv_args;
 
 /* x (N, Cin, D...) and w (Cout, Cin/groups, K...) checked; pads may be negative (a crop). */
@@ -20,7 +19,6 @@ static bg_tensor *conv_core(bg_tensor *x, bg_tensor *w, bg_tensor *bias, const c
   bool pad = false;
   for (unsigned i = 0; i < 2 + nk; i++) pad |= a->pads[i][0] || a->pads[i][1];
   if (pad) x = bg_tn_pad_mode(x, a->pads, BG_PAD_CONSTANT, 0);
-  if (nk == 3 && (pad || a->zeros_inserted)) x = bg_tn_contiguous(x); /* see NN_PAD_3D in nn.h */
   const int64_t *k = w->shape + 2;
   bg_tensor *p = nn_windows("conv", x, nk, k, a->s, a->d); /* (N, Cin, O..., K...) */
   if (t_dead(p)) return p;
@@ -168,7 +166,6 @@ bg_tensor *bg_tn_conv_transpose(bg_tensor *x, bg_tensor *w, bg_tensor *bias, con
     for (unsigned i = 0; i < nk; i++) b[2 + i][1] = sh[2 + i] - (a.s[i] - 1);
     x = bg_tn_shrink(y, b);
     if (t_dead(x)) return x;
-    a.zeros_inserted = true;
   }
   for (unsigned i = 0; i < nk; i++) a.s[i] = 1;
   return conv_core(x, wt, bias, &a);

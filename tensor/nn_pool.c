@@ -205,7 +205,7 @@ static bool plan_pool(const char *op, bg_tensor *x, const bg_pool_opts *o, pool_
 static bg_tensor *pool_pad(bg_tensor *x, const pool_plan *pl, double v) {
   if (pl->any_pad) x = bg_tn_pad_mode(x, pl->pads, BG_PAD_CONSTANT, v);
   if (pl->any_extra) x = bg_tn_pad_mode(x, pl->extra, BG_PAD_CONSTANT, v);
-  return pl->nk == 3 && (pl->any_pad || pl->any_extra) ? bg_tn_contiguous(x) : x; /* see NN_PAD_3D in nn.h */
+  return x;
 }
 
 static uint32_t window_mask(const pool_plan *pl) {

@@ -74,9 +74,9 @@ static int decode_e32(rdna3_ctx *c, rdna3_wave *w, rdna3_vinst *in) {
 }
 
 static int decode_vop3(rdna3_ctx *c, rdna3_wave *w, rdna3_vinst *in) {
-  uint32_t e0 = c->enc[0], e1 = c->enc[1];
   c->ndw = 2;
-  if (rdna3_need(c, w, 2)) return -1;
+  if (rdna3_need(c, w, 2)) return -1;   /* before reading dword 1: it may lie on the next page */
+  uint32_t e0 = c->enc[0], e1 = c->enc[1];
   in->op = (e0 >> 16) & 0x3ff;
   in->vdst = e0 & 0xff;
   in->clamp = (e0 >> 15) & 1;
@@ -114,9 +114,9 @@ static const uint16_t vopd_ops[19] = {
 };
 
 static int exec_vopd(rdna3_ctx *c, rdna3_wave *w) {
-  uint32_t e0 = c->enc[0], e1 = c->enc[1];
   c->ndw = 2;
-  if (rdna3_need(c, w, 2)) return -1;
+  if (rdna3_need(c, w, 2)) return -1;   /* before reading dword 1: it may lie on the next page */
+  uint32_t e0 = c->enc[0], e1 = c->enc[1];
   unsigned opx = (e0 >> 22) & 0xf, opy = (e0 >> 17) & 0x1f;
   if (opy >= 19 || !vopd_ops[opx] || !vopd_ops[opy])
     return rdna3_fail(c, w, "unimplemented VOPD pair (opx %u, opy %u)", opx, opy);

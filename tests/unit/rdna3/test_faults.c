@@ -142,6 +142,36 @@ START_TEST(code_at_page_end) {
 }
 END_TEST
 
+/* A VOP3 and a VOPD whose second dword lies on the next page: fetch hands out dwords only to the end of a page,
+ * so the decoders must fetch dword 1 before reading it (they read a stale 0 once: the VOPD then wrote v0/v1
+ * instead of v13/v12, and a 12 KiB AMD kernel stored through a corrupted index: a page fault). */
+START_TEST(two_dword_valu_across_pages) {
+  start("page_end");   /* the wave's context; its code is replaced below */
+  uint64_t pages = gpu_alloc(&g, 2 * GPU_PAGE, GPU_PAGE);
+  static const uint32_t vop3[3] = {0xd6470005u, 0x020a0101u, 0xbfb00000u}; /* v_add_lshl_u32 v5, v1, v0, 2 */
+  static const uint32_t vopd[3] = {0xc908f70du, 0x0d0cd90cu, 0xbfb00000u}; /* v_dual_add_f32 v13, v13, v123 ::
+                                                                              v_dual_add_f32 v12, v12, v108 */
+  uint64_t split = pages + GPU_PAGE - 4;
+  memcpy(gpu_ptr(&g, split), vop3, sizeof vop3);
+  r.w.pc = split, r.w.v[0][0] = 3, r.w.v[1][0] = 4;
+  ck_assert_int_eq(wave_go(&r), 0);
+  ck_assert_uint_eq(r.w.v[5][0], (3u + 4u) << 2);
+  memcpy(gpu_ptr(&g, split), vopd, sizeof vopd);
+  float one = 1, two = 2, three = 3, four = 4, f;
+  memcpy(&r.w.v[13][0], &one, 4), memcpy(&r.w.v[123][0], &two, 4);
+  memcpy(&r.w.v[12][0], &three, 4), memcpy(&r.w.v[108][0], &four, 4);
+  r.w.pc = split, r.w.done = false;
+  ck_assert_int_eq(wave_go(&r), 0);
+  memcpy(&f, &r.w.v[13][0], 4);
+  ck_assert(f == 3.0f);
+  memcpy(&f, &r.w.v[12][0], 4);
+  ck_assert(f == 7.0f);
+  ck_assert_uint_eq(r.w.v[0][0], 3);
+  ck_assert_uint_eq(r.w.v[1][0], 4);
+  gpu_free(&g);
+}
+END_TEST
+
 /* Through rdna3_dispatch: the report names the workgroup and wave; a wave64 dispatch is refused. */
 START_TEST(dispatch_reports) {
   gpu_init(&g);
@@ -172,5 +202,6 @@ TCase *fault_tests(void) {
   tcase_add_test(tc, budget_exhausted);
   tcase_add_test(tc, dispatch_reports);
   tcase_add_test(tc, code_at_page_end);
+  tcase_add_test(tc, two_dword_valu_across_pages);
   return tc;
 }
