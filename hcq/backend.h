@@ -23,10 +23,21 @@ typedef struct bg_mem {
   void *meta;         /* backend's own */
 } bg_mem;
 
+/* The last write of a buffer by some device's queues (hcq/peer.c): the writer's serial (bg_dev.serial: a closed
+ * writer's work is complete, since close synchronizes), its timeline signal at the time and the value covering it. */
+typedef struct bg_buf_write_dep {
+  uint64_t serial;            /* 0: no write recorded */
+  bg_dev *dev;
+  bg_signal *sig;
+  uint64_t value;
+} bg_buf_write_dep;
+
 struct bg_buf {
   bg_dev *dev;
   bg_mem mem;
   unsigned flags;
+  bg_buf_write_dep writer;    /* bg_buf_mark_written / bg_buf_transfer */
+  struct bg_peer_map *peers;  /* mappings into other devices (bg_buf_map_peer), undone by bg_buf_free */
 };
 
 /* ---------------- recorded queue programs ---------------- */
@@ -170,6 +181,7 @@ struct bg_program {
 };
 
 struct bg_dev {
+  uint64_t serial;              /* unique per bg_dev in the process, never reused (hcq/peer.c liveness checks) */
   const bg_backend_ops *ops;
   void *priv;                   /* backend's own */
   char name[48];

@@ -56,6 +56,7 @@ int bg_dev_create(const bg_iface *ifc, const bg_target *t, int phys_index, bg_de
     free(d);
     return r;
   }
+  bg_peer_dev_opened(d);
   r = bg_signal_new(d, 0, &d->timeline);
   if (r == 0) r = bg_signal_new(d, 0, &d->timeline_shadow);
   if (r == 0) r = bg_buf_alloc(d, KARGS_ARENA_SIZE, BG_BUF_CPU_ACCESS, &d->kargs_buf);
@@ -74,6 +75,7 @@ void bg_dev_close(bg_dev *d) {
   if (!d) return;
   if (d->timeline && !d->error && bg_dev_synchronize(d, 0) < 0)
     BG_LOG(1, "%s: close: synchronize failed: %s", d->name, bg_last_error());
+  bg_peer_dev_closing(d);
   d->closing = true;
   for (int k = 0; k < 2; k++)
     if (d->hwq[k]) d->ops->queue_destroy(d, d->hwq[k]);
@@ -194,6 +196,7 @@ void bg_buf_free(bg_buf *b) {
   if (!b) return;
   bg_dev *d = b->dev;
   bg_buf_node *n = (bg_buf_node *)b;
+  bg_peer_buf_freeing(b); /* another device's write into b finishes first; b's peer mappings go */
   bg_memmap_remove(d, b->mem.va); /* new submits can no longer name it */
   if (d->closing) {
     release(d, n);
@@ -222,6 +225,7 @@ static int range_check(const bg_buf *b, uint64_t off, uint64_t n, const char *wh
 
 int bg_buf_write(bg_buf *b, uint64_t off, const void *src, uint64_t n) {
   int r = range_check(b, off, n, "write");
+  if (r == 0) r = bg_peer_wait_writer(b); /* another device's write into b lands first */
   if (r < 0) return r;
   if (b->dev->ops->copyin) return b->dev->ops->copyin(b->dev, &b->mem, off, src, n);
   if (!b->mem.cpu) return bg_error(BG_ENOTSUP, "%s: buffer has no CPU view and no copy path", b->dev->name);
@@ -232,6 +236,7 @@ int bg_buf_write(bg_buf *b, uint64_t off, const void *src, uint64_t n) {
 
 int bg_buf_read(const bg_buf *b, uint64_t off, void *dst, uint64_t n) {
   int r = range_check(b, off, n, "read");
+  if (r == 0) r = bg_peer_wait_writer(b); /* another device's write into b is part of what is read */
   if (r < 0) return r;
   if (b->dev->ops->copyout) return b->dev->ops->copyout(b->dev, &b->mem, off, dst, n);
   if (!b->mem.cpu) return bg_error(BG_ENOTSUP, "%s: buffer has no CPU view and no copy path", b->dev->name);

@@ -27,6 +27,13 @@ void bg_dev_set_timeline(bg_dev *d, uint64_t next_value);
 /* Give the buffers freed while their work was pending (d->deferred) back to the allocator once the timeline has
  * passed the value they wait for (dev.c; bg_queue_submit calls it). */
 void bg_dev_reap(bg_dev *d);
+/* Several devices (peer.c): bg_dev_create registers every open bg_dev (its serial), bg_dev_close unregisters it and
+ * drops the peer mappings other devices' buffers hold into it; bg_buf_free undoes b's peer mappings. */
+void bg_peer_dev_opened(bg_dev *d);
+void bg_peer_dev_closing(bg_dev *d);
+void bg_peer_buf_freeing(bg_buf *b);
+/* Wait on the host until b's last write by another device (bg_buf_write_dep) is complete: 0 or the wait's error. */
+int bg_peer_wait_writer(const bg_buf *b);
 /* Programs keep a cached run queue (program.c). */
 void bg_program_release_queue(bg_program *p);
 #endif

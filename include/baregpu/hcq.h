@@ -207,6 +207,59 @@ int bg_dev_synchronize(bg_dev *d, int timeout_ms);
  * CPU device -BG_ETIMEDOUT when a kernel does not return within BG_WAIT_TIMEOUT_MS. */
 int bg_dev_recover(bg_dev *d);
 
+/* ---------------- several devices: peer access, transfers, cross-device dependencies ----------------
+ *
+ * Devices opened together (AMD:0 and AMD:1, MOCKPCI+AMD:0 and :1 with MOCKGPU_COUNT=2, two CPU devices) each keep
+ * their own queues and timeline. One device's engines reach another's memory through a peer mapping: the other
+ * GPU's VRAM through its BAR (peer-to-peer over PCIe), host memory through its pages' bus addresses. Where a
+ * mapping is impossible (GPUs under different root complexes, a GPU behind a USB bridge, a BAR smaller than VRAM,
+ * backends of different kinds) transfers go through pinned host memory instead; BG_DEBUG=1 logs which path a
+ * transfer took and why.
+ *
+ * Dependencies across devices: every buffer remembers its last write by a device's queues (the writer device and the
+ * writer's timeline value that covers it). bg_buf_transfer records it for its destination; a program that writes a
+ * buffer records it with bg_buf_mark_written. Before device B's queues read a buffer A wrote, bg_dev_wait_bufs makes
+ * B's compute queue wait, on the GPU, for exactly A's value (A's timeline signal mapped into B), not for all of A's
+ * work; host reads (bg_buf_read) and bg_buf_free wait for it on the host.
+ * Thread safety: the calls below touch both devices named; the caller serializes them with other calls on either. */
+
+/* Whether d's engines can reach peer's memory directly. true, or false with the reason written to why[0..n) (why may
+ * be NULL): "different root complexes (pci0000:00, pci0000:40)", "peer is behind a USB bridge", ... A device reaches
+ * its own memory (true). Cannot fail. */
+bool bg_dev_can_p2p(const bg_dev *d, const bg_dev *peer, char *why, size_t n);
+/* Map buffer b, allocated on another device, into d's GPU address space; *va is its address for d's queues and
+ * kernels. b's device memory is mapped through its owner's BAR (bg_dev_can_p2p must hold: else -BG_ENOTSUP with the
+ * reason), its host memory (BG_BUF_HOST) through its pages' bus addresses. A buffer of d itself gives its own va;
+ * mapping again gives the same va. The mapping lives until b is freed (bg_buf_free unmaps it from every device) or d
+ * closes. */
+int bg_buf_map_peer(bg_buf *b, bg_dev *d, uint64_t *va);
+/* The address of signal s for d's queues (bg_queue_wait/signal on d): its own va when s is d's, else its signal page
+ * mapped into d as by bg_buf_map_peer. Signals live in host memory, so every PCI GPU can map them; -BG_ENOTSUP when d
+ * cannot reach s's memory (a GPU behind a USB bridge). */
+int bg_signal_va_on(const bg_signal *s, bg_dev *d, uint64_t *va);
+/* Copy n bytes from src+soff to dst+doff, devices of any kind (the same device: its copy queue). Asynchronous: it
+ * runs after all work submitted so far on both devices that may use the ranges (the copy waits for both timelines)
+ * and is recorded as dst's last write (bg_dev_wait_bufs, bg_buf_read wait for it). Peer-to-peer through the source
+ * device's copy queue when bg_dev_can_p2p(src dev, dst dev) holds (dst mapped into src), else staged through pinned
+ * host memory in chunks (device -> host and host -> device copies overlapped), which returns when the data is in
+ * dst. Ranges are checked (-BG_EINVAL naming the buffer and the overrun). */
+int bg_buf_transfer(bg_buf *dst, uint64_t doff, bg_buf *src, uint64_t soff, uint64_t n);
+/* How the calling thread's last bg_buf_transfer went (for tests and benches; cannot fail). */
+typedef struct bg_transfer_info {
+  bool p2p;            /* true: peer-to-peer; false: staged through host memory */
+  char why[160];       /* the fallback's reason ("" for p2p) */
+  uint64_t bytes;
+} bg_transfer_info;
+void bg_transfer_last(bg_transfer_info *out);
+/* Record that the work submitted so far on d (up to d's last claimed timeline value) writes b; b may belong to any
+ * device. Cannot fail. */
+void bg_buf_mark_written(bg_buf *b, bg_dev *d);
+/* Make the work d submits next on its compute queue wait for the last recorded writes of bufs[0..n) by other devices
+ * (one GPU-side wait per writer, for the newest value among its writes; writes already complete cost a signal read
+ * and no wait). 0, or the error of the wait's submit; -BG_ENOTSUP naming the writer when d cannot see its signals
+ * (then it waits on the host instead and returns 0). */
+int bg_dev_wait_bufs(bg_dev *d, bg_buf *const *bufs, size_t n);
+
 /* ---------------- programs ---------------- */
 
 typedef struct bg_program_info {

@@ -346,6 +346,77 @@ void bg_jit_get_stats(const bg_jit *j, bg_jit_stats *st);   /* fills the caller'
  * the per-launch baseline for benches, and a fallback to tell a queue-program fault from a kernel's. */
 void bg_jit_set_per_launch(bg_jit *j, bool per_launch);
 
+/* ---- several devices (tensor/tmulti.c, tensor/shard*.c, tensor/mjit.c) ----
+ * A context is one device. bg_tn_to copies a tensor into another context (realized where it is, then one
+ * bg_buf_transfer: peer-to-peer where the devices allow it, else through pinned host memory). A mesh is a set of
+ * contexts, one per device; a sharded tensor is one tensor per context of its mesh, split along an axis (device i
+ * holds the i-th chunk of ceil(size/n) elements along it, the last chunk what is left; every chunk non-empty) or
+ * replicated (BG_SHARD_REPLICATED: every device holds the whole tensor). Ops on sharded tensors run per shard, each on
+ * its own device; a reduction over the sharded axis and bg_sh_allreduce end in a ring all-reduce (reduce-scatter then
+ * all-gather, chunks moved by bg_buf_transfer on the copy queues, adds on each device), whose result is replicated.
+ * Errors latch on the mesh (bg_mesh_error) and on the context they happened in; an op given a sharded tensor of
+ * another mesh, or shards along different axes where the op needs the same, fails naming both.
+ * Ownership: the mesh owns its contexts and every sharded tensor made in it (freed by bg_mesh_close). */
+bg_tensor *bg_tn_to(bg_tensor *t, bg_tctx *dst);
+
+typedef struct bg_mesh bg_mesh;
+typedef struct bg_sharded bg_sharded;
+#define BG_SHARD_REPLICATED (-128)
+/* Open one context per DEV string (1..8 of them; the same GPU twice is two contexts of one device). *out: the
+ * caller's, freed by bg_mesh_close, which closes the contexts. */
+int bg_mesh_open(const char *const *devs, unsigned n, bg_mesh **out);
+void bg_mesh_close(bg_mesh *m);
+unsigned bg_mesh_size(const bg_mesh *m);
+bg_tctx *bg_mesh_ctx(const bg_mesh *m, unsigned i);   /* the mesh's; i < size */
+const char *bg_mesh_error(const bg_mesh *m);          /* first latched error or NULL (the mesh's string) */
+/* Split t (a tensor of any context) along axis (signed) across the mesh, or replicate it (BG_SHARD_REPLICATED).
+ * NULL only when m is NULL; otherwise errors latch and a dead sharded tensor propagates as the error tensor does. */
+bg_sharded *bg_tn_shard(bg_mesh *m, bg_tensor *t, int axis);
+/* Wrap per-device tensors parts[i] (tensor i in context i of m) as a sharded tensor along axis (their shapes must agree
+ * off the axis; BG_SHARD_REPLICATED: equal shapes). */
+bg_sharded *bg_sh_from(bg_mesh *m, bg_tensor *const *parts, int axis);
+bg_tensor *bg_sh_part(const bg_sharded *s, unsigned i);  /* device i's tensor (in context i) */
+int bg_sh_axis(const bg_sharded *s);                     /* non-negative axis or BG_SHARD_REPLICATED */
+unsigned bg_sh_ndim(const bg_sharded *s);
+const int64_t *bg_sh_shape(const bg_sharded *s);         /* the whole tensor's shape */
+/* Elementwise per shard: f is any public single-tensor op (bg_tn_relu, bg_tn_exp ...) or the caller's own function
+ * built from them; the two-tensor form takes shards along the same axis (or one side replicated: it is sliced to
+ * the other's chunks) and f like bg_tn_add. */
+typedef bg_tensor *(*bg_sh_fn1)(bg_tensor *a);
+typedef bg_tensor *(*bg_sh_fn2)(bg_tensor *a, bg_tensor *b);
+bg_sharded *bg_sh_map(bg_sh_fn1 f, bg_sharded *a);
+bg_sharded *bg_sh_map2(bg_sh_fn2 f, bg_sharded *a, bg_sharded *b);
+/* a (.., m, k) @ b (k, n). a split along a non-k axis with b replicated: per shard, split the same way. a split along
+ * k with b split along its rows: per-shard partial products, then all-reduce (replicated). b split along n with a
+ * replicated: split along the last axis. Other layouts: -BG_EINVAL naming them. */
+bg_sharded *bg_sh_matmul(bg_sharded *a, bg_sharded *b);
+/* Sum over the axes in mask (bit i = axis i); over the sharded axis the per-device sums are all-reduced. */
+bg_sharded *bg_sh_sum(bg_sharded *a, uint32_t axes, bool keepdim);
+/* Elementwise sum of the per-device tensors (equal shapes), replicated on every device (ring all-reduce). */
+bg_sharded *bg_sh_allreduce(bg_sharded *a);
+/* The whole tensor in context dst (the shards concatenated along the axis; a replicated one's copy of device 0). */
+bg_tensor *bg_sh_gather(bg_sharded *s, bg_tctx *dst);
+int bg_sh_realize(bg_sharded *const *s, unsigned n);
+/* Read the whole tensor into dst (cap bytes, as bg_tn_read). */
+int bg_sh_read(bg_sharded *s, void *dst, size_t cap);
+
+/* Multi-device JIT: as bg_jit, over a mesh. Call 2 captures each device's launches and the transfers between
+ * devices; from call 3 on each device replays its captured work as one queue program per device and queue kind
+ * (compute, copy), with the cross-device waits recorded in them: a replay binds inputs and submits. */
+typedef struct bg_mjit bg_mjit;
+typedef int (*bg_mjit_fn)(void *user, bg_sharded *const *in, unsigned nin, bg_sharded **out, unsigned nout);
+int bg_mjit_new(bg_mesh *m, bg_mjit_fn fn, void *user, unsigned nout, bg_mjit **out);
+int bg_mjit_call(bg_mjit *j, bg_sharded *const *in, unsigned nin, bg_sharded **out);
+void bg_mjit_free(bg_mjit *j);
+typedef struct bg_mjit_stats {
+  unsigned long calls, fn_calls, replays;
+  unsigned ndevices;
+  unsigned nkernels[8];       /* captured launches per device */
+  unsigned ntransfers;        /* captured transfers */
+  unsigned nprograms[8];      /* queue programs per device a replay submits */
+} bg_mjit_stats;
+void bg_mjit_get_stats(const bg_mjit *j, bg_mjit_stats *st);
+
 #ifdef __cplusplus
 }
 #endif
