@@ -16,6 +16,7 @@
 
 #include "baregpu/error.h"
 #include "platform/pci_hook.h"
+#include "platform/pci_regs.h"
 #include "platform/sysmem.h"
 #include "mock_internal.h"
 #include "sysfs_tree.h"
@@ -371,9 +372,28 @@ static void hook_dma_unmap(void *ctx, const char *bdf, void *va, size_t npages) 
   mock_fail(t, "%s: DMA unmap of %p (%zu pages) that was never mapped", bdf, va, npages);
 }
 
+/* A peer device's memory BAR at bus address bus (peer-to-peer: a TLP to another function's BAR window is routed to
+ * it by the switch/root complex, PCIe Base Spec 7.x "Peer-to-peer transactions"), or NULL. Only plain-memory BARs
+ * (no register hooks: VRAM) are reachable; the peer must decode memory. */
+static uint8_t *peer_bar(mock_sysfs *t, const mock_pci *m, uint64_t bus) {
+  for (size_t i = 0; i < t->ndevs; i++) {
+    mock_pci *p = t->devs[i];
+    if (!p || p == m || p->gone) continue;
+    for (int b = 0; b < 6; b++) {
+      if (!p->bar_mem[b] || !p->bar_size[b] || bus < p->bar_base[b] || bus - p->bar_base[b] >= p->bar_size[b]) continue;
+      bool hooked = false;
+      for (size_t h = 0; h < p->nhooks && !hooked; h++) hooked = p->hooks[h].bar == b;
+      if (hooked || !(p->config[BG_PCI_COMMAND] & BG_PCI_COMMAND_MEMORY)) return NULL;
+      return p->bar_mem[b] + (bus - p->bar_base[b]);
+    }
+  }
+  return NULL;
+}
+
 uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus) {
-  (void)m;  /* no IOMMU: any device reaches any mapped page */
+  /* no IOMMU: any device reaches any mapped page */
   uint8_t *host = NULL;
+  if (m && (host = peer_bar(t, m, bus)) != NULL) return host;
   pthread_mutex_lock(&dma_lock);
   for (size_t i = 0; i < t->ndma && !host; i++) {
     const mock_dma *d = &t->dma[i];
