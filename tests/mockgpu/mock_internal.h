@@ -11,8 +11,10 @@
 #include "platform/mmio.h"
 #include "mock_sysfs.h"
 
-#define MOCK_MAX_DEVS 16
+/* 8 MOCKPCI + 8 MOCKUSB GPUs and the bridges of MOCKGPU_TOPOLOGY=split (3 per GPU), with room for tests. */
+#define MOCK_MAX_DEVS 64
 #define MOCK_MAX_FAULTS 8
+#define MOCK_MAX_ROOTS 8
 
 typedef struct mock_hook {
   int bar;
@@ -33,6 +35,10 @@ struct mock_pci {
   mock_sysfs *tree;
   mock_pci_cfg cfg;             /* string fields point at the copies below */
   char bdf[16], driver[64], override[64], link_speed[32];
+  char dir[256];                /* "devices/pci0000:00/0000:00:01.0/.../<bdf>", or "devices/<bdf>" on no bridge */
+  char rc[16];                  /* its root complex "pci0000:00"; "" when flat (no host bridge in the tree) */
+  bool bridge;                  /* a PCI-to-PCI bridge (type 1 header; mock_topo.c) */
+  uint8_t sec_bus, sub_bus;     /* a bridge's secondary and subordinate bus numbers */
   uint8_t config[4096];
   uint8_t wmask[4096];          /* writable bits of each config byte */
   bool ident[4096];             /* identity bytes: writing another value is a driver bug */
@@ -65,6 +71,8 @@ struct mock_sysfs {
   mock_dma *dma;
   size_t ndma, capdma;
   uint64_t next_bus, next_mem64, next_mem32, next_io;
+  unsigned roots[MOCK_MAX_ROOTS];  /* host bridges: domain << 8 | root bus (mock_sysfs_add_root) */
+  size_t nroots;
   struct {
     char suffix[128];
     int err;
@@ -96,7 +104,16 @@ int mock_pci_map(mock_pci *m, int bar, uint64_t off, uint64_t size, bg_mmio *out
 int mock_pci_map_cpu(mock_pci *m, int bar, uint64_t off, uint64_t size, bg_mmio *out);
 void mock_pci_unmap(bg_mmio *v);
 
-/* mock_sysfs.c: bus address -> host memory, one 4 KiB page at a time. */
-uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus);
+/* mock_sysfs.c: where a new device's directory goes (below the bridge whose secondary bus is its bus, on a host
+ * bridge's root bus, or flat under devices/): fills m->dir and m->rc. */
+void mock_sysfs_place(mock_sysfs *t, mock_pci *m);
+/* A relative link at rel to target (both relative to the tree's root), as sysfs makes them. */
+int mock_link(mock_sysfs *t, const char *target, const char *rel);
+
+/* mock_sysfs.c: bus address -> host memory, one 4 KiB page at a time: the host pages the driver mapped, or a peer
+ * device's memory BAR when the topology routes the TLP there (peer_bar). NULL: nothing there, or (*refused true, a
+ * failure naming why recorded) a peer BAR the TLP cannot reach. what ("read", "write", "access") names the TLP. */
+uint8_t *mock_dma_host_rw(mock_sysfs *t, mock_pci *m, uint64_t bus, const char *what, bool *refused);
+uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus); /* what "access", refusals only recorded */
 
 #endif

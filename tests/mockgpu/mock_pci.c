@@ -129,8 +129,8 @@ int mock_pci_config_written(mock_pci *m, uint64_t off, const uint8_t *data, size
     m->config[at] = (uint8_t)((m->config[at] & ~m->wmask[at]) | (data[i] & m->wmask[at]));
   }
   /* Show what the hardware holds now, as a read-back would. */
-  char rel[128];
-  snprintf(rel, sizeof(rel), "devices/%s/config", m->bdf);
+  char rel[320];
+  snprintf(rel, sizeof(rel), "%s/config", m->dir);
   int p = mock_put(m->tree, rel, m->config + off, n, (long)off);
   return r < 0 ? -EIO : p;
 }
@@ -139,12 +139,12 @@ int mock_pci_config_written(mock_pci *m, uint64_t off, const uint8_t *data, size
 
 static int put_text(mock_pci *m, const char *attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int put_text(mock_pci *m, const char *attr, const char *fmt, ...) {
-  char rel[160], text[256];
+  char rel[320], text[256];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  snprintf(rel, sizeof(rel), "devices/%s/%s", m->bdf, attr);
+  snprintf(rel, sizeof(rel), "%s/%s", m->dir, attr);
   return mock_put(m->tree, rel, text, strlen(text), -1);
 }
 
@@ -163,8 +163,8 @@ static int write_resource(mock_pci *m) {
     len += (size_t)snprintf(text + len, sizeof(text) - len, "0x%016" PRIx64 " 0x%016" PRIx64 " 0x%016" PRIx64 "\n",
                             start, end, flags);
   }
-  char rel[160];
-  snprintf(rel, sizeof(rel), "devices/%s/resource", m->bdf);
+  char rel[320];
+  snprintf(rel, sizeof(rel), "%s/resource", m->dir);
   return mock_put(m->tree, rel, text, len, -1);
 }
 
@@ -176,13 +176,13 @@ static int write_bar_files(mock_pci *m, int i) {
   if (!m->bar_size[i]) return 0;
   snprintf(attr, sizeof(attr), "resource%d", i);
   r |= put_text(m, attr, "%s", "");
-  char rel[160], path[PATH_MAX];
-  snprintf(rel, sizeof(rel), "devices/%s/%s", m->bdf, attr);
+  char rel[320], path[PATH_MAX];
+  snprintf(rel, sizeof(rel), "%s/%s", m->dir, attr);
   if (mock_path(m->tree, rel, path) < 0 || (!b->io && truncate(path, (off_t)m->bar_size[i]) != 0)) r = -1;
   if (b->prefetch && !b->io) {
     snprintf(attr, sizeof(attr), "resource%d_wc", i);
     r |= put_text(m, attr, "%s", "");
-    snprintf(rel, sizeof(rel), "devices/%s/%s", m->bdf, attr);
+    snprintf(rel, sizeof(rel), "%s/%s", m->dir, attr);
     if (mock_path(m->tree, rel, path) < 0 || truncate(path, (off_t)m->bar_size[i]) != 0) r = -1;
   }
   if (b->rebar_sizes) {
@@ -211,8 +211,8 @@ int mock_pci_write_files(mock_pci *m) {
     r |= put_text(m, "max_link_speed", "%s\n", g->link_speed);
     r |= put_text(m, "max_link_width", "%d\n", g->link_width);
   }
-  char rel[160];
-  snprintf(rel, sizeof(rel), "devices/%s/config", m->bdf);
+  char rel[320];
+  snprintf(rel, sizeof(rel), "%s/config", m->dir);
   r |= mock_put(m->tree, rel, m->config, sizeof(m->config), -1);
   r |= write_resource(m);
   for (int i = 0; i < 6; i++) r |= write_bar_files(m, i);
@@ -433,8 +433,8 @@ int mock_pci_resize(mock_pci *m, int bar, const char *val) {
   if (alloc_backing(m, bar) < 0) return -ENOMEM;
   write_bar_regs(m, bar);
   write_rebar_regs(m);
-  char rel[160];
-  snprintf(rel, sizeof(rel), "devices/%s/config", m->bdf);
+  char rel[320];
+  snprintf(rel, sizeof(rel), "%s/config", m->dir);
   int r = mock_put(m->tree, rel, m->config, sizeof(m->config), 0);
   if (r == 0) r = write_resource(m);
   if (r == 0) r = write_bar_files(m, bar);
@@ -481,7 +481,7 @@ void mock_pci_set_dma_target(mock_pci *m, mock_pci_dma_target_fn fn, void *user)
 }
 
 /* Host memory behind bus for the device, and the bytes contiguous from there (at most to the page end). */
-static uint8_t *dma_host(mock_pci *m, uint64_t bus, size_t *avail) {
+static uint8_t *dma_host(mock_pci *m, uint64_t bus, size_t *avail, bool wr, bool *refused) {
   *avail = 4096 - (bus & 4095);
   mock_pci_dma_target_fn fn = NULL;
   void *user = NULL;
@@ -489,7 +489,8 @@ static uint8_t *dma_host(mock_pci *m, uint64_t bus, size_t *avail) {
   for (int i = 0; i < MAX_DMA_TARGETS && !fn; i++)
     if (dma_targets[i].m == m) fn = dma_targets[i].fn, user = dma_targets[i].user;
   pthread_mutex_unlock(&dma_targets_lock);
-  return fn ? fn(user, bus, avail) : mock_dma_host(m->tree, m, bus);
+  *refused = false;
+  return fn ? fn(user, bus, avail) : mock_dma_host_rw(m->tree, m, bus, wr ? "write" : "read", refused);
 }
 
 static int dma(mock_pci *m, uint64_t bus, uint8_t *buf, size_t n, bool wr) {
@@ -498,7 +499,9 @@ static int dma(mock_pci *m, uint64_t bus, uint8_t *buf, size_t n, bool wr) {
     return mock_fail(m->tree, "%s: DMA %s bus 0x%" PRIx64 " with bus mastering off", m->bdf, wr ? "to" : "from", bus);
   while (n) {
     size_t k;
-    uint8_t *host = dma_host(m, bus, &k);
+    bool refused;
+    uint8_t *host = dma_host(m, bus, &k, wr, &refused);
+    if (refused) return -EIO; /* the failure names why (peer_bar) */
     if (!host || !k)
       return mock_fail(m->tree, "%s: DMA %s unmapped bus address 0x%" PRIx64, m->bdf, wr ? "to" : "from", bus);
     if (k > n) k = n;

@@ -1,10 +1,12 @@
 /* tests/mockgpu/mock_plugin.c: the loadable module libbaregpu-mock.so (contract: platform/mock_plugin.h). start() builds a
- * fake sysfs tree in a temp dir with MOCKGPU_COUNT emulated AMD GPUs (MOCKGPU_CHIP, MOCKGPU_VRAM_MB), writes
+ * fake sysfs tree in a temp dir with MOCKGPU_COUNT emulated AMD GPUs (MOCKGPU_CHIP, MOCKGPU_VRAM_MB) below root ports
+ * and switches as MOCKGPU_TOPOLOGY lays them out (switch: 0000:03:00.0, 0000:04:00.0, ... behind one switch; split:
+ * a root complex each, 0000:03:00.0, 0000:43:00.0, ...; mock_sysfs.h "Topology"), writes
  * correctly-headed firmware for the chip into another temp dir (tests/unit/am/fw_gen.c, compiled in) and fuses it
  * into the devices; the tree's hooks go to the library's platform/pci through host->pci_set_hooks, never through the
  * module's own copy of bg_pci_set_hooks. The tree sets BG_SYSFS_ROOT / BG_LOCK_DIR / BG_PROC_ROOT while it is
  * built; the module puts the process environment back afterwards: the library gets the paths in bg_mock_devices.
- * MOCKPCI and MOCKUSB get GPUs of their own in the one tree (MOCKPCI at 0000:03:00.0.., MOCKUSB at 0000:13:00.0..,
+ * MOCKPCI and MOCKUSB get GPUs of their own in the one tree (MOCKPCI as above, MOCKUSB flat at 0000:13:00.0..,
  * like two machines' worth of hardware), each MOCKUSB GPU behind an emulated ASM24 bridge (asm24.h) that the
  * library reaches through usb_transport(). stop() (also at exit or unload) frees bridges, then GPUs, then the tree
  * and removes both temp dirs (mock_tmpdir_new names them bg-mock-<pid>-*: a killed run's are swept by the next).
@@ -48,6 +50,7 @@ static struct {
   mock_amd_chip chip;
   int count, vram_mb;
   bool hdp_coherent;           /* MOCKGPU_HDP=coherent */
+  mock_topology topo;          /* MOCKGPU_TOPOLOGY: how the MOCKPCI GPUs hang off the root complexes */
   mock_set set[2];             /* MOCKPCI, MOCKUSB */
 } S;
 
@@ -112,6 +115,12 @@ static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
   bool hdp_coherent = hdp_s && !strcmp(hdp_s, "coherent");
   if (hdp_s && !hdp_coherent && strcmp(hdp_s, "strict"))
     return fail(err, errlen, BG_EINVAL, "MOCKGPU_HDP must be strict or coherent, not ", hdp_s);
+  /* MOCKGPU_TOPOLOGY=switch (default: one root port and a PCIe switch, a downstream port per GPU) or split (a root
+   * complex per GPU: peer-to-peer between them is not routed); mock_sysfs.h "Topology". */
+  const char *topo_s = getenv("MOCKGPU_TOPOLOGY");
+  mock_topology topo;
+  if (mock_topology_parse(topo_s, &topo) < 0)
+    return fail(err, errlen, BG_EINVAL, "MOCKGPU_TOPOLOGY must be switch or split, not ", topo_s);
   bool ok = true;
   int count = env_int("MOCKGPU_COUNT", 1, 1, BG_MOCK_MAX_DEVICES, &ok);
   int vram_mb = env_int("MOCKGPU_VRAM_MB", 512, 64, 1 << 20, &ok);
@@ -134,7 +143,7 @@ static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
   S.owner = getpid();
   static bool registered;
   if (!registered) registered = atexit(plugin_stop) == 0;
-  S.chip = chip, S.count = count, S.vram_mb = vram_mb, S.hdp_coherent = hdp_coherent;
+  S.chip = chip, S.count = count, S.vram_mb = vram_mb, S.hdp_coherent = hdp_coherent, S.topo = topo;
   if (mock_tmpdir_new("fw", S.fw_dir, sizeof(S.fw_dir)) != 0) /* swept after a killed run, removed at exit */
     return fail(err, errlen, BG_EIO, "cannot create the firmware dir", NULL);
   if (fw_gen_chip(S.fw_dir, gen) != 0) return fail(err, errlen, BG_EIO, "firmware generation failed in ", S.fw_dir);
@@ -144,9 +153,12 @@ static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
 /* The GPUs of one interface (usb: each behind a bridge). */
 static int start_set(bool usb, char *err, size_t errlen) {
   mock_set *m = &S.set[usb];
+  /* MOCKPCI GPUs sit below root ports and switches (MOCKGPU_TOPOLOGY); MOCKUSB GPUs are reached over USB, flat. */
+  if (!usb && mock_sysfs_gpu_topology(S.tree, S.topo, S.count, m->devs.bdf) < 0)
+    return fail(err, errlen, BG_EIO, "cannot build the PCI hierarchy of MOCKGPU_TOPOLOGY: ", mock_sysfs_failures(S.tree));
   for (int i = 0; i < S.count; i++) {
     char *bdf = m->devs.bdf[i];
-    snprintf(bdf, sizeof(m->devs.bdf[i]), "0000:%02x:00.0", (unsigned)((usb ? 0x13 : 3) + i) & 0xffu);
+    if (usb) snprintf(bdf, sizeof(m->devs.bdf[i]), "0000:%02x:00.0", (unsigned)(0x13 + i) & 0xffu);
     mock_amd_cfg cfg = {.chip = S.chip, .bdf = bdf, .vram_size = (uint64_t)S.vram_mb << 20, .hdp_coherent = S.hdp_coherent};
     m->gpu[i] = mock_amd_new(S.tree, &cfg);
     if (!m->gpu[i]) return fail(err, errlen, BG_EIO, "cannot create the emulated GPU ", bdf);

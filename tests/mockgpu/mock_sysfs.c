@@ -31,10 +31,6 @@ int mock_put(mock_sysfs *t, const char *rel, const void *data, size_t n, long of
 
 static int mkdir_rel(mock_sysfs *t, const char *rel) { return sysfs_tree_mkdir(t->root, rel); }
 
-static int link_rel(mock_sysfs *t, const char *target, const char *rel) {
-  return sysfs_tree_symlink(t->root, target, rel);
-}
-
 static void unlink_rel(mock_sysfs *t, const char *rel) { sysfs_tree_unlink(t->root, rel); }
 
 void mock_rm_tree(const char *path) { sysfs_tree_rm(path); }
@@ -83,7 +79,7 @@ mock_pci *mock_sysfs_find(mock_sysfs *t, const char *bdf) {
 }
 
 int mock_sysfs_add_driver(mock_sysfs *t, const char *name) {
-  char rel[160];
+  char rel[320];
   snprintf(rel, sizeof(rel), "bus/pci/drivers/%s", name);
   int r = mkdir_rel(t, rel);
   snprintf(rel, sizeof(rel), "bus/pci/drivers/%s/bind", name);
@@ -94,31 +90,58 @@ int mock_sysfs_add_driver(mock_sysfs *t, const char *name) {
 }
 
 static bool driver_exists(mock_sysfs *t, const char *name) {
-  char rel[160], path[PATH_MAX];
+  char rel[320], path[PATH_MAX];
   snprintf(rel, sizeof(rel), "bus/pci/drivers/%s", name);
   return mock_path(t, rel, path) == 0 && access(path, F_OK) == 0;
 }
 
 static int bind_links(mock_pci *m, const char *drv) {
-  char rel[160], target[160];
-  snprintf(rel, sizeof(rel), "devices/%s/driver", m->bdf);
-  snprintf(target, sizeof(target), "../../bus/pci/drivers/%s", drv);
-  int r = link_rel(m->tree, target, rel);
+  char rel[320], target[320];
+  snprintf(rel, sizeof(rel), "%s/driver", m->dir);
+  snprintf(target, sizeof(target), "bus/pci/drivers/%s", drv);
+  int r = mock_link(m->tree, target, rel);
   snprintf(rel, sizeof(rel), "bus/pci/drivers/%s/%s", drv, m->bdf);
-  snprintf(target, sizeof(target), "../../../../devices/%s", m->bdf);
-  if (r == 0) r = link_rel(m->tree, target, rel);
+  if (r == 0) r = mock_link(m->tree, m->dir, rel);
   if (r == 0) snprintf(m->driver, sizeof(m->driver), "%s", drv);
   return r;
 }
 
 static void unbind_links(mock_pci *m) {
-  char rel[160];
+  char rel[320];
   if (!m->driver[0]) return;
-  snprintf(rel, sizeof(rel), "devices/%s/driver", m->bdf);
+  snprintf(rel, sizeof(rel), "%s/driver", m->dir);
   unlink_rel(m->tree, rel);
   snprintf(rel, sizeof(rel), "bus/pci/drivers/%s/%s", m->driver, m->bdf);
   unlink_rel(m->tree, rel);
   m->driver[0] = '\0';
+}
+
+int mock_link(mock_sysfs *t, const char *target, const char *rel) { return sysfs_tree_link(t->root, target, rel); }
+
+/* Linux puts a function below the bridge whose secondary bus it sits on, and a function on a root bus below that
+ * host bridge's "pciDDDD:BB" directory (drivers/pci/probe.c pci_setup_device: dev->dev.parent = bus->bridge). A bus
+ * nothing leads to (the flat trees of the unit tests, MOCKUSB GPUs) keeps the device directly in devices/. */
+void mock_sysfs_place(mock_sysfs *t, mock_pci *m) {
+  unsigned dom = 0, bus = 0;
+  snprintf(m->dir, sizeof(m->dir), "devices/%s", m->bdf);
+  m->rc[0] = '\0';
+  if (sscanf(m->bdf, "%x:%x", &dom, &bus) != 2) return;
+  for (size_t i = 0; i < t->ndevs; i++) {
+    const mock_pci *p = t->devs[i];
+    unsigned pd = 0;
+    if (!p->bridge || p->gone || p->sec_bus != bus || sscanf(p->bdf, "%x", &pd) != 1 || pd != dom) continue;
+    char dir[sizeof(m->dir)];
+    if (snprintf(dir, sizeof(dir), "%s/%s", p->dir, m->bdf) >= (int)sizeof(dir)) break; /* too deep: stays flat */
+    memcpy(m->dir, dir, sizeof(dir));
+    snprintf(m->rc, sizeof(m->rc), "%s", p->rc);
+    return;
+  }
+  for (size_t i = 0; i < t->nroots; i++)
+    if (t->roots[i] == (dom << 8 | bus)) {
+      snprintf(m->rc, sizeof(m->rc), "pci%04x:%02x", dom, bus);
+      snprintf(m->dir, sizeof(m->dir), "devices/%s/%s", m->rc, m->bdf);
+      return;
+    }
 }
 
 mock_pci *mock_sysfs_add(mock_sysfs *t, const mock_pci_cfg *cfg) {
@@ -128,21 +151,20 @@ mock_pci *mock_sysfs_add(mock_sysfs *t, const mock_pci_cfg *cfg) {
   }
   mock_pci *m = mock_pci_create(t, cfg);
   if (!m) return NULL;
-  char rel[160], target[160];
-  snprintf(rel, sizeof(rel), "devices/%s", m->bdf);
-  int r = mkdir_rel(t, rel);
+  char rel[320], target[320];
+  mock_sysfs_place(t, m);
+  int r = mkdir_rel(t, m->dir);
   snprintf(rel, sizeof(rel), "bus/pci/devices/%s", m->bdf);
-  snprintf(target, sizeof(target), "../../../devices/%s", m->bdf);
-  if (r == 0) r = link_rel(t, target, rel);
+  if (r == 0) r = mock_link(t, m->dir, rel);
   if (r == 0) r = mock_pci_write_files(m);
   if (r == 0 && cfg->driver && !driver_exists(t, cfg->driver)) r = mock_sysfs_add_driver(t, cfg->driver);
   if (r == 0 && cfg->driver) r = bind_links(m, cfg->driver);
   if (r == 0 && cfg->iommu_group >= 0) {
     snprintf(rel, sizeof(rel), "kernel/iommu_groups/%d", cfg->iommu_group);
     r = mkdir_rel(t, rel);
-    snprintf(rel, sizeof(rel), "devices/%s/iommu_group", m->bdf);
-    snprintf(target, sizeof(target), "../../kernel/iommu_groups/%d", cfg->iommu_group);
-    if (r == 0) r = link_rel(t, target, rel);
+    snprintf(rel, sizeof(rel), "%s/iommu_group", m->dir);
+    snprintf(target, sizeof(target), "kernel/iommu_groups/%d", cfg->iommu_group);
+    if (r == 0) r = mock_link(t, target, rel);
   }
   if (r != 0) {
     mock_fail(t, "mock_sysfs: cannot create the files of %s: %s", m->bdf, strerror(r < 0 ? -r : EIO));
@@ -159,15 +181,14 @@ int mock_sysfs_vanish(mock_sysfs *t, const char *bdf) {
   /* An open config fd keeps reading this inode: make it read all ones first. */
   uint8_t ones[4096];
   memset(ones, 0xff, sizeof(ones));
-  char rel[160], path[PATH_MAX];
-  snprintf(rel, sizeof(rel), "devices/%s/config", bdf);
+  char rel[320], path[PATH_MAX];
+  snprintf(rel, sizeof(rel), "%s/config", m->dir);
   mock_put(t, rel, ones, sizeof(ones), 0);
   unbind_links(m);
   m->gone = true;
   snprintf(rel, sizeof(rel), "bus/pci/devices/%s", bdf);
   unlink_rel(t, rel);
-  snprintf(rel, sizeof(rel), "devices/%s", bdf);
-  if (mock_path(t, rel, path) == 0) mock_rm_tree(path);
+  if (mock_path(t, m->dir, path) == 0) mock_rm_tree(path);
   return 0;
 }
 
@@ -239,13 +260,13 @@ static int enable_written(mock_pci *m, const char *val) {
     uint8_t cmd = m->config[4] | 0x02;
     mock_pci_config_written(m, 4, &cmd, 1);
   }
-  char rel[160];
-  snprintf(rel, sizeof(rel), "devices/%s/enable", m->bdf);
+  char rel[320];
+  snprintf(rel, sizeof(rel), "%s/enable", m->dir);
   return mock_put(m->tree, rel, m->enabled ? "1\n" : "0\n", 2, -1);
 }
 
 static int device_written(mock_sysfs *t, const char *rest, uint64_t off, const void *data, size_t n, const char *val) {
-  char bdf[16], rel[160];
+  char bdf[16], rel[320];
   if (strlen(rest) < 14 || rest[12] != '/') return mock_fail(t, "write to %s: not a device attribute", rest);
   memcpy(bdf, rest, 12);
   bdf[12] = '\0';
@@ -256,14 +277,14 @@ static int device_written(mock_sysfs *t, const char *rest, uint64_t off, const v
   if (strcmp(attr, "config") == 0) return mock_pci_config_written(m, off, data, n) < 0 ? -EIO : 0;
   if (strcmp(attr, "enable") == 0) return enable_written(m, val);
   if (strcmp(attr, "reset") == 0) {
-    snprintf(rel, sizeof(rel), "devices/%s/reset", bdf);
+    snprintf(rel, sizeof(rel), "%s/reset", m->dir);
     mock_put(t, rel, "", 0, -1);
     return mock_pci_reset_written(m, val);
   }
   if (strcmp(attr, "remove") == 0) return strcmp(val, "1") == 0 ? mock_sysfs_vanish(t, bdf) : -EINVAL;
   if (strcmp(attr, "driver_override") == 0) {
     snprintf(m->override, sizeof(m->override), "%s", val);
-    snprintf(rel, sizeof(rel), "devices/%s/driver_override", bdf);
+    snprintf(rel, sizeof(rel), "%s/driver_override", m->dir);
     char text[sizeof(m->override) + 8];
     snprintf(text, sizeof(text), "%s\n", val[0] ? val : "(null)");
     return mock_put(t, rel, text, strlen(text), -1);
@@ -274,7 +295,7 @@ static int device_written(mock_sysfs *t, const char *rest, uint64_t off, const v
 }
 
 static int driver_written(mock_sysfs *t, const char *rest, const char *val) {
-  char drv[64], rel[160];
+  char drv[64], rel[320];
   const char *slash = strchr(rest, '/');
   if (!slash || (size_t)(slash - rest) >= sizeof(drv)) return mock_fail(t, "write to drivers/%s", rest);
   memcpy(drv, rest, (size_t)(slash - rest));
@@ -372,28 +393,59 @@ static void hook_dma_unmap(void *ctx, const char *bdf, void *va, size_t npages) 
   mock_fail(t, "%s: DMA unmap of %p (%zu pages) that was never mapped", bdf, va, npages);
 }
 
-/* A peer device's memory BAR at bus address bus (peer-to-peer: a TLP to another function's BAR window is routed to
- * it by the switch/root complex, PCIe Base Spec 7.x "Peer-to-peer transactions"), or NULL. Only plain-memory BARs
- * (no register hooks: VRAM) are reachable; the peer must decode memory. */
-static uint8_t *peer_bar(mock_sysfs *t, const mock_pci *m, uint64_t bus) {
+/* Peer-to-peer (PCIe Base Spec 7.x "Peer-to-peer transactions"): a TLP to another function's BAR window goes up to
+ * the lowest bridge that decodes it and down again, so it reaches the peer's memory when both sit below one root
+ * complex. Between host bridges the root complexes need not route it (Linux drivers/pci/p2pdma.c
+ * pci_p2pdma_distance: devices below different host bridges are "not supported" unless whitelisted): here they never
+ * do. Flat trees (no host bridge: the unit tests' fixture) count as one root complex. Only plain-memory BARs (VRAM,
+ * no register hooks) with memory decoding on are reachable. Returns the peer's bytes at bus; NULL with *hit false
+ * when no peer BAR holds bus, NULL with *hit true (and a failure recorded) when one does but the TLP cannot land. */
+static uint8_t *peer_bar(mock_sysfs *t, const mock_pci *m, uint64_t bus, const char *what, bool *hit) {
+  *hit = false;
   for (size_t i = 0; i < t->ndevs; i++) {
     mock_pci *p = t->devs[i];
     if (!p || p == m || p->gone) continue;
     for (int b = 0; b < 6; b++) {
-      if (!p->bar_mem[b] || !p->bar_size[b] || bus < p->bar_base[b] || bus - p->bar_base[b] >= p->bar_size[b]) continue;
-      bool hooked = false;
-      for (size_t h = 0; h < p->nhooks && !hooked; h++) hooked = p->hooks[h].bar == b;
-      if (hooked || !(p->config[BG_PCI_COMMAND] & BG_PCI_COMMAND_MEMORY)) return NULL;
-      return p->bar_mem[b] + (bus - p->bar_base[b]);
+      if (!p->bar_size[b] || p->cfg.bars[b].io || bus < p->bar_base[b] || bus - p->bar_base[b] >= p->bar_size[b])
+        continue;
+      *hit = true;
+      uint64_t off = bus - p->bar_base[b];
+      if (strcmp(m->rc, p->rc) != 0) {
+        mock_fail(t, "peer-to-peer %s from %s (%s) to %s BAR%d (%s) is not routed between root complexes", what, m->bdf,
+                  m->rc[0] ? m->rc : "no host bridge", p->bdf, b, p->rc[0] ? p->rc : "no host bridge");
+        return NULL;
+      }
+      if (!(p->config[BG_PCI_COMMAND] & BG_PCI_COMMAND_MEMORY)) {
+        mock_fail(t, "peer-to-peer %s from %s to %s BAR%d at 0x%" PRIx64 " with the peer's memory decoding off", what,
+                  m->bdf, p->bdf, b, off);
+        return NULL;
+      }
+      for (size_t h = 0; h < p->nhooks; h++)
+        if (p->hooks[h].bar == b) {
+          mock_fail(t, "peer-to-peer %s from %s to %s BAR%d at 0x%" PRIx64 ": a register/doorbell BAR (hooked), not "
+                    "plain memory", what, m->bdf, p->bdf, b, off);
+          return NULL;
+        }
+      if (!p->bar_mem[b] || p->cfg.unemulated_bars) {
+        mock_fail(t, "peer-to-peer %s from %s to %s BAR%d at 0x%" PRIx64 " beyond its backed memory (none behind "
+                  "the 0x%" PRIx64 "-byte window)", what, m->bdf, p->bdf, b, off, p->bar_size[b]);
+        return NULL;
+      }
+      return p->bar_mem[b] + off;
     }
   }
   return NULL;
 }
 
-uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus) {
+uint8_t *mock_dma_host_rw(mock_sysfs *t, mock_pci *m, uint64_t bus, const char *what, bool *refused) {
   /* no IOMMU: any device reaches any mapped page */
   uint8_t *host = NULL;
-  if (m && (host = peer_bar(t, m, bus)) != NULL) return host;
+  bool hit = false;
+  if (refused) *refused = false;
+  if (m && ((host = peer_bar(t, m, bus, what, &hit)) != NULL || hit)) {
+    if (refused) *refused = !host;
+    return host;
+  }
   pthread_mutex_lock(&dma_lock);
   for (size_t i = 0; i < t->ndma && !host; i++) {
     const mock_dma *d = &t->dma[i];
@@ -405,6 +457,8 @@ uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus) {
   pthread_mutex_unlock(&dma_lock);
   return host;
 }
+
+uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus) { return mock_dma_host_rw(t, m, bus, "access", NULL); }
 
 size_t mock_sysfs_dma_ranges(const mock_sysfs *t) { return t->ndma; }
 

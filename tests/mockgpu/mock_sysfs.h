@@ -1,12 +1,14 @@
 /* tests/mockgpu/mock_sysfs.h: a fake sysfs tree holding emulated PCI devices (mock_pci.h).
  *
  * Layout under a new temp root, as Linux lays it out:
- *   devices/<bdf>/{vendor,device,class,subsystem_vendor,subsystem_device,revision,enable,config,
+ *   devices/<dev>/{vendor,device,class,subsystem_vendor,subsystem_device,revision,enable,config,
  *                  resource,resourceN,resourceN_wc,resourceN_resize,reset,remove,driver_override,
  *                  current_link_speed,current_link_width,driver -> ../../bus/pci/drivers/<name>,
  *                  iommu_group -> ../../kernel/iommu_groups/<n>}
- *   bus/pci/devices/<bdf> -> ../../../devices/<bdf>
- *   bus/pci/drivers/<name>/{bind,unbind,<bdf> -> ../../../../devices/<bdf>}, bus/pci/drivers_probe
+ *   bus/pci/devices/<bdf> -> ../../../devices/<dev>
+ *   bus/pci/drivers/<name>/{bind,unbind,<bdf> -> ../../../../devices/<dev>}, bus/pci/drivers_probe
+ * where <dev> is <bdf> (a flat tree), or with host bridges and bridges (Topology below) the path through them:
+ * pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0 (root port, switch upstream and downstream port).
  *   module/vfio/parameters/enable_unsafe_noiommu_mode (mock_sysfs_add_vfio), lock/ (lock files),
  *   proc/sys/vm/compact_unevictable_allowed
  * mock_sysfs_new points BG_SYSFS_ROOT, BG_LOCK_DIR and BG_PROC_ROOT at it and attaches the tree's hooks
@@ -56,6 +58,26 @@ const char *mock_sysfs_last_open(const mock_sysfs *t);
 unsigned mock_sysfs_nfail(const mock_sysfs *t);
 const char *mock_sysfs_failures(const mock_sysfs *t);
 void mock_sysfs_clear_failures(mock_sysfs *t);
+
+/* Topology (mock_topo.c). A device goes below the bridge whose secondary bus is its bus, or below the host bridge
+ * of its root bus (devices/pciDDDD:BB/<bdf>), else flat in devices/ - so add host bridges and bridges first. A DMA
+ * into a peer's memory BAR is routed only between devices below the same root complex (flat devices count as one). */
+typedef enum mock_topology {
+  MOCK_TOPO_SWITCH, /* one root complex: root port 0000:00:01.0, switch 0000:01:00.0, a downstream port per GPU */
+  MOCK_TOPO_SPLIT,  /* a root complex per GPU (pci0000:00, pci0000:40, ...: several sockets), each with that chain */
+} mock_topology;
+/* "switch" (also NULL or ""), "split" -> *out: 0; anything else -1. */
+int mock_topology_parse(const char *s, mock_topology *out);
+/* A host bridge: devices on root bus `bus` of `domain` go in devices/pciDDDD:BB. 0 or -BG_EIO (recorded). */
+int mock_sysfs_add_root(mock_sysfs *t, unsigned domain, unsigned bus);
+typedef enum mock_port_type { MOCK_PORT_ROOT = 4, MOCK_PORT_UPSTREAM = 5, MOCK_PORT_DOWNSTREAM = 6 } mock_port_type;
+/* A PCI-to-PCI bridge (class 0x060400, type 1 header with bus numbers, PCIe port type, bound to pcieport) at bdf,
+ * leading to buses sec..sub. NULL on failure (recorded). */
+mock_pci *mock_sysfs_add_bridge(mock_sysfs *t, const char *bdf, uint16_t vendor, uint16_t device, mock_port_type type,
+                                unsigned sec, unsigned sub);
+/* Host bridges and bridges for count GPUs laid out as topo; where to create GPU i into bdf[i] (switch:
+ * 0000:03:00.0, 0000:04:00.0, ...; split with up to 4 GPUs: 0000:03:00.0, 0000:43:00.0, ...). 0 or <0 (recorded). */
+int mock_sysfs_gpu_topology(mock_sysfs *t, mock_topology topo, int count, char (*bdf)[16]);
 
 /* DMA mappings the driver holds (bus ranges handed out by the tree). */
 size_t mock_sysfs_dma_ranges(const mock_sysfs *t);

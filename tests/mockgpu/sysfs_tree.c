@@ -47,6 +47,21 @@ int sysfs_tree_symlink(const char *root, const char *target, const char *rel) {
   return symlink(target, path) == 0 ? 0 : -errno;
 }
 
+int sysfs_tree_link(const char *root, const char *target, const char *rel) {
+  /* one "../" per directory rel sits in: sysfs links are relative (drivers/base/core.c sysfs_create_link) */
+  char rt[PATH_MAX];
+  size_t len = 0;
+  for (const char *c = rel; *c; c++)
+    if (*c == '/') {
+      if (len + 3 >= sizeof(rt)) return -ENAMETOOLONG;
+      memcpy(rt + len, "../", 3);
+      len += 3;
+    }
+  int n = snprintf(rt + len, sizeof(rt) - len, "%s", target);
+  if (n < 0 || (size_t)n >= sizeof(rt) - len) return -ENAMETOOLONG;
+  return sysfs_tree_symlink(root, rt, rel);
+}
+
 void sysfs_tree_unlink(const char *root, const char *rel) {
   char path[PATH_MAX];
   if (sysfs_tree_path(root, rel, path) == 0) unlink(path);

@@ -13,6 +13,8 @@ int sysfs_tree_put(const char *root, const char *rel, const void *data, size_t n
 int sysfs_tree_mkdir(const char *root, const char *rel);
 /* root/rel becomes a symlink to target (replacing what was there). */
 int sysfs_tree_symlink(const char *root, const char *target, const char *rel);
+/* root/rel becomes a relative symlink to root/target ("../" for each directory rel is in, then target). */
+int sysfs_tree_link(const char *root, const char *target, const char *rel);
 void sysfs_tree_unlink(const char *root, const char *rel);
 
 /* A new temp dir <TMPDIR>/bg-mock-<pid>-<tag>-XXXXXX into buf, after sweeping the trees of processes that are

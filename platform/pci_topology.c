@@ -1,0 +1,92 @@
+/* platform/pci_topology.c: root complexes and peer-to-peer reach of PCI devices (platform/pci_topology.h), from the
+ * sysfs device hierarchy (Linux Documentation/ABI/testing/sysfs-bus-pci; drivers/pci/p2pdma.c
+ * pci_p2pdma_distance: a common upstream bridge below the host bridge is what makes P2P work). */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baregpu/error.h"
+#include "platform/pci_scan.h"
+#include "platform/pci_topology.h"
+
+enum { MAX_DEPTH = 32 };
+
+/* A host bridge's directory: "pci" DDDD (4 or more hex digits: VMD domains have 5) ":" BB. */
+static bool is_host_bridge(const char *c, size_t len) {
+  if (len < 10 || strncmp(c, "pci", 3) != 0) return false;
+  size_t i = 3;
+  while (i < len && isxdigit((unsigned char)c[i])) i++;
+  return i >= 7 && i + 3 == len && c[i] == ':' && isxdigit((unsigned char)c[i + 1]) &&
+         isxdigit((unsigned char)c[i + 2]);
+}
+
+/* The resolved path of bus/pci/devices/<bdf> split after its host bridge: comp[0] is "pciDDDD:BB", then the bridges,
+ * the device last. *nc components point into real. */
+static int resolve(const char *bdf, char *real, const char **comp, size_t *nc) {
+  char link[PATH_MAX];
+  if (!bdf || !*bdf || strchr(bdf, '/'))
+    return bg_error(BG_EINVAL, "pci topology: bad PCI address '%s': expected DDDD:BB:DD.F", bdf ? bdf : "(null)");
+  if (snprintf(link, sizeof(link), "%s/bus/pci/devices/%s", bg_pci_sysfs_root(), bdf) >= (int)sizeof(link))
+    return bg_error(BG_EINVAL, "pci topology: path of %s too long", bdf);
+  if (!realpath(link, real)) {
+    int e = errno;
+    return bg_error(BG_ENODEV, "pci topology: cannot resolve %s: %s (errno %d)", link, strerror(e), e);
+  }
+  *nc = 0;
+  bool below = false;
+  for (char *s = real, *save = NULL, *c; (c = strtok_r(s, "/", &save)) != NULL; s = NULL) {
+    if (!below) below = is_host_bridge(c, strlen(c));
+    if (!below) continue;
+    if (*nc == MAX_DEPTH)
+      return bg_error(BG_EINVAL, "pci topology: %s is more than %d levels below its host bridge", link, MAX_DEPTH);
+    comp[(*nc)++] = c;
+  }
+  if (*nc < 2)
+    return bg_error(BG_ENODEV, "pci topology: %s is not a PCI device link: it resolves to a path without a host "
+                    "bridge component (pciDDDD:BB)", link);
+  return 0;
+}
+
+int bg_pci_root_complex(const char *bdf, char *out, size_t n) {
+  char real[PATH_MAX];
+  const char *comp[MAX_DEPTH];
+  size_t nc;
+  int r = resolve(bdf, real, comp, &nc);
+  if (r < 0) return r;
+  if (!out || strlen(comp[0]) >= n)
+    return bg_error(BG_EINVAL, "pci topology: %s: no room for root complex %s (%zu bytes)", bdf, comp[0], n);
+  memcpy(out, comp[0], strlen(comp[0]) + 1);
+  return 0;
+}
+
+int bg_pci_p2p_distance(const char *a, const char *b, char *why, size_t n) {
+  char ra[PATH_MAX], rb[PATH_MAX], scratch[1];
+  const char *ca[MAX_DEPTH], *cb[MAX_DEPTH];
+  size_t na, nb;
+  if (!why) why = scratch, n = sizeof(scratch);
+  int r = resolve(a, ra, ca, &na);
+  if (r == 0) r = resolve(b, rb, cb, &nb);
+  if (r < 0) {
+    snprintf(why, n, "%s", bg_last_error());
+    return r;
+  }
+  if (strcmp(ca[0], cb[0]) != 0) {
+    snprintf(why, n, "different root complexes (%s, %s)", ca[0], cb[0]);
+    return bg_error(BG_ENOTSUP, "pci topology: no peer-to-peer between %s and %s: different root complexes (%s, %s)",
+                    a, b, ca[0], cb[0]);
+  }
+  if (na == nb && strcmp(ca[na - 1], cb[nb - 1]) == 0) {
+    snprintf(why, n, "same device (root complex %s)", ca[0]);
+    return 0;
+  }
+  /* Bridges above both (the device itself, the last component, excluded): the deepest is where TLPs turn. */
+  size_t k = 1;
+  while (k < na - 1 && k < nb - 1 && strcmp(ca[k], cb[k]) == 0) k++;
+  if (k > 1) snprintf(why, n, "same root complex %s, same switch (below %s)", ca[0], ca[k - 1]);
+  else snprintf(why, n, "same root complex %s, no common switch", ca[0]);
+  return 0;
+}
