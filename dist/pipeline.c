@@ -10,6 +10,7 @@
  *
  * Staging is a BG_BUF_HOST buffer of the device with a CPU view (pinned memory the copy engine reaches); a device
  * without one gets plain host memory and synchronous bg_buf_read/bg_buf_write (the reason logged at BG_DEBUG=1). */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -102,6 +103,7 @@ static int stage_wait(stage *s, uint64_t ticket, MPI_Request *req) {
       MPI_Test(req, &flag, MPI_STATUS_IGNORE);
     }
     if (now_ms() - t0 > 50) return bg_signal_wait(s->sig, ticket, 0);
+    sched_yield(); /* the copy engine may be a thread of this process (the CPU device) on a busy core */
   }
 }
 
