@@ -72,7 +72,7 @@ int bg_dist_allgather_buf(bg_dist *d, bg_buf *dst, uint64_t doff, bg_buf *src, u
 
 /* ---- tensors ---- */
 
-static int tensor_args(const char *what, bg_dist *d, bg_tensor *t, bg_tensor **out) {
+static int tensor_args(const char *what, const bg_dist *d, const bg_tensor *t, bg_tensor **out) {
   if (out) *out = NULL;
   if (!d) return bg_error(BG_EINVAL, "%s: 'd' is NULL", what);
   if (!t) return bg_error(BG_EINVAL, "%s: tensor argument 't' is NULL", what);

@@ -149,7 +149,7 @@ typedef struct trainer {
 } trainer;
 
 static int step(trainer *t, bg_tensor *x, bg_tensor *y, double *loss_out) {
-  bg_tensor *loss = bg_tn_sparse_cross_entropy(forward(t->p, x), y), *g[NPARAM];
+  bg_tensor *loss = bg_tn_sparse_cross_entropy(forward(t->p, x), y), *g[NPARAM] = {0};
   int rc = bg_tn_backward(loss);
   for (unsigned i = 0; i < NPARAM && rc == 0; i++)
     if ((rc = bg_tn_grad(t->p[i], &g[i])) == 0 && !g[i]) rc = bg_error(BG_EINVAL, "parameter %u got no gradient", i);
