@@ -190,6 +190,13 @@ int main(int argc, char **argv) {
   bg_tensor *r = NULL;
   int rc = bg_dist_allreduce(d, bg_tn_zeros(c, BG_INT32, 1, s1), BG_DIST_MEAN, &r);
   CHECK(rc == -BG_EINVAL && strstr(bg_last_error(), "mean of int32"), "int32 mean: %d %s", rc, bg_last_error());
+  bg_dist *d2 = (bg_dist *)&d2;
+  rc = bg_dist_init(NULL, NULL, &d2);
+  CHECK(rc == -BG_EBUSY && d2 == NULL, "a second bg_dist_init: %d %s", rc, bg_last_error());
+  rc = bg_dist_allreduce(d, bg_tn_zeros(c, BG_FLOAT16, 1, s1), BG_DIST_SUM, &r);
+  CHECK(rc == -BG_ENOTSUP && strstr(bg_last_error(), "float16"), "float16 all-reduce: %d %s", rc, bg_last_error());
+  rc = bg_dist_broadcast(d, bg_tn_zeros(c, BG_FLOAT32, 1, s1), size, &r);
+  CHECK(rc == -BG_EINVAL && strstr(bg_last_error(), "root"), "broadcast from root %d: %d %s", size, rc, bg_last_error());
   OK(bg_dist_set_chunk(d, 1 << 20));  /* one chunk */
   allreduce_tensor(d, c, BG_FLOAT32, BG_DIST_SUM, 7 * 11);
   OK(bg_dist_set_chunk(d, 512));
