@@ -17,7 +17,8 @@ of the size of a gradient step (the mean's division skipped: steps twice as larg
 weights by a fraction of their change itself, hundreds of times the bound. The weights must also have moved (a run
 that trains nothing would compare equal).
 
-Usage: dp_compare.py OUTDIR EXAMPLE DATA_DIR MPIRUN [MPIRUN_ARGS...]
+Usage: dp_compare.py [--dev DEV --steps N --batch N] OUTDIR EXAMPLE DATA_DIR MPIRUN [MPIRUN_ARGS...]
+(defaults CPU, 20, 64; each rank of the MOCKPCI+AMD run is its own process with its own emulated GPU)
 """
 import array
 import os
@@ -49,6 +50,16 @@ def load(path):
 
 
 def main(argv):
+    global STEPS, BATCH
+    dev = "CPU"
+    while len(argv) > 2 and argv[1] in ("--dev", "--steps", "--batch"):
+        if argv[1] == "--dev":
+            dev = argv[2]
+        elif argv[1] == "--steps":
+            STEPS = argv[2]
+        else:
+            BATCH = argv[2]
+        argv = argv[:1] + argv[3:]
     if len(argv) < 5:
         sys.exit(__doc__)
     out, example, data, mpirun, mpi_args = argv[1], argv[2], argv[3], argv[4], argv[5:]
@@ -57,7 +68,7 @@ def main(argv):
     for p in (init, single, dp):
         if os.path.exists(p):
             os.unlink(p)
-    common = ["--data", data, "--batch", BATCH, "--dev", "CPU", "--c1", str(C1)]
+    common = ["--data", data, "--batch", BATCH, "--dev", dev, "--c1", str(C1)]
     run([example, "--world", "1", "--steps", "0", "--out", init] + common, "the initial weights")
     run([example, "--world", "1", "--steps", STEPS, "--out", single] + common, "the single-process run")
     run([mpirun] + mpi_args + ["-np", "2", example, "--steps", STEPS, "--out", dp] + common, "the mpirun -np 2 run")
