@@ -9,7 +9,8 @@
  * request in flight, which is what makes Open MPI's nonblocking collectives progress meanwhile.
  *
  * Staging is a BG_BUF_HOST buffer of the device with a CPU view (pinned memory the copy engine reaches); a device
- * without one gets plain host memory and synchronous bg_buf_read/bg_buf_write (the reason logged at BG_DEBUG=1). */
+ * without one gets plain host memory and synchronous bg_buf_read/bg_buf_write (the reason logged at BG_DEBUG=1), and
+ * so does a transfer of one chunk (nothing to overlap). */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,22 +36,26 @@ static void stage_close(stage *s) {
   memset(s, 0, sizeof *s);
 }
 
-static int stage_open(stage *s, const char *what, bg_dev *dev, uint64_t bytes) {
+/* pinned: whether to try pinned staging and the copy queue (a single chunk has nothing to overlap: plain memory and
+ * synchronous copies cost less than making a staging buffer, a queue and a signal). */
+static int stage_open(stage *s, const char *what, bg_dev *dev, uint64_t bytes, bool pinned) {
   memset(s, 0, sizeof *s);
   s->dev = dev;
-  enum bg_queue_kind k = bg_dev_has_copy_queue(dev) ? BG_QUEUE_COPY : BG_QUEUE_COMPUTE;
-  int rc = bg_buf_alloc(dev, bytes, BG_BUF_HOST | BG_BUF_CPU_ACCESS, &s->hb);
-  if (rc == 0 && !(s->host = bg_buf_cpu(s->hb))) rc = bg_error(BG_ENOTSUP, "host buffer has no CPU view");
-  if (rc == 0) rc = bg_queue_new(dev, k, &s->q);
-  if (rc == 0) rc = bg_signal_new(dev, 0, &s->sig);
-  if (rc == 0) {
-    s->pinned = true;
-    return 0;
+  if (pinned) {
+    enum bg_queue_kind k = bg_dev_has_copy_queue(dev) ? BG_QUEUE_COPY : BG_QUEUE_COMPUTE;
+    int rc = bg_buf_alloc(dev, bytes, BG_BUF_HOST | BG_BUF_CPU_ACCESS, &s->hb);
+    if (rc == 0 && !(s->host = bg_buf_cpu(s->hb))) rc = bg_error(BG_ENOTSUP, "host buffer has no CPU view");
+    if (rc == 0) rc = bg_queue_new(dev, k, &s->q);
+    if (rc == 0) rc = bg_signal_new(dev, 0, &s->sig);
+    if (rc == 0) {
+      s->pinned = true;
+      return 0;
+    }
+    BG_LOG(1, "dist: %s: %s: no pinned staging (%s); plain host memory and synchronous copies", what, bg_dev_name(dev),
+           bg_last_error());
+    stage_close(s);
+    s->dev = dev;
   }
-  BG_LOG(1, "dist: %s: %s: no pinned staging (%s); plain host memory and synchronous copies", what, bg_dev_name(dev),
-         bg_last_error());
-  stage_close(s);
-  s->dev = dev;
   if (!(s->host = malloc(bytes ? bytes : 1))) return bg_error(BG_ENOMEM, "%s: out of memory for %llu bytes of staging",
                                                               what, (unsigned long long)bytes);
   return 0;
@@ -200,7 +205,7 @@ int dist_pipeline(bg_dist *d, const dist_job *j) {
   /* work already submitted on the device (a kernel writing the source) finishes before the copies read it */
   int rc = bg_dev_synchronize(dev, 0);
   if (rc < 0) return bg_error_context(rc, "%s: ", j->what);
-  if ((rc = stage_open(&p.s, j->what, dev, 2 * p.slot)) < 0) return rc;
+  if ((rc = stage_open(&p.s, j->what, dev, 2 * p.slot, p.nchunks > 1)) < 0) return rc;
   d->st.pinned = p.s.pinned;
   rc = run(&p);
   stage_close(&p.s);
