@@ -17,6 +17,7 @@ from c_source import split_comments  # noqa: E402
 # Top to bottom. A backend (am/, cpu/, nv/) implements the interface of hcq/backend.h and uses the platform below it;
 # the core (hcq/) reaches backends only through the table meson generates (bg_backends.c), never by include.
 ALLOWED = {
+    'dist': set(),  # collectives over MPI (libbaregpu-dist): the public API (baregpu/) only
     'tensor': {'compile', 'ir', 'util'},
     'onnx': {'util'},  # the ONNX front end: the public tensor API (baregpu/) and util/
     'compile': {'formats', 'ir', 'util'},

@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 # libclang-rt-dev (its libFuzzer and sanitizer runtimes): the fuzz targets of tests/fuzz (scripts/test.sh).
 # protobuf-c (library and protoc-c): the ONNX front end (onnx/); zlib: gzip'd datasets (examples/fashion_mnist.c);
 # libonnx-testdata and dataset-fashion-mnist: the judges of tests/onnx and the Fashion-MNIST example.
+# libopenmpi-dev and openmpi-bin (mpirun): libbaregpu-dist (dist/), its tests and the data-parallel example.
 pkgs=(meson ninja-build pkg-config gcc check libpciaccess-dev libusb-1.0-0-dev liburing-dev libopenblas-dev python3 cppcheck
       linux-source-6.12 clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libonnx-testdata
-      dataset-fashion-mnist)
+      dataset-fashion-mnist libopenmpi-dev openmpi-bin)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 # No pipe into a quiet grep under pipefail: grep -q exits at the first match, the writer dies of SIGPIPE

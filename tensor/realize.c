@@ -171,6 +171,23 @@ int bg_tn_read(bg_tensor *t, void *dst, size_t cap) {
   return 0;
 }
 
+/* Realized, a tensor is a view of a whole buffer of its context (as bg_tn_read relies on). */
+int bg_tn_buffer(bg_tensor *t, bg_buf **buf) {
+  if (!t) return bg_error(BG_EINVAL, "bg_tn_buffer: tensor argument 't' is NULL");
+  if (!buf) return bg_error(BG_EINVAL, "bg_tn_buffer: 'buf' is NULL");
+  int rc = bg_tn_realize(&t, 1);
+  if (rc < 0) return rc;
+  bg_tctx *c = t->c;
+  node u = t_node(t);
+  if (!t_is_view(u)) {
+    t_fail(c, "bg_tn_buffer: the realized tensor is not a whole buffer (take bg_tn_contiguous first)");
+    return -BG_EINVAL;
+  }
+  if ((rc = bg_dev_synchronize(c->dev, 0)) < 0) return bg_error_context(rc, "bg_tn_buffer: ");
+  *buf = c->bufs[((const tbuf_arg *)(const void *)t_view_buffer(u)->arg.b->data)->uid].b;
+  return 0;
+}
+
 int bg_tn_item(bg_tensor *t, double *out) {
   if (!t) return bg_error(BG_EINVAL, "item: NULL tensor");
   if (t->u && bg_tn_numel(t) != 1) {

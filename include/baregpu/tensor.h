@@ -288,6 +288,13 @@ typedef struct bg_load_stats {
 } bg_load_stats;
 void bg_tctx_load_stats(const bg_tctx *c, bg_load_stats *st);   /* fills the caller's *st; cannot fail */
 
+/* The device buffer holding realized t's elements in row-major order from byte 0, for libraries that move tensor data
+ * with queues of their own (baregpu/dist.h). Realizes t and synchronizes the context first; -BG_EINVAL (latched)
+ * when t is a view that is not a whole buffer (shrink, permute, expand: take bg_tn_contiguous first). *buf belongs to
+ * the context (never freed by the caller); writing into it changes t and every handle on the same buffer. */
+struct bg_buf;
+int bg_tn_buffer(bg_tensor *t, struct bg_buf **buf);
+
 /* Getters (cannot fail; the shape array belongs to t). */
 unsigned bg_tn_ndim(const bg_tensor *t);
 const int64_t *bg_tn_shape(const bg_tensor *t);

@@ -7,7 +7,10 @@ that its line markers attribute to include/baregpu/, and reading the top-level d
 naming each symbol the library exports that no public header declares, each public declaration the library
 does not export, and each libbaregpu.map entry that no header declares.
 
-Usage: exported_symbols.py CC NM INCLUDE_DIR LIBRARY MAP
+A header with a library of its own (OWN_LIBRARY: dist.h, libbaregpu-dist) is checked only against that library, by
+naming it as HEADER; without HEADER every other header is checked.
+
+Usage: exported_symbols.py CC NM INCLUDE_DIR LIBRARY MAP [HEADER]
        exported_symbols.py --list CC INCLUDE_DIR   (print the declared symbols, one a line, for the map)
 """
 import glob
@@ -17,6 +20,7 @@ import subprocess
 import sys
 
 IDENT = re.compile(r"[A-Za-z_]\w*")
+OWN_LIBRARY = {"dist.h"}   # include/baregpu/dist.h: libbaregpu-dist.so (dist/libbaregpu-dist.map)
 
 
 def header_text(cc, incdir):
@@ -137,10 +141,13 @@ def main(argv):
         _, syms = declared(argv[2].split(), argv[3])
         print("\n".join(sorted(syms)))
         return 0
-    if len(argv) != 6:
+    if len(argv) not in (6, 7):
         sys.exit(__doc__)
     cc, nm, incdir, lib, mapfile = argv[1].split(), argv[2], argv[3], argv[4], argv[5]
     headers, public = declared(cc, incdir)
+    only = argv[6] if len(argv) == 7 else None
+    public = {s: h for s, h in public.items() if (h == only if only else h not in OWN_LIBRARY)}
+    headers = [h for h in headers if (os.path.basename(h) == only if only else os.path.basename(h) not in OWN_LIBRARY)]
     exports = exported(nm, lib)
     mapped = map_globals(mapfile)
     errors = []

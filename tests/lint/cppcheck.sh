@@ -6,5 +6,5 @@ build=$2
 cd "$src"
 cppcheck --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr -q --std=c11 \
   -I include -I . -I "$build" --suppress=missingIncludeSystem \
-  util formats ir platform hcq cpu compile tensor onnx am nv tools usb tests examples
+  util formats ir platform hcq cpu compile tensor onnx am nv dist tools usb tests examples
 echo "cppcheck: 1 passed, 0 failed"
