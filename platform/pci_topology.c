@@ -25,8 +25,17 @@ static bool is_host_bridge(const char *c, size_t len) {
 }
 
 /* The resolved path of bus/pci/devices/<bdf> split after its host bridge: comp[0] is "pciDDDD:BB", then the bridges,
- * the device last. *nc components point into real. */
-static int resolve(const char *bdf, char *real, const char **comp, size_t *nc) {
+ * the device last; the components point into real. */
+typedef struct resolved {
+  char real[PATH_MAX];
+  const char *comp[MAX_DEPTH];
+  size_t n;
+} resolved;
+
+static int resolve(const char *bdf, resolved *p) {
+  char *real = p->real;
+  const char **comp = p->comp;
+  size_t *nc = &p->n;
   char link[PATH_MAX];
   if (!bdf || !*bdf || strchr(bdf, '/'))
     return bg_error(BG_EINVAL, "pci topology: bad PCI address '%s': expected DDDD:BB:DD.F", bdf ? bdf : "(null)");
@@ -52,28 +61,27 @@ static int resolve(const char *bdf, char *real, const char **comp, size_t *nc) {
 }
 
 int bg_pci_root_complex(const char *bdf, char *out, size_t n) {
-  char real[PATH_MAX];
-  const char *comp[MAX_DEPTH];
-  size_t nc;
-  int r = resolve(bdf, real, comp, &nc);
+  resolved p = {.n = 0};
+  int r = resolve(bdf, &p);
   if (r < 0) return r;
-  if (!out || strlen(comp[0]) >= n)
-    return bg_error(BG_EINVAL, "pci topology: %s: no room for root complex %s (%zu bytes)", bdf, comp[0], n);
-  memcpy(out, comp[0], strlen(comp[0]) + 1);
+  if (!out || strlen(p.comp[0]) >= n)
+    return bg_error(BG_EINVAL, "pci topology: %s: no room for root complex %s (%zu bytes)", bdf, p.comp[0], n);
+  memcpy(out, p.comp[0], strlen(p.comp[0]) + 1);
   return 0;
 }
 
 int bg_pci_p2p_distance(const char *a, const char *b, char *why, size_t n) {
-  char ra[PATH_MAX], rb[PATH_MAX], scratch[1];
-  const char *ca[MAX_DEPTH], *cb[MAX_DEPTH];
-  size_t na, nb;
+  char scratch[1];
+  resolved pa = {.n = 0}, pb = {.n = 0};
   if (!why) why = scratch, n = sizeof(scratch);
-  int r = resolve(a, ra, ca, &na);
-  if (r == 0) r = resolve(b, rb, cb, &nb);
+  int r = resolve(a, &pa);
+  if (r == 0) r = resolve(b, &pb);
   if (r < 0) {
     snprintf(why, n, "%s", bg_last_error());
     return r;
   }
+  const char **ca = pa.comp, **cb = pb.comp;
+  size_t na = pa.n, nb = pb.n;
   if (strcmp(ca[0], cb[0]) != 0) {
     snprintf(why, n, "different root complexes (%s, %s)", ca[0], cb[0]);
     return bg_error(BG_ENOTSUP, "pci topology: no peer-to-peer between %s and %s: different root complexes (%s, %s)",

@@ -151,7 +151,7 @@ mock_pci *mock_sysfs_add(mock_sysfs *t, const mock_pci_cfg *cfg) {
   }
   mock_pci *m = mock_pci_create(t, cfg);
   if (!m) return NULL;
-  char rel[320], target[320];
+  char rel[320];
   mock_sysfs_place(t, m);
   int r = mkdir_rel(t, m->dir);
   snprintf(rel, sizeof(rel), "bus/pci/devices/%s", m->bdf);
@@ -160,6 +160,7 @@ mock_pci *mock_sysfs_add(mock_sysfs *t, const mock_pci_cfg *cfg) {
   if (r == 0 && cfg->driver && !driver_exists(t, cfg->driver)) r = mock_sysfs_add_driver(t, cfg->driver);
   if (r == 0 && cfg->driver) r = bind_links(m, cfg->driver);
   if (r == 0 && cfg->iommu_group >= 0) {
+    char target[64];
     snprintf(rel, sizeof(rel), "kernel/iommu_groups/%d", cfg->iommu_group);
     r = mkdir_rel(t, rel);
     snprintf(rel, sizeof(rel), "%s/iommu_group", m->dir);

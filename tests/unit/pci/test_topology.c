@@ -369,6 +369,20 @@ START_TEST(admin_in_hierarchy) {
 }
 END_TEST
 
+/* VFIO binds vfio-pci (driver_override, drivers_probe) and finds the IOMMU group through the deeper links. */
+START_TEST(vfio_in_hierarchy) {
+  build(MOCK_TOPO_SWITCH, 2);
+  ck_assert_int_eq(mock_sysfs_add_vfio(T, MOCK_VFIO_MODULE | MOCK_VFIO_DEVNODES), 0);
+  bg_pci_dev *d;
+  ck_assert_int_eq(bg_pci_open_sysfs(gpu[1], BG_PCI_UNBIND_DRIVER | BG_PCI_VFIO, &d), -BG_ENOTSUP);
+  ck_assert_msg(strstr(bg_last_error(), "vfio/vfio is not a VFIO container") != NULL, "%s", bg_last_error());
+  ck_assert_str_eq(mock_pci_driver(dev[1]), "vfio-pci");
+  OK(bg_pci_open_sysfs(gpu[1], BG_PCI_UNBIND_DRIVER, &d));
+  bg_pci_close(d);
+  teardown();
+}
+END_TEST
+
 /* ---------------- the plugin: MOCKGPU_TOPOLOGY (each test forks: one plugin start per process) ---------------- */
 
 static void plugin_env(const char *topo, const char *count) {
@@ -444,6 +458,7 @@ int main(void) {
   tcase_add_test(tc, peer_dma_unbacked);
   tcase_add_test(tc, peer_dma_split);
   tcase_add_test(tc, admin_in_hierarchy);
+  tcase_add_test(tc, vfio_in_hierarchy);
   suite_add_tcase(s, tc);
   TCase *tp = tcase_create("plugin");
   tcase_set_timeout(tp, 120);
