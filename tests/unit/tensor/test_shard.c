@@ -12,6 +12,7 @@
 #include "baregpu/hcq.h"
 #include "baregpu/tensor.h"
 #include "shard_fixture.h"
+#include "tensor/tensor_internal.h" /* a context's bg_dev, to stage a write of another device that has not finished */
 
 static bg_tensor *from(bg_tctx *c, unsigned ndim, const int64_t *shape, unsigned seed) {
   int64_t n = 1;
@@ -50,6 +51,53 @@ START_TEST(to_both_directions) {
   bg_tctx_stats(c1, &st);
   ck_assert_uint_ge(st.kernels_run, 1); /* add1 ran on device 1 */
   ck_assert_ptr_eq(bg_tn_to(r, c0), r); /* its own context: itself */
+  bg_mesh_close(m);
+}
+END_TEST
+
+/* A kernel reading a buffer whose last recorded write is another device's unfinished work waits for exactly that
+ * write (bg_dev_wait_bufs in the launch path): device 0 holds a program stuck on a gate signal and is recorded as the
+ * writer of device 1's input. With the host wait of hcq/peer.c the launch gives up after BG_WAIT_TIMEOUT_MS naming the
+ * wait; with a GPU-side wait the kernel is submitted behind it and cannot have finished before the gate opens. Then
+ * the gate opens and the result is right. */
+START_TEST(launch_waits_for_foreign_write) {
+  bg_mesh *m = mesh_of(2);
+  bg_tctx *c0 = bg_mesh_ctx(m, 0), *c1 = bg_mesh_ctx(m, 1);
+  static const int64_t sh[1] = {8};
+  float v[8], got[8], want[8];
+  fill(v, 8, 3);
+  bg_tensor *x = bg_tn_from(c1, BG_FLOAT32, 1, sh, v);
+  bg_buf *xb = c1->bufs[((const tbuf_arg *)(const void *)t_view_buffer(t_node(x))->arg.b->data)->uid].b;
+  bg_signal *gate;
+  bg_queue *q;
+  OK(bg_signal_new(c0->dev, 0, &gate));
+  OK(bg_queue_new(c0->dev, BG_QUEUE_COMPUTE, &q));
+  bg_queue_wait(q, bg_timeline_addr(q), bg_timeline_value(q, -1));
+  bg_queue_wait(q, bg_sig(gate), bg_const(1));
+  bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+  OK(bg_queue_submit(q, NULL, 0));
+  bg_buf_mark_written(xb, c0->dev); /* device 0's stuck program "writes" x */
+  char *old = getenv("BG_WAIT_TIMEOUT_MS") ? strdup(getenv("BG_WAIT_TIMEOUT_MS")) : NULL;
+  setenv("BG_WAIT_TIMEOUT_MS", "300", 1);
+  bg_tensor *y = bg_tn_relu(x);
+  int rc = bg_tn_realize(&y, 1);
+  if (old) setenv("BG_WAIT_TIMEOUT_MS", old, 1);
+  else unsetenv("BG_WAIT_TIMEOUT_MS");
+  free(old);
+  if (rc < 0) {
+    ck_assert_msg(strstr(bg_last_error(), "waiting"), "%s", bg_last_error());
+  } else {
+    uint64_t done = 0;
+    OK(bg_signal_value(bg_dev_timeline(c1->dev), &done));
+    ck_assert_uint_lt(done, bg_dev_timeline_value(c1->dev) - 1); /* the kernel waits behind device 0 */
+  }
+  OK(bg_signal_set(gate, 1));
+  OK(bg_tn_read(bg_tn_relu(x), got, sizeof got));
+  for (int i = 0; i < 8; i++) want[i] = v[i] > 0 ? v[i] : 0;
+  expect_close(got, want, 8, "after the gate");
+  OK(bg_tctx_sync(c0));
+  bg_queue_free(q);
+  bg_signal_free(gate);
   bg_mesh_close(m);
 }
 END_TEST
@@ -312,6 +360,7 @@ static Suite *suite(void) {
   TCase *t = tcase_create("shard");
   tcase_set_timeout(t, 600);
   tcase_add_test(t, to_both_directions);
+  tcase_add_test(t, launch_waits_for_foreign_write);
   tcase_add_test(t, split_even_and_uneven);
   tcase_add_test(t, replicated_and_from);
   tcase_add_test(t, elementwise_2);
