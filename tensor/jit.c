@@ -516,3 +516,22 @@ int t_jit_run_launch(bg_jit *j, size_t i, const int64_t *from, const int64_t *to
   c->st.kernels_run++;
   return 0;
 }
+
+int t_jit_record_launch(bg_jit *j, size_t i, bg_queue *q, const int64_t *from, const bg_val *to, unsigned nmap) {
+  bg_tctx *c = j->c;
+  const jlaunch *l = &j->cap.l[i];
+  const tprog *p = &c->progs[l->prog];
+  bg_val args[64], g[3], lz[3];
+  for (unsigned s = 0; s < l->nbufs; s++) {
+    args[s] = bg_addr(c->bufs[l->uids[s]].b, 0);
+    for (unsigned k = 0; k < nmap; k++)
+      if (from[k] == l->uids[s]) args[s] = to[k];
+  }
+  for (unsigned v = 0; v < l->nvals; v++) args[l->nbufs + v] = bg_const(l->vals[v]);
+  for (int d = 0; d < 3; d++) {
+    g[d] = bg_const(p->k.gsz[d]);
+    lz[d] = bg_const(p->k.lsz[d]);
+  }
+  bg_queue_exec(q, p->prg, args, l->nbufs + l->nvals, g, lz);
+  return 0;
+}

@@ -7,6 +7,7 @@
  * inputs' buffers replaced by this call's); a launch first makes its device wait for the other devices' writes of
  * its inputs (bg_dev_wait_bufs). Outputs are views of the captured output buffers (the next replay overwrites
  * them). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 
 typedef struct mxfer {
   unsigned src, dst;                /* device indices in the mesh */
+  unsigned qidx;                    /* its place in the source's copy program */
   int64_t suid, duid;
   uint64_t bytes;
   size_t at[BG_MESH_MAX];           /* launches each device had captured before the transfer */
@@ -30,6 +32,13 @@ typedef struct msig {               /* an input or output as captured */
   int64_t uid[BG_MESH_MAX];         /* each part's buffer */
 } msig;
 
+typedef struct mdev {                /* a device's replay programs (queue path) */
+  bg_queue *qc, *qx;                /* compute; copy (NULL without outgoing transfers) */
+  bg_signal *done, *xdone;          /* launches done, copies done: epoch * span + count */
+  uint64_t done_va[BG_MESH_MAX], xdone_va[BG_MESH_MAX]; /* their addresses for each device's queues */
+  unsigned ncopies;
+} mdev;
+
 struct bg_mjit {
   bg_mesh *m;
   bg_mjit_fn fn;
@@ -41,6 +50,10 @@ struct bg_mjit {
   mxfer *x;
   size_t nx, xcap;
   msig in[16], *out;
+  bool queued;                      /* replays submit the recorded programs (else launch by launch) */
+  bool per_launch;                  /* tests: never record the programs */
+  mdev d[BG_MESH_MAX];
+  uint64_t span, epoch;
 };
 
 static _Thread_local bg_mjit *capturing; /* the capture bg_tn_to reports to */
@@ -98,7 +111,21 @@ int bg_mjit_new(bg_mesh *m, bg_mjit_fn fn, void *user, unsigned nout, bg_mjit **
   return 0;
 }
 
+static void drop_programs(bg_mjit *j) {
+  for (unsigned i = 0; i < BG_MESH_MAX; i++) {
+    mdev *md = &j->d[i];
+    if (md->qc) bg_queue_free(md->qc);
+    if (md->qx) bg_queue_free(md->qx);
+    if (md->done || md->xdone) bg_tctx_sync(j->m->c[i]); /* programs in flight may still signal them */
+    if (md->done) bg_signal_free(md->done);
+    if (md->xdone) bg_signal_free(md->xdone);
+    memset(md, 0, sizeof *md);
+  }
+  j->queued = false;
+}
+
 static void drop_capture(bg_mjit *j) {
+  drop_programs(j);
   for (unsigned i = 0; i < BG_MESH_MAX; i++) {
     bg_jit_free(j->dj[i]);
     j->dj[i] = NULL;
@@ -114,6 +141,8 @@ void bg_mjit_free(bg_mjit *j) {
   free(j);
 }
 
+void t_mjit_set_per_launch(bg_mjit *j, bool on) { j->per_launch = on; }
+
 void bg_mjit_get_stats(const bg_mjit *j, bg_mjit_stats *st) {
   memset(st, 0, sizeof *st);
   st->calls = j->calls;
@@ -123,7 +152,7 @@ void bg_mjit_get_stats(const bg_mjit *j, bg_mjit_stats *st) {
   st->ntransfers = (unsigned)j->nx;
   for (unsigned i = 0; i < j->m->n && j->captured; i++) {
     st->nkernels[i] = (unsigned)t_jit_nlaunches(j->dj[i]);
-    st->nprograms[i] = st->nkernels[i]; /* one bg_program_run per launch */
+    st->nprograms[i] = j->queued ? 1u + (j->d[i].qx != NULL) : st->nkernels[i]; /* else one bg_program_run per launch */
   }
 }
 
@@ -177,6 +206,174 @@ static int run_until(bg_mjit *j, size_t *cur, const size_t *at, const int64_t (*
   return 0;
 }
 
+/* epoch * span + k, the value a replay's progress signals take at step k (bound at each submit through slot nin). */
+static bg_val at_step(bg_queue *q, bg_val epoch, uint64_t span, uint64_t k) {
+  return bg_add(q, bg_mul(q, epoch, bg_const(span)), bg_const(k));
+}
+
+/* Whether the queue path is possible: every transfer's source device has a copy queue, maps the destination buffer,
+ * and each side sees the other's progress signals. 0 (possible, signals made), 1 (not: why logged), or a negative
+ * BG_E*. */
+static int plan_programs(bg_mjit *j) {
+  bg_mesh *m = j->m;
+  for (unsigned i = 0; i < m->n; i++) {
+    bg_dev *dev = m->c[i]->dev;
+    int rc = bg_signal_new(dev, 0, &j->d[i].done);
+    if (rc >= 0) rc = bg_signal_new(dev, 0, &j->d[i].xdone);
+    if (rc < 0) return bg_error_context(rc, "mjit: device %u: ", i);
+  }
+  for (unsigned i = 0; i < m->n; i++)
+    for (unsigned k = 0; k < m->n; k++) {
+      bg_dev *dk = m->c[k]->dev;
+      if (bg_signal_va_on(j->d[i].done, dk, &j->d[i].done_va[k]) < 0 ||
+          bg_signal_va_on(j->d[i].xdone, dk, &j->d[i].xdone_va[k]) < 0) {
+        BG_LOG(1, "mjit: replaying launch by launch: %s", bg_last_error());
+        return 1;
+      }
+    }
+  for (size_t t = 0; t < j->nx; t++) {
+    mxfer *x = &j->x[t];
+    bg_dev *sd = m->c[x->src]->dev;
+    uint64_t va;
+    if (!bg_dev_has_copy_queue(sd)) {
+      BG_LOG(1, "mjit: replaying launch by launch: %s has no copy queue", bg_dev_name(sd));
+      return 1;
+    }
+    if (bg_buf_map_peer(m->c[x->dst]->bufs[x->duid].b, sd, &va) < 0) {
+      BG_LOG(1, "mjit: replaying launch by launch: %s", bg_last_error());
+      return 1;
+    }
+    x->qidx = j->d[x->src].ncopies++;
+  }
+  size_t most = 0;
+  for (unsigned i = 0; i < m->n; i++) {
+    size_t nl = t_jit_nlaunches(j->dj[i]);
+    most = nl > most ? nl : most;
+    most = j->d[i].ncopies > most ? j->d[i].ncopies : most;
+  }
+  j->span = most + 2;
+  return 0;
+}
+
+/* The slots of a program of device i: inputs' buffer addresses (0..nin-1), then the epoch (nin). */
+static void slot_vals(bg_mjit *j, bg_queue *q, unsigned i, bg_val *in, bg_val *epoch, int64_t *from) {
+  char name[16];
+  for (unsigned k = 0; k < j->nin; k++) {
+    snprintf(name, sizeof name, "in%u", k);
+    in[k] = bg_var(q, k, name, 0, UINT64_MAX);
+    from[k] = j->in[k].uid[i];
+  }
+  *epoch = bg_var(q, j->nin, "epoch", 0, UINT64_MAX / (j->span + 1));
+}
+
+/* Device i's compute program: wait for the device's earlier work, then its launches in capture order; before a launch,
+ * a wait for each transfer into the device captured before it (the source's copies-done signal); after each launch
+ * the launches-done signal; at the end a wait for the device's own copies, and the timeline. */
+static int record_compute(bg_mjit *j, unsigned i) {
+  mdev *md = &j->d[i];
+  int rc = bg_queue_new(j->m->c[i]->dev, BG_QUEUE_COMPUTE, &md->qc);
+  if (rc < 0) return bg_error_context(rc, "mjit: device %u: ", i);
+  bg_queue *q = md->qc;
+  bg_val in[16], epoch;
+  int64_t from[16];
+  slot_vals(j, q, i, in, &epoch, from);
+  bg_queue_wait(q, bg_timeline_addr(q), bg_timeline_value(q, -1));
+  bg_queue_memory_barrier(q);
+  bg_queue_signal(q, bg_const(md->done_va[i]), at_step(q, epoch, j->span, 0));
+  size_t nl = t_jit_nlaunches(j->dj[i]), waited = 0;
+  for (size_t l = 0; l <= nl; l++) {
+    for (size_t t = waited; t < j->nx; t++) {
+      const mxfer *x = &j->x[t];
+      if (x->at[i] > l) break; /* later transfers were captured after later launches of i */
+      if (x->dst == i)
+        bg_queue_wait(q, bg_const(j->d[x->src].xdone_va[i]), at_step(q, epoch, j->span, x->qidx + 1u));
+      waited = t + 1;
+    }
+    if (l == nl) break;
+    bg_queue_memory_barrier(q);
+    t_jit_record_launch(j->dj[i], l, q, from, in, j->nin);
+    bg_queue_memory_barrier(q);
+    bg_queue_signal(q, bg_const(md->done_va[i]), at_step(q, epoch, j->span, l + 1));
+  }
+  if (md->ncopies) bg_queue_wait(q, bg_const(md->xdone_va[i]), at_step(q, epoch, j->span, md->ncopies));
+  bg_queue_memory_barrier(q);
+  bg_queue_signal(q, bg_timeline_addr(q), bg_timeline_value(q, 0));
+  return 0;
+}
+
+/* Device i's copy program: each transfer from i in capture order, after both devices' launches captured before it. */
+static int record_copies(bg_mjit *j, unsigned i) {
+  mdev *md = &j->d[i];
+  if (!md->ncopies) return 0;
+  bg_tctx *c = j->m->c[i];
+  int rc = bg_queue_new(c->dev, BG_QUEUE_COPY, &md->qx);
+  if (rc < 0) return bg_error_context(rc, "mjit: device %u: ", i);
+  bg_queue *q = md->qx;
+  bg_val in[16], epoch;
+  int64_t from[16];
+  slot_vals(j, q, i, in, &epoch, from);
+  for (size_t t = 0; t < j->nx; t++) {
+    const mxfer *x = &j->x[t];
+    if (x->src != i) continue;
+    uint64_t dva;
+    if ((rc = bg_buf_map_peer(j->m->c[x->dst]->bufs[x->duid].b, c->dev, &dva)) < 0) return rc;
+    bg_val src = bg_addr(c->bufs[x->suid].b, 0);
+    for (unsigned k = 0; k < j->nin; k++)
+      if (from[k] == x->suid) src = in[k];
+    bg_queue_wait(q, bg_const(md->done_va[i]), at_step(q, epoch, j->span, x->at[i]));
+    bg_queue_wait(q, bg_const(j->d[x->dst].done_va[i]), at_step(q, epoch, j->span, x->at[x->dst]));
+    bg_queue_copy(q, bg_const(dva), src, x->bytes);
+    bg_queue_signal(q, bg_const(md->xdone_va[i]), at_step(q, epoch, j->span, x->qidx + 1u));
+  }
+  return 0;
+}
+
+/* After the capture: the queue programs where the devices allow them (else replays go launch by launch). */
+static int build_programs(bg_mjit *j) {
+  if (j->per_launch) return 0;
+  int rc = plan_programs(j);
+  if (rc != 0) {
+    drop_programs(j);
+    return rc < 0 ? rc : 0;
+  }
+  for (unsigned i = 0; i < j->m->n && rc >= 0; i++) {
+    rc = record_compute(j, i);
+    if (rc >= 0) rc = record_copies(j, i);
+  }
+  if (rc < 0) {
+    drop_programs(j);
+    return rc;
+  }
+  j->queued = true;
+  return 0;
+}
+
+static int replay_programs(bg_mjit *j, const int64_t (*to)[16]) {
+  bg_mesh *m = j->m;
+  uint64_t slots[BG_MESH_MAX][17];
+  j->epoch++;
+  for (unsigned i = 0; i < m->n; i++) {
+    for (unsigned k = 0; k < j->nin; k++) slots[i][k] = bg_buf_va(m->c[i]->bufs[to[i][k]].b);
+    slots[i][j->nin] = j->epoch;
+  }
+  for (unsigned i = 0; i < m->n; i++) { /* inputs written by another device: wait for it (bg_tn_shard's transfers) */
+    bg_buf *bufs[16];
+    for (unsigned k = 0; k < j->nin; k++) bufs[k] = m->c[i]->bufs[to[i][k]].b;
+    int rc = bg_dev_wait_bufs(m->c[i]->dev, bufs, j->nin);
+    if (rc < 0) return bg_error_context(rc, "mjit: device %u: ", i);
+  }
+  for (int kind = 0; kind < 2; kind++)
+    for (unsigned i = 0; i < m->n; i++) {
+      bg_queue *q = kind ? j->d[i].qx : j->d[i].qc;
+      int rc = q ? bg_queue_submit(q, slots[i], j->nin + 1u) : 0;
+      if (rc < 0) return bg_error_context(rc, "mjit: replay on device %u: ", i);
+    }
+  for (size_t t = 0; t < j->nx; t++) /* host reads of a transferred buffer wait for its source's timeline */
+    bg_buf_mark_written(m->c[j->x[t].dst]->bufs[j->x[t].duid].b, m->c[j->x[t].src]->dev);
+  for (unsigned i = 0; i < m->n; i++) m->c[i]->st.kernels_run += t_jit_nlaunches(j->dj[i]);
+  return 0;
+}
+
 static int replay(bg_mjit *j, bg_sharded *const *in, bg_sharded **out) {
   bg_mesh *m = j->m;
   int64_t from[BG_MESH_MAX][16], to[BG_MESH_MAX][16];
@@ -196,7 +393,11 @@ static int replay(bg_mjit *j, bg_sharded *const *in, bg_sharded **out) {
   }
   size_t cur[BG_MESH_MAX] = {0}, end[BG_MESH_MAX];
   int rc = 0;
-  for (size_t t = 0; t < j->nx && rc >= 0; t++) {
+  if (j->queued) {
+    if ((rc = replay_programs(j, (const int64_t(*)[16])to)) < 0) return rc;
+    for (unsigned i = 0; i < m->n; i++) cur[i] = t_jit_nlaunches(j->dj[i]);
+  }
+  for (size_t t = 0; t < j->nx && rc >= 0 && !j->queued; t++) {
     const mxfer *x = &j->x[t];
     if ((rc = run_until(j, cur, x->at, (const int64_t(*)[16])from, (const int64_t(*)[16])to)) < 0) break;
     int64_t suid = x->suid;
@@ -257,6 +458,7 @@ int bg_mjit_call(bg_mjit *j, bg_sharded *const *in, unsigned nin, bg_sharded **o
     capturing = NULL;
     for (unsigned i = 0; i < j->m->n; i++) t_jit_capture_stop(j->dj[i]);
     if (rc >= 0) rc = finish_capture(j, in, out);
+    if (rc >= 0) rc = build_programs(j);
     if (rc >= 0) j->captured = true;
     else { /* try again on the next call */
       drop_capture(j);

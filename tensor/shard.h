@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "baregpu/hcq.h"
 #include "baregpu/tensor.h"
 
 #define BG_MESH_MAX 8
@@ -52,6 +53,9 @@ int t_allreduce(bg_mesh *m, bg_tensor *const *parts, bg_tensor **out);
  * from buffer suid of src to buffer duid of dst. 0 or a negative BG_E*. */
 int t_mjit_note_transfer(bg_tctx *src, int64_t suid, bg_tctx *dst, int64_t duid, uint64_t bytes);
 
+/* Tests: replay launch by launch even where the queue programs are possible (the baseline they are compared with). */
+void t_mjit_set_per_launch(bg_mjit *j, bool on);
+
 /* ---- jit.c hooks: the single-device capture driven from outside (mjit.c) ---- */
 /* Start capturing c's launches into j (a JIT of c): inputs are the buffers in_uids[0..nin). */
 int t_jit_capture_start(bg_jit *j, const int64_t *in_uids, unsigned nin);
@@ -60,5 +64,8 @@ size_t t_jit_nlaunches(const bg_jit *j);
 /* Run captured launch i (bg_program_run) with buffer uid from[k] replaced by to[k] (k < nmap), after making the
  * device wait for the other devices' writes of its buffers (bg_dev_wait_bufs). */
 int t_jit_run_launch(bg_jit *j, size_t i, const int64_t *from, const int64_t *to, unsigned nmap);
+/* Record captured launch i as an EXEC on q, buffer uid from[k] as operand to[k] (k < nmap), other buffers and kernel
+ * variables as the constants of the capture. */
+int t_jit_record_launch(bg_jit *j, size_t i, bg_queue *q, const int64_t *from, const bg_val *to, unsigned nmap);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "baregpu/tensor.h"
 #include "shard_fixture.h"
+#include "tensor/shard.h" /* t_mjit_set_per_launch */
 
 enum { R = 6, K = 6, N = 6 };
 
@@ -63,12 +64,13 @@ static void read_all(bg_sharded *s, float *v, size_t n, unsigned ndev) {
   ck_assert_msg(bg_sh_read(s, v, n * sizeof *v) == 0, "sh_read: %s", bg_last_error());
 }
 
-static void check_mjit(unsigned n) {
+static void check_mjit(unsigned n, bool per_launch) {
   bg_mesh *m = mesh_of(n);
   if (!m) return;
   int fn_runs = 0;
   bg_mjit *j;
   OK(bg_mjit_new(m, model, &fn_runs, 3, &j));
+  t_mjit_set_per_launch(j, per_launch);
   static const size_t sizes[3] = {N, R * N, R * N};
   for (unsigned call = 0; call < 5; call++) {
     bg_tensor *t[5];
@@ -102,7 +104,10 @@ static void check_mjit(unsigned n) {
   ck_assert_uint_eq(st.ntransfers, n > 1 ? 2 * 2 * (n - 1) * n : 0);
   for (unsigned i = 0; i < n; i++) {
     ck_assert_uint_ge(st.nkernels[i], 3); /* at least the three outputs' kernels on every device */
-    ck_assert_uint_ge(st.nprograms[i], 1);
+    /* launch by launch: a program run per launch; else one compute program and, with transfers, one copy program */
+    if (per_launch) ck_assert_uint_eq(st.nprograms[i], st.nkernels[i]);
+    else ck_assert_msg(st.nprograms[i] == st.nkernels[i] || st.nprograms[i] == (n > 1 ? 2u : 1u), "device %u: %u programs", i,
+                       st.nprograms[i]);
   }
   /* an input of another shape is an error naming it */
   bg_tensor *t[5];
@@ -117,9 +122,11 @@ static void check_mjit(unsigned n) {
   bg_mesh_close(m);
 }
 
-START_TEST(mjit_2) { check_mjit(2); }
+START_TEST(mjit_2) { check_mjit(2, false); }
 END_TEST
-START_TEST(mjit_3) { check_mjit(3); }
+START_TEST(mjit_3) { check_mjit(3, false); }
+END_TEST
+START_TEST(mjit_2_per_launch) { check_mjit(2, true); }
 END_TEST
 
 static Suite *suite(void) {
@@ -128,6 +135,7 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 600);
   tcase_add_test(t, mjit_2);
   tcase_add_test(t, mjit_3);
+  tcase_add_test(t, mjit_2_per_launch);
   suite_add_tcase(s, t);
   return s;
 }
