@@ -301,7 +301,8 @@ static int record_compute(bg_mjit *j, unsigned i) {
   return 0;
 }
 
-/* Device i's copy program: each transfer from i in capture order, after both devices' launches captured before it. */
+/* Device i's copy program: each transfer from i in capture order, after both devices' launches captured before it and
+ * after the transfer that wrote its source buffer, if one did (no launch of i orders those). */
 static int record_copies(bg_mjit *j, unsigned i) {
   mdev *md = &j->d[i];
   if (!md->ncopies) return 0;
@@ -320,6 +321,11 @@ static int record_copies(bg_mjit *j, unsigned i) {
     bg_val src = bg_addr(c->bufs[x->suid].b, 0);
     for (unsigned k = 0; k < j->nin; k++)
       if (from[k] == x->suid) src = in[k];
+    for (size_t e = 0; e < t; e++) { /* the source buffer came from another transfer (an all-gather forwards chunks) */
+      const mxfer *w = &j->x[e];
+      if (w->dst == i && w->duid == x->suid)
+        bg_queue_wait(q, bg_const(j->d[w->src].xdone_va[i]), at_step(q, epoch, j->span, w->qidx + 1u));
+    }
     bg_queue_wait(q, bg_const(md->done_va[i]), at_step(q, epoch, j->span, x->at[i]));
     bg_queue_wait(q, bg_const(j->d[x->dst].done_va[i]), at_step(q, epoch, j->span, x->at[x->dst]));
     bg_queue_copy(q, bg_const(dva), src, x->bytes);
