@@ -30,10 +30,10 @@ bg_tensor *bg_tn_to(bg_tensor *t, bg_tctx *dst) {
   int64_t suid = view_uid(u), n = t_numel(&sh), duid;
   enum ir_scalar s = t_scalar(t->dt);
   uint64_t bytes = (uint64_t)n * ir_scalar_size(s);
-  if ((r = t_new_buffer(dst, s, n, &duid)) < 0) return t_fail(dst, "to: %s on %s: %s", ss, bg_tctx_device(dst), bg_last_error());
-  if (bytes && (r = bg_buf_transfer(dst->bufs[duid].b, 0, src->bufs[suid].b, 0, bytes)) < 0)
+  if (t_new_buffer(dst, s, n, &duid) < 0) return t_fail(dst, "to: %s on %s: %s", ss, bg_tctx_device(dst), bg_last_error());
+  if (bytes && bg_buf_transfer(dst->bufs[duid].b, 0, src->bufs[suid].b, 0, bytes) < 0)
     return t_fail(dst, "to: %s from %s to %s: %s", ss, bg_tctx_device(src), bg_tctx_device(dst), bg_last_error());
-  if (bytes && (r = t_mjit_note_transfer(src, suid, dst, duid, bytes)) < 0) return t_fail(dst, "to: %s", bg_last_error());
+  if (bytes && t_mjit_note_transfer(src, suid, dst, duid, bytes) < 0) return t_fail(dst, "to: %s", bg_last_error());
   src->st.copies_out++;
   dst->st.copies_in++;
   return t_wrap(dst, n_reshape(dst, n_buffer(dst, duid, n, s), &sh));
