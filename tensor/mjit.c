@@ -2,11 +2,13 @@
  * graphs: tinygrad/engine/jit.py, tinygrad/runtime/graph/hcq.py). Call 1 runs the function. Call 2 runs it with every
  * context of the mesh capturing its launches (jit.c's capture, driven through the hooks of tensor/shard.h) and with
  * bg_tn_to reporting each transfer between the mesh's devices together with how many launches each device had
- * captured by then. From call 3 on a replay walks the transfers in capture order: before a transfer every device runs
- * its captured launches up to that point, then the transfer moves the bytes between the captured buffers again (the
- * inputs' buffers replaced by this call's); a launch first makes its device wait for the other devices' writes of
- * its inputs (bg_dev_wait_bufs). Outputs are views of the captured output buffers (the next replay overwrites
- * them). */
+ * captured by then. Where the devices reach each other (peer mappings of the transfers' destinations, each other's
+ * signals, copy queues), the capture is recorded as one compute and one copy queue program per device, ordered across
+ * devices by "launches done" and "copies done" signals whose values are epoch * span + step, the epoch a queue variable
+ * bound at each replay with the inputs' addresses; a replay binds and submits them. Elsewhere a replay walks the
+ * transfers in capture order: before a transfer every device runs its captured launches up to that point
+ * (bg_program_run after bg_dev_wait_bufs), then bg_buf_transfer repeats the transfer. Outputs are views of the captured
+ * output buffers (the next replay overwrites them). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
