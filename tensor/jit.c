@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensor/shard.h"
 #include "tensor/tensor_internal.h"
 #include "util/grow.h"
 
@@ -472,4 +473,65 @@ int bg_jit_call(bg_jit *j, bg_tensor *const *in, unsigned nin, bg_tensor **out) 
     }
   }
   return rc < 0 ? rc : 0;
+}
+
+/* ---- the capture driven from outside: the multi-device JIT (tensor/mjit.c) captures each context of its mesh with
+ * a JIT of that context, and replays the launches one by one in the order of its transfers ---- */
+int t_jit_capture_start(bg_jit *j, const int64_t *in_uids, unsigned nin) {
+  bg_tctx *c = j->c;
+  if (c->cap) return bg_error(BG_EINVAL, "jit: another capture is in progress on %s", bg_tctx_device(c));
+  if (nin > 16) return bg_error(BG_EINVAL, "jit: %u inputs, at most 16", nin);
+  j->cap.n = 0;
+  j->cap.nin = nin;
+  if (nin) memcpy(j->cap.in_uids, in_uids, nin * sizeof *in_uids);
+  c->cap = &j->cap;
+  return 0;
+}
+
+void t_jit_capture_stop(bg_jit *j) {
+  j->c->cap = NULL;
+  tmap_free(&j->cap.dep);
+  tmap_free(&j->cap.made);
+}
+
+size_t t_jit_nlaunches(const bg_jit *j) { return j->cap.n; }
+
+int t_jit_run_launch(bg_jit *j, size_t i, const int64_t *from, const int64_t *to, unsigned nmap) {
+  bg_tctx *c = j->c;
+  const jlaunch *l = &j->cap.l[i];
+  const tprog *p = &c->progs[l->prog];
+  bg_buf *bufs[48];
+  for (unsigned s = 0; s < l->nbufs; s++) {
+    int64_t uid = l->uids[s];
+    for (unsigned k = 0; k < nmap; k++)
+      if (from[k] == uid) {
+        uid = to[k];
+        break;
+      }
+    bufs[s] = c->bufs[uid].b;
+  }
+  int rc = bg_dev_wait_bufs(c->dev, bufs + 1, l->nbufs - 1);
+  if (rc >= 0) rc = bg_program_run(p->prg, bufs, l->nbufs, l->vals, l->nvals, p->k.gsz, p->k.lsz, false, NULL);
+  if (rc < 0) return bg_error_context(rc, "jit: replay of %s: ", p->k.name);
+  c->st.kernels_run++;
+  return 0;
+}
+
+int t_jit_record_launch(bg_jit *j, size_t i, bg_queue *q, const int64_t *from, const bg_val *to, unsigned nmap) {
+  bg_tctx *c = j->c;
+  const jlaunch *l = &j->cap.l[i];
+  const tprog *p = &c->progs[l->prog];
+  bg_val args[64], g[3], lz[3];
+  for (unsigned s = 0; s < l->nbufs; s++) {
+    args[s] = bg_addr(c->bufs[l->uids[s]].b, 0);
+    for (unsigned k = 0; k < nmap; k++)
+      if (from[k] == l->uids[s]) args[s] = to[k];
+  }
+  for (unsigned v = 0; v < l->nvals; v++) args[l->nbufs + v] = bg_const(l->vals[v]);
+  for (int d = 0; d < 3; d++) {
+    g[d] = bg_const(p->k.gsz[d]);
+    lz[d] = bg_const(p->k.lsz[d]);
+  }
+  bg_queue_exec(q, p->prg, args, l->nbufs + l->nvals, g, lz);
+  return 0;
 }

@@ -93,6 +93,11 @@ int t_run_kernels(bg_tctx *c, tkernel *ks, unsigned nk, const node *roots, unsig
     for (unsigned v = 0; v < p->k.nvars; v++) vals[v] = (uint64_t)t_kernel_var_value(c, k, c->vars[p->vid[v]].name);
     BG_LOG(2, "tensor: run %s (%u buffers, %u variables, global %u,%u,%u)", p->k.name, k->nin + 1, p->k.nvars, p->k.gsz[0],
            p->k.gsz[1], p->k.gsz[2]);
+    /* inputs another device wrote (bg_tn_to's transfers): wait for exactly those writes (hcq/peer.c) */
+    if ((rc = bg_dev_wait_bufs(c->dev, bufs + 1, k->nin)) < 0) {
+      bg_error_context(rc, "tensor: %s waiting for its inputs: ", p->k.name);
+      break;
+    }
     if ((rc = bg_program_run(p->prg, bufs, k->nin + 1u, vals, p->k.nvars, p->k.gsz, p->k.lsz, false, NULL)) < 0) {
       bg_error_context(rc, "tensor: running %s: ", p->k.name);
       break;
