@@ -16,11 +16,14 @@
  *   map_reuse       mapping again gives the same address; the mapping goes with the buffer's free and with the
  *                   mapping device's close (a copy to it is refused: no live allocation)
  *   wrap            a dependency recorded before two wraps of the writer's timeline (its signal reset to 0) is complete
+ *   wait_host       where B cannot see A's signals, bg_dev_wait_bufs waits on the host until A's write is complete
  *   errors          overrunning transfers name the buffer and the numbers; NULL arguments */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "conformance.h"
 #include "hcq/dev_internal.h"
@@ -399,6 +402,59 @@ static int t_wrap(md *m) {
   return CF_PASS;
 }
 
+typedef struct opener {
+  bg_signal *g;
+} opener;
+
+/* Opens gate g after a while (on another thread: the caller is in a host wait); what the caller must then see is
+ * checked by value, not by time. */
+static void *open_later(void *arg) {
+  opener *o = arg;
+  struct timespec ts = {0, 200 * 1000000L};
+  nanosleep(&ts, NULL);
+  bg_signal_set(o->g, 1);
+  return NULL;
+}
+
+/* Where B cannot see A's signals (USB, different kinds), bg_dev_wait_bufs waits on the host: it returns only when A's
+ * recorded write is complete. */
+static int t_wait_host(md *m) {
+  uint64_t va;
+  bg_signal *probe = NULL;
+  OK(bg_signal_new(m->a, 0, &probe));
+  int r = bg_signal_va_on(probe, m->b, &va);
+  bg_signal_free(probe);
+  if (r == 0) SKIP("%s sees %s's signals: bg_dev_wait_bufs waits on the GPU (dep_exact)", bg_dev_name(m->b),
+                   bg_dev_name(m->a));
+  bg_buf *x = NULL;
+  bg_signal *g = NULL;
+  bg_queue *q = NULL;
+  OK(bg_buf_alloc(m->b, 64, 0, &x));
+  OK(bg_signal_new(m->a, 0, &g));
+  int rc = gate(m, m->a, g, &q);
+  bg_buf_mark_written(x, m->a); /* A's gated work writes x */
+  uint64_t want = x->writer.value, seen = 0;
+  pthread_t th;
+  opener o = {g};
+  if (rc == CF_PASS && pthread_create(&th, NULL, open_later, &o) != 0) rc = md_fail(m, __LINE__, "pthread_create");
+  if (rc == CF_PASS) {
+    bg_buf *const deps[1] = {x};
+    r = bg_dev_wait_bufs(m->b, deps, 1);
+    bg_signal_value(bg_dev_timeline(m->a), &seen);
+    pthread_join(th, NULL);
+    if (r < 0) rc = md_fail(m, __LINE__, "bg_dev_wait_bufs: %s", bg_last_error());
+    else if (seen < want)
+      rc = md_fail(m, __LINE__, "bg_dev_wait_bufs returned while A's timeline was at %llu, before its write (%llu)",
+                   (unsigned long long)seen, (unsigned long long)want);
+  }
+  bg_signal_set(g, 1);
+  bg_dev_synchronize(m->a, CF_TIMEOUT_MS);
+  bg_queue_free(q);
+  bg_signal_free(g);
+  bg_buf_free(x);
+  return rc;
+}
+
 static int t_errors(md *m) {
   bg_buf *s = NULL, *d = NULL;
   OK(bg_buf_alloc(m->a, 100, 0, &s));
@@ -425,7 +481,7 @@ typedef struct md_test {
 
 static const md_test tests[] = {
   {"cross_wait", t_cross_wait}, {"transfer", t_transfer}, {"dep_exact", t_dep_exact}, {"map_mark", t_map_mark},
-  {"map_reuse", t_map_reuse},   {"wrap", t_wrap},         {"errors", t_errors},
+  {"map_reuse", t_map_reuse},   {"wrap", t_wrap},         {"wait_host", t_wait_host}, {"errors", t_errors},
 };
 
 int main(int argc, char **argv) {
