@@ -346,6 +346,9 @@ static int t_map_reuse(md *m) {
   OK(bg_buf_map_peer(x, m->b, &va1));
   OK(bg_buf_map_peer(x, m->b, &va2));
   EXPECT(va1 == va2, "mapping twice: 0x%llx then 0x%llx", (unsigned long long)va1, (unsigned long long)va2);
+  size_t nmaps = 0;
+  for (const struct bg_peer_map *p = x->peers; p; p = *(struct bg_peer_map *const *)p) nmaps++; /* next is first */
+  EXPECT(nmaps == 1, "mapping twice into one device left %zu mappings, want 1", nmaps);
   OK(bg_buf_map_peer(x, m->a, &va3));
   EXPECT(va3 == bg_buf_va(x), "a buffer mapped into its own device: 0x%llx, its va 0x%llx", (unsigned long long)va3,
          (unsigned long long)bg_buf_va(x));
