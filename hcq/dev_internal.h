@@ -30,7 +30,7 @@ void bg_dev_reap(bg_dev *d);
 /* Several devices (peer.c): bg_dev_create registers every open bg_dev (its serial), bg_dev_close unregisters it and
  * drops the peer mappings other devices' buffers hold into it; bg_buf_free undoes b's peer mappings. */
 void bg_peer_dev_opened(bg_dev *d);
-void bg_peer_dev_closing(bg_dev *d);
+void bg_peer_dev_closing(const bg_dev *d);
 void bg_peer_buf_freeing(bg_buf *b);
 /* bg_dev_synchronize wrapped d's timeline: write dependencies recorded before it are complete. */
 void bg_peer_timeline_wrapped(bg_dev *d);

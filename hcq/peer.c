@@ -88,7 +88,7 @@ static void glist_remove(struct bg_peer_map *m) {
     }
 }
 
-void bg_peer_dev_closing(bg_dev *d) {
+void bg_peer_dev_closing(const bg_dev *d) {
   struct bg_peer_map *mine = NULL;
   pthread_mutex_lock(&reg_lock);
   peer_dev *p = NULL;
@@ -190,6 +190,10 @@ void bg_peer_buf_freeing(bg_buf *b) {
   while (list) {
     struct bg_peer_map *m = list;
     list = m->next;
+    /* the mapper's work submitted so far may still use the mapping (as bg_buf_free defers its own device's release) */
+    bg_dev *md = m->dev;
+    if (!md->error && bg_signal_wait(md->timeline, md->timeline_value - 1, 0) < 0)
+      BG_LOG(1, "%s: unmapping a freed buffer of %s: %s", md->name, b->dev->name, bg_last_error());
     unmap_one(m);
   }
 }

@@ -260,8 +260,10 @@ static int t_dep_exact(md *m) {
     rc = md_fail(m, __LINE__, "transfer: %s", bg_last_error());
   if (rc == CF_PASS) rc = gate(m, m->a, g2, &q2); /* A's unrelated later work, opened only after B's read */
   if (rc == CF_PASS) rc = kernel_after(m, x, y, N);
-  if (rc == CF_PASS) OK(bg_signal_set(g1, 1));
-  if (rc == CF_PASS) rc = check_y(m, y, xs, N);
+  if (rc == CF_PASS) {
+    OK(bg_signal_set(g1, 1));
+    rc = check_y(m, y, xs, N);
+  }
   bg_signal_set(g1, 1);
   bg_signal_set(g2, 1);
   if (bg_dev_synchronize(m->a, CF_TIMEOUT_MS) < 0 && rc == CF_PASS)
