@@ -9,6 +9,7 @@
  *   cross_wait      B's queue waits for A's signal (set later by A's queue, then by the host); an unreached value
  *                   keeps B waiting
  *   transfer        sizes 4 B .. 8 MiB at odd offsets, data and bytes around the range checked, bg_transfer_last
+ *   order           a P2P transfer waits for the work submitted before it on the source and on the destination
  *   dep_exact       a kernel on B reads what A's transfer wrote (queued behind a gate the host opens later) and sees
  *                   the new data, while A's unrelated later work (another gate, opened only after B's read) is not
  *                   waited for
@@ -407,6 +408,38 @@ static int t_wrap(md *m) {
   return CF_PASS;
 }
 
+/* A P2P transfer runs after the work submitted so far on both devices: gated work on A (the source), then on B (the
+ * destination), each keeps it from completing (A's timeline stays below the value recorded for it) until opened. */
+static int t_order(md *m) {
+  if (!expect_p2p(m)) SKIP("staged transfers are synchronous (they synchronize both devices)");
+  uint32_t v = 0xa5a5f00d, got = 0;
+  int rc = CF_PASS;
+  for (int side = 0; side < 2 && rc == CF_PASS; side++) {
+    bg_dev *gated = side ? m->b : m->a;
+    bg_buf *sa = NULL, *x = NULL;
+    bg_signal *g = NULL;
+    bg_queue *q = NULL;
+    OK(bg_buf_alloc(m->a, 4, 0, &sa));
+    OK(bg_buf_alloc(m->b, 4, 0, &x));
+    OK(bg_buf_write(sa, 0, &v, 4));
+    OK(bg_signal_new(gated, 0, &g));
+    rc = gate(m, gated, g, &q);
+    if (rc == CF_PASS && bg_buf_transfer(x, 0, sa, 0, 4) < 0) rc = md_fail(m, __LINE__, "%s", bg_last_error());
+    if (rc == CF_PASS && bg_signal_wait(bg_dev_timeline(m->a), x->writer.value, GATE_MS) == 0)
+      rc = md_fail(m, __LINE__, "the transfer completed while %s's earlier work waited for the host",
+                   side ? "the destination" : "the source");
+    bg_signal_set(g, 1);
+    if (rc == CF_PASS && (bg_buf_read(x, 0, &got, 4) < 0 || got != v))
+      rc = md_fail(m, __LINE__, "read 0x%x, want 0x%x (%s)", got, v, bg_last_error());
+    bg_dev_synchronize(gated, CF_TIMEOUT_MS);
+    bg_queue_free(q);
+    bg_signal_free(g);
+    bg_buf_free(sa);
+    bg_buf_free(x);
+  }
+  return rc;
+}
+
 typedef struct opener {
   bg_signal *g;
 } opener;
@@ -485,8 +518,9 @@ typedef struct md_test {
 } md_test;
 
 static const md_test tests[] = {
-  {"cross_wait", t_cross_wait}, {"transfer", t_transfer}, {"dep_exact", t_dep_exact}, {"map_mark", t_map_mark},
-  {"map_reuse", t_map_reuse},   {"wrap", t_wrap},         {"wait_host", t_wait_host}, {"errors", t_errors},
+  {"cross_wait", t_cross_wait}, {"transfer", t_transfer},   {"order", t_order},         {"dep_exact", t_dep_exact},
+  {"map_mark", t_map_mark},     {"map_reuse", t_map_reuse}, {"wrap", t_wrap},           {"wait_host", t_wait_host},
+  {"errors", t_errors},
 };
 
 int main(int argc, char **argv) {
