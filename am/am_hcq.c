@@ -336,7 +336,9 @@ static int locked_recover(bg_dev *dev) {
   .free = bg_am_hcq_free, .copyin = locked_copyin, .copyout = locked_copyout, .queue_create = locked_queue_create,    \
   .queue_destroy = locked_queue_destroy, .lower = locked_lower, .submit = locked_submit,                             \
   .program_load = locked_program_load, .program_free = locked_program_free, .sleep = am_sleep, .close = am_close,      \
-  .fault_check = locked_fault_check, .recover = locked_recover, .program_max_workgroup = bg_am_hcq_program_max_workgroup
+  .fault_check = locked_fault_check, .recover = locked_recover, .program_max_workgroup = bg_am_hcq_program_max_workgroup, \
+  .peer_export = bg_am_hcq_peer_export, .peer_reach = bg_am_hcq_peer_reach, .peer_map = bg_am_hcq_peer_map,        \
+  .peer_unmap = bg_am_hcq_peer_unmap
 
 static const bg_backend_ops am_ops = {AM_OPS_COMMON};
 /* Over USB no buffer has a CPU pointer: signals and kernel arguments go through the bridge. */

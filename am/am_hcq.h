@@ -9,6 +9,7 @@
  *   am_hcq_lower.c  bg_cmd -> PM4 / SDMA bytes, every operand through bg_tmpl_put
  *   am_hcq_prog.c   code objects (formats/amdgpu_elf.h), kernel descriptor -> dispatch registers, scratch
  *   am_hcq_usb.c    behind an ASM24 USB bridge: VRAM accesses through the bridge, pipelined host copies
+ *   am_hcq_peer.c   peer access between AM devices: bus pages of an allocation, peer mappings (SYSTEM pages)
  * The bg_devs of one GPU may run on different threads: what they share is used under am_hcq.lock (am_hcq.c). */
 #ifndef BG_AM_HCQ_H
 #define BG_AM_HCQ_H
@@ -166,6 +167,11 @@ int bg_am_hcq_hang_check(am_hcq *h);
 void bg_am_hcq_queue_state(const bg_queue_hw *hq, char *buf, size_t n);
 /* am_hcq_lower.c */
 int bg_am_hcq_lower(bg_dev *dev, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t);
+/* am_hcq_peer.c: bg_backend_ops.peer_export / peer_reach / peer_map / peer_unmap (hcq/backend.h) */
+int bg_am_hcq_peer_export(bg_dev *owner, const bg_mem *m, bg_peer_pages *out);
+int bg_am_hcq_peer_reach(const bg_dev *d, const bg_dev *owner, bool vram, char *why, size_t n);
+int bg_am_hcq_peer_map(bg_dev *d, const bg_peer_pages *p, uint64_t *va);
+void bg_am_hcq_peer_unmap(bg_dev *d, uint64_t va, uint64_t size);
 /* am_hcq_prog.c */
 int bg_am_hcq_program_load(bg_dev *dev, const void *bin, size_t size, const bg_program_info *info, void **handle);
 void bg_am_hcq_program_free(bg_dev *dev, void *handle);

@@ -119,6 +119,13 @@ extern const bg_iface bg_cpu_iface;
 bool bg_cpu_in_range(const cpu_dev *cd, uint64_t addr, uint64_t n);
 /* Latch a fault (the first one wins); sleep() reports it as -BG_EHANG. */
 void bg_cpu_fault(cpu_dev *cd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cpu_peer.c: bg_backend_ops.peer_* (hcq/backend.h), and whether [addr, addr+n) lies in a peer window mapped into
+ * cd (bg_cpu_in_range's second chance) */
+int bg_cpu_peer_export(bg_dev *owner, const bg_mem *m, bg_peer_pages *out);
+int bg_cpu_peer_reach(const bg_dev *d, const bg_dev *owner, bool vram, char *why, size_t n);
+int bg_cpu_peer_map(bg_dev *d, const bg_peer_pages *p, uint64_t *va);
+void bg_cpu_peer_unmap(bg_dev *d, uint64_t va, uint64_t size);
+bool bg_cpu_peer_in_range(const cpu_dev *cd, uint64_t addr, uint64_t n);
 /* cpu_queue.c */
 int bg_cpu_queue_create(bg_dev *d, enum bg_queue_kind kind, bg_queue_hw **out);
 void bg_cpu_queue_destroy(bg_dev *d, bg_queue_hw *hq);

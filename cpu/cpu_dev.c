@@ -17,7 +17,7 @@
 
 bool bg_cpu_in_range(const cpu_dev *cd, uint64_t addr, uint64_t n) {
   uint64_t base = (uint64_t)(uintptr_t)cd->base;
-  return addr >= base && n <= cd->size && addr - base <= cd->size - n;
+  return (addr >= base && n <= cd->size && addr - base <= cd->size - n) || bg_cpu_peer_in_range(cd, addr, n);
 }
 
 void bg_cpu_fault(cpu_dev *cd, const char *fmt, ...) {
@@ -169,6 +169,10 @@ static const bg_backend_ops cpu_ops = {
   .program_free = cpu_program_free,
   .sleep = cpu_sleep,
   .recover = bg_cpu_recover,
+  .peer_export = bg_cpu_peer_export,  /* cpu_peer.c: CPU devices reach each other's memory directly */
+  .peer_reach = bg_cpu_peer_reach,
+  .peer_map = bg_cpu_peer_map,
+  .peer_unmap = bg_cpu_peer_unmap,
   .close = cpu_close,
 };
 

@@ -30,6 +30,7 @@ typedef struct bg_buf_write_dep {
   bg_dev *dev;
   bg_signal *sig;
   uint64_t value;
+  uint64_t epoch;             /* the writer's timeline wraps so far (hcq/peer.c): an older epoch is complete */
 } bg_buf_write_dep;
 
 struct bg_buf {
@@ -107,6 +108,20 @@ int bg_tmpl_put_dw(bg_tmpl *t, long off, unsigned dw, unsigned width, const ir_n
 /* The operand "address of this submit's kernel-argument block + kargs_offset" (for EXEC lowering). */
 const ir_node *bg_tmpl_kargs_addr(bg_tmpl *t, size_t kargs_offset);
 
+/* ---------------- peer access ---------------- */
+
+/* Where another device's engines reach an allocation (bg_backend_ops.peer_export): bus addresses for a GPU (one
+ * contiguous range, or one address per 4 KiB page), the CPU address for the CPU device. */
+typedef struct bg_peer_pages {
+  char func[32];              /* the owner's PCI function ("0000:03:00.0"); "" when it has none */
+  bool vram;                  /* device memory reached through the owner's BAR (else host memory) */
+  uint64_t size;              /* bytes a mapping covers (whole 4 KiB pages for a GPU) */
+  uint64_t bus;               /* contiguous: bus address of the first byte (pages == NULL) */
+  const uint64_t *pages;      /* else npages bus addresses, one per 4 KiB page (owned by the allocation) */
+  size_t npages;
+  uint64_t host;              /* CPU device: the allocation's CPU address */
+} bg_peer_pages;
+
 /* ---------------- backend operations ---------------- */
 
 typedef struct bg_queue_hw bg_queue_hw;   /* backend's per-queue state */
@@ -152,6 +167,15 @@ typedef struct bg_backend_ops {
   int (*recover)(bg_dev *d);
   /* Optional: the largest work-group (threads) a loaded program supports, from its code object; 0: no own limit. */
   uint32_t (*program_max_workgroup)(bg_dev *d, void *handle);
+  /* Optional peer access between two devices of this backend (hcq/peer.c; NULL: none, transfers are staged).
+   * peer_export: where other devices reach m of owner (0, or -BG_ENOTSUP with the reason: behind a USB bridge, BAR0
+   * smaller than VRAM). peer_reach: whether d's engines reach owner's memory (device memory when vram, else host
+   * memory): 0, or -BG_ENOTSUP with the reason written to why[0..n) (no bg_error: a question, not a failure).
+   * peer_map: map p into d's GPU address space at a VA of d's own (*va: the first byte); peer_unmap undoes it. */
+  int (*peer_export)(bg_dev *owner, const bg_mem *m, bg_peer_pages *out);
+  int (*peer_reach)(const bg_dev *d, const bg_dev *owner, bool vram, char *why, size_t n);
+  int (*peer_map)(bg_dev *d, const bg_peer_pages *p, uint64_t *va);
+  void (*peer_unmap)(bg_dev *d, uint64_t va, uint64_t size);
   /* Largest work-group size (threads) of the device; 0: BG_DEFAULT_MAX_WORKGROUP. */
   uint32_t max_workgroup;
   void (*close)(bg_dev *d);

@@ -141,6 +141,7 @@ int bg_dev_synchronize(bg_dev *d, int timeout_ms) {
     d->timeline = d->timeline_shadow;
     d->timeline_shadow = t;
     d->timeline_value = 1;
+    bg_peer_timeline_wrapped(d); /* the shadow is reset at the next wrap: dependencies on it must not wait */
     BG_LOG(2, "%s: timeline wrapped", d->name);
   }
   return 0;

@@ -30,8 +30,15 @@ void bg_dev_reap(bg_dev *d);
 /* Several devices (peer.c): bg_dev_create registers every open bg_dev (its serial), bg_dev_close unregisters it and
  * drops the peer mappings other devices' buffers hold into it; bg_buf_free undoes b's peer mappings. */
 void bg_peer_dev_opened(bg_dev *d);
-void bg_peer_dev_closing(bg_dev *d);
+void bg_peer_dev_closing(const bg_dev *d);
 void bg_peer_buf_freeing(bg_buf *b);
+/* bg_dev_synchronize wrapped d's timeline: write dependencies recorded before it are complete. */
+void bg_peer_timeline_wrapped(bg_dev *d);
+/* The signal page holding s (signal.c), mapped into other devices by bg_signal_va_on. */
+bg_buf *bg_signal_page_buf(const bg_signal *s);
+/* Bench hook, not exported: while on, bg_buf_transfer stages through host memory even where P2P is possible
+ * (tests/bench/p2p.c measures both paths between the same devices). */
+void bg_peer_set_staged_only(bool on);
 /* Wait on the host until b's last write by another device (bg_buf_write_dep) is complete: 0 or the wait's error. */
 int bg_peer_wait_writer(const bg_buf *b);
 /* Programs keep a cached run queue (program.c). */

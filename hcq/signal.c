@@ -120,6 +120,7 @@ void bg_sigpool_free(bg_dev *d) {
 }
 
 uint64_t bg_signal_va(const bg_signal *s) { return s->va; }
+bg_buf *bg_signal_page_buf(const bg_signal *s) { return s->page->buf; }
 bg_val bg_sig(const bg_signal *s) { return bg_const(s->va); }
 
 /* Word k (0 value, 1 timestamp) of a signal, from its CPU view or through the backend. */
