@@ -2,6 +2,8 @@
  * (baregpu/hcq.h "several devices") on every pair of the present devices of a list.
  *
  *   hcq-multidev [--expect=p2p|staged] [--why=TEXT] DEV[,DEV...]     (or the list in $MULTIDEV)
+ *   hcq-multidev --present      every device bg_dev_list finds (emulated ones left out), with a second CPU device
+ *                               when that is fewer than two (two CPU opens are two devices): scripts/main.sh
  *
  * Devices of the list that do not open are left out (named); fewer than two present: skipped (exit 77). Each test
  * runs for the pair (A, B) and again for (B, A). --expect says how transfers between the pairs must go (peer-to-peer,
@@ -523,14 +525,27 @@ static const md_test tests[] = {
   {"errors", t_errors},
 };
 
+/* "DEV,DEV,..." of every openable non-emulated device, padded with CPU devices to a pair. */
+static const char *present_list(char *buf, size_t n) {
+  char names[8][48];
+  int found = bg_dev_list(false, names, 8);
+  size_t k = found < 0 ? 0 : found > 8 ? 8 : (size_t)found, at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < k; i++) at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? "," : "", names[i]);
+  for (size_t i = k; i < 2; i++) at += (size_t)snprintf(buf + at, n - at, "%sCPU", at ? "," : "");
+  return buf;
+}
+
 int main(int argc, char **argv) {
+  char present[8 * 49 + 8];
   const char *expect = NULL, *why = NULL, *list = getenv("MULTIDEV");
   for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--expect=", 9) == 0) expect = argv[i] + 9;
     else if (strncmp(argv[i], "--why=", 6) == 0) why = argv[i] + 6;
+    else if (strcmp(argv[i], "--present") == 0) list = present_list(present, sizeof present);
     else if (argv[i][0] != '-') list = argv[i];
     else {
-      fprintf(stderr, "usage: %s [--expect=p2p|staged] [--why=TEXT] DEV[,DEV...] (or $MULTIDEV)\n", argv[0]);
+      fprintf(stderr, "usage: %s [--expect=p2p|staged] [--why=TEXT] DEV[,DEV...] (or $MULTIDEV) | --present\n", argv[0]);
       return 2;
     }
   }
