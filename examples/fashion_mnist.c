@@ -12,7 +12,7 @@
  *
  *   fashion_mnist [--data DIR] [--epochs N] [--steps N] [--batch N] [--dev DEV] [--lr X] [--optim adam|sgd]
  *                 [--test-limit N] [--c1 N] [--c2 N] [--small] [--conv2d] [--check-loss-falls]
- * Build: cc fashion_mnist.c $(pkg-config --cflags --libs baregpu) -lz -lm */
+ * Build: cc fashion_mnist.c fmnist_io.c $(pkg-config --cflags --libs baregpu) -lz -lm */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -21,13 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <baregpu/error.h>
 #include <baregpu/tensor.h>
+
+#include "fmnist_io.h"
 
 #define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
 enum { ROWS = 28, COLS = 28, PIX = ROWS * COLS, CLASSES = 10, NPARAM = 6 };
@@ -35,94 +35,6 @@ enum { ROWS = 28, COLS = 28, PIX = ROWS * COLS, CLASSES = 10, NPARAM = 6 };
  * channels; --small: 4 and 8. */
 static int64_t C1 = 32, C2 = 0;
 static bool IM2COL = true; /* the first conv as a matmul of the image's shifted views; --conv2d: bg_tn_conv2d */
-
-/* ---- IDX files (big-endian magic 0x0000 08 0d: unsigned bytes, d dimensions, then d big-endian sizes) ---- */
-
-typedef struct progress {
-  const char *what;
-  uint64_t total, done;
-  int shown;            /* last percentage drawn, -1 none */
-  bool tty;
-} progress;
-
-static void progress_draw(progress *p, bool end) {
-  if (!p->tty) return;
-  int pct = p->total ? (int)(p->done * 100 / p->total) : 100;
-  if (pct == p->shown && !end) return;
-  p->shown = pct;
-  int bar = pct * 30 / 100;
-  fprintf(stderr, "\r%-28s [%.*s%*s] %3d%%", p->what, bar, "##############################", 30 - bar, "", pct);
-  if (end) fputc('\n', stderr);
-}
-
-static uint32_t be32(const unsigned char *b) { return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]; }
-
-/* Reads path (gzip'd IDX of dims dimensions, magic 0x0800 | dims) into *data (malloc'd), sizes into dim[]. */
-static int read_idx(const char *path, unsigned dims, uint32_t *dim, unsigned char **data) {
-  *data = NULL;
-  struct stat st;
-  if (stat(path, &st) < 0) {
-    fprintf(stderr, "fashion_mnist: %s: %s (give the folder of the *-ubyte.gz files with --data DIR)\n", path, strerror(errno));
-    return -1;
-  }
-  gzFile f = gzopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "fashion_mnist: %s: cannot open: %s\n", path, strerror(errno));
-    return -1;
-  }
-  unsigned char hdr[4 + 4 * 3];
-  size_t hlen = 4 + 4 * (size_t)dims;
-  int n = gzread(f, hdr, (unsigned)hlen);
-  if (n != (int)hlen) {
-    fprintf(stderr, "fashion_mnist: %s: truncated header: %d of %zu bytes (expected an IDX file, gzip'd)\n", path, n < 0 ? 0 : n, hlen);
-    gzclose(f);
-    return -1;
-  }
-  uint32_t magic = be32(hdr), want = 0x800u | dims;
-  if (magic != want) {
-    fprintf(stderr, "fashion_mnist: %s: bad magic 0x%08x, expected 0x%08x (IDX, unsigned bytes, %u dimensions)\n", path, magic, want, dims);
-    gzclose(f);
-    return -1;
-  }
-  uint64_t total = 1;
-  for (unsigned i = 0; i < dims; i++) {
-    dim[i] = be32(hdr + 4 + 4 * i);
-    total *= dim[i];
-  }
-  if (!total || total > (1ull << 32)) {
-    fprintf(stderr, "fashion_mnist: %s: %llu data bytes in the header, expected 1 to 2^32\n", path, (unsigned long long)total);
-    gzclose(f);
-    return -1;
-  }
-  unsigned char *buf = malloc(total);
-  if (!buf) {
-    fprintf(stderr, "fashion_mnist: %s: out of memory for %llu bytes\n", path, (unsigned long long)total);
-    gzclose(f);
-    return -1;
-  }
-  const char *base = strrchr(path, '/');
-  progress p = {.what = base ? base + 1 : path, .total = total, .shown = -1, .tty = isatty(STDERR_FILENO)};
-  while (p.done < total) {
-    uint64_t chunk = total - p.done < (1u << 20) ? total - p.done : (1u << 20);
-    int got = gzread(f, buf + p.done, (unsigned)chunk);
-    if (got <= 0) break;
-    p.done += (uint64_t)got;
-    progress_draw(&p, false);
-  }
-  progress_draw(&p, true);
-  int zerr = 0;
-  char zmsg[128];
-  snprintf(zmsg, sizeof zmsg, "%s", gzerror(f, &zerr)); /* the string is zlib's until gzclose */
-  gzclose(f);
-  if (p.done < total) {
-    fprintf(stderr, "fashion_mnist: %s: truncated: %llu of %llu data bytes%s%s\n", path, (unsigned long long)p.done,
-            (unsigned long long)total, zerr ? ": " : "", zerr ? zmsg : "");
-    free(buf);
-    return -1;
-  }
-  *data = buf;
-  return 0;
-}
 
 typedef struct dataset {
   unsigned char *img, *lbl;
@@ -134,12 +46,12 @@ static int load_set(const char *dir, const char *prefix, dataset *d) {
   snprintf(ip, sizeof ip, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
   snprintf(lp, sizeof lp, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
   uint32_t id[3], ld[1];
-  if (read_idx(ip, 3, id, &d->img) < 0) return -1;
+  if (fm_read_idx(ip, 3, id, &d->img) < 0) return -1;
   if (id[1] != ROWS || id[2] != COLS) {
     fprintf(stderr, "fashion_mnist: %s: images of %ux%u, expected %dx%d\n", ip, id[1], id[2], ROWS, COLS);
     return -1;
   }
-  if (read_idx(lp, 1, ld, &d->lbl) < 0) return -1;
+  if (fm_read_idx(lp, 1, ld, &d->lbl) < 0) return -1;
   if (ld[0] != id[0]) {
     fprintf(stderr, "fashion_mnist: %s has %u labels, %s %u images: expected as many\n", lp, ld[0], ip, id[0]);
     return -1;
@@ -161,27 +73,6 @@ typedef struct model {
   bg_optim *o;
 } model;
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(void) { /* xorshift64* */
-  rng ^= rng >> 12;
-  rng ^= rng << 25;
-  rng ^= rng >> 27;
-  return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32);
-}
-static float uniform(float bound) { return ((float)(rnd() >> 8) / (float)(1u << 24) * 2.0f - 1.0f) * bound; }
-
-/* PyTorch's default init of conv and linear layers: uniform in +-1/sqrt(fan_in) for weights and biases. */
-static bg_tensor *param(bg_tctx *c, unsigned ndim, const int64_t *shape, int64_t fan_in) {
-  int64_t n = 1;
-  for (unsigned i = 0; i < ndim; i++) n *= shape[i];
-  float *v = malloc((size_t)n * sizeof *v);
-  if (!v) return NULL;
-  float bound = 1.0f / sqrtf((float)fan_in);
-  for (int64_t i = 0; i < n; i++) v[i] = uniform(bound);
-  bg_tensor *t = bg_tn_requires_grad(bg_tn_from(c, BG_FLOAT32, ndim, shape, v), true);
-  free(v);
-  return t;
-}
 
 /* Pixels arrive as uint8 (a quarter of the bytes to copy); normalized with the training set's mean and std. */
 static bg_tensor *forward(model *m, bg_tensor *x) {
@@ -370,16 +261,16 @@ int main(int argc, char **argv) {
   }
   const int64_t s0[4] = {C1, 1, 5, 5}, s1[1] = {C1}, s2[4] = {C2, C1, 5, 5}, s3[1] = {C2}, s5[1] = {CLASSES};
   int64_t s4[2] = {CLASSES, 0};
-  m.p[0] = param(m.c, 4, s0, 25);
-  m.p[1] = param(m.c, 1, s1, 25);
+  m.p[0] = fm_param(m.c, 4, s0, 25);
+  m.p[1] = fm_param(m.c, 1, s1, 25);
   int64_t flat = C2 ? C2 * 16 : C1 * 144; /* (C2,4,4) after two convs and pools, (C1,12,12) after one */
   if (C2) {
-    m.p[2] = param(m.c, 4, s2, C1 * 25);
-    m.p[3] = param(m.c, 1, s3, C1 * 25);
+    m.p[2] = fm_param(m.c, 4, s2, C1 * 25);
+    m.p[3] = fm_param(m.c, 1, s3, C1 * 25);
   }
   s4[1] = flat;
-  m.p[4] = param(m.c, 2, s4, flat);
-  m.p[5] = param(m.c, 1, s5, flat);
+  m.p[4] = fm_param(m.c, 2, s4, flat);
+  m.p[5] = fm_param(m.c, 1, s5, flat);
   bg_tensor *ps[NPARAM];
   unsigned np = 0;
   for (unsigned i = 0; i < NPARAM; i++)
@@ -409,7 +300,7 @@ int main(int argc, char **argv) {
   for (unsigned e = 0; e < epochs && done < total && rc == 0; e++) {
     for (uint32_t i = 0; i < train.n; i++) order[i] = i;
     for (uint32_t i = train.n - 1; i > 0; i--) { /* Fisher-Yates */
-      uint32_t j = rnd() % (i + 1), t = order[i];
+      uint32_t j = fm_rnd() % (i + 1), t = order[i];
       order[i] = order[j];
       order[j] = t;
     }

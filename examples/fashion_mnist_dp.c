@@ -11,12 +11,12 @@
  * float sums. At the end rank 0 writes the parameters (float32, little-endian, in order conv w, conv b, linear w,
  * linear b) to --out.
  *
- * The IDX reader and the model (conv(1->C1, 5x5) as a matmul over the 25 shifted views, relu, maxpool 2, linear to
- * 10 classes, PyTorch's default init) are copies of fashion_mnist.c's (one conv layer only).
+ * The IDX reader and the parameter init are fashion_mnist.c's (fmnist_io.c); the model is its first layer: conv(1->C1,
+ * 5x5) as a matmul over the 25 shifted views, relu, maxpool 2, linear to 10 classes.
  *
  *   mpirun -np 2 bg-fashion-mnist-dp [--data DIR] [--steps N] [--batch N] [--dev DEV] [--lr X] [--c1 N]
  *                                    [--out FILE] [--world 1]
- * Build: mpicc fashion_mnist_dp.c $(pkg-config --cflags --libs baregpu) -lbaregpu-dist -lz -lm */
+ * Build: mpicc fashion_mnist_dp.c fmnist_io.c $(pkg-config --cflags --libs baregpu) -lbaregpu-dist -lz -lm */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -25,55 +25,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include <baregpu/dist.h>
 #include <baregpu/error.h>
 #include <baregpu/tensor.h>
 
+#include "fmnist_io.h"
+
 #define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
 enum { ROWS = 28, COLS = 28, PIX = ROWS * COLS, CLASSES = 10, NPARAM = 4 };
 static int64_t C1 = 4;
 static int rank_ = 0;
-
-static uint32_t be32(const unsigned char *b) { return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]; }
-
-/* Reads path (gzip'd IDX of dims dimensions, magic 0x0800 | dims) into *data (malloc'd), sizes into dim[]. */
-static int read_idx(const char *path, unsigned dims, uint32_t *dim, unsigned char **data) {
-  *data = NULL;
-  gzFile f = gzopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "fashion_mnist_dp: %s: cannot open: %s (give the folder of the *-ubyte.gz files with --data DIR)\n",
-            path, strerror(errno));
-    return -1;
-  }
-  unsigned char hdr[4 + 4 * 3];
-  int hlen = 4 + 4 * (int)dims, n = gzread(f, hdr, (unsigned)hlen);
-  uint32_t want = 0x800u | dims;
-  if (n != hlen || be32(hdr) != want) {
-    fprintf(stderr, "fashion_mnist_dp: %s: expected a gzip'd IDX file of %u dimensions (magic 0x%08x)\n", path, dims, want);
-    gzclose(f);
-    return -1;
-  }
-  uint64_t total = 1;
-  for (unsigned i = 0; i < dims; i++) total *= (dim[i] = be32(hdr + 4 + 4 * i));
-  unsigned char *buf = total && total <= (1ull << 32) ? malloc(total) : NULL;
-  uint64_t done = 0;
-  while (buf && done < total) {
-    int got = gzread(f, buf + done, (unsigned)(total - done < (1u << 20) ? total - done : (1u << 20)));
-    if (got <= 0) break;
-    done += (uint64_t)got;
-  }
-  gzclose(f);
-  if (!buf || done < total) {
-    fprintf(stderr, "fashion_mnist_dp: %s: %llu of %llu data bytes read\n", path, (unsigned long long)done,
-            (unsigned long long)total);
-    free(buf);
-    return -1;
-  }
-  *data = buf;
-  return 0;
-}
 
 typedef struct dataset {
   unsigned char *img, *lbl;
@@ -85,7 +47,7 @@ static int load_train(const char *dir, dataset *d) {
   snprintf(ip, sizeof ip, "%s/train-images-idx3-ubyte.gz", dir);
   snprintf(lp, sizeof lp, "%s/train-labels-idx1-ubyte.gz", dir);
   uint32_t id[3], ld[1];
-  if (read_idx(ip, 3, id, &d->img) < 0 || read_idx(lp, 1, ld, &d->lbl) < 0) return -1;
+  if (fm_read_idx(ip, 3, id, &d->img) < 0 || fm_read_idx(lp, 1, ld, &d->lbl) < 0) return -1;
   if (id[1] != ROWS || id[2] != COLS || ld[0] != id[0]) {
     fprintf(stderr, "fashion_mnist_dp: %s: %u images of %ux%u, %s: %u labels: expected %dx%d images, one label each\n", ip,
             id[0], id[1], id[2], lp, ld[0], ROWS, COLS);
@@ -102,26 +64,6 @@ static int load_train(const char *dir, dataset *d) {
 
 /* ---- the model (fashion_mnist.c's, one conv layer) ---- */
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(void) { /* xorshift64* */
-  rng ^= rng >> 12;
-  rng ^= rng << 25;
-  rng ^= rng >> 27;
-  return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32);
-}
-static float uniform(float bound) { return ((float)(rnd() >> 8) / (float)(1u << 24) * 2.0f - 1.0f) * bound; }
-
-static bg_tensor *param(bg_tctx *c, unsigned ndim, const int64_t *shape, int64_t fan_in) {
-  int64_t n = 1;
-  for (unsigned i = 0; i < ndim; i++) n *= shape[i];
-  float *v = malloc((size_t)n * sizeof *v);
-  if (!v) return NULL;
-  float bound = 1.0f / sqrtf((float)fan_in);
-  for (int64_t i = 0; i < n; i++) v[i] = uniform(bound);
-  bg_tensor *t = bg_tn_requires_grad(bg_tn_from(c, BG_FLOAT32, ndim, shape, v), true);
-  free(v);
-  return t;
-}
 
 static bg_tensor *forward(bg_tensor *const *p, bg_tensor *x) {
   bg_tensor *h = bg_tn_mulc(bg_tn_addc(bg_tn_mulc(bg_tn_cast(x, BG_FLOAT32), 1.0 / 255.0), -0.2860), 1.0 / 0.3530);
@@ -202,6 +144,7 @@ static int write_weights(const char *path, bg_tensor *const *p) {
 }
 
 int main(int argc, char **argv) {
+  fm_prog = "fashion_mnist_dp";
   const char *dir = DEFAULT_DATA, *dev = NULL, *out = NULL;
   unsigned steps = 20, batch = 64, world = 0, c1 = 4;
   double lr = 0.05;
@@ -253,10 +196,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   const int64_t s0[4] = {C1, 1, 5, 5}, s1[1] = {C1}, s2[2] = {CLASSES, C1 * 144}, s3[1] = {CLASSES};
-  t.p[0] = param(t.c, 4, s0, 25);
-  t.p[1] = param(t.c, 1, s1, 25);
-  t.p[2] = param(t.c, 2, s2, C1 * 144);
-  t.p[3] = param(t.c, 1, s3, C1 * 144);
+  t.p[0] = fm_param(t.c, 4, s0, 25);
+  t.p[1] = fm_param(t.c, 1, s1, 25);
+  t.p[2] = fm_param(t.c, 2, s2, C1 * 144);
+  t.p[3] = fm_param(t.c, 1, s3, C1 * 144);
   rc = bg_optim_sgd(t.c, t.p, NPARAM, lr, 0.9, &t.o);
   uint32_t *order = malloc(train.n * sizeof *order);
   unsigned local = batch / (unsigned)nranks;
@@ -272,7 +215,7 @@ int main(int argc, char **argv) {
     if (s % per_epoch == 0) { /* the same Fisher-Yates shuffle on every rank (same seed) */
       for (uint32_t i = 0; i < train.n; i++) order[i] = i;
       for (uint32_t i = train.n - 1; i > 0; i--) {
-        uint32_t j = rnd() % (i + 1), tmp = order[i];
+        uint32_t j = fm_rnd() % (i + 1), tmp = order[i];
         order[i] = order[j];
         order[j] = tmp;
       }

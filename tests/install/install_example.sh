@@ -30,7 +30,7 @@ san=""
 cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/hello_queue.c" $flags -o "$tmp/hello_queue"
 # The Fashion-MNIST example (examples/fashion_mnist.c) builds the same way, with zlib; training is the
 # fashion-mnist-* tests' business.
-cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/fashion_mnist.c" $flags -lz -lm -o "$tmp/fashion_mnist"
+cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/fashion_mnist.c" "$src/examples/fmnist_io.c" $flags -lz -lm -o "$tmp/fashion_mnist"
 DEV=CPU LD_LIBRARY_PATH="$libdir" "$tmp/fashion_mnist" --help 2>/dev/null
 # Make sure nothing came from the source tree.
 if [[ " $flags " == *" -I$src"* ]]; then echo "install: flags point into the source tree"; exit 1; fi
