@@ -184,18 +184,6 @@ static void usage(void) {
                   "                     [--check-loss-falls]\n");
 }
 
-static bool parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out) {
-  char *end;
-  errno = 0;
-  unsigned long v = s ? strtoul(s, &end, 10) : 0;
-  if (!s || errno || *end || end == s || v < lo || v > hi) {
-    fprintf(stderr, "fashion_mnist: %s '%s': expected an integer in %u..%u\n", opt, s ? s : "", lo, hi);
-    return false;
-  }
-  *out = (unsigned)v;
-  return true;
-}
-
 int main(int argc, char **argv) {
   const char *dir = DEFAULT_DATA, *dev = NULL, *optim = "adam";
   unsigned epochs = 2, steps = 0, batch = 64, test_limit = 0;
@@ -207,10 +195,10 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--data") && v) dir = v;
     else if (!strcmp(a, "--dev") && v) dev = v;
     else if (!strcmp(a, "--optim") && v) optim = v;
-    else if (!strcmp(a, "--epochs")) ok = parse_uint(a, v, 1, 1000, &epochs);
-    else if (!strcmp(a, "--steps")) ok = parse_uint(a, v, 1, 100000000, &steps);
-    else if (!strcmp(a, "--batch")) ok = parse_uint(a, v, 1, 60000, &batch);
-    else if (!strcmp(a, "--test-limit")) ok = parse_uint(a, v, 1, 10000, &test_limit);
+    else if (!strcmp(a, "--epochs")) ok = fm_parse_uint(a, v, 1, 1000, &epochs);
+    else if (!strcmp(a, "--steps")) ok = fm_parse_uint(a, v, 1, 100000000, &steps);
+    else if (!strcmp(a, "--batch")) ok = fm_parse_uint(a, v, 1, 60000, &batch);
+    else if (!strcmp(a, "--test-limit")) ok = fm_parse_uint(a, v, 1, 10000, &test_limit);
     else if (!strcmp(a, "--lr") && v) {
       char *end;
       lr = strtod(v, &end);
@@ -228,7 +216,7 @@ int main(int argc, char **argv) {
       continue;
     } else if (!strcmp(a, "--c1") || !strcmp(a, "--c2")) {
       unsigned ch;
-      ok = parse_uint(a, v, a[3] == '1' ? 1 : 0, 256, &ch);
+      ok = fm_parse_uint(a, v, a[3] == '1' ? 1 : 0, 256, &ch);
       if (a[3] == '1') C1 = ch;
       else C2 = ch;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -113,18 +113,6 @@ static int step(trainer *t, bg_tensor *x, bg_tensor *y, double *loss_out) {
   return rc;
 }
 
-static bool parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out) {
-  char *end;
-  errno = 0;
-  unsigned long v = s ? strtoul(s, &end, 10) : 0;
-  if (!s || errno || *end || end == s || v < lo || v > hi) {
-    fprintf(stderr, "fashion_mnist_dp: %s '%s': expected an integer in %u..%u\n", opt, s ? s : "", lo, hi);
-    return false;
-  }
-  *out = (unsigned)v;
-  return true;
-}
-
 static int write_weights(const char *path, bg_tensor *const *p) {
   FILE *f = fopen(path, "wb");
   if (!f) {
@@ -154,10 +142,10 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--data") && v) dir = v;
     else if (!strcmp(a, "--dev") && v) dev = v;
     else if (!strcmp(a, "--out") && v) out = v;
-    else if (!strcmp(a, "--steps")) ok = parse_uint(a, v, 0, 1000000, &steps);
-    else if (!strcmp(a, "--batch")) ok = parse_uint(a, v, 1, 60000, &batch);
-    else if (!strcmp(a, "--world")) ok = parse_uint(a, v, 1, 1, &world);
-    else if (!strcmp(a, "--c1")) ok = parse_uint(a, v, 1, 256, &c1);
+    else if (!strcmp(a, "--steps")) ok = fm_parse_uint(a, v, 0, 1000000, &steps);
+    else if (!strcmp(a, "--batch")) ok = fm_parse_uint(a, v, 1, 60000, &batch);
+    else if (!strcmp(a, "--world")) ok = fm_parse_uint(a, v, 1, 1, &world);
+    else if (!strcmp(a, "--c1")) ok = fm_parse_uint(a, v, 1, 256, &c1);
     else if (!strcmp(a, "--lr") && v) {
       char *end;
       lr = strtod(v, &end);

@@ -122,3 +122,15 @@ bg_tensor *fm_param(bg_tctx *c, unsigned ndim, const int64_t *shape, int64_t fan
   free(v);
   return t;
 }
+
+bool fm_parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out) {
+  char *end;
+  errno = 0;
+  unsigned long v = s ? strtoul(s, &end, 10) : 0;
+  if (!s || errno || *end || end == s || v < lo || v > hi) {
+    fprintf(stderr, "%s: %s '%s': expected an integer in %u..%u\n", fm_prog, opt, s ? s : "", lo, hi);
+    return false;
+  }
+  *out = (unsigned)v;
+  return true;
+}

@@ -4,6 +4,7 @@
 #ifndef FMNIST_IO_H
 #define FMNIST_IO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <baregpu/tensor.h>
@@ -19,5 +20,7 @@ uint32_t fm_rnd(void);
 /* PyTorch's default init of conv and linear layers: uniform in +-1/sqrt(fan_in), from one fixed xorshift64* stream
  * (the same weights in every process), as a float32 tensor of c that requires grad; NULL on out of memory. */
 bg_tensor *fm_param(bg_tctx *c, unsigned ndim, const int64_t *shape, int64_t fan_in);
+/* An integer option value in lo..hi into *out; false after a message naming the option and the range. */
+bool fm_parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out);
 
 #endif
