@@ -68,12 +68,13 @@ exit 0'
 run_case "fresh machine, both LLVMs in apt: llvm-22-dev" "llvm-22-dev llvm-19-dev" llvm-22-dev
 run_case "fresh machine, only LLVM 19 in apt: llvm-19-dev" "llvm-19-dev" llvm-19-dev
 run_case "fresh machine, no LLVM in apt: says so" "" ""
-# scripts/build_features.sh: a build without LLVM or the emulated-GPU module fails the test command unless
+# scripts/build_features.sh: a build without LLVM, the emulated-GPU module or libbaregpu-dist fails the test command unless
 # BG_TEST_PARTIAL=1 opts out, and the message names the variable.
 features_case() {
-  local name=$1 llvm=$2 mock=$3 partial=$4 want_rc=$5 want_text=$6
+  local name=$1 llvm=$2 mock=$3 partial=$4 want_rc=$5 want_text=$6 dist=${7:-1}
   rm -rf "$tmp/fb"
-  mkdir -p "$tmp/fb/tests/mockgpu"
+  mkdir -p "$tmp/fb/tests/mockgpu" "$tmp/fb/dist"
+  [ "$dist" = 1 ] && : >"$tmp/fb/dist/libbaregpu-dist.so"
   printf '#define BG_HAVE_LLVM %s\n#define BG_LLVM_VERSION "%s"\n' "$llvm" "$([ "$llvm" = 1 ] && echo 22.1.8 || echo none)" \
     >"$tmp/fb/bg_config.h"
   [ "$mock" = 1 ] && : >"$tmp/fb/tests/mockgpu/libbaregpu-mock.so"
@@ -90,6 +91,7 @@ features_case "LLVM and module: runs" 1 1 0 0 "LLVM 22.1.8, emulated-GPU module:
 features_case "no LLVM: fails naming BG_TEST_PARTIAL" 0 1 0 1 "BG_TEST_PARTIAL=1"
 features_case "no module: fails" 1 0 0 1 "no emulated-GPU module"
 features_case "no LLVM, BG_TEST_PARTIAL=1: runs and says so" 0 1 1 0 "running a partial suite"
+features_case "no libbaregpu-dist (MPI not found): fails" 1 1 0 1 "no libbaregpu-dist" 0
 
 echo "setup: $passed passed, $failed failed"
 [ $failed -eq 0 ]
