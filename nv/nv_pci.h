@@ -1,0 +1,71 @@
+/* nv/nv_pci.h: an NVIDIA GPU brought up from its BARs with no nvidia kernel module (the PCI interface of nv/;
+ * tinygrad's PCIIface + NVDev, reference nv.md section 2), over any bg_pci_dev: sysfs, VFIO, the USB bridge, or the
+ * emulated GPU of tests/mockgpu/nv_pci.
+ *
+ *   nv_pci_dev.c    open: chip from NV_PMC_BOOT_0/42, a GSP left running (WPR2 set) => bus-master off, function
+ *                   reset, wait; GFW/boot-ROM done; VRAM size; BAR views; the VRAM allocators; close
+ *   nv_falcon.c     falcon primitives: reset (scrub), DMA into IMEM/DMEM, heavy-secure execution, RISC-V select
+ *   nv_boot_flcn.c  Ampere/Ada: FWSEC-FRTS from the VBIOS, then Booter on SEC2 loading GSP-RM (nv.md 2.3)
+ *   nv_boot_fsp.c   Hopper/Blackwell: the FSP chain of trust (COT message into FSP's EMEM queue, nv.md 2.4)
+ *   nv_pci_boot.c   the order: firmware parsed, boot structures in memory (nv_gsp.h), the chip's boot, GSP init done,
+ *                   BAR1 physical mode, the RM objects; each step timed with its register and RPC counts
+ *
+ * Every register access goes through bg_nv_rd32 / bg_nv_wr32 (counted; BG_DEBUG=4 logs them). */
+#ifndef BG_NV_PCI_H
+#define BG_NV_PCI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hcq/tlsf.h"
+#include "nv/nv_chips.h"
+#include "nv/nv_fw.h"
+#include "nv/nv_gsp.h"
+#include "nv/nv_mmu.h"
+#include "platform/pci.h"
+#include "platform/sysmem.h"
+
+#define BG_NV_PCI_MAX_STEPS 24
+
+/* One bring-up step as bg-bringup shows it. */
+typedef struct bg_nv_boot_step {
+  const char *name;       /* "early init", "FWSEC-FRTS", "Booter", "FSP chain of trust", "GSP init done", ... */
+  uint64_t ns;
+  uint64_t reg_reads, reg_writes, rpcs;
+} bg_nv_boot_step;
+
+typedef struct bg_nv_pci {
+  bg_pci_dev *pci;
+  const bg_nv_chip *chip;
+  uint32_t boot0, boot42;
+  bg_mmio bar0;                 /* registers (16 MiB) */
+  bg_mmio bar1;                 /* VRAM aperture (physical mode after boot: BAR1 offset == VRAM address) */
+  uint64_t bar0_bus, bar1_bus, bar3_bus, bar1_size;
+  uint64_t vram_size;
+  bool large_bar;               /* BAR1 covers all of VRAM */
+  bool warm;                    /* a GSP left running was found (and reset) at open */
+  /* VRAM: [0, 2 MiB) boot (root page table), page tables (small BAR only), the rest; top 64 MiB firmware */
+  bg_tlsf *vram_boot, *vram_pt, *vram_main;
+  bg_nv_firmware fw;
+  bg_nv_gsp gsp;
+  bg_sysmem msgq_mem, libos_mem, rmargs_mem, radix3_mem, bootloader_mem, sig_mem, wpr_meta_mem, fmc_mem;
+  bg_nv_mmu mmu;
+  uint32_t client;              /* the driver's own RM client (priv root) */
+  uint64_t reg_reads, reg_writes;
+  bg_nv_boot_step steps[BG_NV_PCI_MAX_STEPS];
+  unsigned nsteps;
+} bg_nv_pci;
+
+/* Open and boot: early init, firmware (parsed before the first register write that changes state), the chip's boot
+ * path, GSP-RM up, RM client. Each failure names its step. */
+int bg_nv_pci_open(bg_pci_dev *pci, bg_nv_pci **out);
+/* UNLOADING_GUEST_DRIVER, then free everything; the GPU is left reusable (the next open sees WPR2 and resets). */
+void bg_nv_pci_close(bg_nv_pci *d);
+
+uint32_t bg_nv_rd32(bg_nv_pci *d, uint32_t reg);
+void bg_nv_wr32(bg_nv_pci *d, uint32_t reg, uint32_t v);
+/* Poll reg until (value & mask) == want, or BG_EHANG naming `what`, the register and the last value. */
+int bg_nv_poll(bg_nv_pci *d, uint32_t reg, uint32_t mask, uint32_t want, int timeout_ms, const char *what);
+
+#endif

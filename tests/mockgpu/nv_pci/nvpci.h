@@ -1,0 +1,80 @@
+/* tests/mockgpu/nv_pci/nvpci.h: the emulated NVIDIA GPU on the emulated PCI device (MOCKPCI+NV, MOCKUSB+NV).
+ *
+ * Two models, each strict (a wrong access is a recorded failure, as in the AMD model), with facts taken from sources
+ * independent of the driver in nv/: Linux nouveau (drivers/gpu/drm/nouveau: nvkm/falcon, nvkm/subdev/gsp/r535.c,
+ * include/nvrm/535.113.01, include/nvfw), open-gpu-kernel-modules (FSP, Hopper/Blackwell registers) and reference
+ * nv.md:
+ *
+ *   nvpci_gpu.c, nvpci_falcon.c, nvpci_fsp.c (hardware): BAR0 registers of the chip (PMC_BOOT_0/42, GFW-done and VRAM-
+ *     size scratch, WPR2, BAR1 block, MMU invalidate, doorbell), the GSP and SEC2 falcons (reset and scrub, DMA into
+ *     IMEM/DMEM from VRAM or system memory, HS execution that checks what was loaded: FWSEC with the FRTS command and the
+ *     signature the fuse selects sets WPR2; Booter with the WPR metadata in its mailboxes starts GSP-RM), the FSP's EMEM
+ *     message queue (Hopper/Blackwell: the COT message checked, then GSP-RM started), BAR1 as VRAM, BAR3; the
+ *     firmware files the driver loads (nvpci_fwgen.c, written from nouveau's nvfw headers).
+ *   nvpci_gsp.c, nvpci_gsp_rm.c (GSP-RM): the message queues in host memory found through the libos arguments, every
+ *     element checked as the firmware would (checksum, sequence, elemCount, header version and signature, known
+ *     function), the pre-queued SET_SYSTEM_INFO / SET_REGISTRY, a CPU-sequencer event the host must run, GSP_INIT_DONE,
+ *     then RM alloc / control / free against an object table, replies with status.
+ */
+#ifndef BG_MOCKGPU_NVPCI_H
+#define BG_MOCKGPU_NVPCI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mock_sysfs mock_sysfs;
+typedef struct mock_pci mock_pci;
+typedef struct nvpci_gpu nvpci_gpu;
+typedef struct nvpci_gsp nvpci_gsp;
+
+/* ---- hardware model (nvpci_gpu.c) ---- */
+
+typedef struct nvpci_cfg {
+  const char *chip;             /* "ga102", "ad102", "gh100", "gb202" */
+  const char *bdf;
+  uint64_t vram_size;           /* bytes, a power of two */
+  bool small_bar;               /* BAR1 of 256 MiB instead of all of VRAM */
+  uint32_t fuse_version;        /* the FWSEC fuse version the chip reports (selects the signature) */
+} nvpci_cfg;
+
+nvpci_gpu *nvpci_new(mock_sysfs *tree, const nvpci_cfg *cfg);
+void nvpci_free(nvpci_gpu *g);
+mock_pci *nvpci_pci(nvpci_gpu *g);
+/* Write the firmware folder the driver should load for this chip (BG_NV_FIRMWARE_DIR): VBIOS goes into the PROM
+ * window, files into dir. */
+int nvpci_write_firmware(nvpci_gpu *g, const char *dir);
+/* Failures recorded by either model ("" when none), and their count. */
+const char *nvpci_failures(const nvpci_gpu *g);
+unsigned nvpci_nfail(const nvpci_gpu *g);
+void nvpci_fail(nvpci_gpu *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Boot state for tests: 0 cold, then the highest stage reached (NVPCI_STAGE_*). */
+enum { NVPCI_STAGE_COLD, NVPCI_STAGE_FRTS, NVPCI_STAGE_GSP_LOADED, NVPCI_STAGE_GSP_RUNNING, NVPCI_STAGE_INIT_DONE };
+int nvpci_stage(const nvpci_gpu *g);
+
+/* What the GSP model needs from the hardware model. */
+int nvpci_dma_read(nvpci_gpu *g, uint64_t bus, void *dst, size_t n);   /* system memory by bus address */
+int nvpci_dma_write(nvpci_gpu *g, uint64_t bus, const void *src, size_t n);
+uint8_t *nvpci_vram(nvpci_gpu *g, uint64_t *size);
+uint32_t nvpci_reg_read(nvpci_gpu *g, uint32_t reg);                    /* BAR0 register file, no side effects */
+void nvpci_reg_write(nvpci_gpu *g, uint32_t reg, uint32_t v);
+const char *nvpci_chip_name(const nvpci_gpu *g);
+
+/* ---- GSP-RM model (nvpci_gsp.c) ---- */
+
+nvpci_gsp *nvpci_gsp_new(nvpci_gpu *g);
+void nvpci_gsp_free(nvpci_gsp *s);
+/* GSP-RM starts (the Booter or FSP handed it the WPR metadata at wpr_meta_bus and the libos arguments at
+ * libos_args_bus): it finds its queues, reads the pre-queued RPCs and posts a CPU-sequencer event. */
+int nvpci_gsp_start(nvpci_gsp *s, uint64_t wpr_meta_bus, uint64_t libos_args_bus);
+/* The host wrote NV_PGSP_QUEUE_HEAD(0): GSP processes its command queue. */
+void nvpci_gsp_notify(nvpci_gsp *s);
+/* A register write the CPU sequencer might have asked for (the GSP model checks the sequence it posted ran). */
+void nvpci_gsp_reg_written(nvpci_gsp *s, uint32_t reg, uint32_t v);
+/* Function-level reset: GSP-RM stops, state cleared. */
+void nvpci_gsp_reset(nvpci_gsp *s);
+bool nvpci_gsp_running(const nvpci_gsp *s);
+/* Counters for tests: RPCs served by function, rejected elements. */
+uint64_t nvpci_gsp_rpcs(const nvpci_gsp *s);
+
+#endif
