@@ -58,8 +58,9 @@ typedef struct bg_nv_pci {
 } bg_nv_pci;
 
 /* Open and boot: early init, firmware (parsed before the first register write that changes state), the chip's boot
- * path, GSP-RM up, RM client. Each failure names its step. */
-int bg_nv_pci_open(bg_pci_dev *pci, bg_nv_pci **out);
+ * path, GSP-RM up, RM client. fw_dir: bg_nv_firmware_load's dir (NULL: the environment / linux-firmware). Each failure
+ * names its step. */
+int bg_nv_pci_open(bg_pci_dev *pci, const char *fw_dir, bg_nv_pci **out);
 /* UNLOADING_GUEST_DRIVER, then free everything; the GPU is left reusable (the next open sees WPR2 and resets). */
 void bg_nv_pci_close(bg_nv_pci *d);
 
