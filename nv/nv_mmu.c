@@ -340,9 +340,11 @@ int bg_nv_mmu_decode(int ver, int level, uint64_t lo, uint64_t hi, bg_nv_pte *e)
   /* Strict: the entry must be exactly what encode writes for what was read; other bits (sparse, privileged,
    * encrypted, ATS allowed, a 64 KiB big-page half, ...) are entries this driver never makes. */
   uint64_t x[2] = {0, 0};
-  if (e->valid && (r = bg_nv_mmu_encode(ver, level, e, &x[0], &x[1])) != 0)
-    return bg_error(BG_EFORMAT, "nv mmu: %s entry 0x%016" PRIx64 "_%016" PRIx64 " does not re-encode: %s",
-                    g->name[level], hi, lo, bg_last_error());
+  if (e->valid && (r = bg_nv_mmu_encode(ver, level, e, &x[0], &x[1])) != 0) {
+    bg_error_context(r, "nv mmu: %s entry 0x%016" PRIx64 "_%016" PRIx64 " is not an entry this driver writes: ",
+                     g->name[level], hi, lo);
+    return -BG_EFORMAT;
+  }
   for (unsigned q = 0; q < 2; q++) {
     uint64_t d = w[q] ^ x[q];
     if (!d) continue;
