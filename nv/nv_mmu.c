@@ -351,8 +351,8 @@ int bg_nv_mmu_decode(int ver, int level, uint64_t lo, uint64_t hi, bg_nv_pte *e)
     unsigned bit = q * 64 + (unsigned)__builtin_ctzll(d);
     char names[256];
     name_bits(bit >= 64 && is_dual(g, level) ? g->dual : b, bit, names, sizeof(names));
-    return bg_error(BG_EFORMAT, "nv mmu: %s %s entry 0x%016" PRIx64 "_%016" PRIx64 ": bit %u (%s) is %s where this driver "
-                    "writes %s", g->name[level], e->valid ? "valid" : "invalid", hi, lo, bit, names,
+    return bg_error(BG_EFORMAT, "nv mmu: %s %s entry (%s) 0x%016" PRIx64 "_%016" PRIx64 ": bit %u (%s) is %s where this "
+                    "driver writes %s", g->name[level], e->valid ? "valid" : "invalid", b->name, hi, lo, bit, names,
                     (w[q] >> (bit % 64)) & 1 ? "1" : "0", (x[q] >> (bit % 64)) & 1 ? "1" : "0");
   }
   return 0;
