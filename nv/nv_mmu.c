@@ -584,7 +584,10 @@ static int map_range(bg_nv_mmu *m, uint64_t va, uint64_t size, const pa_src *src
   }
   if ((r = check_free(m, g, 0, m->root_pa, 0, va, va + size))) return r;
 
-  uint64_t i = 0;
+  /* The table of the last leaf is reused while the leaves stay in it: a walk from the root per 4 KiB page would cost
+   * levels-1 BAR1 reads each on the device. Nothing is freed during a map, so the cached table stays valid. */
+  uint64_t i = 0, c_table = 0, c_key = 0;
+  int c_lv = -1;
   while (i < npages && r == 0) {
     uint64_t v = va + i * PAGE, p = pa_at(src, i), left = (npages - i) * PAGE;
     int lv = g->levels - 1;
@@ -595,8 +598,13 @@ static int map_range(bg_nv_mmu *m, uint64_t va, uint64_t size, const pa_src *src
         break;
       }
     }
-    uint64_t table = 0;
-    if ((r = table_for(m, g, lv, v, &table))) break;
+    uint64_t table = c_table, key = v >> g->shift[lv - 1];
+    if (lv != c_lv || key != c_key) {
+      if ((r = table_for(m, g, lv, v, &table))) break;
+      c_lv = lv;
+      c_key = key;
+      c_table = table;
+    }
     bg_nv_pte e = {.valid = true, .is_pte = true, .aperture = attr->aperture, .addr = p, .uncached = attr->uncached,
                    .read_only = attr->read_only, .kind = 6 /* NV_MMU_PTE_KIND_GENERIC_MEMORY */};
     if ((r = wr(m, g, lv, table, idx_of(g, lv, v), &e))) break;
