@@ -660,7 +660,8 @@ START_TEST(walker_sysmem_and_invalid) {
     int levels = bg_nv_mmu_levels(ver), pde0 = levels - 2, pte = levels - 1;
     uint64_t va = 7 * GB + 0x3000;
     OK(bg_nv_mmu_map_contig(&m, va, 2 * 4096, 0x4000000, &VRAM));
-    uint64_t *d0 = qw(entry_at(&m, pde0, va)), save[2] = {d0[0], d0[1]};
+    uint64_t *d0 = qw(entry_at(&m, pde0, va));
+    const uint64_t save[2] = {d0[0], d0[1]};
     bg_nv_pte t;
     OK(bg_nv_mmu_decode(ver, pde0, d0[0], d0[1], &t));
     memcpy(sysmem, hv.mem + t.addr, 4096);
