@@ -147,7 +147,7 @@ static void sp_loadsizes(uint8_t *r) { p32(r + DESC + 32, DMEM + 0x100); }
 static void sp_pkc(uint8_t *r) { p32(r + DESC + 8, DMEM - 383); }
 
 START_TEST(vbios_errors) {
-  rom_fails(sp_romsig, ROM_SIZE, "ROM signature 0x1255");
+  rom_fails(sp_romsig, ROM_SIZE, "ROM signature 0xaa12, expected 0xaa55");
   rom_fails(sp_pcir, ROM_SIZE, "PCI data structure signature");
   rom_fails(sp_no_e0, ROM_SIZE, "code type 0xE0");
   rom_fails(sp_len0, ROM_SIZE, "image length 0");
@@ -327,7 +327,7 @@ START_TEST(booter_errors) {
   booter_fails(0x80, BT_DSIZE - 0x7f, BT_SIZE, "patch_loc 0x381");
   booter_fails(BT_HDR + 28, BT_SIZE - 4, BT_SIZE, "nvfw_hs_load_header_v2 exceeds");
   booter_fails(BT_LOAD + 16, 0, BT_SIZE, "num_apps 0");
-  booter_fails(BT_LOAD + 16, 100, BT_SIZE, "with 100 apps");
+  booter_fails(BT_LOAD + 16, 200, BT_SIZE, "with 200 apps");
   booter_fails(BT_LOAD + 12, BT_DSIZE, BT_SIZE, "os_data_offset 0x100 + os_data_size 0x400");
   booter_fails(BT_LOAD + 24, BT_DSIZE, BT_SIZE, "app[0] offset 0x200 size 0x400");
   booter_fails(BT_LOAD + 24, 0, BT_SIZE, "app[0] offset 0x200 size 0x0");
@@ -405,7 +405,9 @@ static uint8_t *make_elf(const sec *s, int ns, size_t *len) {
 }
 
 static uint8_t fwimage[0x1000], sig_ga[0x100], sig_ad[0x80], sig_gb[0x40], sig_gh[0x60];
+static uint8_t fmc_hash[48], fmc_sig[384], fmc_key[384];
 static void fill_payloads(void) {
+  memset(fmc_hash, 0x48, sizeof(fmc_hash)), memset(fmc_sig, 0x53, sizeof(fmc_sig)), memset(fmc_key, 0x4b, sizeof(fmc_key));
   for (size_t i = 0; i < sizeof(fwimage); i++) fwimage[i] = (uint8_t)(i * 13);
   memset(sig_ga, 0x6a, sizeof(sig_ga)), memset(sig_ad, 0xad, sizeof(sig_ad)), memset(sig_gb, 0x6b, sizeof(sig_gb));
   memset(sig_gh, 0x68, sizeof(sig_gh));
@@ -466,8 +468,6 @@ START_TEST(gsp_elf_parse) {
 }
 END_TEST
 
-static uint8_t fmc_hash[48], fmc_sig[384], fmc_key[384];
-
 static uint8_t *fmc_file(size_t hash, size_t sig, size_t key, bool with_sig, size_t *n) {
   sec s[4];
   int k = 0;
@@ -480,7 +480,6 @@ static uint8_t *fmc_file(size_t hash, size_t sig, size_t key, bool with_sig, siz
 
 START_TEST(fmc_parse) {
   fill_payloads();
-  memset(fmc_hash, 0x48, sizeof(fmc_hash)), memset(fmc_sig, 0x53, sizeof(fmc_sig)), memset(fmc_key, 0x4b, sizeof(fmc_key));
   size_t n;
   uint8_t *f = fmc_file(48, 384, 381, true, &n);
   bg_nv_fmc m;
