@@ -694,6 +694,10 @@ START_TEST(load_errors) {
   FAILS(bg_nv_firmware_load(ga, d, &fw), BG_EINVAL, "is not a regular file: it is a FIFO");
   ck_assert_msg(strstr(bg_last_error(), p), "%s", bg_last_error());
   unlink(p);
+  /* a device behind a symbolic link (links are followed: linux-firmware installs some names as links) */
+  ck_assert_int_eq(symlink("/dev/null", p), 0);
+  FAILS(bg_nv_firmware_load(ga, d, &fw), BG_EINVAL, "it is a character device");
+  unlink(p);
   /* a directory too */
   ck_assert_int_eq(mkdir(p, 0755), 0);
   FAILS(bg_nv_firmware_load(ga, d, &fw), BG_EINVAL, "it is a directory");
