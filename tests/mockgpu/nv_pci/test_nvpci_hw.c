@@ -12,6 +12,8 @@
 #include "baregpu/error.h"
 #include "mock_sysfs.h"
 #include "nvpci_internal.h"
+#include "platform/mock_plugin.h"
+#include "usb/usb_transport.h"
 #include "platform/pci.h"
 #include "platform/pci_scan.h"
 #include "platform/sysmem.h"
@@ -622,7 +624,49 @@ START_TEST(fsp_cot_boot_and_rejects) {
 }
 END_TEST
 
-int main(void) {
+/* ---------------- the plugin module (MOCKPCI+NV, MOCKUSB+NV) ---------------- */
+
+static const char *plugin_path;
+
+START_TEST(plugin_nv) {
+  ck_assert_ptr_nonnull(plugin_path);
+  setenv("BG_MOCK_PLUGIN", plugin_path, 1);
+  setenv("MOCKGPU_CHIP", "gfx11", 1);
+  bg_mock_devices d;
+  ck_assert_int_eq(bg_mock_plugin_start("MOCKPCI", "NV", &d), -BG_EINVAL);
+  ck_assert_msg(strstr(bg_last_error(), "MOCKGPU_CHIP must be ga102, ad102, gh100 or gb202"), "%s", bg_last_error());
+  setenv("MOCKGPU_CHIP", "gh100", 1);
+  setenv("MOCKGPU_COUNT", "2", 1);
+  OK(bg_mock_plugin_start("MOCKPCI", "NV", &d));
+  ck_assert_int_eq(d.count, 2);
+  char path[600];
+  snprintf(path, sizeof(path), "%s/fmc-570.144.bin", d.fw_dir);
+  ck_assert_int_eq(access(path, R_OK), 0);
+  setenv("BG_SYSFS_ROOT", d.sysfs_root, 1);
+  setenv("BG_LOCK_DIR", d.lock_dir, 1);
+  bg_pci_dev *dev;
+  OK(bg_pci_open_sysfs(d.bdf[1], 0, &dev));
+  bg_mmio bar0;
+  OK(bg_pci_map_bar(dev, 0, 0, 0, 0, &bar0));
+  ck_assert_uint_eq(bg_mmio_rd32(&bar0, NV_PMC_BOOT_42) >> 24, 0x18);
+  ck_assert_uint_eq(bg_mmio_rd32(&bar0, NV_THERM_I2CS_SCRATCH), 0xff);
+  bg_pci_unmap_bar(dev, &bar0);
+  bg_pci_close(dev);
+  /* MOCKUSB: the same kind, each GPU behind a bridge */
+  bg_mock_devices u;
+  OK(bg_mock_plugin_start("MOCKUSB", "NV", &u));
+  bg_usb_transport *t;
+  OK(bg_mock_plugin_usb_transport(0, &t));
+  ck_assert_ptr_nonnull(t);
+  bg_usb_transport_close(t);
+  /* one kind per process */
+  ck_assert_int_eq(bg_mock_plugin_start("MOCKUSB", "AMD", &u), -BG_EBUSY);
+  ck_assert_msg(strstr(bg_last_error(), "are NV, not AMD"), "%s", bg_last_error());
+}
+END_TEST
+
+int main(int argc, char **argv) {
+  plugin_path = argc > 1 ? argv[1] : NULL;
   Suite *s = suite_create("nvpci-hw");
   TCase *tc = tcase_create("hw");
   tcase_set_timeout(tc, 120);
@@ -636,6 +680,7 @@ int main(void) {
   tcase_add_test(tc, booter_starts_gsp);
   tcase_add_test(tc, fsp_emem_round_trip);
   tcase_add_test(tc, fsp_cot_boot_and_rejects);
+  tcase_add_test(tc, plugin_nv);
   suite_add_tcase(s, tc);
   SRunner *r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);
