@@ -192,6 +192,7 @@ static void bar0_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, 
   else if (!reg_wr(g, (uint32_t)off, (uint32_t)v, true))
     nvpci_fail(g, "BAR0 write 0x%" PRIx64 " at 0x%06" PRIx64 ": register not modelled by the emulated %s", v, off,
                g->c->name);
+  else if (g->gsp) nvpci_gsp_reg_written(g->gsp, (uint32_t)off, (uint32_t)v); /* a CPU-sequencer step, perhaps */
   pthread_mutex_unlock(&g->lock);
 }
 
