@@ -79,6 +79,33 @@ static void expect_fail(unsigned n, const char *needle) {
 
 static void vram_put(uint64_t off, const void *p, size_t n) { OK(bg_mmio_write(&E.bar1, off, p, n)); }
 
+/* ---------------- a recording GSP-RM (the real one, nvpci_gsp.c, has its suite nvpci-gsp) ---------------- */
+
+struct nvpci_gsp {
+  nvpci_gpu *g;
+  bool running;
+  uint64_t meta, libos;
+  unsigned starts, notifies, resets, writes;
+  uint32_t last_reg, last_val;
+};
+nvpci_gsp *nvpci_gsp_new(nvpci_gpu *g) {
+  nvpci_gsp *s = calloc(1, sizeof(*s));
+  if (s) s->g = g;
+  return s;
+}
+void nvpci_gsp_free(nvpci_gsp *s) { free(s); }
+int nvpci_gsp_start(nvpci_gsp *s, uint64_t wpr_meta_bus, uint64_t libos_args_bus) {
+  s->starts++;
+  s->meta = wpr_meta_bus, s->libos = libos_args_bus;
+  s->running = true;
+  return 0;
+}
+void nvpci_gsp_notify(nvpci_gsp *s) { s->notifies++; }
+void nvpci_gsp_reg_written(nvpci_gsp *s, uint32_t reg, uint32_t v) { s->writes++, s->last_reg = reg, s->last_val = v; }
+void nvpci_gsp_reset(nvpci_gsp *s) { s->running = false, s->resets++; }
+bool nvpci_gsp_running(const nvpci_gsp *s) { return s->running; }
+uint64_t nvpci_gsp_rpcs(const nvpci_gsp *s) { return s->notifies; }
+
 /* ---------------- the driver's side, from nv.md ---------------- */
 
 static void flcn_reset(uint32_t base, bool riscv) {
@@ -490,7 +517,17 @@ START_TEST(booter_starts_gsp) {
   meta = put_gsp_rm(false, ".fwsignature_ga10x");
   ck_assert_uint_eq(run_booter(meta, libos.bus[0]), 0);
   ck_assert(nvpci_gsp_running(E.gsp));
+  ck_assert_uint_eq(E.gsp->starts, 1);
+  ck_assert_uint_eq(E.gsp->meta, meta); /* what the Booter read from its mailboxes */
+  ck_assert_uint_eq(E.gsp->libos, libos.bus[0]); /* and from GSP's */
   ck_assert_int_eq(nvpci_stage(E.g), NVPCI_STAGE_GSP_RUNNING);
+  /* the host rings GSP's command queue; its register writes reach the model (CPU-sequencer steps) */
+  wr(NV_PGSP_QUEUE_HEAD0, 0x40);
+  ck_assert_uint_eq(E.gsp->notifies, 1);
+  ck_assert_uint_eq(rd(NV_PGSP_QUEUE_HEAD0), 0x40);
+  wr(NVPCI_GSP_BASE + FLCN_MAILBOX1, 0x3a00);
+  ck_assert_uint_eq(E.gsp->last_reg, NVPCI_GSP_BASE + FLCN_MAILBOX1);
+  ck_assert_uint_eq(E.gsp->last_val, 0x3a00);
   ck_assert_uint_ne(rd(NVPCI_GSP_BASE + RISCV_CPUCTL) & RISCV_CPUCTL_ACTIVE_STAT, 0);
   ck_assert_uint_ne(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
   /* a process that exits without a reset leaves GSP-RM and WPR2 for the next one (warm detection) */
@@ -504,7 +541,9 @@ START_TEST(booter_starts_gsp) {
   ck_assert_uint_ne(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
   ck_assert(nvpci_gsp_running(E.gsp));
   /* a function reset makes everything cold */
+  unsigned resets = E.gsp->resets;
   OK(bg_pci_reset(E.d));
+  ck_assert_uint_eq(E.gsp->resets, resets + 1);
   ck_assert_uint_eq(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
   ck_assert_uint_eq(rd(NV_PFB_PRI_MMU_WPR2_ADDR_LO), 0);
   ck_assert(!nvpci_gsp_running(E.gsp));
@@ -607,6 +646,9 @@ START_TEST(fsp_cot_boot_and_rejects) {
   ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), true), 0);
   ck_assert_uint_eq(nvpci_fsp_padded(E.g), 1);
   ck_assert(nvpci_gsp_running(E.gsp));
+  ck_assert_uint_eq(E.gsp->starts, 1);
+  ck_assert_uint_eq(E.gsp->meta, meta);
+  ck_assert_uint_eq(E.gsp->libos, libos.bus[0]);
   ck_assert_uint_eq(rd(NVPCI_GSP_BASE + FLCN_HWCFG2) & FLCN_HWCFG2_BR_PRIV_LOCKDOWN, 0);
   ck_assert_uint_ne(rd(NVPCI_GSP_BASE + RISCV_CPUCTL) & RISCV_CPUCTL_ACTIVE_STAT, 0);
   ck_assert_uint_ne(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
