@@ -377,6 +377,39 @@ START_TEST(identity) {
 }
 END_TEST
 
+/* A small BAR1 (256 MiB) in front of 1 GiB of VRAM: the host sees the first 256 MiB, the GPU all of it. */
+START_TEST(small_bar) {
+  mock_sysfs *tree = mock_sysfs_new();
+  nvpci_cfg cfg = {.chip = "ad102", .bdf = BDF, .vram_size = 1024 * MIB, .small_bar = true, .fuse_version = 1};
+  nvpci_gpu *g = nvpci_new(tree, &cfg);
+  ck_assert_ptr_nonnull(g);
+  bg_pci_dev *d;
+  OK(bg_pci_open_sysfs(BDF, 0, &d));
+  bg_pci_bar b;
+  OK(bg_pci_bar_info(d, 1, &b));
+  ck_assert_uint_eq(b.size, 256 * MIB);
+  OK(bg_pci_bar_info(d, 3, &b));
+  ck_assert_uint_eq(b.size, 32 * MIB);
+  bg_mmio bar0, bar1;
+  OK(bg_pci_map_bar(d, 0, 0, 0, 0, &bar0));
+  OK(bg_pci_map_bar(d, 1, 0, 0, 0, &bar1));
+  ck_assert_uint_eq(bg_mmio_rd32(&bar0, NV_PGC6_AON_SECURE_SCRATCH_GROUP_42), 1024);
+  OK(bg_mmio_wr32(&bar1, 0x1000, 0xfeedf00du));
+  uint64_t vsize;
+  uint8_t *v = nvpci_vram(g, &vsize);
+  ck_assert_uint_eq(vsize, 1024 * MIB);
+  ck_assert_uint_eq(nvpci_get32(v + 0x1000), 0xfeedf00du);
+  nvpci_put32(v + 0x2000, 0x12345678u);
+  ck_assert_uint_eq(bg_mmio_rd32(&bar1, 0x2000), 0x12345678u);
+  bg_pci_unmap_bar(d, &bar0);
+  bg_pci_unmap_bar(d, &bar1);
+  bg_pci_close(d);
+  ck_assert_uint_eq(nvpci_nfail(g), 0);
+  nvpci_free(g);
+  mock_sysfs_free(tree);
+}
+END_TEST
+
 START_TEST(strict_unmodelled) {
   env_open("ga102", 1);
   ck_assert_uint_eq(rd(0x123450), 0xffffffffu);
@@ -713,6 +746,7 @@ int main(int argc, char **argv) {
   TCase *tc = tcase_create("hw");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, identity);
+  tcase_add_test(tc, small_bar);
   tcase_add_test(tc, strict_unmodelled);
   tcase_add_test(tc, falcon_reset_scrub);
   tcase_add_test(tc, falcon_dma_imem);
