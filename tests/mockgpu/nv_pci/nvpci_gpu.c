@@ -61,6 +61,11 @@ void nvpci_clear_failures(nvpci_gpu *g) {
   pthread_mutex_unlock(&g->lock);
 }
 int nvpci_stage(const nvpci_gpu *g) { return g->stage; }
+void nvpci_set_stage(nvpci_gpu *g, int stage) {
+  pthread_mutex_lock(&g->lock);
+  if (stage > g->stage && stage <= NVPCI_STAGE_INIT_DONE) g->stage = stage;
+  pthread_mutex_unlock(&g->lock);
+}
 const char *nvpci_chip_name(const nvpci_gpu *g) { return g->c->name; }
 mock_pci *nvpci_pci(nvpci_gpu *g) { return g->pci; }
 void nvpci_set_gsp(nvpci_gpu *g, nvpci_gsp *s) { g->gsp = s; }

@@ -554,6 +554,9 @@ START_TEST(booter_starts_gsp) {
   ck_assert_uint_eq(E.gsp->meta, meta); /* what the Booter read from its mailboxes */
   ck_assert_uint_eq(E.gsp->libos, libos.bus[0]); /* and from GSP's */
   ck_assert_int_eq(nvpci_stage(E.g), NVPCI_STAGE_GSP_RUNNING);
+  nvpci_set_stage(E.g, NVPCI_STAGE_INIT_DONE); /* what the GSP-RM model says once it posted GSP_INIT_DONE */
+  nvpci_set_stage(E.g, NVPCI_STAGE_FRTS);      /* never down */
+  ck_assert_int_eq(nvpci_stage(E.g), NVPCI_STAGE_INIT_DONE);
   /* the host rings GSP's command queue; its register writes reach the model (CPU-sequencer steps) */
   wr(NV_PGSP_QUEUE_HEAD0, 0x40);
   ck_assert_uint_eq(E.gsp->notifies, 1);
