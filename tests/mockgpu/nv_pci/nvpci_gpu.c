@@ -181,7 +181,8 @@ static uint64_t bar0_rd(void *user, mock_pci *m, int bar, uint64_t off, unsigned
   uint64_t r = ~0ull;
   uint32_t v = 0;
   bool prom = off >= NV_PROM_DATA && off < NV_PROM_DATA + NV_PROM_SIZE;
-  if (size != 4 && !prom) nvpci_fail(g, "BAR0 read of %u bytes at 0x%06" PRIx64 ": registers are 32-bit", size, off);
+  if (size == 8 || (size != 4 && !prom))
+    nvpci_fail(g, "BAR0 read of %u bytes at 0x%06" PRIx64 ": registers are 32-bit (the PROM window also 8/16-bit)", size, off);
   else if (!reg_rd(g, (uint32_t)(off & ~3ull), &v, true))
     nvpci_fail(g, "BAR0 read at 0x%06" PRIx64 ": register not modelled by the emulated %s", off, g->c->name);
   else r = (v >> (8 * (off & 3))) & (size == 4 ? 0xffffffffu : (1u << (8 * size)) - 1u);

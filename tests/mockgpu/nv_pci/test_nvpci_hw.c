@@ -424,6 +424,10 @@ START_TEST(strict_unmodelled) {
   expect_fail(1, "only the secure falcons set WPR2");
   ck_assert_int_eq(bg_mmio_wr16(&E.bar0, NV_PBUS_SW_SCRATCH(0), 1), 0);
   expect_fail(1, "registers are 32-bit");
+  ck_assert_uint_eq(bg_mmio_rd16(&E.bar0, NV_PROM_DATA), 0xaa55); /* the PROM window reads bytes too */
+  ck_assert_uint_eq(bg_mmio_rd8(&E.bar0, NV_PROM_DATA + 1), 0xaa);
+  bg_mmio_rd64(&E.bar0, NV_PROM_DATA);
+  expect_fail(1, "read of 8 bytes at 0x300000");
   env_close();
 }
 END_TEST
