@@ -347,6 +347,8 @@ START_TEST(identity) {
     uint32_t v;
     OK(bg_pci_cfg_read(E.d, 0, 4, &v));
     ck_assert_uint_eq(v, 0x10deu | (uint32_t)c[i].dev << 16);
+    OK(bg_pci_cfg_read(E.d, 8, 4, &v));
+    ck_assert_uint_eq(v >> 8, c[i].fsp && c[i].arch == 0x18 ? 0x030200u : 0x030000u); /* H200: a 3D controller */
     ck_assert_uint_eq(rd(NV_PMC_BOOT_42) >> 24 & 0x3f, c[i].arch);
     ck_assert_uint_eq(rd(NV_PMC_BOOT_0) >> 24 & 0x1f, c[i].arch);
     ck_assert_uint_eq(rd(NV_PGC6_AON_SECURE_SCRATCH_GROUP_42), 512);
