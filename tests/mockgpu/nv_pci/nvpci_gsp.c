@@ -387,7 +387,7 @@ static uint32_t take_one(nvpci_gsp *s, uint32_t avail) {
     nvpci_fail(s->g, "GSP: command element %u (seqNum %u): elemCount %u, expected 1..%d and at most the %u elements "
                "the host wrote", r, seq, ec, GSPM_MAX_ELEMS, avail);
     reject(s, fn, rpc_seq, GSPM_ERR_INVALID_ARGUMENT);
-    return 1;
+    return ec == 0 ? 1 : ec < avail ? ec : avail; /* what the host wrote of it */
   }
   size_t sz = (size_t)ec * GSPM_PAGE;
   uint8_t *e = malloc(sz);

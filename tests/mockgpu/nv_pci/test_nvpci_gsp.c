@@ -561,16 +561,18 @@ START_TEST(sequence_rejected) {
 }
 END_TEST
 
-/* elemCount 0, 17, and 2 where the host wrote 1. */
+/* elemCount 0, 17 (all 17 elements written), and 2 where the host wrote 1. */
 START_TEST(elem_count_rejected) {
   static const uint32_t counts[] = {0, 17, 2};
   boot();
-  uint8_t p[32] = {0};
+  size_t len = _i == 1 ? 17 * 0x1000 - 0x50 : 32;
+  uint8_t *p = calloc(1, len);
   uint32_t n;
-  uint8_t *e = build(GSPM_FN_GSP_RM_ALLOC, p, sizeof p, &n);
+  uint8_t *e = build(GSPM_FN_GSP_RM_ALLOC, p, len, &n);
+  free(p);
   p32(e, 40, counts[_i]);
-  reseal(e, 1);
-  put(e, 1);
+  reseal(e, n);
+  put(e, n);
   free(e);
   nvpci_gsp_notify(H.g.gsp);
   uint32_t fn, res;
