@@ -13,7 +13,7 @@
  * Replies go into the status queue only where the host's read pointer leaves room (never over unread elements); while
  * one waits, GSP reads no further commands (as the firmware blocks), and it retries at every notify and register
  * write. Limits: the model learns of a freed status queue only at the host's next notify or register write, and the
- * pre-queued SET_SYSTEM_INFO / SET_REGISTRY get no reply (nv.md 2.5: none is awaited). */
+ * pre-queued SET_SYSTEM_INFO / SET_REGISTRY get no reply (the host awaits none: tinygrad runtime/support/nv/ip.py NV_GSP.init_sw). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -194,7 +194,7 @@ static uint64_t bar_addr(const uint8_t *cfg, int i) {
   return a;
 }
 
-/* GspSystemInfo (570 gsp_static_config.h; nv.md 2.5): gpuPhysAddr @0 (BAR0), gpuPhysFbAddr @8 (BAR1),
+/* GspSystemInfo (570 gsp_static_config.h; values as tinygrad's NV_GSP sends them): gpuPhysAddr @0 (BAR0), gpuPhysFbAddr @8 (BAR1),
  * gpuPhysInstAddr @16 (BAR3), nvDomainBusDeviceFunc @32, pciConfigMirrorBase @80, pciConfigMirrorSize @84,
  * PCIDeviceID @88, PCISubDeviceID @92, PCIRevisionID @96. */
 static bool set_system_info(nvpci_gsp *s, const uint8_t *p, size_t n) {
@@ -558,7 +558,7 @@ int nvpci_gsp_start(nvpci_gsp *s, uint64_t wpr_meta_bus, uint64_t libos_args_bus
     nvpci_gsp_reset(s);
     return -1;
   }
-  /* GSP's status-queue header; entryOff last, which the host waits for (nv.md 2.7). */
+  /* GSP's status-queue header; entryOff last, which the host waits for (tinygrad NV_GSP.init_hw). */
   uint64_t size = (uint64_t)s->npages * GSPM_PAGE - s->statq;
   s->stat_cnt = (uint32_t)((size - GSPM_PAGE) / GSPM_PAGE);
   uint8_t h[GSPM_TX_HDR + 4] = {0};
