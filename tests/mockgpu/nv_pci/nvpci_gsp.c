@@ -28,12 +28,8 @@ enum { LIBOS_ARG_SIZE = 32, LIBOS_KIND_CONTIGUOUS = 1, LIBOS_LOC_SYSMEM = 1 };
 /* GSP_ARGUMENTS_CACHED (570 gsp_init_args.h): MESSAGE_QUEUE_INIT_ARGUMENTS at 0. */
 enum { RMARGS_MIN = 32, SYSINFO_SIZE = 928 };
 
-/* r535.c r535_gsp_libos_id8: the name's bytes as a big-endian integer. */
-static uint64_t id8(const char *name) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < 8 && name[i]; i++) v = v << 8 | (uint8_t)name[i];
-  return v;
-}
+/* "RMARGS" as r535.c r535_gsp_libos_id8 names a region: its bytes as a big-endian integer. */
+#define RMARGS_ID8 0x524d41524753ull
 
 /* ---- shared region access, page by page ---- */
 
@@ -490,7 +486,7 @@ static int find_queues(nvpci_gsp *s, uint64_t libos_args_bus) {
   uint64_t rm_pa = 0, rm_size = 0;
   for (size_t i = 0; i < GSPM_PAGE / LIBOS_ARG_SIZE; i++) {
     const uint8_t *a = la + i * LIBOS_ARG_SIZE;
-    if (gspm_g64(a, 0) != id8("RMARGS")) continue;
+    if (gspm_g64(a, 0) != RMARGS_ID8) continue;
     if (a[24] != LIBOS_KIND_CONTIGUOUS || a[25] != LIBOS_LOC_SYSMEM) {
       nvpci_fail(s->g, "GSP: libos RMARGS kind %u loc %u, expected 1 (CONTIGUOUS) 1 (SYSMEM)", a[24], a[25]);
       return -1;

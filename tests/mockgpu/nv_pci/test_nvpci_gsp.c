@@ -225,7 +225,7 @@ static void sysinfo(uint8_t *p) {
   p64(p, 0, bar_of(cfg, 0));
   p64(p, 8, bar_of(cfg, 1));
   p64(p, 16, bar_of(cfg, 3));
-  p64(p, 32, 0x03u << 8 | 0u << 3 | 0u);
+  p64(p, 32, 0x0300); /* bus 3 << 8 | device 0 << 3 | function 0 (0000:03:00.0) */
   p64(p, 72, 0x7ffffffff000ull);
   p32(p, 80, H.ci->mirror);
   p32(p, 84, 0x1000);
