@@ -560,6 +560,8 @@ START_TEST(booter_starts_gsp) {
   ck_assert_uint_eq(E.gsp->meta, meta); /* what the Booter read from its mailboxes */
   ck_assert_uint_eq(E.gsp->libos, libos.bus[0]); /* and from GSP's */
   ck_assert_int_eq(nvpci_stage(E.g), NVPCI_STAGE_GSP_RUNNING);
+  ck_assert_uint_ne(rd(NV_PGC6_BSI_SECURE_SCRATCH_14) & 1u << 26, 0);
+  ck_assert_uint_eq(rd(NVPCI_SEC2_BASE + FLCN_MAILBOX0), 0);
   nvpci_set_stage(E.g, NVPCI_STAGE_INIT_DONE); /* what the GSP-RM model says once it posted GSP_INIT_DONE */
   nvpci_set_stage(E.g, NVPCI_STAGE_FRTS);      /* never down */
   ck_assert_int_eq(nvpci_stage(E.g), NVPCI_STAGE_INIT_DONE);
@@ -593,6 +595,7 @@ START_TEST(booter_starts_gsp) {
   ck_assert_uint_ne(rd(NVPCI_GSP_BASE + FLCN_CPUCTL) & FLCN_CPUCTL_HALTED, 0);
   ck_assert_uint_eq(rd(NVPCI_GSP_BASE + RISCV_CPUCTL) & RISCV_CPUCTL_ACTIVE_STAT, 0);
   ck_assert_uint_eq(rd(NVPCI_SEC2_BASE + FLCN_MAILBOX0), 0);
+  ck_assert_uint_eq(rd(NV_PGC6_BSI_SECURE_SCRATCH_14) & 1u << 26, 0);
   env_close();
 }
 END_TEST
