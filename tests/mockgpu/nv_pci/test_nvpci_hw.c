@@ -352,7 +352,7 @@ START_TEST(identity) {
     ck_assert_uint_eq(rd(NV_PMC_BOOT_42) >> 24 & 0x3f, c[i].arch);
     ck_assert_uint_eq(rd(NV_PMC_BOOT_0) >> 24 & 0x1f, c[i].arch);
     ck_assert_uint_eq(rd(NV_PGC6_AON_SECURE_SCRATCH_GROUP_42), 512);
-    if (c[i].fsp) ck_assert_uint_eq(rd(NV_THERM_I2CS_SCRATCH), 0xff);
+    if (c[i].fsp) ck_assert_uint_eq(rd(c[i].arch == 0x18 ? 0x0200bcu : NV_THERM_I2CS_SCRATCH), 0xff); /* gh100 dev_therm.h */
     else {
       ck_assert_uint_eq(rd(NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK) & 1, 1);
       ck_assert_uint_eq(rd(NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0) & 0xff, 0xff);
@@ -679,6 +679,10 @@ START_TEST(fsp_cot_boot_and_rejects) {
   nvpci_put16(p, 3);
   ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), false), NVPCI_FSP_ERR_PAYLOAD);
   expect_fail(1, "NVDM_PAYLOAD_COT version 3");
+  nvpci_put16(p, 2), nvpci_put16(p + 2, 856);
+  ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), false), NVPCI_FSP_ERR_PAYLOAD);
+  expect_fail(1, "size 856");
+  nvpci_put16(p + 2, 860);
   nvpci_put16(p, 2);
   uint8_t x = 0x5a;
   vram_put(40 * MIB + 100, &x, 1);
