@@ -399,6 +399,7 @@ static uint32_t run_booter(nvpci_gpu *g, nvpci_falcon *f) {
   uint64_t meta = (uint64_t)R(f, FLCN_MAILBOX1) << 32 | R(f, FLCN_MAILBOX0);
   if (nvpci_check_wpr_meta(g, meta, false, who) < 0) return 11;
   if (nvpci_start_gsp_rm(g, meta, libos, who) < 0) return 12;
+  g->handoff = true; /* NV_PGC6_BSI_SECURE_SCRATCH_14 bit 26, what nouveau r535 CORE_RESUME polls after the Booter */
   uint8_t m[256];
   if (nvpci_dma_read(g, meta, m, sizeof(m)) == 0) { /* WPR2 now covers GSP-RM's WPR */
     g->wpr2_lo = (uint32_t)(nvpci_get64(m + 112) >> 12) << 4;

@@ -347,6 +347,8 @@ START_TEST(identity) {
     uint32_t v;
     OK(bg_pci_cfg_read(E.d, 0, 4, &v));
     ck_assert_uint_eq(v, 0x10deu | (uint32_t)c[i].dev << 16);
+    OK(bg_pci_cfg_read(E.d, 8, 4, &v));
+    ck_assert_uint_eq(v >> 8, c[i].fsp && c[i].arch == 0x18 ? 0x030200u : 0x030000u); /* H200: a 3D controller */
     ck_assert_uint_eq(rd(NV_PMC_BOOT_42) >> 24 & 0x3f, c[i].arch);
     ck_assert_uint_eq(rd(NV_PMC_BOOT_0) >> 24 & 0x1f, c[i].arch);
     ck_assert_uint_eq(rd(NV_PGC6_AON_SECURE_SCRATCH_GROUP_42), 512);
@@ -424,6 +426,10 @@ START_TEST(strict_unmodelled) {
   expect_fail(1, "only the secure falcons set WPR2");
   ck_assert_int_eq(bg_mmio_wr16(&E.bar0, NV_PBUS_SW_SCRATCH(0), 1), 0);
   expect_fail(1, "registers are 32-bit");
+  ck_assert_uint_eq(bg_mmio_rd16(&E.bar0, NV_PROM_DATA), 0xaa55); /* the PROM window reads bytes too */
+  ck_assert_uint_eq(bg_mmio_rd8(&E.bar0, NV_PROM_DATA + 1), 0xaa);
+  bg_mmio_rd64(&E.bar0, NV_PROM_DATA);
+  expect_fail(1, "read of 8 bytes at 0x300000");
   env_close();
 }
 END_TEST
@@ -554,6 +560,11 @@ START_TEST(booter_starts_gsp) {
   ck_assert_uint_eq(E.gsp->meta, meta); /* what the Booter read from its mailboxes */
   ck_assert_uint_eq(E.gsp->libos, libos.bus[0]); /* and from GSP's */
   ck_assert_int_eq(nvpci_stage(E.g), NVPCI_STAGE_GSP_RUNNING);
+  ck_assert_uint_ne(rd(NV_PGC6_BSI_SECURE_SCRATCH_14) & 1u << 26, 0);
+  ck_assert_uint_eq(rd(NVPCI_SEC2_BASE + FLCN_MAILBOX0), 0);
+  nvpci_set_stage(E.g, NVPCI_STAGE_INIT_DONE); /* what the GSP-RM model says once it posted GSP_INIT_DONE */
+  nvpci_set_stage(E.g, NVPCI_STAGE_FRTS);      /* never down */
+  ck_assert_int_eq(nvpci_stage(E.g), NVPCI_STAGE_INIT_DONE);
   /* the host rings GSP's command queue; its register writes reach the model (CPU-sequencer steps) */
   wr(NV_PGSP_QUEUE_HEAD0, 0x40);
   ck_assert_uint_eq(E.gsp->notifies, 1);
@@ -584,6 +595,7 @@ START_TEST(booter_starts_gsp) {
   ck_assert_uint_ne(rd(NVPCI_GSP_BASE + FLCN_CPUCTL) & FLCN_CPUCTL_HALTED, 0);
   ck_assert_uint_eq(rd(NVPCI_GSP_BASE + RISCV_CPUCTL) & RISCV_CPUCTL_ACTIVE_STAT, 0);
   ck_assert_uint_eq(rd(NVPCI_SEC2_BASE + FLCN_MAILBOX0), 0);
+  ck_assert_uint_eq(rd(NV_PGC6_BSI_SECURE_SCRATCH_14) & 1u << 26, 0);
   env_close();
 }
 END_TEST
