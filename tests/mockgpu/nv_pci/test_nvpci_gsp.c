@@ -29,6 +29,7 @@ struct nvpci_gpu {
   unsigned nmap;
   char fails[16384];
   unsigned nfail;
+  int stage;
 };
 
 void nvpci_fail(nvpci_gpu *g, const char *fmt, ...) {
@@ -76,6 +77,9 @@ void nvpci_reg_write(nvpci_gpu *g, uint32_t reg, uint32_t v) {
   if (i == g->nregs && g->nregs < NREGS) g->reg_addr[g->nregs++] = reg;
   if (i < NREGS) g->reg_val[i] = v;
   nvpci_gsp_reg_written(g->gsp, reg, v);
+}
+void nvpci_set_stage(nvpci_gpu *g, int stage) {
+  if (stage > g->stage) g->stage = stage;
 }
 mock_pci *nvpci_pci(nvpci_gpu *g) { return g->pci; }
 const char *nvpci_chip_name(const nvpci_gpu *g) { return g->chip; }
@@ -460,7 +464,9 @@ START_TEST(boot_each_chip) {
   ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
   nvpci_gsp_notify(H.g.gsp);
   ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_int_eq(H.g.stage, NVPCI_STAGE_COLD);
   unsigned ops = run_sequencer(buf, -1);
+  ck_assert_int_eq(H.g.stage, NVPCI_STAGE_INIT_DONE); /* reported to the hardware model */
   ck_assert_uint_eq(ops, 0x1f); /* WRITE, MODIFY, POLL, DELAY_US, STORE */
   ck_assert_uint_eq(H.save[0], 0x17000000u);
   ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
