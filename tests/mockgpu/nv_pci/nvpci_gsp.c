@@ -119,6 +119,7 @@ static void flush(nvpci_gsp *s) {
     s->stat_seq++;
     s->stat_wptr = (s->stat_wptr + need) % cnt;
     shm_w32(s, s->statq + 16, s->stat_wptr); /* writePtr after the elements */
+    if (o->fn == GSPM_EV_GSP_INIT_DONE) nvpci_set_stage(s->g, NVPCI_STAGE_INIT_DONE);
     s->out = o->next;
     free(o);
   }

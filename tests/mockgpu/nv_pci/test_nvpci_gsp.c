@@ -29,6 +29,7 @@ struct nvpci_gpu {
   unsigned nmap;
   char fails[16384];
   unsigned nfail;
+  int stage;
 };
 
 void nvpci_fail(nvpci_gpu *g, const char *fmt, ...) {
@@ -76,6 +77,9 @@ void nvpci_reg_write(nvpci_gpu *g, uint32_t reg, uint32_t v) {
   if (i == g->nregs && g->nregs < NREGS) g->reg_addr[g->nregs++] = reg;
   if (i < NREGS) g->reg_val[i] = v;
   nvpci_gsp_reg_written(g->gsp, reg, v);
+}
+void nvpci_set_stage(nvpci_gpu *g, int stage) {
+  if (stage > g->stage) g->stage = stage;
 }
 mock_pci *nvpci_pci(nvpci_gpu *g) { return g->pci; }
 const char *nvpci_chip_name(const nvpci_gpu *g) { return g->chip; }
@@ -312,6 +316,19 @@ static void host_setup(const chipinfo *ci) {
   p64(H.meta, 8, 1);
 }
 
+/* Fresh queues in the same shared region, as a driver lays them out again after a reset. */
+static void host_requeue(void) {
+  memset(H.shm + CMDQ, 0, (size_t)(NPAGES * 0x1000 - CMDQ));
+  uint8_t *cq = H.shm + CMDQ;
+  p32(cq, 4, 0x40000);
+  p32(cq, 8, 0x1000);
+  p32(cq, 12, QCNT);
+  p32(cq, 20, 1);
+  p32(cq, 24, 32);
+  p32(cq, 28, 0x1000);
+  H.cmd_wptr = H.cmd_seq = H.stat_rptr = H.stat_seq = 0;
+}
+
 static void host_teardown(void) {
   nvpci_gsp_free(H.g.gsp);
   mock_sysfs_free(H.g.tree);
@@ -447,7 +464,9 @@ START_TEST(boot_each_chip) {
   ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
   nvpci_gsp_notify(H.g.gsp);
   ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_int_eq(H.g.stage, NVPCI_STAGE_COLD);
   unsigned ops = run_sequencer(buf, -1);
+  ck_assert_int_eq(H.g.stage, NVPCI_STAGE_INIT_DONE); /* reported to the hardware model */
   ck_assert_uint_eq(ops, 0x1f); /* WRITE, MODIFY, POLL, DELAY_US, STORE */
   ck_assert_uint_eq(H.save[0], 0x17000000u);
   ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
@@ -793,6 +812,38 @@ START_TEST(unloading_stops) {
 }
 END_TEST
 
+/* RM picks the handle when hObject is 0; NV01_ROOT_CLIENT (0x41) works as class 0 does. */
+START_TEST(rm_chosen_handle) {
+  boot();
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0x41, 0), GSPM_OK);
+  uint8_t p[32 + 56] = {0}, out[32 + 56];
+  p32(p, 0, CLIENT);
+  p32(p, 4, CLIENT);
+  p32(p, 12, 0x80);
+  p32(p, 20, 56);
+  ck_assert_uint_eq(rpc(GSPM_FN_GSP_RM_ALLOC, p, sizeof p, out, sizeof out), GSPM_OK);
+  uint32_t hdev = g32(out, 8);
+  ck_assert_uint_eq(hdev, 0xcaf00000u);
+  ck_assert_uint_eq(rm_alloc(CLIENT, hdev, 0xd1, 0x2080, 0), GSPM_OK); /* subdevice params are optional */
+  uint8_t cl[16] = {0};
+  ck_assert_uint_eq(rm_ctrl(hdev, 0x800201, cl, sizeof cl), GSPM_OK);
+  ck_assert_uint_gt(g32(cl, 0), 3);
+}
+END_TEST
+
+/* A function-level reset stops GSP-RM and empties its object table; it boots again on fresh queues. */
+START_TEST(reset_clears) {
+  boot();
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 0), GSPM_OK);
+  nvpci_gsp_reset(H.g.gsp);
+  ck_assert(!nvpci_gsp_running(H.g.gsp));
+  ck_assert_uint_eq(nvpci_gsp_rpcs(H.g.gsp), 0);
+  host_requeue();
+  boot();
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 0), GSPM_OK); /* the old client is gone */
+}
+END_TEST
+
 /* The host stops reading: GSP fills the status queue to msgCount-1 and no further, then stops taking commands; once
  * the host reads, the held replies follow in order. */
 START_TEST(status_queue_not_overrun) {
@@ -865,6 +916,8 @@ int main(void) {
   tcase_add_test(tc, multi_element_wrap);
   tcase_add_loop_test(tc, continuation_joined, 0, 2);
   tcase_add_test(tc, unloading_stops);
+  tcase_add_test(tc, rm_chosen_handle);
+  tcase_add_test(tc, reset_clears);
   tcase_add_test(tc, status_queue_not_overrun);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
