@@ -5,7 +5,8 @@
  * REG_MODIFY is {addr, mask, val}, REG_POLL {addr, mask, val, timeout (us), error}, REG_STORE {addr, index}),
  * nvidia/generated/g_rpc-structures.h (rpc_run_cpu_sequencer_v17_00: bufferSizeDWord, cmdIndex, regSaveArea[8],
  * commandBuffer[]) and nvkm/subdev/gsp/r535.c r535_gsp_msg_run_cpu_sequencer (walk by 1 + payload dwords while below
- * cmdIndex; a POLL with timeout 0 uses the default). Here every command is bounds-checked before it is read. */
+ * cmdIndex; a POLL with timeout 0 uses the default). Here every command is bounds-checked before it is read, and a
+ * POLL waits at most ops->timeout_ms whatever its own timeout says. */
 
 #include "baregpu/error.h"
 #include "nv/nv_gsp.h"
@@ -86,7 +87,8 @@ int bg_nv_gsp_sequencer_run(const uint8_t *payload, size_t n, const bg_nv_seq_op
     }
     case OP_POLL: {
       uint32_t mask = bg_gsp_rd32(a + 4), val = bg_gsp_rd32(a + 8), tmo = bg_gsp_rd32(a + 12);
-      uint64_t limit = tmo ? tmo : default_us, waited = 0, step = POLL_STEP_US;
+      /* GSP's own timeout, but never longer than the driver's wait (a u32 of microseconds is up to 71 minutes) */
+      uint64_t limit = tmo && tmo < default_us ? tmo : default_us, waited = 0, step = POLL_STEP_US;
       /* Time is counted in the delays asked for, so a fake clock (tests, the emulator) gives the same result. */
       for (;;) {
         uint32_t r = ops->rd32(ops->ctx, addr);

@@ -584,6 +584,11 @@ START_TEST(sequencer_opcodes) {
   const uint32_t poll0[] = {2, 0x40, 0x80000000u, 0x80000000u, 0, 0};
   FAILS(bg_nv_gsp_sequencer_run(p, seq_build(p, poll0, 6), &o), BG_ETIMEDOUT, "after 1000 us");
   ck_assert_uint_eq(f->delay_total, 1000);
+  /* a command timeout beyond ops->timeout_ms is capped to it */
+  f->delay_total = 0;
+  const uint32_t poll_long[] = {2, 0x40, 0x80000000u, 0x80000000u, 0xffffffffu, 0};
+  FAILS(bg_nv_gsp_sequencer_run(p, seq_build(p, poll_long, 6), &o), BG_ETIMEDOUT, "after 1000 us");
+  ck_assert_uint_eq(f->delay_total, 1000);
   /* unknown opcode, SAVE out of range, a command past cmdIndex, cmdIndex past the payload */
   const uint32_t unk[] = {0, 0x10, 1, 9};
   FAILS(bg_nv_gsp_sequencer_run(p, seq_build(p, unk, 4), &o), BG_EINVAL, "dword 3: unknown opcode 9");
