@@ -4,7 +4,8 @@
  * Facts: Linux nouveau include/nvrm/535.113.01/nvidia/arch/nvalloc/common/inc/rmgspseq.h (opcodes, payload structs:
  * REG_MODIFY is {addr, mask, val}, REG_POLL {addr, mask, val, timeout (us), error}, REG_STORE {addr, index}),
  * nvidia/generated/g_rpc-structures.h (rpc_run_cpu_sequencer_v17_00: bufferSizeDWord, cmdIndex, regSaveArea[8],
- * commandBuffer[]) and nvkm/subdev/gsp/r535.c r535_gsp_msg_run_cpu_sequencer (walk by 1 + payload dwords while below
+ * commandBuffer[]; open-gpu-kernel-modules rmgspseq.h has the same order; tinygrad's run_cpu_seq reads REG_MODIFY as
+ * {addr, val, mask}, swapped) and nvkm/subdev/gsp/r535.c r535_gsp_msg_run_cpu_sequencer (walk by 1 + payload dwords while below
  * cmdIndex; a POLL with timeout 0 uses the default). Here every command is bounds-checked before it is read, and a
  * POLL waits at most ops->timeout_ms whatever its own timeout says. */
 
