@@ -540,6 +540,33 @@ START_TEST(rpc_events_and_timeout) {
 }
 END_TEST
 
+/* ops.timeout_ms 0: BG_WAIT_TIMEOUT_MS (util/env.h), range-checked */
+START_TEST(rpc_timeout_from_env) {
+  fake *f = fake_new();
+  bg_nv_gsp_ops ops = {.ctx = f, .notify = fake_notify, .timeout_ms = 0};
+  setenv("BG_WAIT_TIMEOUT_MS", "25", 1);
+  OK(bg_nv_gsp_init(&f->g, &ops));
+  ck_assert_int_eq(f->g.ops.timeout_ms, 25);
+  ck_assert_uint_eq(f->g.next_handle, 0xcf000000u);
+  FAILS(bg_nv_gsp_wait(&f->g, BG_NV_RPC_EVENT_GSP_INIT_DONE, NULL, 0, NULL), BG_EHANG, "GSP_INIT_DONE");
+  bg_nv_gsp_fini(&f->g);
+  setenv("BG_WAIT_TIMEOUT_MS", "0", 1);
+  FAILS(bg_nv_gsp_init(&f->g, &ops), BG_EINVAL, "BG_WAIT_TIMEOUT_MS");
+  unsetenv("BG_WAIT_TIMEOUT_MS");
+  ops.notify = NULL;
+  FAILS(bg_nv_gsp_init(&f->g, &ops), BG_EINVAL, "notify");
+  /* a reply larger than the caller's buffer */
+  ops.notify = fake_notify;
+  ops.timeout_ms = 100;
+  OK(bg_nv_gsp_init(&f->g, &ops));
+  uint8_t small[8];
+  fake_put(f, 76, 0, f->last_payload, 64, 0, -1);
+  size_t len = 0;
+  FAILS(bg_nv_gsp_wait(&f->g, 76, small, sizeof small, &len), BG_EINVAL, "reply of 64 bytes");
+  fake_free(f);
+}
+END_TEST
+
 /* ---- sequencer ---- */
 static size_t seq_build(uint8_t *p, const uint32_t *cmds, uint32_t ndw) {
   memset(p, 0, 40);
@@ -855,6 +882,7 @@ int main(void) {
   tcase_add_test(tc, recv_refuses_bad_messages);
   tcase_add_test(tc, rpc_rm_calls);
   tcase_add_test(tc, rpc_events_and_timeout);
+  tcase_add_test(tc, rpc_timeout_from_env);
   tcase_add_test(tc, sequencer_opcodes);
   tcase_add_test(tc, radix3_tables);
   tcase_add_test(tc, wpr_meta_layout);
