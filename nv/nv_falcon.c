@@ -96,7 +96,7 @@ static int part_src(const bg_nv_falcon *f, const bg_nv_hs_ucode *u, const char *
 }
 
 int bg_nv_falcon_execute_hs(bg_nv_pci *d, const bg_nv_falcon *f, const bg_nv_hs_ucode *u, uint32_t mbox[2]) {
-  uint64_t isrc, dsrc;
+  uint64_t isrc = 0, dsrc = 0;
   int e = part_src(f, u, "IMEM", u->code_off, u->imem_va, &isrc);
   if (e >= 0) e = part_src(f, u, "DMEM", u->data_off, u->dmem_va, &dsrc);
   if (e < 0) return e;
