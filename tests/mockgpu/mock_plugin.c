@@ -10,6 +10,10 @@
  * like two machines' worth of hardware), each MOCKUSB GPU behind an emulated ASM24 bridge (asm24.h) that the
  * library reaches through usb_transport(). stop() (also at exit or unload) frees bridges, then GPUs, then the tree
  * and removes both temp dirs (mock_tmpdir_new names them bg-mock-<pid>-*: a killed run's are swept by the next).
+ * Kind NV (MOCKPCI+NV, MOCKUSB+NV; built when tests/mockgpu/nv_pci has its GSP-RM model, BG_MOCK_NVPCI): the same
+ * tree and topology with emulated NVIDIA GPUs (nvpci.h; MOCKGPU_CHIP ga102 (default), ad102, gh100 or gb202;
+ * MOCKGPU_VRAM_MB >= 256), each with its GSP-RM model, and the chip's generated firmware folder as fw_dir. One kind
+ * per process: the tree's GPUs are AMD or NV.
  * MOCKGPU_SHARED=1: the GPUs' state is shared with the children forked after start (mock_shm.h). Only bg_mock_plugin_entry is exported (-fvisibility=hidden and a version script). */
 #include <pthread.h>
 #include <stdbool.h>
@@ -28,6 +32,9 @@
 #include "mock_shm.h"
 #include "mock_sysfs.h"
 #include "nv/mock_nv.h"
+#ifdef BG_MOCK_NVPCI
+#include "nvpci_internal.h"
+#endif
 
 #define BG_EXPORT __attribute__((visibility("default")))
 /* Address space of the MOCKGPU_SHARED arena (NORESERVE: only touched pages cost memory; VRAM is mapped apart). */
@@ -37,7 +44,11 @@ static pthread_mutex_t plugin_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The GPUs of one interface. */
 typedef struct mock_set {
   bool started;
-  mock_amd *gpu[BG_MOCK_MAX_DEVICES];
+  mock_amd *gpu[BG_MOCK_MAX_DEVICES];        /* kind AMD */
+#ifdef BG_MOCK_NVPCI
+  nvpci_gpu *nvg[BG_MOCK_MAX_DEVICES];      /* kind NV, each with its GSP-RM model */
+  nvpci_gsp *nvs[BG_MOCK_MAX_DEVICES];
+#endif
   mock_asm24 *bridge[BG_MOCK_MAX_DEVICES];  /* MOCKUSB only */
   bg_mock_devices devs;
 } mock_set;
@@ -48,6 +59,8 @@ static struct {
   mock_sysfs *tree;
   char fw_dir[256];
   mock_amd_chip chip;
+  bool nv;                     /* the GPUs are NVIDIA's (kind NV) */
+  char nv_chip[8];             /* MOCKGPU_CHIP of kind NV */
   int count, vram_mb;
   bool hdp_coherent;           /* MOCKGPU_HDP=coherent */
   mock_topology topo;          /* MOCKGPU_TOPOLOGY: how the MOCKPCI GPUs hang off the root complexes */
@@ -62,7 +75,13 @@ static void stop_locked(void) {
   for (int k = 0; k < 2; k++) /* a bridge forwards to its GPU: bridges go first */
     for (int i = 0; i < S.set[k].devs.count; i++) mock_asm24_free(S.set[k].bridge[i]);
   for (int k = 0; k < 2; k++)
-    for (int i = 0; i < S.set[k].devs.count; i++) mock_amd_free(S.set[k].gpu[i]);
+    for (int i = 0; i < S.set[k].devs.count; i++) {
+      mock_amd_free(S.set[k].gpu[i]);
+#ifdef BG_MOCK_NVPCI
+      nvpci_gsp_free(S.set[k].nvs[i]);
+      nvpci_free(S.set[k].nvg[i]);
+#endif
+    }
   mock_sysfs_free(S.tree);
   if (S.fw_dir[0]) mock_rm_tree(S.fw_dir);
   memset(&S, 0, sizeof(S));
@@ -95,11 +114,17 @@ static int env_int(const char *name, int def, int lo, int hi, bool *ok) {
 }
 
 /* Configuration, tree and firmware: once per process (or after stop). */
-static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
+static int start_tree(const bg_mock_host *host, bool nv, char *err, size_t errlen) {
   const char *chip_s = getenv("MOCKGPU_CHIP");
   mock_amd_chip chip = MOCK_AMD_GFX11;
   fw_gen_chip_id gen = FW_GEN_GFX11;
-  if (chip_s && *chip_s && strcmp(chip_s, "gfx11") != 0) {
+  if (nv) {
+#ifdef BG_MOCK_NVPCI
+    if (chip_s && *chip_s && nvpci_chip_find(chip_s) < 0)
+      return fail(err, errlen, BG_EINVAL, "MOCKGPU_CHIP must be ga102, ad102, gh100 or gb202 for NV GPUs, not ", chip_s);
+    snprintf(S.nv_chip, sizeof(S.nv_chip), "%s", chip_s && *chip_s ? chip_s : "ga102");
+#endif
+  } else if (chip_s && *chip_s && strcmp(chip_s, "gfx11") != 0) {
     if (strcmp(chip_s, "gfx12") == 0) chip = MOCK_AMD_MOCK, gen = FW_GEN_GFX12;
     else if (strcmp(chip_s, "gfx942") == 0) chip = MOCK_AMD_GFX942, gen = FW_GEN_GFX942;
     else return fail(err, errlen, BG_EINVAL, "MOCKGPU_CHIP must be gfx11, gfx12 or gfx942, not ", chip_s);
@@ -126,6 +151,8 @@ static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
   int vram_mb = env_int("MOCKGPU_VRAM_MB", 512, 64, 1 << 20, &ok);
   if (!ok || (vram_mb & (vram_mb - 1)))
     return fail(err, errlen, BG_EINVAL, "MOCKGPU_COUNT must be 1..8 and MOCKGPU_VRAM_MB a power of two >= 64", NULL);
+  if (nv && vram_mb < 256) /* GSP-RM's heap and WPR need room (nv.md 2.5) */
+    return fail(err, errlen, BG_EINVAL, "MOCKGPU_VRAM_MB must be a power of two >= 256 for NV GPUs", NULL);
   char *saved[NENV];
   for (size_t i = 0; i < NENV; i++) {
     const char *v = getenv(ENV_KEPT[i]);
@@ -143,12 +170,28 @@ static int start_tree(const bg_mock_host *host, char *err, size_t errlen) {
   S.owner = getpid();
   static bool registered;
   if (!registered) registered = atexit(plugin_stop) == 0;
-  S.chip = chip, S.count = count, S.vram_mb = vram_mb, S.hdp_coherent = hdp_coherent, S.topo = topo;
+  S.chip = chip, S.nv = nv, S.count = count, S.vram_mb = vram_mb, S.hdp_coherent = hdp_coherent, S.topo = topo;
   if (mock_tmpdir_new("fw", S.fw_dir, sizeof(S.fw_dir)) != 0) /* swept after a killed run, removed at exit */
     return fail(err, errlen, BG_EIO, "cannot create the firmware dir", NULL);
-  if (fw_gen_chip(S.fw_dir, gen) != 0) return fail(err, errlen, BG_EIO, "firmware generation failed in ", S.fw_dir);
+  if (!nv && fw_gen_chip(S.fw_dir, gen) != 0) return fail(err, errlen, BG_EIO, "firmware generation failed in ", S.fw_dir);
+  return 0; /* NV: each GPU model generates its chip's firmware (start_nv_gpu) */
+}
+
+#ifdef BG_MOCK_NVPCI
+/* One emulated NVIDIA GPU with its GSP-RM model; the first writes the chip's firmware folder. */
+static int start_nv_gpu(mock_set *m, int i, char *err, size_t errlen) {
+  const char *bdf = m->devs.bdf[i];
+  nvpci_cfg cfg = {.chip = S.nv_chip, .bdf = bdf, .vram_size = (uint64_t)S.vram_mb << 20, .fuse_version = 1};
+  if (!(m->nvg[i] = nvpci_new(S.tree, &cfg))) return fail(err, errlen, BG_EIO, "cannot create the emulated GPU ", bdf);
+  m->devs.count = i + 1;
+  if (!(m->nvs[i] = nvpci_gsp_new(m->nvg[i])))
+    return fail(err, errlen, BG_EIO, "cannot create the GSP-RM model of ", bdf);
+  nvpci_set_gsp(m->nvg[i], m->nvs[i]);
+  if (i == 0 && nvpci_write_firmware(m->nvg[i], S.fw_dir) < 0)
+    return fail(err, errlen, BG_EIO, "firmware generation failed: ", nvpci_failures(m->nvg[i]));
   return 0;
 }
+#endif
 
 /* The GPUs of one interface (usb: each behind a bridge). */
 static int start_set(bool usb, char *err, size_t errlen) {
@@ -159,6 +202,15 @@ static int start_set(bool usb, char *err, size_t errlen) {
   for (int i = 0; i < S.count; i++) {
     char *bdf = m->devs.bdf[i];
     if (usb) snprintf(bdf, sizeof(m->devs.bdf[i]), "0000:%02x:00.0", (unsigned)(0x13 + i) & 0xffu);
+#ifdef BG_MOCK_NVPCI
+    if (S.nv) {
+      int r = start_nv_gpu(m, i, err, errlen);
+      if (r < 0) return r;
+      if (usb && !(m->bridge[i] = mock_asm24_new(nvpci_pci(m->nvg[i]))))
+        return fail(err, errlen, BG_EIO, "cannot create the emulated ASM24 bridge in front of ", bdf);
+      continue;
+    }
+#endif
     mock_amd_cfg cfg = {.chip = S.chip, .bdf = bdf, .vram_size = (uint64_t)S.vram_mb << 20, .hdp_coherent = S.hdp_coherent};
     m->gpu[i] = mock_amd_new(S.tree, &cfg);
     if (!m->gpu[i]) return fail(err, errlen, BG_EIO, "cannot create the emulated GPU ", bdf);
@@ -191,11 +243,22 @@ static int plugin_start(const bg_mock_host *host, const char *iface, const char 
   if (!iface || (!usb && strcmp(iface, "MOCKPCI") != 0))
     return fail(err, errlen, BG_ENOTSUP, "only MOCKPCI, MOCKUSB and MOCKNVK are emulated by this module, not ",
                 iface ? iface : "(null)");
-  if (!kind || strcmp(kind, "AMD") != 0)
-    return fail(err, errlen, BG_ENOTSUP, "only AMD GPUs are emulated by this module, not ", kind ? kind : "(null)");
+  bool nv = kind && strcmp(kind, "NV") == 0;
+  if (!kind || (!nv && strcmp(kind, "AMD") != 0))
+    return fail(err, errlen, BG_ENOTSUP, "MOCKPCI and MOCKUSB emulate AMD or NV GPUs, not ", kind ? kind : "(null)");
+#ifndef BG_MOCK_NVPCI
+  if (nv)
+    return fail(err, errlen, BG_ENOTSUP, "this module was built without the emulated NVIDIA PCI GPU's GSP-RM model "
+                "(tests/mockgpu/nv_pci): no NV on ", iface);
+#endif
   pthread_mutex_lock(&plugin_lock);
   bool fresh = !S.started;
-  int r = S.started ? 0 : start_tree(host, err, errlen);
+  if (S.started && S.nv != nv) {
+    pthread_mutex_unlock(&plugin_lock);
+    return fail(err, errlen, BG_EBUSY, S.nv ? "this process's emulated GPUs are NV, not AMD, on "
+                                             : "this process's emulated GPUs are AMD, not NV, on ", iface);
+  }
+  int r = S.started ? 0 : start_tree(host, nv, err, errlen);
   if (r == 0 && !S.set[usb].started) r = start_set(usb, err, errlen);
   if (r < 0 && fresh) stop_locked(); /* a failure never takes down devices an earlier start handed out */
   else if (r == 0) *out = S.set[usb].devs;
@@ -220,7 +283,8 @@ static uint64_t plugin_exec_ns(void) {
   uint64_t ns = 0;
   pthread_mutex_lock(&plugin_lock);
   for (int k = 0; k < 2; k++)
-    for (int i = 0; i < S.set[k].devs.count; i++) ns += mock_amd_exec_ns(S.set[k].gpu[i]);
+    for (int i = 0; i < S.set[k].devs.count; i++)
+      if (S.set[k].gpu[i]) ns += mock_amd_exec_ns(S.set[k].gpu[i]);
   ns += mock_nv_exec_ns();
   pthread_mutex_unlock(&plugin_lock);
   return ns;
@@ -231,14 +295,14 @@ typedef int (*inject_fn)(mock_set *m, int index, unsigned count, char *err, size
 
 /* The GPU ignores the next count doorbell writes (amd_engine.c); over MOCKUSB they cross the bridge first. */
 static int inject_doorbell_drop(mock_set *m, int index, unsigned count, char *err, size_t errlen) {
-  if (mock_amd_inject_doorbell_drop(m->gpu[index], count) < 0)
+  if (!m->gpu[index] || mock_amd_inject_doorbell_drop(m->gpu[index], count) < 0)
     return fail(err, errlen, BG_ENOTSUP, "inject: doorbell-drop: this chip has no queue engines: ", m->devs.bdf[index]);
   return 0;
 }
 
 /* The CP ignores the next count dequeue requests: the compute queue cannot be reset, only a mode1 reset helps. */
 static int inject_hqd_stuck(mock_set *m, int index, unsigned count, char *err, size_t errlen) {
-  if (mock_amd_inject_hqd_stuck(m->gpu[index], count) < 0)
+  if (!m->gpu[index] || mock_amd_inject_hqd_stuck(m->gpu[index], count) < 0)
     return fail(err, errlen, BG_ENOTSUP, "inject: hqd-stuck: this chip has no CP model: ", m->devs.bdf[index]);
   return 0;
 }
@@ -307,6 +371,7 @@ static int plugin_shader_stats(const char *iface, int index, bg_mock_shader_stat
   int r = 0;
   if (!m->started) r = fail(err, errlen, BG_ENODEV, "shader_stats: not started: ", iface);
   else if (index < 0 || index >= m->devs.count) r = fail(err, errlen, BG_ENODEV, "shader_stats: no such device on ", iface);
+  else if (!m->gpu[index]) r = fail(err, errlen, BG_ENOTSUP, "shader_stats: the emulated NV GPUs count no shader work on ", iface);
   else {
     mock_amd_shader_stats s;
     mock_amd_shader_stats_get(m->gpu[index], &s);
