@@ -1,0 +1,851 @@
+/* tests/mockgpu/nv_pci/test_nvpci_gsp.c: the GSP-RM model (nvpci_gsp.c, nvpci_gsp_rm.c) driven through its queues.
+ *
+ * The hardware functions it calls (nvpci_dma_read/write, nvpci_reg_read/write, nvpci_fail, nvpci_pci,
+ * nvpci_chip_name) are a stand-in here over host buffers mapped at scattered bus addresses and a small register file,
+ * with a mock_pci device of a fake sysfs tree for the PCI identity. The test is its own host driver, written from
+ * Linux nouveau's r535.c (queue layout r535_gsp_shared_init, records r535_gsp_rpc_get / r535_gsp_cmdq_push, the CPU
+ * sequencer r535_gsp_msg_run_cpu_sequencer) and nv.md 2.5-2.8. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mock_pci.h"
+#include "mock_sysfs.h"
+#include "nvpci_gsp_internal.h"
+
+/* ---- stand-in hardware model ---- */
+
+#define NREGS 64
+#define NMAP 256
+struct nvpci_gpu {
+  mock_sysfs *tree;
+  mock_pci *pci;
+  const char *chip;
+  nvpci_gsp *gsp;
+  uint32_t reg_addr[NREGS], reg_val[NREGS];
+  unsigned nregs;
+  struct { uint64_t bus; uint8_t *host; size_t size; } map[NMAP];
+  unsigned nmap;
+  char fails[16384];
+  unsigned nfail;
+};
+
+void nvpci_fail(nvpci_gpu *g, const char *fmt, ...) {
+  size_t at = strlen(g->fails);
+  va_list ap;
+  va_start(ap, fmt);
+  if (at < sizeof g->fails - 2) vsnprintf(g->fails + at, sizeof g->fails - at - 1, fmt, ap);
+  va_end(ap);
+  at = strlen(g->fails);
+  if (at < sizeof g->fails - 1) strcat(g->fails, "\n");
+  g->nfail++;
+}
+
+static uint8_t *bus_host(nvpci_gpu *g, uint64_t bus, size_t n) {
+  for (unsigned i = 0; i < g->nmap; i++)
+    if (bus >= g->map[i].bus && bus + n <= g->map[i].bus + g->map[i].size) return g->map[i].host + (bus - g->map[i].bus);
+  return NULL;
+}
+int nvpci_dma_read(nvpci_gpu *g, uint64_t bus, void *dst, size_t n) {
+  uint8_t *h = bus_host(g, bus, n);
+  if (!h) {
+    nvpci_fail(g, "DMA read of %zu bytes at unmapped bus address 0x%llx", n, (unsigned long long)bus);
+    return -1;
+  }
+  memcpy(dst, h, n);
+  return 0;
+}
+int nvpci_dma_write(nvpci_gpu *g, uint64_t bus, const void *src, size_t n) {
+  uint8_t *h = bus_host(g, bus, n);
+  if (!h) {
+    nvpci_fail(g, "DMA write of %zu bytes at unmapped bus address 0x%llx", n, (unsigned long long)bus);
+    return -1;
+  }
+  memcpy(h, src, n);
+  return 0;
+}
+uint32_t nvpci_reg_read(nvpci_gpu *g, uint32_t reg) {
+  for (unsigned i = 0; i < g->nregs; i++)
+    if (g->reg_addr[i] == reg) return g->reg_val[i];
+  return 0;
+}
+void nvpci_reg_write(nvpci_gpu *g, uint32_t reg, uint32_t v) {
+  unsigned i = 0;
+  while (i < g->nregs && g->reg_addr[i] != reg) i++;
+  if (i == g->nregs && g->nregs < NREGS) g->reg_addr[g->nregs++] = reg;
+  if (i < NREGS) g->reg_val[i] = v;
+  nvpci_gsp_reg_written(g->gsp, reg, v);
+}
+mock_pci *nvpci_pci(nvpci_gpu *g) { return g->pci; }
+const char *nvpci_chip_name(const nvpci_gpu *g) { return g->chip; }
+
+/* ---- the test's host driver ---- */
+
+enum { NPAGES = 129, CMDQ = 0x1000, STATQ = 0x41000, QCNT = 63 };
+#define SHM_BUS 0x2000000000ull
+#define LIBOS_BUS 0x3000000000ull
+#define RMARGS_BUS 0x3000010000ull
+#define META_BUS 0x3000020000ull
+#define CLIENT 0xc1e00004u
+
+typedef struct chipinfo {
+  const char *name;
+  uint16_t device;
+  uint32_t mirror, sm, gpfifo, compute, copy;
+} chipinfo;
+static const chipinfo CHIPS[] = {
+    {"ga102", 0x2204, 0x88000, 0x806, 0xc56f, 0xc7c0, 0xc7b5},
+    {"ad102", 0x2684, 0x88000, 0x809, 0xc56f, 0xc9c0, 0xc7b5},
+    {"gh100", 0x2335, 0x92000, 0x900, 0xc86f, 0xcbc0, 0xc8b5},
+    {"gb202", 0x2b85, 0x92000, 0xa04, 0xc96f, 0xcec0, 0xcab5},
+};
+
+typedef struct host {
+  nvpci_gpu g;
+  const chipinfo *ci;
+  uint8_t *shm, *libos, *rmargs, *meta;
+  uint32_t cmd_wptr, cmd_seq, stat_rptr, stat_seq;
+  uint32_t save[8];
+} host;
+
+static host H;
+
+static uint32_t g32(const void *p, size_t o) { return gspm_g32(p, o); }
+static void p32(void *p, size_t o, uint32_t v) { gspm_p32(p, o, v); }
+static void p64(void *p, size_t o, uint64_t v) { gspm_p64(p, o, v); }
+
+static uint32_t fold(const uint8_t *p, size_t n) {
+  uint64_t x = 0;
+  for (size_t i = 0; i < n; i += 8) x ^= gspm_g64(p, i);
+  return (uint32_t)(x >> 32) ^ (uint32_t)x;
+}
+
+static void map_host(uint64_t bus, uint8_t *p, size_t n) {
+  ck_assert_uint_lt(H.g.nmap, NMAP);
+  H.g.map[H.g.nmap].bus = bus;
+  H.g.map[H.g.nmap].host = p;
+  H.g.map[H.g.nmap].size = n;
+  H.g.nmap++;
+}
+
+static uint64_t bar_of(const uint8_t *cfg, int i) {
+  uint32_t lo = g32(cfg, 0x10 + 4 * (size_t)i);
+  uint64_t a = lo & ~0xfull;
+  if ((lo & 6) == 4) a |= (uint64_t)g32(cfg, 0x14 + 4 * (size_t)i) << 32;
+  return a;
+}
+
+/* Build one RPC record (elements ready to copy): r535_gsp_rpc_get + r535_gsp_cmdq_push. */
+static uint8_t *build(uint32_t fn, const void *payload, size_t len, uint32_t *nelem) {
+  size_t sz = (0x50 + len + 0xfff) & ~(size_t)0xfff;
+  uint8_t *e = calloc(1, sz);
+  ck_assert_ptr_nonnull(e);
+  uint8_t *r = e + 0x30;
+  p32(r, 0, 0x03000000);
+  p32(r, 4, 0x43505256);
+  p32(r, 8, (uint32_t)(0x20 + len));
+  p32(r, 12, fn);
+  p32(r, 16, 0xffffffff);
+  p32(r, 20, 0xffffffff);
+  if (len) memcpy(r + 0x20, payload, len);
+  p32(e, 36, H.cmd_seq++);
+  p32(e, 40, (uint32_t)(sz / 0x1000));
+  p32(e, 32, fold(e, sz));
+  *nelem = (uint32_t)(sz / 0x1000);
+  return e;
+}
+static void reseal(uint8_t *e, uint32_t nelem) {
+  p32(e, 32, 0);
+  p32(e, 32, fold(e, (size_t)nelem * 0x1000));
+}
+
+static uint32_t gsp_cmd_rptr(void) { return g32(H.shm, STATQ + 32); }
+static uint32_t cmd_free(void) { return (gsp_cmd_rptr() + QCNT - H.cmd_wptr - 1) % QCNT; }
+
+/* Copy nelem elements at the write pointer (wrapping) and publish writePtr advanced by `advance`. */
+static void put_n(const uint8_t *e, uint32_t nelem, uint32_t advance) {
+  ck_assert_msg(cmd_free() >= nelem, "command queue full (%u free, %u needed)", cmd_free(), nelem);
+  for (uint32_t k = 0; k < nelem; k++)
+    memcpy(H.shm + CMDQ + 0x1000 + (size_t)((H.cmd_wptr + k) % QCNT) * 0x1000, e + (size_t)k * 0x1000, 0x1000);
+  H.cmd_wptr = (H.cmd_wptr + advance) % QCNT;
+  p32(H.shm, CMDQ + 16, H.cmd_wptr);
+}
+static void put(const uint8_t *e, uint32_t nelem) { put_n(e, nelem, nelem); }
+
+static void queue_rpc(uint32_t fn, const void *payload, size_t len) {
+  uint32_t n;
+  uint8_t *e = build(fn, payload, len, &n);
+  put(e, n);
+  free(e);
+}
+
+/* A record too big for one: the first part, then CONTINUATION_RECORDs (r535.c r535_gsp_rpc_push). */
+static void queue_big(uint32_t fn, const uint8_t *payload, size_t len) {
+  size_t first = len < GSPM_MAX_PAYLOAD ? len : GSPM_MAX_PAYLOAD;
+  queue_rpc(fn, payload, first);
+  for (size_t at = first; at < len;) {
+    size_t k = len - at < GSPM_MAX_PAYLOAD ? len - at : GSPM_MAX_PAYLOAD;
+    queue_rpc(GSPM_FN_CONTINUATION_RECORD, payload + at, k);
+    at += k;
+  }
+}
+
+/* Next status message: checksum, sequence and header checked; readPtr advanced by elemCount. -1: none. */
+static long recv_msg(uint32_t *fn, uint32_t *result, uint8_t *out, size_t cap) {
+  uint32_t w = g32(H.shm, STATQ + 16);
+  if (w == H.stat_rptr) return -1;
+  uint8_t *first = H.shm + STATQ + 0x1000 + (size_t)H.stat_rptr * 0x1000;
+  uint32_t ec = g32(first, 40);
+  ck_assert_msg(ec >= 1 && ec <= 16, "status elemCount %u", ec);
+  uint8_t *e = malloc((size_t)ec * 0x1000);
+  for (uint32_t k = 0; k < ec; k++)
+    memcpy(e + (size_t)k * 0x1000, H.shm + STATQ + 0x1000 + (size_t)((H.stat_rptr + k) % QCNT) * 0x1000, 0x1000);
+  ck_assert_msg(fold(e, (size_t)ec * 0x1000) == 0, "status message checksum");
+  ck_assert_uint_eq(g32(e, 36), H.stat_seq);
+  H.stat_seq++;
+  uint8_t *r = e + 0x30;
+  ck_assert_uint_eq(g32(r, 0), 0x03000000);
+  ck_assert_uint_eq(g32(r, 4), 0x43505256);
+  uint32_t len = g32(r, 8) - 0x20;
+  ck_assert_uint_le(0x50 + len, ec * 0x1000);
+  *fn = g32(r, 12);
+  *result = g32(r, 16);
+  if (out) memcpy(out, r + 0x20, len < cap ? len : cap);
+  free(e);
+  H.stat_rptr = (H.stat_rptr + ec) % QCNT;
+  p32(H.shm, CMDQ + 32, H.stat_rptr); /* the host's readPtr: cmd queue + rxHdrOff */
+  return len;
+}
+
+/* GspSystemInfo of the device (nv.md 2.5). */
+static void sysinfo(uint8_t *p) {
+  memset(p, 0, 928);
+  const uint8_t *cfg = mock_pci_config(H.g.pci);
+  p64(p, 0, bar_of(cfg, 0));
+  p64(p, 8, bar_of(cfg, 1));
+  p64(p, 16, bar_of(cfg, 3));
+  p64(p, 32, 0x03u << 8 | 0u << 3 | 0u);
+  p64(p, 72, 0x7ffffffff000ull);
+  p32(p, 80, H.ci->mirror);
+  p32(p, 84, 0x1000);
+  p32(p, 88, g32(cfg, 0));
+  p32(p, 92, g32(cfg, 0x2c));
+  p32(p, 96, cfg[8]);
+  p[840] = 1;
+}
+
+/* PACKED_REGISTRY_TABLE with n DWORD entries (the first two those of nv.md 2.5). Returns its size. */
+static size_t registry(uint8_t *p, unsigned n) {
+  size_t at = 8 + 16 * (size_t)n;
+  for (unsigned i = 0; i < n; i++) {
+    char name[40];
+    if (i == 0) snprintf(name, sizeof name, "RMForcePcieConfigSave");
+    else if (i == 1) snprintf(name, sizeof name, "RMSecBusResetEnable");
+    else snprintf(name, sizeof name, "RMTestKey%05u", i);
+    uint8_t *e = p + 8 + 16 * (size_t)i;
+    p32(e, 0, (uint32_t)at);
+    e[4] = 1;
+    p32(e, 8, 1);
+    p32(e, 12, 4);
+    memcpy(p + at, name, strlen(name) + 1);
+    at += strlen(name) + 1;
+  }
+  p32(p, 0, (uint32_t)at);
+  p32(p, 4, n);
+  return at;
+}
+
+static void host_setup(const chipinfo *ci) {
+  memset(&H, 0, sizeof H);
+  H.ci = ci;
+  H.g.chip = ci->name;
+  H.g.tree = mock_sysfs_new();
+  ck_assert_ptr_nonnull(H.g.tree);
+  mock_pci_cfg pc = {.bdf = "0000:03:00.0", .vendor = 0x10de, .device = ci->device, .subvendor = 0x10de,
+                     .subdevice = 0x1612, .class_code = 0x030000, .revision = 0xa1,
+                     .bars = {[0] = {.size = 16u << 20}, [1] = {.size = 32u << 20, .is_64 = true, .prefetch = true},
+                              [3] = {.size = 32u << 20, .is_64 = true, .prefetch = true}},
+                     .iommu_group = -1};
+  H.g.pci = mock_sysfs_add(H.g.tree, &pc);
+  ck_assert_ptr_nonnull(H.g.pci);
+  H.g.gsp = nvpci_gsp_new(&H.g);
+  ck_assert_ptr_nonnull(H.g.gsp);
+  nvpci_reg_write(&H.g, GSPM_REG_BOOT_42, 0x17000000u);
+  /* Shared region: pages at scattered bus addresses, in reverse order. */
+  H.shm = aligned_alloc(0x1000, (size_t)NPAGES * 0x1000);
+  memset(H.shm, 0, (size_t)NPAGES * 0x1000);
+  for (unsigned i = 0; i < NPAGES; i++) {
+    uint64_t bus = SHM_BUS + (uint64_t)(NPAGES - 1 - i) * 0x3000;
+    map_host(bus, H.shm + (size_t)i * 0x1000, 0x1000);
+    p64(H.shm, 8 * (size_t)i, bus);
+  }
+  uint8_t *cq = H.shm + CMDQ;
+  p32(cq, 4, 0x40000);
+  p32(cq, 8, 0x1000);
+  p32(cq, 12, QCNT);
+  p32(cq, 20, 1);
+  p32(cq, 24, 32);
+  p32(cq, 28, 0x1000);
+  H.libos = calloc(1, 0x1000);
+  H.rmargs = calloc(1, 0x1000);
+  H.meta = calloc(1, 0x100);
+  map_host(LIBOS_BUS, H.libos, 0x1000);
+  map_host(RMARGS_BUS, H.rmargs, 0x1000);
+  map_host(META_BUS, H.meta, 0x100);
+  static const char *names[] = {"LOGINIT", "LOGINTR", "LOGRM", "RMARGS"};
+  for (int i = 0; i < 4; i++) {
+    uint64_t id = 0;
+    for (const char *c = names[i]; *c; c++) id = id << 8 | (uint8_t)*c;
+    uint8_t *a = H.libos + 32 * i;
+    p64(a, 0, id);
+    p64(a, 8, i == 3 ? RMARGS_BUS : 0x4000000000ull + 0x10000ull * (unsigned)i);
+    p64(a, 16, i == 3 ? 0x1000 : 0x10000);
+    a[24] = 1;
+    a[25] = 1;
+  }
+  p64(H.rmargs, 0, SHM_BUS + (uint64_t)(NPAGES - 1) * 0x3000); /* page 0's bus address */
+  p32(H.rmargs, 8, NPAGES);
+  p64(H.rmargs, 16, CMDQ);
+  p64(H.rmargs, 24, STATQ);
+  p64(H.meta, 0, 0xdc3aae21371a60b3ull);
+  p64(H.meta, 8, 1);
+}
+
+static void host_teardown(void) {
+  nvpci_gsp_free(H.g.gsp);
+  mock_sysfs_free(H.g.tree);
+  free(H.shm);
+  free(H.libos);
+  free(H.rmargs);
+  free(H.meta);
+}
+
+static void prequeue(void) {
+  uint8_t si[928], reg[256];
+  sysinfo(si);
+  queue_rpc(GSPM_FN_GSP_SET_SYSTEM_INFO, si, sizeof si);
+  queue_rpc(GSPM_FN_SET_REGISTRY, reg, registry(reg, 2));
+}
+
+/* Run a CPU-sequencer event as nouveau does. ops: bit per opcode seen. `stop_after` commands (-1: all). */
+static unsigned run_sequencer(const uint8_t *p, int stop_after) {
+  uint32_t n = g32(p, 4);
+  const uint8_t *c = p + 40;
+  unsigned ops = 0;
+  int done = 0;
+  for (uint32_t at = 0; at < n && (stop_after < 0 || done < stop_after); done++) {
+    uint32_t op = g32(c, 4 * (size_t)at), a = g32(c, 4 * (size_t)at + 4);
+    ops |= 1u << op;
+    switch (op) {
+    case GSPM_SEQ_WRITE: nvpci_reg_write(&H.g, a, g32(c, 4 * (size_t)at + 8)); at += 3; break;
+    case GSPM_SEQ_MODIFY: {
+      uint32_t mask = g32(c, 4 * (size_t)at + 8), val = g32(c, 4 * (size_t)at + 12);
+      nvpci_reg_write(&H.g, a, (nvpci_reg_read(&H.g, a) & ~mask) | (val & mask));
+      at += 4;
+      break;
+    }
+    case GSPM_SEQ_POLL: {
+      uint32_t mask = g32(c, 4 * (size_t)at + 8), val = g32(c, 4 * (size_t)at + 12);
+      ck_assert_msg((nvpci_reg_read(&H.g, a) & mask) == val, "sequencer POLL of 0x%x never met", a);
+      at += 6;
+      break;
+    }
+    case GSPM_SEQ_DELAY_US: at += 2; break;
+    case GSPM_SEQ_STORE: H.save[g32(c, 4 * (size_t)at + 8) & 7] = nvpci_reg_read(&H.g, a); at += 3; break;
+    default: ck_abort_msg("sequencer opcode %u", op);
+    }
+  }
+  return ops;
+}
+
+/* Cold boot to GSP_INIT_DONE. */
+static void boot(void) {
+  prequeue();
+  ck_assert_int_eq(nvpci_gsp_start(H.g.gsp, META_BUS, LIBOS_BUS), 0);
+  uint8_t buf[4096];
+  uint32_t fn, res;
+  ck_assert_int_gt(recv_msg(&fn, &res, buf, sizeof buf), 0);
+  ck_assert_uint_eq(fn, GSPM_EV_RUN_CPU_SEQUENCER);
+  run_sequencer(buf, -1);
+  ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_uint_eq(fn, GSPM_EV_GSP_INIT_DONE);
+  ck_assert_uint_eq(res, 0);
+  ck_assert_msg(H.g.nfail == 0, "boot failures:\n%s", H.g.fails);
+}
+
+/* Send one RPC and wait for its reply (no events expected). Returns rpc_result; the reply payload into out. */
+static uint32_t rpc(uint32_t fn, const void *payload, size_t len, uint8_t *out, size_t cap) {
+  queue_rpc(fn, payload, len);
+  nvpci_gsp_notify(H.g.gsp);
+  uint32_t rfn, res;
+  long n = recv_msg(&rfn, &res, out, cap);
+  ck_assert_msg(n >= 0, "no reply to function %u", fn);
+  ck_assert_uint_eq(rfn, fn);
+  return res;
+}
+
+static uint32_t rm_alloc(uint32_t hc, uint32_t hp, uint32_t ho, uint32_t cls, uint32_t psize) {
+  uint8_t p[32 + 256] = {0}, out[32 + 256];
+  p32(p, 0, hc);
+  p32(p, 4, hp);
+  p32(p, 8, ho);
+  p32(p, 12, cls);
+  p32(p, 20, psize);
+  if (cls == 0x80) p32(p, 32 + 4, CLIENT); /* hClientShare */
+  uint32_t res = rpc(GSPM_FN_GSP_RM_ALLOC, p, 32 + psize, out, sizeof out);
+  ck_assert_uint_eq(g32(out, 16), res); /* the block's status is the result */
+  return res;
+}
+
+static uint32_t rm_ctrl(uint32_t ho, uint32_t cmd, uint8_t *params, uint32_t psize) {
+  uint8_t *p = calloc(1, 24 + (size_t)psize), *out = calloc(1, 24 + (size_t)psize);
+  p32(p, 0, CLIENT);
+  p32(p, 4, ho);
+  p32(p, 8, cmd);
+  p32(p, 16, psize);
+  if (params) memcpy(p + 24, params, psize);
+  uint32_t res = rpc(GSPM_FN_GSP_RM_CONTROL, p, 24 + (size_t)psize, out, 24 + (size_t)psize);
+  ck_assert_uint_eq(g32(out, 12), res);
+  if (params) memcpy(params, out + 24, psize);
+  free(p);
+  free(out);
+  return res;
+}
+
+static void expect_fail(const char *needle) {
+  ck_assert_msg(H.g.nfail == 1 && strstr(H.g.fails, needle), "expected one failure with '%s', got %u:\n%s", needle,
+                H.g.nfail, H.g.fails);
+  H.g.nfail = 0;
+  H.g.fails[0] = 0;
+}
+
+static void setup_ad(void) { host_setup(&CHIPS[1]); }
+
+/* ---- tests ---- */
+
+/* Cold boot on each chip: queues found through the page list, GSP's header, the sequencer, then INIT_DONE. */
+START_TEST(boot_each_chip) {
+  host_setup(&CHIPS[_i]);
+  prequeue();
+  ck_assert_int_eq(nvpci_gsp_start(H.g.gsp, META_BUS, LIBOS_BUS), 0);
+  ck_assert(nvpci_gsp_running(H.g.gsp));
+  const uint8_t *sq = H.shm + STATQ;
+  ck_assert_uint_eq(g32(sq, 0), 0);
+  ck_assert_uint_eq(g32(sq, 4), 0x40000);
+  ck_assert_uint_eq(g32(sq, 8), 0x1000);
+  ck_assert_uint_eq(g32(sq, 12), QCNT);
+  ck_assert_uint_eq(g32(sq, 24), 32);
+  ck_assert_uint_eq(g32(sq, 28), 0x1000);
+  ck_assert_uint_eq(gsp_cmd_rptr(), H.cmd_wptr); /* both pre-queued records consumed */
+  ck_assert_uint_eq(nvpci_gsp_registry_entries(H.g.gsp), 2);
+  uint8_t buf[4096];
+  uint32_t fn, res;
+  ck_assert_int_gt(recv_msg(&fn, &res, buf, sizeof buf), 0);
+  ck_assert_uint_eq(fn, GSPM_EV_RUN_CPU_SEQUENCER);
+  /* No INIT_DONE before the host ran the sequence, not even at a notify. */
+  ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
+  nvpci_gsp_notify(H.g.gsp);
+  ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
+  unsigned ops = run_sequencer(buf, -1);
+  ck_assert_uint_eq(ops, 0x1f); /* WRITE, MODIFY, POLL, DELAY_US, STORE */
+  ck_assert_uint_eq(H.save[0], 0x17000000u);
+  ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_uint_eq(fn, GSPM_EV_GSP_INIT_DONE);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+  host_teardown();
+}
+END_TEST
+
+/* INIT_DONE is withheld while the sequence ran only in part. */
+START_TEST(init_done_needs_sequencer) {
+  prequeue();
+  ck_assert_int_eq(nvpci_gsp_start(H.g.gsp, META_BUS, LIBOS_BUS), 0);
+  uint8_t buf[4096];
+  uint32_t fn, res;
+  ck_assert_int_gt(recv_msg(&fn, &res, buf, sizeof buf), 0);
+  run_sequencer(buf, 1); /* the WRITE only */
+  nvpci_gsp_notify(H.g.gsp);
+  ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
+  /* An RM call before INIT_DONE is refused. */
+  uint8_t p[32] = {0};
+  p32(p, 0, CLIENT);
+  p32(p, 8, CLIENT);
+  ck_assert_uint_eq(rpc(GSPM_FN_GSP_RM_ALLOC, p, 32, NULL, 0), GSPM_ERR_INVALID_STATE);
+  expect_fail("before GSP_INIT_DONE");
+  run_sequencer(buf, -1);
+  ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_uint_eq(fn, GSPM_EV_GSP_INIT_DONE);
+}
+END_TEST
+
+/* Each field of the host's command-queue header checked; GSP does not start (no status header). */
+START_TEST(bad_cmdq_header) {
+  static const struct { size_t off; uint32_t v; const char *name; } bad[] = {
+      {0, 1, "version"}, {4, 0x20000, "size"}, {8, 0x800, "msgSize"}, {12, 64, "msgCount"},
+      {20, 0, "flags"},  {24, 0, "rxHdrOff"}, {28, 0x800, "entryOff"},
+  };
+  p32(H.shm, CMDQ + bad[_i].off, bad[_i].v);
+  prequeue();
+  ck_assert_int_eq(nvpci_gsp_start(H.g.gsp, META_BUS, LIBOS_BUS), -1);
+  char want[64];
+  snprintf(want, sizeof want, "header %s", bad[_i].name);
+  expect_fail(want);
+  ck_assert(!nvpci_gsp_running(H.g.gsp));
+  ck_assert_uint_eq(g32(H.shm, STATQ + 28), 0); /* entryOff never written */
+}
+END_TEST
+
+/* SET_SYSTEM_INFO checked against the device; SET_REGISTRY must be well formed. */
+START_TEST(bad_prequeued) {
+  uint8_t si[928], reg[256];
+  sysinfo(si);
+  size_t rn = registry(reg, 2);
+  const char *want = NULL;
+  switch (_i) {
+  case 0: p64(si, 0, gspm_g64(si, 0) + 0x1000); want = "gpuPhysAddr (BAR0)"; break;
+  case 1: p64(si, 8, 0); want = "gpuPhysFbAddr (BAR1)"; break;
+  case 2: p32(si, 80, H.ci->mirror == 0x88000 ? 0x92000 : 0x88000); want = "pciConfigMirrorBase"; break;
+  case 3: p32(si, 88, 0x123410de); want = "PCIDeviceID"; break;
+  case 4: p32(reg + 8, 0, 3); want = "SET_REGISTRY entry 0: nameOffset"; break;
+  case 5: reg[rn - 1] = 'x'; want = "SET_REGISTRY entry 1: name without NUL"; break;
+  default: break;
+  }
+  queue_rpc(GSPM_FN_GSP_SET_SYSTEM_INFO, si, sizeof si);
+  queue_rpc(GSPM_FN_SET_REGISTRY, reg, rn);
+  int rc = nvpci_gsp_start(H.g.gsp, META_BUS, LIBOS_BUS);
+  ck_assert_msg(strstr(H.g.fails, want), "no failure naming '%s':\n%s", want, H.g.fails);
+  if (_i >= 4) { /* a refused registry leaves GSP-RM without one */
+    ck_assert_int_eq(rc, -1);
+    ck_assert(strstr(H.g.fails, "without the pre-queued SET_REGISTRY"));
+  }
+  H.g.nfail = 0;
+}
+END_TEST
+
+/* A flipped byte: the checksum fails, the element is dropped with an error reply; the next one is served. */
+START_TEST(checksum_rejected) {
+  boot();
+  uint8_t p[32 + 120] = {0};
+  p32(p, 0, CLIENT);
+  p32(p, 8, CLIENT);
+  p32(p, 20, 120);
+  uint32_t n;
+  uint8_t *e = build(GSPM_FN_GSP_RM_ALLOC, p, sizeof p, &n);
+  e[0x50 + 40] ^= 0x10;
+  put(e, n);
+  free(e);
+  nvpci_gsp_notify(H.g.gsp);
+  uint32_t fn, res;
+  ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_uint_eq(fn, GSPM_FN_GSP_RM_ALLOC);
+  ck_assert_uint_eq(res, GSPM_ERR_INVALID_DATA);
+  expect_fail("checksum mismatch");
+  ck_assert_uint_eq(nvpci_gsp_rejected(H.g.gsp), 1);
+  ck_assert_uint_eq(nvpci_gsp_served_fn(H.g.gsp, GSPM_FN_GSP_RM_ALLOC), 0); /* nothing allocated */
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 120), GSPM_OK);
+  ck_assert_uint_eq(H.g.nfail, 0);
+}
+END_TEST
+
+/* A skipped seqNum is refused. */
+START_TEST(sequence_rejected) {
+  boot();
+  H.cmd_seq++;
+  uint8_t p[32] = {0};
+  p32(p, 0, CLIENT);
+  p32(p, 8, CLIENT);
+  ck_assert_uint_eq(rpc(GSPM_FN_GSP_RM_ALLOC, p, sizeof p, NULL, 0), GSPM_ERR_INVALID_STATE);
+  expect_fail("expected");
+  ck_assert_uint_eq(nvpci_gsp_rejected(H.g.gsp), 1);
+}
+END_TEST
+
+/* elemCount 0, 17, and 2 where the host wrote 1. */
+START_TEST(elem_count_rejected) {
+  static const uint32_t counts[] = {0, 17, 2};
+  boot();
+  uint8_t p[32] = {0};
+  uint32_t n;
+  uint8_t *e = build(GSPM_FN_GSP_RM_ALLOC, p, sizeof p, &n);
+  p32(e, 40, counts[_i]);
+  reseal(e, 1);
+  put(e, 1);
+  free(e);
+  nvpci_gsp_notify(H.g.gsp);
+  uint32_t fn, res;
+  ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_uint_eq(res, GSPM_ERR_INVALID_ARGUMENT);
+  expect_fail("elemCount");
+  ck_assert_uint_eq(gsp_cmd_rptr(), H.cmd_wptr); /* dropped */
+}
+END_TEST
+
+/* rpc header version, signature and length. */
+START_TEST(rpc_header_rejected) {
+  boot();
+  uint8_t p[64] = {0};
+  uint32_t n;
+  uint8_t *e = build(GSPM_FN_GSP_RM_ALLOC, p, sizeof p, &n);
+  const char *want = "header_version";
+  if (_i == 0) p32(e, 0x30, 0x02000000);
+  else if (_i == 1) p32(e, 0x34, 0x43505257);
+  else {
+    p32(e, 0x38, 0x20 + 0x1000); /* more than the one element holds */
+    want = "does not fill";
+  }
+  reseal(e, n);
+  put(e, n);
+  free(e);
+  nvpci_gsp_notify(H.g.gsp);
+  uint32_t fn, res;
+  ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_uint_ne(res, GSPM_OK);
+  expect_fail(want);
+}
+END_TEST
+
+/* An unknown function: NV_ERR_NOT_SUPPORTED (not a model failure: the firmware answers it). */
+START_TEST(unknown_function) {
+  boot();
+  uint8_t p[16] = {1, 2, 3};
+  ck_assert_uint_eq(rpc(200, p, sizeof p, NULL, 0), GSPM_ERR_NOT_SUPPORTED);
+  ck_assert_uint_eq(rpc(4 /* ALLOC_MEMORY: not modelled */, p, sizeof p, NULL, 0), GSPM_ERR_NOT_SUPPORTED);
+  ck_assert_uint_eq(nvpci_gsp_rejected(H.g.gsp), 2);
+  ck_assert_uint_eq(H.g.nfail, 0);
+}
+END_TEST
+
+/* A 3-element record that wraps around the end of the queue, answered with a 3-element reply. */
+START_TEST(multi_element_wrap) {
+  boot();
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 0), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, CLIENT, 0xd0, 0x80, 56), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd1, 0x2080, 4), GSPM_OK);
+  while (H.cmd_wptr != QCNT - 1) { /* move the write pointer to the last element */
+    uint8_t gid[268] = {0};
+    p32(gid, 4, 2);
+    ck_assert_uint_eq(rm_ctrl(0xd1, 0x2080014a, gid, sizeof gid), GSPM_OK);
+  }
+  uint8_t *big = calloc(1, 9000);
+  ck_assert_uint_eq(rm_ctrl(0xd1, 0x20800a2a, big, 9000), GSPM_ERR_INVALID_PARAM_STRUCT);
+  ck_assert_uint_eq(H.cmd_wptr, 2); /* wrapped */
+  /* The right size.*/
+  ck_assert_uint_eq(rm_ctrl(0xd1, 0x20800a2a, big, 3712), GSPM_OK);
+  ck_assert_uint_eq(g32(big, 0x0c * 8), 0x0c);
+  ck_assert_uint_eq(g32(big, 0x0c * 8 + 4), H.ci->sm);
+  free(big);
+  ck_assert_uint_eq(H.g.nfail, 0);
+}
+END_TEST
+
+/* A registry bigger than one record: CONTINUATION_RECORDs joined; a continuation with nothing to continue. */
+START_TEST(continuation_joined) {
+  uint8_t si[928];
+  sysinfo(si);
+  queue_rpc(GSPM_FN_GSP_SET_SYSTEM_INFO, si, sizeof si);
+  uint8_t *reg = calloc(1, 100000);
+  size_t rn = registry(reg, 3000);
+  ck_assert_uint_gt(rn, GSPM_MAX_PAYLOAD);
+  if (_i == 1) reg[rn - 1] = 'x'; /* the last name, in the continuation, loses its NUL */
+  queue_big(GSPM_FN_SET_REGISTRY, reg, rn);
+  free(reg);
+  int rc = nvpci_gsp_start(H.g.gsp, META_BUS, LIBOS_BUS);
+  if (_i == 1) {
+    ck_assert_int_eq(rc, -1);
+    ck_assert(strstr(H.g.fails, "entry 2999: name without NUL"));
+    H.g.nfail = 0;
+    return;
+  }
+  ck_assert_int_eq(rc, 0);
+  ck_assert_uint_eq(nvpci_gsp_registry_entries(H.g.gsp), 3000);
+  ck_assert_uint_eq(gsp_cmd_rptr(), H.cmd_wptr);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+  uint8_t buf[4096];
+  uint32_t fn, res;
+  ck_assert_int_gt(recv_msg(&fn, &res, buf, sizeof buf), 0);
+  run_sequencer(buf, -1);
+  ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_uint_eq(fn, GSPM_EV_GSP_INIT_DONE);
+  uint8_t p[8] = {0};
+  ck_assert_uint_eq(rpc(GSPM_FN_CONTINUATION_RECORD, p, sizeof p, NULL, 0), GSPM_ERR_INVALID_STATE);
+  expect_fail("no record to continue");
+}
+END_TEST
+
+/* The object graph of nv.md 2.7 and each refusal's status, and the controls, on each chip. */
+START_TEST(rm_objects_and_controls) {
+  host_setup(&CHIPS[_i]);
+  boot();
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 120), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 120), GSPM_ERR_INSERT_DUPLICATE_NAME);
+  ck_assert_uint_eq(rm_alloc(CLIENT, CLIENT, 0xd0, 0x80, 40), GSPM_ERR_INVALID_ARGUMENT); /* params size */
+  ck_assert_uint_eq(rm_alloc(CLIENT, CLIENT, 0xd0, 0x80, 56), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, CLIENT, 0xd1, 0x2080, 4), GSPM_ERR_INVALID_OBJECT_PARENT); /* not a device */
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd1, 0x2080, 4), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd1, 0x90f1, 48), GSPM_ERR_INSERT_DUPLICATE_NAME);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd2, 0x90f1, 48), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd3, 0xdead, 0), GSPM_ERR_INVALID_CLASS);
+  ck_assert_uint_eq(rm_alloc(0xc1e00099, 0xd0, 0xd4, 0x2080, 4), GSPM_ERR_INVALID_CLIENT);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd9, 0xd4, 0x2080, 4), GSPM_ERR_INVALID_OBJECT_PARENT); /* no such parent */
+  /* Class lists: count (V1 with NULL), V1 with a pointer GSP cannot follow, the list (V2). */
+  uint8_t cl[404] = {0};
+  ck_assert_uint_eq(rm_ctrl(0xd0, 0x800201, cl, 16), GSPM_OK);
+  uint32_t count = g32(cl, 0);
+  p64(cl, 8, 0x1000);
+  ck_assert_uint_eq(rm_ctrl(0xd0, 0x800201, cl, 16), 0x3d);
+  memset(cl, 0, sizeof cl);
+  ck_assert_uint_eq(rm_ctrl(0xd0, 0x800292, cl, sizeof cl), GSPM_OK);
+  ck_assert_uint_eq(g32(cl, 0), count);
+  unsigned found = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t c = g32(cl, 4 + 4 * (size_t)i);
+    found |= (c == H.ci->gpfifo) | (c == H.ci->compute) << 1 | (c == H.ci->copy) << 2 | (c == 0xc661) << 3;
+  }
+  ck_assert_uint_eq(found & 7, 7);
+  ck_assert_uint_eq(!!(found & 8), H.ci->sm >= 0x900); /* HOPPER_USERMODE_A on GH100 and GB202 */
+  /* GR info: the chip's SM version. */
+  uint8_t *gr = calloc(1, 3712);
+  ck_assert_uint_eq(rm_ctrl(0xd1, 0x20800a2a, gr, 3712), GSPM_OK);
+  ck_assert_uint_eq(g32(gr, 0x0c * 8 + 4), H.ci->sm);
+  ck_assert_uint_eq(rm_ctrl(0xd1, 0x20800a2a, gr, 3700), GSPM_ERR_INVALID_PARAM_STRUCT);
+  ck_assert_uint_eq(rm_ctrl(0xd0, 0x20800a2a, gr, 3712), GSPM_ERR_NOT_SUPPORTED); /* a device has no such control */
+  free(gr);
+  /* Device info table: GR0 (RM engine type 1) and two copy engines, each with its runlist. */
+  uint8_t *dt = calloc(1, 3212);
+  ck_assert_uint_eq(rm_ctrl(0xd1, 0x20801112, dt, 3212), GSPM_OK);
+  ck_assert_uint_eq(g32(dt, 4), 3);
+  ck_assert_uint_eq(g32(dt, 12 + 8), 1);
+  ck_assert_uint_eq(g32(dt, 12 + 100 + 8), 9);
+  ck_assert_uint_eq(g32(dt, 12 + 100 + 12), 1);
+  free(dt);
+  /* GID: binary 16 bytes, ASCII "GPU-..." */
+  uint8_t gid[268] = {0};
+  p32(gid, 4, 2);
+  ck_assert_uint_eq(rm_ctrl(0xd1, 0x2080014a, gid, sizeof gid), GSPM_OK);
+  ck_assert_uint_eq(g32(gid, 8), 16);
+  memset(gid, 0, sizeof gid);
+  ck_assert_uint_eq(rm_ctrl(0xd1, 0x2080014a, gid, sizeof gid), GSPM_OK);
+  ck_assert_uint_eq(g32(gid, 8), 41);
+  ck_assert(memcmp(gid + 12, "GPU-", 4) == 0);
+  ck_assert_uint_eq(rm_ctrl(0xd9, 0x2080014a, gid, sizeof gid), GSPM_ERR_INVALID_OBJECT_HANDLE);
+  /* FREE: the subdevice, then controls on it fail; the client takes the rest. */
+  uint8_t fr[16] = {0};
+  p32(fr, 0, CLIENT);
+  p32(fr, 4, 0xd0);
+  p32(fr, 8, 0xd1);
+  uint8_t out[16];
+  ck_assert_uint_eq(rpc(GSPM_FN_FREE, fr, sizeof fr, out, sizeof out), GSPM_OK);
+  ck_assert_uint_eq(rm_ctrl(0xd1, 0x2080014a, gid, sizeof gid), GSPM_ERR_INVALID_OBJECT_HANDLE);
+  ck_assert_uint_eq(rpc(GSPM_FN_FREE, fr, sizeof fr, out, sizeof out), GSPM_ERR_OBJECT_NOT_FOUND);
+  ck_assert_uint_eq(g32(out, 12), GSPM_ERR_OBJECT_NOT_FOUND);
+  p32(fr, 4, 0);
+  p32(fr, 8, CLIENT);
+  ck_assert_uint_eq(rpc(GSPM_FN_FREE, fr, sizeof fr, out, sizeof out), GSPM_OK);
+  ck_assert_uint_eq(rm_ctrl(0xd0, 0x800201, cl, 16), GSPM_ERR_INVALID_CLIENT);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+  ck_assert_uint_eq(nvpci_gsp_rpcs(H.g.gsp), nvpci_gsp_served_fn(H.g.gsp, GSPM_FN_GSP_RM_ALLOC) +
+                                                 nvpci_gsp_served_fn(H.g.gsp, GSPM_FN_GSP_RM_CONTROL) +
+                                                 nvpci_gsp_served_fn(H.g.gsp, GSPM_FN_FREE));
+  host_teardown();
+}
+END_TEST
+
+/* UNLOADING_GUEST_DRIVER: answered, then GSP-RM stops and reads no more. */
+START_TEST(unloading_stops) {
+  boot();
+  uint8_t p[8] = {0};
+  p32(p, 4, 1u << 6);
+  ck_assert_uint_eq(rpc(GSPM_FN_UNLOADING_GUEST_DRIVER, p, sizeof p, NULL, 0), GSPM_OK);
+  ck_assert(!nvpci_gsp_running(H.g.gsp));
+  queue_rpc(200, p, sizeof p);
+  nvpci_gsp_notify(H.g.gsp);
+  uint32_t fn, res;
+  ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
+  /* A reset, and GSP boots again on fresh queues. */
+  nvpci_gsp_reset(H.g.gsp);
+  host_teardown();
+  setup_ad();
+  boot();
+}
+END_TEST
+
+/* The host stops reading: GSP fills the status queue to msgCount-1 and no further, then stops taking commands; once
+ * the host reads, the held replies follow in order. */
+START_TEST(status_queue_not_overrun) {
+  boot();
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 0), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, CLIENT, 0xd0, 0x80, 56), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd1, 0x2080, 4), GSPM_OK);
+  uint8_t p[24 + 268] = {0};
+  p32(p, 0, CLIENT);
+  p32(p, 4, 0xd1);
+  p32(p, 8, 0x2080014a);
+  p32(p, 16, 268);
+  p32(p, 24 + 4, 2);
+  unsigned sent = 0;
+  uint32_t unread_seq = 0;
+  while (cmd_free() > 0) {
+    queue_rpc(GSPM_FN_GSP_RM_CONTROL, p, sizeof p);
+    sent++;
+    nvpci_gsp_notify(H.g.gsp);
+    uint32_t used = (g32(H.shm, STATQ + 16) + QCNT - H.stat_rptr) % QCNT;
+    ck_assert_uint_le(used, QCNT - 1);
+    /* The oldest unread element keeps its content (nothing written over it). */
+    if (sent > 1)
+      ck_assert_uint_eq(g32(H.shm + STATQ + 0x1000 + (size_t)H.stat_rptr * 0x1000, 36), unread_seq);
+    else
+      unread_seq = g32(H.shm + STATQ + 0x1000 + (size_t)H.stat_rptr * 0x1000, 36);
+    ck_assert_uint_lt(sent, 200);
+  }
+  ck_assert_uint_eq((g32(H.shm, STATQ + 16) + QCNT - H.stat_rptr) % QCNT, QCNT - 1);
+  unsigned got = 0;
+  uint32_t fn, res;
+  for (int round = 0; round < 10 && got < sent; round++) {
+    while (recv_msg(&fn, &res, NULL, 0) >= 0) {
+      ck_assert_uint_eq(fn, GSPM_FN_GSP_RM_CONTROL);
+      ck_assert_uint_eq(res, GSPM_OK);
+      got++;
+    }
+    nvpci_gsp_notify(H.g.gsp);
+  }
+  ck_assert_uint_eq(got, sent);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+}
+END_TEST
+
+static void plain_setup(void) { setup_ad(); }
+static void plain_teardown(void) {
+  ck_assert_msg(H.g.nfail == 0, "unexpected model failures:\n%s", H.g.fails);
+  host_teardown();
+}
+
+int main(void) {
+  Suite *s = suite_create("nvpci-gsp");
+  TCase *each = tcase_create("each-chip");
+  tcase_set_timeout(each, 60);
+  tcase_add_loop_test(each, boot_each_chip, 0, 4);
+  tcase_add_loop_test(each, rm_objects_and_controls, 0, 4);
+  suite_add_tcase(s, each);
+  TCase *tc = tcase_create("ad102");
+  tcase_set_timeout(tc, 60);
+  tcase_add_checked_fixture(tc, plain_setup, plain_teardown);
+  tcase_add_test(tc, init_done_needs_sequencer);
+  tcase_add_loop_test(tc, bad_cmdq_header, 0, 7);
+  tcase_add_loop_test(tc, bad_prequeued, 0, 6);
+  tcase_add_test(tc, checksum_rejected);
+  tcase_add_test(tc, sequence_rejected);
+  tcase_add_loop_test(tc, elem_count_rejected, 0, 3);
+  tcase_add_loop_test(tc, rpc_header_rejected, 0, 3);
+  tcase_add_test(tc, unknown_function);
+  tcase_add_test(tc, multi_element_wrap);
+  tcase_add_loop_test(tc, continuation_joined, 0, 2);
+  tcase_add_test(tc, unloading_stops);
+  tcase_add_test(tc, status_queue_not_overrun);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int nf = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
