@@ -15,7 +15,7 @@ void bg_clear_error(void) { last_msg[0] = '\0'; }
 const char *bg_strerror(int code) {
   static const char *const names[] = {
     "BG_OK", "BG_EINVAL", "BG_ENODEV", "BG_EPERM", "BG_EIO", "BG_ETIMEDOUT", "BG_ENOMEM",
-    "BG_ENOTSUP", "BG_EHANG", "BG_EBUSY", "BG_ECOMPILE", "BG_EFORMAT",
+    "BG_ENOTSUP", "BG_EHANG", "BG_EBUSY", "BG_ECOMPILE", "BG_EFORMAT", "BG_EEXIST", "BG_ENOENT",
   };
   if (code < 0) code = -code;
   if ((size_t)code < sizeof(names) / sizeof(names[0])) return names[code];

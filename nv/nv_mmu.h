@@ -5,11 +5,11 @@
  *   v3 (Hopper, Blackwell; 57-bit):  PDE4 [56] 2, PDE3 [55:47], PDE2, PDE1, PDE0 (dual), PTE
  *
  * Entry layouts: open-gpu-kernel-modules kernel-open/nvidia-uvm/hwref/{ampere/ga100,hopper/gh100}/dev_mmu.h
- * (NV_MMU_VER2_*, NV_MMU_VER3_*), Linux nouveau nvkm/subdev/mmu/vmmgp100.c; reference nv.md section 4. Leaf pages of
+ * (NV_MMU_VER2_*, NV_MMU_VER3_*), Linux nouveau nvkm/subdev/mmu/vmmgp100.c, tinygrad tinygrad/runtime/support/nv/nvdev.py. Leaf pages of
  * 4 KiB (PTE), 2 MiB (PDE0, low half of the dual entry) and 512 MiB (PDE1), chosen greedily where VA, PA and size
  * align. Tables are one 4 KiB page each (PDE0 tables: 256 entries of 16 B), zeroed when made.
  *
- * The TLB is invalidated after every map AND every unmap (tinygrad invalidates only after map: nv.md 12.6), through
+ * The TLB is invalidated after every map AND every unmap (tinygrad invalidates only after map: tinygrad/runtime/support/memory.py), through
  * the caller's invalidate hook (NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE on the device). Not thread-safe. */
 #ifndef BG_NV_MMU_H
 #define BG_NV_MMU_H

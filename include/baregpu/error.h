@@ -41,6 +41,8 @@ enum bg_errcode {
   BG_EBUSY = 9,     /* in use by another process */
   BG_ECOMPILE = 10, /* a kernel failed to compile */
   BG_EFORMAT = 11,  /* a file (firmware, ELF, table) is malformed */
+  BG_EEXIST = 12,   /* already there (e.g. a GPU VA already mapped) */
+  BG_ENOENT = 13,   /* not there (e.g. a missing file, an unmapped GPU VA) */
 };
 
 /* Message of the last failure on this thread ("" if none); thread-local storage, valid until this thread's next
