@@ -60,7 +60,9 @@ static struct {
   char fw_dir[256];
   mock_amd_chip chip;
   bool nv;                     /* the GPUs are NVIDIA's (kind NV) */
+#ifdef BG_MOCK_NVPCI
   char nv_chip[8];             /* MOCKGPU_CHIP of kind NV */
+#endif
   int count, vram_mb;
   bool hdp_coherent;           /* MOCKGPU_HDP=coherent */
   mock_topology topo;          /* MOCKGPU_TOPOLOGY: how the MOCKPCI GPUs hang off the root complexes */

@@ -51,6 +51,9 @@ void nvpci_fail(nvpci_gpu *g, const char *fmt, ...) __attribute__((format(printf
 /* Boot state for tests: 0 cold, then the highest stage reached (NVPCI_STAGE_*). */
 enum { NVPCI_STAGE_COLD, NVPCI_STAGE_FRTS, NVPCI_STAGE_GSP_LOADED, NVPCI_STAGE_GSP_RUNNING, NVPCI_STAGE_INIT_DONE };
 int nvpci_stage(const nvpci_gpu *g);
+/* The GSP-RM model reports the stages only it sees (NVPCI_STAGE_INIT_DONE once it posted GSP_INIT_DONE); the stage
+ * never goes down except through a function reset. */
+void nvpci_set_stage(nvpci_gpu *g, int stage);
 
 /* What the GSP model needs from the hardware model. */
 int nvpci_dma_read(nvpci_gpu *g, uint64_t bus, void *dst, size_t n);   /* system memory by bus address */

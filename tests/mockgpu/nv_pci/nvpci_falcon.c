@@ -245,17 +245,18 @@ static int dma_rd(nvpci_gpu *g, uint64_t bus, void *dst, size_t n, const char *w
 }
 
 /* Sysmem at bus equal to want (n bytes), read in pieces. */
-static int dma_same(nvpci_gpu *g, uint64_t bus, const uint8_t *want, size_t n, const char *who, const char *what) {
+int nvpci_dma_same(nvpci_gpu *g, uint64_t bus, const uint8_t *want, size_t n, const char *who, const char *what) {
   uint8_t buf[4096];
   for (size_t at = 0; at < n; at += sizeof(buf)) {
     size_t k = n - at < sizeof(buf) ? n - at : sizeof(buf);
     if (dma_rd(g, bus + at, buf, k, who, what) < 0) return -1;
-    for (size_t i = 0; i < k; i++)
-      if (buf[i] != want[at + i]) {
-        nvpci_fail(g, "%s: %s differs from the generated file at byte 0x%zx (0x%02x, expected 0x%02x)", who, what, at + i,
-                   buf[i], want[at + i]);
-        return -1;
-      }
+    if (memcmp(buf, want + at, k)) {
+      size_t i = 0;
+      while (buf[i] == want[at + i]) i++;
+      nvpci_fail(g, "%s: %s differs from the generated file at byte 0x%zx (0x%02x, expected 0x%02x)", who, what, at + i,
+                 buf[i], want[at + i]);
+      return -1;
+    }
   }
   return 0;
 }
@@ -292,7 +293,7 @@ static int check_radix3(nvpci_gpu *g, uint64_t root, const nvpci_blob *img, cons
     size_t k = img->n - i * 4096 < 4096 ? img->n - i * 4096 : 4096;
     char what[64];
     snprintf(what, sizeof(what), ".fwimage page %zu (through radix3)", i);
-    r = dma_same(g, lvl[i], img->p + i * 4096, k, who, what);
+    r = nvpci_dma_same(g, lvl[i], img->p + i * 4096, k, who, what);
   }
   free(lvl);
   return r;
@@ -339,8 +340,8 @@ int nvpci_check_wpr_meta(nvpci_gpu *g, uint64_t bus, bool fmc, const char *who) 
          Q(96), Q(104), Q(112), Q(120), Q(128), Q(136), Q(144), Q(152));
   }
   if (check_radix3(g, Q(16), &fw->fwimage, who) < 0) return -1;
-  if (dma_same(g, Q(32), fw->bl_data.p, fw->bl_data.n, who, "the bootloader at sysmemAddrOfBootloader") < 0) return -1;
-  if (dma_same(g, Q(72), fw->fwsig.p, fw->fwsig.n, who, "the signature at sysmemAddrOfSignature") < 0) return -1;
+  if (nvpci_dma_same(g, Q(32), fw->bl_data.p, fw->bl_data.n, who, "the bootloader at sysmemAddrOfBootloader") < 0) return -1;
+  if (nvpci_dma_same(g, Q(72), fw->fwsig.p, fw->fwsig.n, who, "the signature at sysmemAddrOfSignature") < 0) return -1;
 #undef Q
 #undef WANT
   return 0;
@@ -398,6 +399,7 @@ static uint32_t run_booter(nvpci_gpu *g, nvpci_falcon *f) {
   uint64_t meta = (uint64_t)R(f, FLCN_MAILBOX1) << 32 | R(f, FLCN_MAILBOX0);
   if (nvpci_check_wpr_meta(g, meta, false, who) < 0) return 11;
   if (nvpci_start_gsp_rm(g, meta, libos, who) < 0) return 12;
+  g->handoff = true; /* NV_PGC6_BSI_SECURE_SCRATCH_14 bit 26, what nouveau r535 CORE_RESUME polls after the Booter */
   uint8_t m[256];
   if (nvpci_dma_read(g, meta, m, sizeof(m)) == 0) { /* WPR2 now covers GSP-RM's WPR */
     g->wpr2_lo = (uint32_t)(nvpci_get64(m + 112) >> 12) << 4;

@@ -41,23 +41,6 @@ static void respond(nvpci_gpu *g, uint32_t nvdm, uint32_t error) {
   g->fsp_last_error = error;
 }
 
-static int same_sysmem(nvpci_gpu *g, uint64_t bus, const nvpci_blob *b, const char *what) {
-  uint8_t buf[4096];
-  for (size_t at = 0; at < b->n; at += sizeof(buf)) {
-    size_t k = b->n - at < sizeof(buf) ? b->n - at : sizeof(buf);
-    if (nvpci_dma_read(g, bus + at, buf, k) < 0) {
-      nvpci_fail(g, "FSP: cannot read %s at bus address 0x%" PRIx64, what, bus + at);
-      return -1;
-    }
-    for (size_t i = 0; i < k; i++)
-      if (buf[i] != b->p[at + i]) {
-        nvpci_fail(g, "FSP: %s differs from the generated fmc at byte 0x%zx", what, at + i);
-        return -1;
-      }
-  }
-  return 0;
-}
-
 static uint32_t cot(nvpci_gpu *g, const uint8_t *p, size_t n) {
   const nvpci_fw *fw = &g->fw;
   if (n == COT_SIZE + 4 && !nvpci_get32(p + COT_SIZE)) g->fsp_padded++;
@@ -91,7 +74,7 @@ static uint32_t cot(nvpci_gpu *g, const uint8_t *p, size_t n) {
     nvpci_fail(g, "FSP: NVDM_PAYLOAD_COT signature is not the fmc's signature section");
     return NVPCI_FSP_ERR_IMAGE;
   }
-  if (same_sysmem(g, nvpci_get64(p + 4), &fw->fmc_image, "the FMC image at gspFmcSysmemOffset") < 0)
+  if (nvpci_dma_same(g, nvpci_get64(p + 4), fw->fmc_image.p, fw->fmc_image.n, "FSP", "the FMC image at gspFmcSysmemOffset") < 0)
     return NVPCI_FSP_ERR_IMAGE;
   uint8_t bp[80];
   uint64_t bp_bus = nvpci_get64(p + 852);

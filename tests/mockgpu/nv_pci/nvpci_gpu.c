@@ -61,6 +61,11 @@ void nvpci_clear_failures(nvpci_gpu *g) {
   pthread_mutex_unlock(&g->lock);
 }
 int nvpci_stage(const nvpci_gpu *g) { return g->stage; }
+void nvpci_set_stage(nvpci_gpu *g, int stage) {
+  pthread_mutex_lock(&g->lock);
+  if (stage > g->stage && stage <= NVPCI_STAGE_INIT_DONE) g->stage = stage;
+  pthread_mutex_unlock(&g->lock);
+}
 const char *nvpci_chip_name(const nvpci_gpu *g) { return g->c->name; }
 mock_pci *nvpci_pci(nvpci_gpu *g) { return g->pci; }
 void nvpci_set_gsp(nvpci_gpu *g, nvpci_gsp *s) { g->gsp = s; }
@@ -176,7 +181,8 @@ static uint64_t bar0_rd(void *user, mock_pci *m, int bar, uint64_t off, unsigned
   uint64_t r = ~0ull;
   uint32_t v = 0;
   bool prom = off >= NV_PROM_DATA && off < NV_PROM_DATA + NV_PROM_SIZE;
-  if (size != 4 && !prom) nvpci_fail(g, "BAR0 read of %u bytes at 0x%06" PRIx64 ": registers are 32-bit", size, off);
+  if (size == 8 || (size != 4 && !prom))
+    nvpci_fail(g, "BAR0 read of %u bytes at 0x%06" PRIx64 ": registers are 32-bit (the PROM window also 8/16-bit)", size, off);
   else if (!reg_rd(g, (uint32_t)(off & ~3ull), &v, true))
     nvpci_fail(g, "BAR0 read at 0x%06" PRIx64 ": register not modelled by the emulated %s", off, g->c->name);
   else r = (v >> (8 * (off & 3))) & (size == 4 ? 0xffffffffu : (1u << (8 * size)) - 1u);
@@ -192,6 +198,7 @@ static void bar0_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, 
   else if (!reg_wr(g, (uint32_t)off, (uint32_t)v, true))
     nvpci_fail(g, "BAR0 write 0x%" PRIx64 " at 0x%06" PRIx64 ": register not modelled by the emulated %s", v, off,
                g->c->name);
+  else if (g->gsp) nvpci_gsp_reg_written(g->gsp, (uint32_t)off, (uint32_t)v); /* a CPU-sequencer step, perhaps */
   pthread_mutex_unlock(&g->lock);
 }
 

@@ -13,7 +13,7 @@
  * Replies go into the status queue only where the host's read pointer leaves room (never over unread elements); while
  * one waits, GSP reads no further commands (as the firmware blocks), and it retries at every notify and register
  * write. Limits: the model learns of a freed status queue only at the host's next notify or register write, and the
- * pre-queued SET_SYSTEM_INFO / SET_REGISTRY get no reply (nv.md 2.5: none is awaited). */
+ * pre-queued SET_SYSTEM_INFO / SET_REGISTRY get no reply (the host awaits none: tinygrad runtime/support/nv/ip.py NV_GSP.init_sw). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,12 +28,8 @@ enum { LIBOS_ARG_SIZE = 32, LIBOS_KIND_CONTIGUOUS = 1, LIBOS_LOC_SYSMEM = 1 };
 /* GSP_ARGUMENTS_CACHED (570 gsp_init_args.h): MESSAGE_QUEUE_INIT_ARGUMENTS at 0. */
 enum { RMARGS_MIN = 32, SYSINFO_SIZE = 928 };
 
-/* r535.c r535_gsp_libos_id8: the name's bytes as a big-endian integer. */
-static uint64_t id8(const char *name) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < 8 && name[i]; i++) v = v << 8 | (uint8_t)name[i];
-  return v;
-}
+/* "RMARGS" as r535.c r535_gsp_libos_id8 names a region: its bytes as a big-endian integer. */
+#define RMARGS_ID8 0x524d41524753ull
 
 /* ---- shared region access, page by page ---- */
 
@@ -123,6 +119,7 @@ static void flush(nvpci_gsp *s) {
     s->stat_seq++;
     s->stat_wptr = (s->stat_wptr + need) % cnt;
     shm_w32(s, s->statq + 16, s->stat_wptr); /* writePtr after the elements */
+    if (o->fn == GSPM_EV_GSP_INIT_DONE) nvpci_set_stage(s->g, NVPCI_STAGE_INIT_DONE);
     s->out = o->next;
     free(o);
   }
@@ -194,7 +191,7 @@ static uint64_t bar_addr(const uint8_t *cfg, int i) {
   return a;
 }
 
-/* GspSystemInfo (570 gsp_static_config.h; nv.md 2.5): gpuPhysAddr @0 (BAR0), gpuPhysFbAddr @8 (BAR1),
+/* GspSystemInfo (570 gsp_static_config.h; values as tinygrad's NV_GSP sends them): gpuPhysAddr @0 (BAR0), gpuPhysFbAddr @8 (BAR1),
  * gpuPhysInstAddr @16 (BAR3), nvDomainBusDeviceFunc @32, pciConfigMirrorBase @80, pciConfigMirrorSize @84,
  * PCIDeviceID @88, PCISubDeviceID @92, PCIRevisionID @96. */
 static bool set_system_info(nvpci_gsp *s, const uint8_t *p, size_t n) {
@@ -387,7 +384,7 @@ static uint32_t take_one(nvpci_gsp *s, uint32_t avail) {
     nvpci_fail(s->g, "GSP: command element %u (seqNum %u): elemCount %u, expected 1..%d and at most the %u elements "
                "the host wrote", r, seq, ec, GSPM_MAX_ELEMS, avail);
     reject(s, fn, rpc_seq, GSPM_ERR_INVALID_ARGUMENT);
-    return 1;
+    return ec == 0 ? 1 : ec < avail ? ec : avail; /* what the host wrote of it */
   }
   size_t sz = (size_t)ec * GSPM_PAGE;
   uint8_t *e = malloc(sz);
@@ -490,7 +487,7 @@ static int find_queues(nvpci_gsp *s, uint64_t libos_args_bus) {
   uint64_t rm_pa = 0, rm_size = 0;
   for (size_t i = 0; i < GSPM_PAGE / LIBOS_ARG_SIZE; i++) {
     const uint8_t *a = la + i * LIBOS_ARG_SIZE;
-    if (gspm_g64(a, 0) != id8("RMARGS")) continue;
+    if (gspm_g64(a, 0) != RMARGS_ID8) continue;
     if (a[24] != LIBOS_KIND_CONTIGUOUS || a[25] != LIBOS_LOC_SYSMEM) {
       nvpci_fail(s->g, "GSP: libos RMARGS kind %u loc %u, expected 1 (CONTIGUOUS) 1 (SYSMEM)", a[24], a[25]);
       return -1;
@@ -558,7 +555,7 @@ int nvpci_gsp_start(nvpci_gsp *s, uint64_t wpr_meta_bus, uint64_t libos_args_bus
     nvpci_gsp_reset(s);
     return -1;
   }
-  /* GSP's status-queue header; entryOff last, which the host waits for (nv.md 2.7). */
+  /* GSP's status-queue header; entryOff last, which the host waits for (tinygrad NV_GSP.init_hw). */
   uint64_t size = (uint64_t)s->npages * GSPM_PAGE - s->statq;
   s->stat_cnt = (uint32_t)((size - GSPM_PAGE) / GSPM_PAGE);
   uint8_t h[GSPM_TX_HDR + 4] = {0};

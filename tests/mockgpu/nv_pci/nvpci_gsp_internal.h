@@ -4,7 +4,7 @@
  * Facts (own constants; nothing from nv/): Linux nouveau nvkm/subdev/gsp/r535.c and include/nvrm/535.113.01
  * (msgq_priv.h, libos_init_args.h, rmgspseq.h, rpc_global_enums.h), NVIDIA/open-gpu-kernel-modules 570.133.20 (the
  * 570 layouts the bare-metal driver uses: gsp_init_args.h, gsp_static_config.h, g_rpc-structures.h, nvstatuscodes.h,
- * class/ and ctrl/ headers, g_gpu_class_list.c) and reference nv.md sections 1 and 2.5-2.8. */
+ * class/ and ctrl/ headers, g_gpu_class_list.c) and tinygrad's bare-metal path (runtime/support/nv/ip.py NV_GSP). */
 #ifndef BG_MOCKGPU_NVPCI_GSP_INTERNAL_H
 #define BG_MOCKGPU_NVPCI_GSP_INTERNAL_H
 
@@ -68,7 +68,7 @@ enum { GSPM_REG_GSP_MAILBOX0 = 0x110040, GSPM_REG_GSP_MAILBOX1 = 0x110044, GSPM_
 typedef struct gspm_chip {
   const char *name;            /* "ga102", ... (nvpci_chip_name) */
   uint32_t config_mirror;      /* pciConfigMirrorBase: NV_PCFG 0x88000 (ga100 dev_nv_xve.h), NV_EP_PCFGM 0x92000 (gh100) */
-  uint32_t sm_version;         /* NV2080_CTRL_GR_INFO_INDEX_SM_VERSION (nv.md section 1) */
+  uint32_t sm_version;         /* NV2080_CTRL_GR_INFO_INDEX_SM_VERSION (sm_86, sm_89, sm_90, sm_120) */
   uint32_t warps_per_sm;
   uint32_t classes[8];         /* the chip's engine classes (g_gpu_class_list.c), 0-terminated */
 } gspm_chip;

@@ -26,7 +26,7 @@ enum {
 #define NV_ERR_INVALID_POINTER 0x3du
 #define RS_UNIQUE_HANDLE_BASE 0xcaf00000u
 
-/* g_gpu_class_list.c (engine classes the bare-metal path uses) and SM versions (nv.md section 1). */
+/* g_gpu_class_list.c (engine classes the bare-metal path uses) and SM versions (sm_86 0x806, sm_89 0x809, sm_90 0x900, GB20x 0xa04). */
 static const gspm_chip CHIPS[] = {
     {"ga102", 0x88000, 0x806, 48, {0xc56f, 0xc7c0, 0xc7b5}},
     {"ad102", 0x88000, 0x809, 48, {0xc56f, 0xc9c0, 0xc7b5}},

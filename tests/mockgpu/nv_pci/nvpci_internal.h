@@ -193,6 +193,7 @@ bool nvpci_fsp_wr(nvpci_gpu *g, uint32_t off, uint32_t v, bool side_effects);
 void nvpci_fsp_cold(nvpci_gpu *g);
 /* WPR metadata at bus checked against the generated firmware (fmc: the FSP's layout, sizes only); 0 or -1 after a
  * recorded failure naming the field. */
+int nvpci_dma_same(nvpci_gpu *g, uint64_t bus, const uint8_t *want, size_t n, const char *who, const char *what);
 int nvpci_check_wpr_meta(nvpci_gpu *g, uint64_t bus, bool fmc, const char *who);
 /* GSP-RM starts (the Booter or the FSP verified everything): WPR2 over the WPR, RISC-V active. */
 int nvpci_start_gsp_rm(nvpci_gpu *g, uint64_t wpr_meta, uint64_t libos, const char *who);

@@ -4,7 +4,7 @@
  * nvpci_chip_name) are a stand-in here over host buffers mapped at scattered bus addresses and a small register file,
  * with a mock_pci device of a fake sysfs tree for the PCI identity. The test is its own host driver, written from
  * Linux nouveau's r535.c (queue layout r535_gsp_shared_init, records r535_gsp_rpc_get / r535_gsp_cmdq_push, the CPU
- * sequencer r535_gsp_msg_run_cpu_sequencer) and nv.md 2.5-2.8. */
+ * sequencer r535_gsp_msg_run_cpu_sequencer) and tinygrad's NV_GSP (runtime/support/nv/ip.py). */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +29,7 @@ struct nvpci_gpu {
   unsigned nmap;
   char fails[16384];
   unsigned nfail;
+  int stage;
 };
 
 void nvpci_fail(nvpci_gpu *g, const char *fmt, ...) {
@@ -76,6 +77,9 @@ void nvpci_reg_write(nvpci_gpu *g, uint32_t reg, uint32_t v) {
   if (i == g->nregs && g->nregs < NREGS) g->reg_addr[g->nregs++] = reg;
   if (i < NREGS) g->reg_val[i] = v;
   nvpci_gsp_reg_written(g->gsp, reg, v);
+}
+void nvpci_set_stage(nvpci_gpu *g, int stage) {
+  if (stage > g->stage) g->stage = stage;
 }
 mock_pci *nvpci_pci(nvpci_gpu *g) { return g->pci; }
 const char *nvpci_chip_name(const nvpci_gpu *g) { return g->chip; }
@@ -218,14 +222,14 @@ static long recv_msg(uint32_t *fn, uint32_t *result, uint8_t *out, size_t cap) {
   return len;
 }
 
-/* GspSystemInfo of the device (nv.md 2.5). */
+/* GspSystemInfo of the device, as tinygrad's NV_GSP fills it. */
 static void sysinfo(uint8_t *p) {
   memset(p, 0, 928);
   const uint8_t *cfg = mock_pci_config(H.g.pci);
   p64(p, 0, bar_of(cfg, 0));
   p64(p, 8, bar_of(cfg, 1));
   p64(p, 16, bar_of(cfg, 3));
-  p64(p, 32, 0x03u << 8 | 0u << 3 | 0u);
+  p64(p, 32, 0x0300); /* bus 3 << 8 | device 0 << 3 | function 0 (0000:03:00.0) */
   p64(p, 72, 0x7ffffffff000ull);
   p32(p, 80, H.ci->mirror);
   p32(p, 84, 0x1000);
@@ -235,7 +239,7 @@ static void sysinfo(uint8_t *p) {
   p[840] = 1;
 }
 
-/* PACKED_REGISTRY_TABLE with n DWORD entries (the first two those of nv.md 2.5). Returns its size. */
+/* PACKED_REGISTRY_TABLE with n DWORD entries (the first two tinygrad's). Returns its size. */
 static size_t registry(uint8_t *p, unsigned n) {
   size_t at = 8 + 16 * (size_t)n;
   for (unsigned i = 0; i < n; i++) {
@@ -310,6 +314,19 @@ static void host_setup(const chipinfo *ci) {
   p64(H.rmargs, 24, STATQ);
   p64(H.meta, 0, 0xdc3aae21371a60b3ull);
   p64(H.meta, 8, 1);
+}
+
+/* Fresh queues in the same shared region, as a driver lays them out again after a reset. */
+static void host_requeue(void) {
+  memset(H.shm + CMDQ, 0, (size_t)(NPAGES * 0x1000 - CMDQ));
+  uint8_t *cq = H.shm + CMDQ;
+  p32(cq, 4, 0x40000);
+  p32(cq, 8, 0x1000);
+  p32(cq, 12, QCNT);
+  p32(cq, 20, 1);
+  p32(cq, 24, 32);
+  p32(cq, 28, 0x1000);
+  H.cmd_wptr = H.cmd_seq = H.stat_rptr = H.stat_seq = 0;
 }
 
 static void host_teardown(void) {
@@ -447,7 +464,9 @@ START_TEST(boot_each_chip) {
   ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
   nvpci_gsp_notify(H.g.gsp);
   ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_int_eq(H.g.stage, NVPCI_STAGE_COLD);
   unsigned ops = run_sequencer(buf, -1);
+  ck_assert_int_eq(H.g.stage, NVPCI_STAGE_INIT_DONE); /* reported to the hardware model */
   ck_assert_uint_eq(ops, 0x1f); /* WRITE, MODIFY, POLL, DELAY_US, STORE */
   ck_assert_uint_eq(H.save[0], 0x17000000u);
   ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
@@ -473,6 +492,27 @@ START_TEST(init_done_needs_sequencer) {
   p32(p, 8, CLIENT);
   ck_assert_uint_eq(rpc(GSPM_FN_GSP_RM_ALLOC, p, 32, NULL, 0), GSPM_ERR_INVALID_STATE);
   expect_fail("before GSP_INIT_DONE");
+  run_sequencer(buf, -1);
+  ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_uint_eq(fn, GSPM_EV_GSP_INIT_DONE);
+}
+END_TEST
+
+/* The sequence's writes in the wrong order (MODIFY before WRITE) leave the right values but do not count as a run. */
+START_TEST(sequencer_order) {
+  prequeue();
+  ck_assert_int_eq(nvpci_gsp_start(H.g.gsp, META_BUS, LIBOS_BUS), 0);
+  uint8_t buf[4096];
+  uint32_t fn, res;
+  ck_assert_int_gt(recv_msg(&fn, &res, buf, sizeof buf), 0);
+  const uint8_t *c = buf + 40; /* WRITE (3 dwords), then MODIFY (4 dwords) */
+  ck_assert_uint_eq(g32(c, 0), GSPM_SEQ_WRITE);
+  ck_assert_uint_eq(g32(c, 12), GSPM_SEQ_MODIFY);
+  uint32_t ma = g32(c, 16), mask = g32(c, 20), mval = g32(c, 24);
+  nvpci_reg_write(&H.g, ma, (nvpci_reg_read(&H.g, ma) & ~mask) | (mval & mask));
+  nvpci_reg_write(&H.g, g32(c, 4), g32(c, 8));
+  nvpci_gsp_notify(H.g.gsp);
+  ck_assert_int_lt(recv_msg(&fn, &res, NULL, 0), 0);
   run_sequencer(buf, -1);
   ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
   ck_assert_uint_eq(fn, GSPM_EV_GSP_INIT_DONE);
@@ -561,16 +601,18 @@ START_TEST(sequence_rejected) {
 }
 END_TEST
 
-/* elemCount 0, 17, and 2 where the host wrote 1. */
+/* elemCount 0, 17 (all 17 elements written), and 2 where the host wrote 1. */
 START_TEST(elem_count_rejected) {
   static const uint32_t counts[] = {0, 17, 2};
   boot();
-  uint8_t p[32] = {0};
+  size_t len = _i == 1 ? 17 * 0x1000 - 0x50 : 32;
+  uint8_t *p = calloc(1, len);
   uint32_t n;
-  uint8_t *e = build(GSPM_FN_GSP_RM_ALLOC, p, sizeof p, &n);
+  uint8_t *e = build(GSPM_FN_GSP_RM_ALLOC, p, len, &n);
+  free(p);
   p32(e, 40, counts[_i]);
-  reseal(e, 1);
-  put(e, 1);
+  reseal(e, n);
+  put(e, n);
   free(e);
   nvpci_gsp_notify(H.g.gsp);
   uint32_t fn, res;
@@ -673,7 +715,7 @@ START_TEST(continuation_joined) {
 }
 END_TEST
 
-/* The object graph of nv.md 2.7 and each refusal's status, and the controls, on each chip. */
+/* The object graph of tinygrad's NV_GSP.init_hw and each refusal's status, and the controls, on each chip. */
 START_TEST(rm_objects_and_controls) {
   host_setup(&CHIPS[_i]);
   boot();
@@ -770,6 +812,38 @@ START_TEST(unloading_stops) {
 }
 END_TEST
 
+/* RM picks the handle when hObject is 0; NV01_ROOT_CLIENT (0x41) works as class 0 does. */
+START_TEST(rm_chosen_handle) {
+  boot();
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0x41, 0), GSPM_OK);
+  uint8_t p[32 + 56] = {0}, out[32 + 56];
+  p32(p, 0, CLIENT);
+  p32(p, 4, CLIENT);
+  p32(p, 12, 0x80);
+  p32(p, 20, 56);
+  ck_assert_uint_eq(rpc(GSPM_FN_GSP_RM_ALLOC, p, sizeof p, out, sizeof out), GSPM_OK);
+  uint32_t hdev = g32(out, 8);
+  ck_assert_uint_eq(hdev, 0xcaf00000u);
+  ck_assert_uint_eq(rm_alloc(CLIENT, hdev, 0xd1, 0x2080, 0), GSPM_OK); /* subdevice params are optional */
+  uint8_t cl[16] = {0};
+  ck_assert_uint_eq(rm_ctrl(hdev, 0x800201, cl, sizeof cl), GSPM_OK);
+  ck_assert_uint_gt(g32(cl, 0), 3);
+}
+END_TEST
+
+/* A function-level reset stops GSP-RM and empties its object table; it boots again on fresh queues. */
+START_TEST(reset_clears) {
+  boot();
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 0), GSPM_OK);
+  nvpci_gsp_reset(H.g.gsp);
+  ck_assert(!nvpci_gsp_running(H.g.gsp));
+  ck_assert_uint_eq(nvpci_gsp_rpcs(H.g.gsp), 0);
+  host_requeue();
+  boot();
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 0), GSPM_OK); /* the old client is gone */
+}
+END_TEST
+
 /* The host stops reading: GSP fills the status queue to msgCount-1 and no further, then stops taking commands; once
  * the host reads, the held replies follow in order. */
 START_TEST(status_queue_not_overrun) {
@@ -831,6 +905,7 @@ int main(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_checked_fixture(tc, plain_setup, plain_teardown);
   tcase_add_test(tc, init_done_needs_sequencer);
+  tcase_add_test(tc, sequencer_order);
   tcase_add_loop_test(tc, bad_cmdq_header, 0, 7);
   tcase_add_loop_test(tc, bad_prequeued, 0, 6);
   tcase_add_test(tc, checksum_rejected);
@@ -841,6 +916,8 @@ int main(void) {
   tcase_add_test(tc, multi_element_wrap);
   tcase_add_loop_test(tc, continuation_joined, 0, 2);
   tcase_add_test(tc, unloading_stops);
+  tcase_add_test(tc, rm_chosen_handle);
+  tcase_add_test(tc, reset_clears);
   tcase_add_test(tc, status_queue_not_overrun);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

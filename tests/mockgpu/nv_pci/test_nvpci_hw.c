@@ -12,6 +12,8 @@
 #include "baregpu/error.h"
 #include "mock_sysfs.h"
 #include "nvpci_internal.h"
+#include "platform/mock_plugin.h"
+#include "usb/usb_transport.h"
 #include "platform/pci.h"
 #include "platform/pci_scan.h"
 #include "platform/sysmem.h"
@@ -76,6 +78,33 @@ static void expect_fail(unsigned n, const char *needle) {
 }
 
 static void vram_put(uint64_t off, const void *p, size_t n) { OK(bg_mmio_write(&E.bar1, off, p, n)); }
+
+/* ---------------- a recording GSP-RM (the real one, nvpci_gsp.c, has its suite nvpci-gsp) ---------------- */
+
+struct nvpci_gsp {
+  nvpci_gpu *g;
+  bool running;
+  uint64_t meta, libos;
+  unsigned starts, notifies, resets, writes;
+  uint32_t last_reg, last_val;
+};
+nvpci_gsp *nvpci_gsp_new(nvpci_gpu *g) {
+  nvpci_gsp *s = calloc(1, sizeof(*s));
+  if (s) s->g = g;
+  return s;
+}
+void nvpci_gsp_free(nvpci_gsp *s) { free(s); }
+int nvpci_gsp_start(nvpci_gsp *s, uint64_t wpr_meta_bus, uint64_t libos_args_bus) {
+  s->starts++;
+  s->meta = wpr_meta_bus, s->libos = libos_args_bus;
+  s->running = true;
+  return 0;
+}
+void nvpci_gsp_notify(nvpci_gsp *s) { s->notifies++; }
+void nvpci_gsp_reg_written(nvpci_gsp *s, uint32_t reg, uint32_t v) { s->writes++, s->last_reg = reg, s->last_val = v; }
+void nvpci_gsp_reset(nvpci_gsp *s) { s->running = false, s->resets++; }
+bool nvpci_gsp_running(const nvpci_gsp *s) { return s->running; }
+uint64_t nvpci_gsp_rpcs(const nvpci_gsp *s) { return s->notifies; }
 
 /* ---------------- the driver's side, from nv.md ---------------- */
 
@@ -318,6 +347,8 @@ START_TEST(identity) {
     uint32_t v;
     OK(bg_pci_cfg_read(E.d, 0, 4, &v));
     ck_assert_uint_eq(v, 0x10deu | (uint32_t)c[i].dev << 16);
+    OK(bg_pci_cfg_read(E.d, 8, 4, &v));
+    ck_assert_uint_eq(v >> 8, c[i].fsp && c[i].arch == 0x18 ? 0x030200u : 0x030000u); /* H200: a 3D controller */
     ck_assert_uint_eq(rd(NV_PMC_BOOT_42) >> 24 & 0x3f, c[i].arch);
     ck_assert_uint_eq(rd(NV_PMC_BOOT_0) >> 24 & 0x1f, c[i].arch);
     ck_assert_uint_eq(rd(NV_PGC6_AON_SECURE_SCRATCH_GROUP_42), 512);
@@ -348,6 +379,39 @@ START_TEST(identity) {
 }
 END_TEST
 
+/* A small BAR1 (256 MiB) in front of 1 GiB of VRAM: the host sees the first 256 MiB, the GPU all of it. */
+START_TEST(small_bar) {
+  mock_sysfs *tree = mock_sysfs_new();
+  nvpci_cfg cfg = {.chip = "ad102", .bdf = BDF, .vram_size = 1024 * MIB, .small_bar = true, .fuse_version = 1};
+  nvpci_gpu *g = nvpci_new(tree, &cfg);
+  ck_assert_ptr_nonnull(g);
+  bg_pci_dev *d;
+  OK(bg_pci_open_sysfs(BDF, 0, &d));
+  bg_pci_bar b;
+  OK(bg_pci_bar_info(d, 1, &b));
+  ck_assert_uint_eq(b.size, 256 * MIB);
+  OK(bg_pci_bar_info(d, 3, &b));
+  ck_assert_uint_eq(b.size, 32 * MIB);
+  bg_mmio bar0, bar1;
+  OK(bg_pci_map_bar(d, 0, 0, 0, 0, &bar0));
+  OK(bg_pci_map_bar(d, 1, 0, 0, 0, &bar1));
+  ck_assert_uint_eq(bg_mmio_rd32(&bar0, NV_PGC6_AON_SECURE_SCRATCH_GROUP_42), 1024);
+  OK(bg_mmio_wr32(&bar1, 0x1000, 0xfeedf00du));
+  uint64_t vsize;
+  uint8_t *v = nvpci_vram(g, &vsize);
+  ck_assert_uint_eq(vsize, 1024 * MIB);
+  ck_assert_uint_eq(nvpci_get32(v + 0x1000), 0xfeedf00du);
+  nvpci_put32(v + 0x2000, 0x12345678u);
+  ck_assert_uint_eq(bg_mmio_rd32(&bar1, 0x2000), 0x12345678u);
+  bg_pci_unmap_bar(d, &bar0);
+  bg_pci_unmap_bar(d, &bar1);
+  bg_pci_close(d);
+  ck_assert_uint_eq(nvpci_nfail(g), 0);
+  nvpci_free(g);
+  mock_sysfs_free(tree);
+}
+END_TEST
+
 START_TEST(strict_unmodelled) {
   env_open("ga102", 1);
   ck_assert_uint_eq(rd(0x123450), 0xffffffffu);
@@ -362,6 +426,10 @@ START_TEST(strict_unmodelled) {
   expect_fail(1, "only the secure falcons set WPR2");
   ck_assert_int_eq(bg_mmio_wr16(&E.bar0, NV_PBUS_SW_SCRATCH(0), 1), 0);
   expect_fail(1, "registers are 32-bit");
+  ck_assert_uint_eq(bg_mmio_rd16(&E.bar0, NV_PROM_DATA), 0xaa55); /* the PROM window reads bytes too */
+  ck_assert_uint_eq(bg_mmio_rd8(&E.bar0, NV_PROM_DATA + 1), 0xaa);
+  bg_mmio_rd64(&E.bar0, NV_PROM_DATA);
+  expect_fail(1, "read of 8 bytes at 0x300000");
   env_close();
 }
 END_TEST
@@ -488,7 +556,22 @@ START_TEST(booter_starts_gsp) {
   meta = put_gsp_rm(false, ".fwsignature_ga10x");
   ck_assert_uint_eq(run_booter(meta, libos.bus[0]), 0);
   ck_assert(nvpci_gsp_running(E.gsp));
+  ck_assert_uint_eq(E.gsp->starts, 1);
+  ck_assert_uint_eq(E.gsp->meta, meta); /* what the Booter read from its mailboxes */
+  ck_assert_uint_eq(E.gsp->libos, libos.bus[0]); /* and from GSP's */
   ck_assert_int_eq(nvpci_stage(E.g), NVPCI_STAGE_GSP_RUNNING);
+  ck_assert_uint_ne(rd(NV_PGC6_BSI_SECURE_SCRATCH_14) & 1u << 26, 0);
+  ck_assert_uint_eq(rd(NVPCI_SEC2_BASE + FLCN_MAILBOX0), 0);
+  nvpci_set_stage(E.g, NVPCI_STAGE_INIT_DONE); /* what the GSP-RM model says once it posted GSP_INIT_DONE */
+  nvpci_set_stage(E.g, NVPCI_STAGE_FRTS);      /* never down */
+  ck_assert_int_eq(nvpci_stage(E.g), NVPCI_STAGE_INIT_DONE);
+  /* the host rings GSP's command queue; its register writes reach the model (CPU-sequencer steps) */
+  wr(NV_PGSP_QUEUE_HEAD0, 0x40);
+  ck_assert_uint_eq(E.gsp->notifies, 1);
+  ck_assert_uint_eq(rd(NV_PGSP_QUEUE_HEAD0), 0x40);
+  wr(NVPCI_GSP_BASE + FLCN_MAILBOX1, 0x3a00);
+  ck_assert_uint_eq(E.gsp->last_reg, NVPCI_GSP_BASE + FLCN_MAILBOX1);
+  ck_assert_uint_eq(E.gsp->last_val, 0x3a00);
   ck_assert_uint_ne(rd(NVPCI_GSP_BASE + RISCV_CPUCTL) & RISCV_CPUCTL_ACTIVE_STAT, 0);
   ck_assert_uint_ne(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
   /* a process that exits without a reset leaves GSP-RM and WPR2 for the next one (warm detection) */
@@ -502,7 +585,9 @@ START_TEST(booter_starts_gsp) {
   ck_assert_uint_ne(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
   ck_assert(nvpci_gsp_running(E.gsp));
   /* a function reset makes everything cold */
+  unsigned resets = E.gsp->resets;
   OK(bg_pci_reset(E.d));
+  ck_assert_uint_eq(E.gsp->resets, resets + 1);
   ck_assert_uint_eq(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
   ck_assert_uint_eq(rd(NV_PFB_PRI_MMU_WPR2_ADDR_LO), 0);
   ck_assert(!nvpci_gsp_running(E.gsp));
@@ -510,6 +595,7 @@ START_TEST(booter_starts_gsp) {
   ck_assert_uint_ne(rd(NVPCI_GSP_BASE + FLCN_CPUCTL) & FLCN_CPUCTL_HALTED, 0);
   ck_assert_uint_eq(rd(NVPCI_GSP_BASE + RISCV_CPUCTL) & RISCV_CPUCTL_ACTIVE_STAT, 0);
   ck_assert_uint_eq(rd(NVPCI_SEC2_BASE + FLCN_MAILBOX0), 0);
+  ck_assert_uint_eq(rd(NV_PGC6_BSI_SECURE_SCRATCH_14) & 1u << 26, 0);
   env_close();
 }
 END_TEST
@@ -605,6 +691,9 @@ START_TEST(fsp_cot_boot_and_rejects) {
   ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), true), 0);
   ck_assert_uint_eq(nvpci_fsp_padded(E.g), 1);
   ck_assert(nvpci_gsp_running(E.gsp));
+  ck_assert_uint_eq(E.gsp->starts, 1);
+  ck_assert_uint_eq(E.gsp->meta, meta);
+  ck_assert_uint_eq(E.gsp->libos, libos.bus[0]);
   ck_assert_uint_eq(rd(NVPCI_GSP_BASE + FLCN_HWCFG2) & FLCN_HWCFG2_BR_PRIV_LOCKDOWN, 0);
   ck_assert_uint_ne(rd(NVPCI_GSP_BASE + RISCV_CPUCTL) & RISCV_CPUCTL_ACTIVE_STAT, 0);
   ck_assert_uint_ne(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
@@ -622,11 +711,54 @@ START_TEST(fsp_cot_boot_and_rejects) {
 }
 END_TEST
 
-int main(void) {
+/* ---------------- the plugin module (MOCKPCI+NV, MOCKUSB+NV) ---------------- */
+
+static const char *plugin_path;
+
+START_TEST(plugin_nv) {
+  ck_assert_ptr_nonnull(plugin_path);
+  setenv("BG_MOCK_PLUGIN", plugin_path, 1);
+  setenv("MOCKGPU_CHIP", "gfx11", 1);
+  bg_mock_devices d;
+  ck_assert_int_eq(bg_mock_plugin_start("MOCKPCI", "NV", &d), -BG_EINVAL);
+  ck_assert_msg(strstr(bg_last_error(), "MOCKGPU_CHIP must be ga102, ad102, gh100 or gb202"), "%s", bg_last_error());
+  setenv("MOCKGPU_CHIP", "gh100", 1);
+  setenv("MOCKGPU_COUNT", "2", 1);
+  OK(bg_mock_plugin_start("MOCKPCI", "NV", &d));
+  ck_assert_int_eq(d.count, 2);
+  char path[600];
+  snprintf(path, sizeof(path), "%s/fmc-570.144.bin", d.fw_dir);
+  ck_assert_int_eq(access(path, R_OK), 0);
+  setenv("BG_SYSFS_ROOT", d.sysfs_root, 1);
+  setenv("BG_LOCK_DIR", d.lock_dir, 1);
+  bg_pci_dev *dev;
+  OK(bg_pci_open_sysfs(d.bdf[1], 0, &dev));
+  bg_mmio bar0;
+  OK(bg_pci_map_bar(dev, 0, 0, 0, 0, &bar0));
+  ck_assert_uint_eq(bg_mmio_rd32(&bar0, NV_PMC_BOOT_42) >> 24, 0x18);
+  ck_assert_uint_eq(bg_mmio_rd32(&bar0, NV_THERM_I2CS_SCRATCH), 0xff);
+  bg_pci_unmap_bar(dev, &bar0);
+  bg_pci_close(dev);
+  /* MOCKUSB: the same kind, each GPU behind a bridge */
+  bg_mock_devices u;
+  OK(bg_mock_plugin_start("MOCKUSB", "NV", &u));
+  bg_usb_transport *t;
+  OK(bg_mock_plugin_usb_transport(0, &t));
+  ck_assert_ptr_nonnull(t);
+  bg_usb_transport_close(t);
+  /* one kind per process */
+  ck_assert_int_eq(bg_mock_plugin_start("MOCKUSB", "AMD", &u), -BG_EBUSY);
+  ck_assert_msg(strstr(bg_last_error(), "are NV, not AMD"), "%s", bg_last_error());
+}
+END_TEST
+
+int main(int argc, char **argv) {
+  plugin_path = argc > 1 ? argv[1] : NULL;
   Suite *s = suite_create("nvpci-hw");
   TCase *tc = tcase_create("hw");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, identity);
+  tcase_add_test(tc, small_bar);
   tcase_add_test(tc, strict_unmodelled);
   tcase_add_test(tc, falcon_reset_scrub);
   tcase_add_test(tc, falcon_dma_imem);
@@ -636,6 +768,7 @@ int main(void) {
   tcase_add_test(tc, booter_starts_gsp);
   tcase_add_test(tc, fsp_emem_round_trip);
   tcase_add_test(tc, fsp_cot_boot_and_rejects);
+  tcase_add_test(tc, plugin_nv);
   suite_add_tcase(s, tc);
   SRunner *r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

@@ -117,7 +117,7 @@ START_TEST(refusals) {
   ck_assert_ptr_nonnull(strstr(err, "MOCKNVK emulates NVIDIA GPUs (NV), not AMD"));
   ck_assert_int_eq(p->start(&HOST, "MOCKFOO", "AMD", &d, err, sizeof(err)), -BG_ENOTSUP);
   ck_assert_ptr_nonnull(strstr(err, "only MOCKPCI, MOCKUSB and MOCKNVK"));
-  ck_assert_int_eq(p->start(&HOST, "MOCKPCI", "NV", &d, err, sizeof(err)), -BG_ENOTSUP);
+  ck_assert_int_eq(p->start(&HOST, "MOCKPCI", "INTEL", &d, err, sizeof(err)), -BG_ENOTSUP);
   bg_mock_host bad = {BG_MOCK_PLUGIN_ABI + 1, bg_pci_set_hooks};
   ck_assert_int_eq(p->start(&bad, "MOCKPCI", "AMD", &d, err, sizeof(err)), -BG_EINVAL);
   setenv("MOCKGPU_CHIP", "gfx8", 1);
