@@ -752,6 +752,202 @@ START_TEST(plugin_nv) {
 }
 END_TEST
 
+/* ---------------- cold boot through the plugin, with the real GSP-RM model ---------------- */
+
+/* The host side of GSP-RM's queues (nv.md 2.5, 2.6): one shared region (page list, command queue, status queue),
+ * RMARGS with MESSAGE_QUEUE_INIT_ARGUMENTS, the libos arguments naming it. */
+typedef struct gsp_host {
+  bg_sysmem shm, rmargs, libos;
+  uint8_t *m;
+  uint32_t seq, wptr, rptr;
+} gsp_host;
+
+#define QSIZE 0x40000u
+#define NPTE (1u + 2u * QSIZE / 4096u)
+
+static void gsp_host_init(gsp_host *h) {
+  memset(h, 0, sizeof(*h));
+  OK(bg_pci_alloc_sysmem(E.d, NPTE * 4096ull, 0, NULL, &h->shm));
+  OK(bg_pci_alloc_sysmem(E.d, 4096, 0, NULL, &h->rmargs));
+  OK(bg_pci_alloc_sysmem(E.d, 4096, 0, NULL, &h->libos));
+  h->m = (uint8_t *)(uintptr_t)h->shm.view.ptr;
+  memset(h->m, 0, NPTE * 4096ull);
+  for (unsigned i = 0; i < NPTE; i++) nvpci_put64(h->m + 8 * i, h->shm.bus[i]);
+  uint8_t *q = h->m + 0x1000; /* msgqTxHeader */
+  nvpci_put32(q + 4, QSIZE), nvpci_put32(q + 8, 0x1000), nvpci_put32(q + 12, QSIZE / 0x1000 - 1);
+  nvpci_put32(q + 20, 1), nvpci_put32(q + 24, 32), nvpci_put32(q + 28, 0x1000);
+  uint8_t *r = (uint8_t *)(uintptr_t)h->rmargs.view.ptr;
+  memset(r, 0, 4096);
+  nvpci_put64(r, h->shm.bus[0]), nvpci_put32(r + 8, NPTE), nvpci_put64(r + 16, 0x1000), nvpci_put64(r + 24, 0x1000 + QSIZE);
+  r[48] = 1;
+  uint8_t *l = (uint8_t *)(uintptr_t)h->libos.view.ptr;
+  memset(l, 0, 4096);
+  nvpci_put64(l, 0x524d41524753ull); /* "RMARGS" as a big-endian integer */
+  nvpci_put64(l + 8, h->rmargs.bus[0]), nvpci_put64(l + 16, 0x1000);
+  l[24] = 1, l[25] = 1; /* contiguous, sysmem */
+}
+
+static void gsp_host_free(gsp_host *h) {
+  bg_pci_free_sysmem(E.d, &h->shm);
+  bg_pci_free_sysmem(E.d, &h->rmargs);
+  bg_pci_free_sysmem(E.d, &h->libos);
+}
+
+/* One RPC record in the command queue (element header, rpc header, payload; XOR checksum folded to 32 bits). */
+static void gsp_send(gsp_host *h, uint32_t fn, const uint8_t *payload, size_t n) {
+  size_t total = 0x50 + n, elems = (total + 0xfff) / 0x1000;
+  uint8_t *b = calloc(elems, 0x1000);
+  nvpci_put32(b + 36, h->seq++), nvpci_put32(b + 40, (uint32_t)elems);
+  uint8_t *r = b + 0x30;
+  nvpci_put32(r, 0x03000000u), nvpci_put32(r + 4, 0x43505256u), nvpci_put32(r + 8, (uint32_t)(0x20 + n));
+  nvpci_put32(r + 12, fn), nvpci_put32(r + 16, 0xffffffffu), nvpci_put32(r + 20, 0xffffffffu);
+  memcpy(b + 0x50, payload, n);
+  uint64_t x = 0;
+  for (size_t i = 0; i < (total + 7) / 8; i++) x ^= nvpci_get64(b + 8 * i);
+  nvpci_put32(b + 32, (uint32_t)(x >> 32) ^ (uint32_t)x);
+  const uint32_t cnt = QSIZE / 0x1000 - 1;
+  for (size_t k = 0; k < elems; k++) memcpy(h->m + 0x2000 + ((h->wptr + k) % cnt) * 0x1000, b + k * 0x1000, 0x1000);
+  h->wptr = (uint32_t)((h->wptr + elems) % cnt);
+  __atomic_store_n((uint32_t *)(void *)(h->m + 0x1000 + 16), h->wptr, __ATOMIC_RELEASE);
+  free(b);
+}
+
+/* GSP_SET_SYSTEM_INFO and SET_REGISTRY, queued before GSP-RM runs (nv.md 2.5). */
+static void gsp_prequeue(gsp_host *h, const char *bdf, bool fmc) {
+  uint8_t si[928] = {0};
+  bg_pci_bar b;
+  for (int i = 0; i < 3; i++) {
+    OK(bg_pci_bar_info(E.d, i == 0 ? 0 : i == 1 ? 1 : 3, &b));
+    nvpci_put64(si + 8 * i, b.base);
+  }
+  unsigned dom, bus, dev, fn;
+  ck_assert_int_eq(sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn), 4);
+  nvpci_put64(si + 32, bus << 8 | dev << 3 | fn);
+  nvpci_put64(si + 72, 0x7ffffffff000ull);
+  nvpci_put32(si + 80, fmc ? 0x92000 : 0x88000), nvpci_put32(si + 84, 0x1000);
+  uint32_t v;
+  OK(bg_pci_cfg_read(E.d, 0, 4, &v));
+  nvpci_put32(si + 88, v);
+  OK(bg_pci_cfg_read(E.d, 0x2c, 4, &v));
+  nvpci_put32(si + 92, v);
+  OK(bg_pci_cfg_read(E.d, 8, 1, &v));
+  nvpci_put32(si + 96, v);
+  si[840] = 1;
+  gsp_send(h, 72, si, sizeof(si));
+  static const char *const names[2] = {"RMForcePcieConfigSave", "RMSecBusResetEnable"};
+  uint8_t reg[128] = {0};
+  uint32_t at = 8 + 2 * 16;
+  for (int i = 0; i < 2; i++) {
+    uint8_t *e = reg + 8 + 16 * i;
+    nvpci_put32(e, at), e[4] = 1, nvpci_put32(e + 8, 1), nvpci_put32(e + 12, 4);
+    memcpy(reg + at, names[i], strlen(names[i]) + 1);
+    at += (uint32_t)strlen(names[i]) + 1;
+  }
+  nvpci_put32(reg, at), nvpci_put32(reg + 4, 2);
+  gsp_send(h, 73, reg, at);
+}
+
+/* Read the status queue, running CPU-sequencer events, until GSP_INIT_DONE. */
+static bool gsp_wait_init_done(gsp_host *h) {
+  uint8_t *st = h->m + 0x1000 + QSIZE;
+  ck_assert_uint_eq(nvpci_get32(st + 28), 0x1000); /* GSP's side is initialised */
+  uint32_t cnt = nvpci_get32(st + 12);
+  for (int guard = 0; guard < 64; guard++) {
+    uint32_t wp = __atomic_load_n((uint32_t *)(void *)(st + 16), __ATOMIC_ACQUIRE);
+    if (h->rptr == wp) return false;
+    const uint8_t *e = st + 0x1000 + (size_t)h->rptr * 0x1000;
+    uint32_t fn = nvpci_get32(e + 0x30 + 12), elems = nvpci_get32(e + 40);
+    ck_assert_uint_eq(nvpci_get32(e + 0x30 + 16), 0); /* rpc_result */
+    if (fn == 0x1002) { /* GSP_RUN_CPU_SEQUENCER: WRITE, MODIFY, POLL, DELAY_US, STORE */
+      const uint8_t *p = e + 0x50;
+      uint32_t n = nvpci_get32(p + 4);
+      for (uint32_t i = 0; i < n;) {
+        const uint8_t *c = p + 40 + 4 * i;
+        uint32_t op = nvpci_get32(c), a = nvpci_get32(c + 4);
+        if (op == 0) wr(a, nvpci_get32(c + 8)), i += 3;
+        else if (op == 1) wr(a, (rd(a) & ~nvpci_get32(c + 8)) | (nvpci_get32(c + 12) & nvpci_get32(c + 8))), i += 4;
+        else if (op == 2) {
+          ck_assert_uint_eq(rd(a) & nvpci_get32(c + 8), nvpci_get32(c + 12));
+          i += 6;
+        }
+        else if (op == 3) i += 2;
+        else if (op == 4) rd(a), i += 3;
+        else {
+          ck_abort_msg("sequencer opcode %u", op);
+        }
+      }
+    }
+    h->rptr = (h->rptr + elems) % cnt;
+    __atomic_store_n((uint32_t *)(void *)(h->m + 0x1000 + 32), h->rptr, __ATOMIC_RELEASE);
+    if (fn == 0x1001) return true;
+  }
+  return false;
+}
+
+static void plugin_env(const char *chip) {
+  ck_assert_ptr_nonnull(plugin_path);
+  setenv("BG_MOCK_PLUGIN", plugin_path, 1);
+  setenv("MOCKGPU_CHIP", chip, 1);
+  bg_mock_devices d;
+  OK(bg_mock_plugin_start("MOCKPCI", "NV", &d));
+  setenv("BG_SYSFS_ROOT", d.sysfs_root, 1);
+  setenv("BG_LOCK_DIR", d.lock_dir, 1);
+  memset(&E, 0, sizeof(E));
+  snprintf(E.dir, sizeof(E.dir), "%s", d.fw_dir);
+  OK(bg_pci_open_sysfs(d.bdf[0], 0, &E.d));
+  OK(bg_pci_map_bar(E.d, 0, 0, 0, 0, &E.bar0));
+  OK(bg_pci_map_bar(E.d, 1, 0, 0, 0, &E.bar1));
+  bg_pci_bar b;
+  OK(bg_pci_bar_info(E.d, 1, &b));
+  E.bar1_bus = b.base;
+  E.vram = (uint64_t)rd(NV_PGC6_AON_SECURE_SCRATCH_GROUP_42) << 20;
+}
+
+/* GA102: FWSEC-FRTS, Booter, GSP-RM to GSP_INIT_DONE; a function reset, and the same again. */
+START_TEST(plugin_cold_boot_booter) {
+  plugin_env("ga102");
+  const char *bdf = bg_pci_name(E.d);
+  for (int round = 0; round < 2; round++) {
+    gsp_host h;
+    gsp_host_init(&h);
+    gsp_prequeue(&h, bdf, false);
+    ck_assert_uint_eq(run_fwsec(-1, E.vram - 2 * MIB), 0);
+    uint64_t meta = put_gsp_rm(false, ".fwsignature_ga10x");
+    ck_assert_uint_eq(run_booter(meta, h.libos.bus[0]), 0);
+    wr(NVPCI_GSP_BASE + FLCN_OS, 0);
+    ck_assert_uint_ne(rd(NVPCI_GSP_BASE + RISCV_CPUCTL) & RISCV_CPUCTL_ACTIVE_STAT, 0);
+    ck_assert(gsp_wait_init_done(&h));
+    ck_assert_uint_ne(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
+    gsp_host_free(&h);
+    OK(bg_pci_reset(E.d));
+    ck_assert_uint_eq(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
+  }
+  bg_pci_unmap_bar(E.d, &E.bar0);
+  bg_pci_unmap_bar(E.d, &E.bar1);
+  bg_pci_close(E.d);
+}
+END_TEST
+
+/* GH100 and GB202: the FSP's chain of trust, GSP-RM to GSP_INIT_DONE. */
+START_TEST(plugin_cold_boot_fsp) {
+  static const char *const chips[2] = {"gh100", "gb202"};
+  plugin_env(chips[_i]);
+  gsp_host h;
+  gsp_host_init(&h);
+  gsp_prequeue(&h, bg_pci_name(E.d), true);
+  uint64_t meta = put_gsp_rm(true, _i ? ".fwsignature_gb20x" : ".fwsignature_gh10x");
+  uint8_t p[860];
+  cot_build(p, meta, h.libos.bus[0]);
+  ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), false), 0);
+  ck_assert_uint_eq(rd(NVPCI_GSP_BASE + FLCN_HWCFG2) & FLCN_HWCFG2_BR_PRIV_LOCKDOWN, 0);
+  ck_assert(gsp_wait_init_done(&h));
+  gsp_host_free(&h);
+  bg_pci_unmap_bar(E.d, &E.bar0);
+  bg_pci_unmap_bar(E.d, &E.bar1);
+  bg_pci_close(E.d);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   plugin_path = argc > 1 ? argv[1] : NULL;
   Suite *s = suite_create("nvpci-hw");
@@ -769,6 +965,8 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, fsp_emem_round_trip);
   tcase_add_test(tc, fsp_cot_boot_and_rejects);
   tcase_add_test(tc, plugin_nv);
+  tcase_add_test(tc, plugin_cold_boot_booter);
+  tcase_add_loop_test(tc, plugin_cold_boot_fsp, 0, 2);
   suite_add_tcase(s, tc);
   SRunner *r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);
