@@ -26,8 +26,8 @@ int bg_nv_boot_fsp_prepare(bg_nv_pci *d, bg_nv_fsp_boot *b, uint64_t libos_bus, 
   const bg_nv_fmc *fmc = &d->fw.fmc;
   /* page 0: GSP_FMC_BOOT_PARAMS; from page 1: the FMC image (one contiguous range: FSP takes one address each) */
   uint64_t size = 4096 + ((fmc->image_size + 4095) & ~(uint64_t)4095);
-  int e = bg_pci_alloc_sysmem(d->pci, size, BG_SYSMEM_CONTIGUOUS, NULL, &d->fmc_mem);
-  if (e < 0) return bg_error_context(e, "nv: %s: FMC memory: ", bg_pci_name(d->pci));
+  int e = bg_nv_boot_mem(d, &d->fmc_mem, size, "the FMC image");
+  if (e < 0) return e;
   uint8_t *p = (uint8_t *)d->fmc_mem.view.ptr;
   uint64_t params_bus = d->fmc_mem.bus[0], image_bus = d->fmc_mem.bus[0] + 4096;
   memcpy(p + 4096, fmc->image, fmc->image_size);

@@ -74,6 +74,10 @@ void bg_nv_step_end(bg_nv_pci *d);
 /* Data into VRAM at pa through BAR1 (the aperture is in physical mode at cold boot and after the switch). */
 int bg_nv_vram_write(bg_nv_pci *d, uint64_t pa, const void *src, size_t n);
 
+/* Boot memory the firmware takes by one bus address: host memory (one page, or contiguous) or VRAM through BAR1
+ * (bus = BAR1 + VRAM address) when it is larger than a page and BAR1 shows it; freed by bg_nv_pci_boot_fini. */
+int bg_nv_boot_mem(bg_nv_pci *d, bg_sysmem *m, uint64_t size, const char *what);
+
 /* The chip's boot path, split so that everything that can fail on bad input (VBIOS, images) runs before the first
  * register write: prepare reads only; run writes. */
 typedef struct bg_nv_flcn_boot {

@@ -112,6 +112,30 @@ static int sysmem(bg_nv_pci *d, bg_sysmem *m, uint64_t size, bool contiguous, co
   return 0;
 }
 
+/* Boot memory the firmware takes by one address (nv.md 2.2 step 6, tinygrad NVDev._alloc_boot_mem): a page of host
+ * memory when it fits in one; else VRAM seen through BAR1, the firmware given BAR1's bus address + the VRAM address
+ * (the GPU reaches its own VRAM through its aperture as coherent memory), so no hugepage is needed; host memory
+ * (contiguous: a hugepage) only when BAR1 cannot show it. The region is described as a bg_sysmem with map_base NULL. */
+static int boot_mem(bg_nv_pci *d, bg_sysmem *m, uint64_t size, const char *what) {
+  size = (size + 4095) & ~(uint64_t)4095;
+  uint64_t pa;
+  if (size <= 4096 || !d->bar1.ptr || bg_tlsf_alloc(d->vram_main, size, 4096, &pa) < 0 || pa + size > d->bar1.size)
+    return sysmem(d, m, size, true, what);
+  memset(m, 0, sizeof(*m));
+  m->npages = size / 4096;
+  if (!(m->bus = malloc(m->npages * sizeof(*m->bus)))) {
+    bg_tlsf_free(d->vram_main, pa);
+    return bg_error(BG_ENOMEM, "nv: %s: page list of %s", bg_pci_name(d->pci), what);
+  }
+  for (size_t i = 0; i < m->npages; i++) m->bus[i] = d->bar1_bus + pa + 4096 * i;
+  m->size = size;
+  m->view = (bg_mmio){d->bar1.ptr + pa, size, NULL, NULL};
+  memset((void *)m->view.ptr, 0, size);
+  return 0;
+}
+
+int bg_nv_boot_mem(bg_nv_pci *d, bg_sysmem *m, uint64_t size, const char *what) { return boot_mem(d, m, size, what); }
+
 static uint8_t *cpu(bg_sysmem *m) { return (uint8_t *)m->view.ptr; }
 
 static int parse_bdf(const char *name, uint8_t *bus, uint8_t *dev, uint8_t *fn) {
@@ -160,12 +184,12 @@ static int boot_structures(bg_nv_pci *d) {
   uint64_t r3_tables = bg_nv_radix3_table_pages(fw->gsp.image_size);
   uint64_t r3_size = r3_tables * 4096 + fw->gsp.image_size, sig_size = fw->gsp.signature_size;
   if ((e = sysmem(d, &d->msgq_mem, 0x1000 + 2ull * BG_NV_GSP_QUEUE_SIZE, false, "the GSP message queues")) < 0 ||
-      (e = sysmem(d, &d->rmargs_mem, BG_NV_LIBOS_ARGS_SIZE, true, "GSP_ARGUMENTS_CACHED")) < 0 ||
-      (e = sysmem(d, &d->libos_mem, BG_NV_LIBOS_ARGS_SIZE + 5ull * BG_NV_LIBOS_LOG_SIZE, true, "the libos arguments")) < 0 ||
+      (e = boot_mem(d, &d->rmargs_mem, BG_NV_LIBOS_ARGS_SIZE, "GSP_ARGUMENTS_CACHED")) < 0 ||
+      (e = boot_mem(d, &d->libos_mem, BG_NV_LIBOS_ARGS_SIZE + 5ull * BG_NV_LIBOS_LOG_SIZE, "the libos arguments")) < 0 ||
       (e = sysmem(d, &d->radix3_mem, r3_size, false, "the GSP-RM image")) < 0 ||
-      (e = sysmem(d, &d->bootloader_mem, fw->bootloader.data_size, true, "the GSP bootloader")) < 0 ||
-      (e = sysmem(d, &d->sig_mem, sig_size > 4096 ? sig_size : 4096, true, "the GSP-RM signature")) < 0 ||
-      (e = sysmem(d, &d->wpr_meta_mem, 4096, true, "the WPR metadata")) < 0)
+      (e = boot_mem(d, &d->bootloader_mem, fw->bootloader.data_size, "the GSP bootloader")) < 0 ||
+      (e = boot_mem(d, &d->sig_mem, sig_size, "the GSP-RM signature")) < 0 ||
+      (e = boot_mem(d, &d->wpr_meta_mem, 4096, "the WPR metadata")) < 0)
     return e;
 
   if ((e = bg_nv_msgq_init(&d->gsp.q, cpu(&d->msgq_mem), d->msgq_mem.size, d->msgq_mem.bus, d->msgq_mem.npages)) < 0 ||
@@ -259,7 +283,12 @@ int bg_nv_pci_boot(bg_nv_pci *d) {
 }
 
 static void free_sysmem(bg_nv_pci *d, bg_sysmem *m) {
-  if (m->map_base || m->bus) bg_pci_free_sysmem(d->pci, m);
+  if (m->map_base) {
+    bg_pci_free_sysmem(d->pci, m);
+  } else if (m->bus) { /* boot memory in VRAM (boot_mem) */
+    if (d->vram_main) bg_tlsf_free(d->vram_main, m->bus[0] - d->bar1_bus);
+    free(m->bus);
+  }
   memset(m, 0, sizeof(*m));
 }
 

@@ -294,6 +294,11 @@ START_TEST(register_names) {
 }
 END_TEST
 
+
+#ifdef BG_TEST_NVPCI
+void nv_pci_boot_emu_tests(Suite *s); /* test_nv_pci_boot_emu.c */
+#endif
+
 static Suite *suite(void) {
   Suite *s = suite_create("nv-pci-boot");
   TCase *t = tcase_create("falcon");
@@ -308,6 +313,9 @@ static Suite *suite(void) {
   tcase_add_test(t, execute_hs_source_below_zero);
   tcase_add_test(t, register_names);
   suite_add_tcase(s, t);
+#ifdef BG_TEST_NVPCI
+  nv_pci_boot_emu_tests(s);
+#endif
   return s;
 }
 

@@ -1,0 +1,150 @@
+/* tests/unit/nv/test_nv_pci_boot_emu.c: part 2 of nv-pci-boot (test_nv_pci_boot.c has part 1 and main): the driver
+ * (nv/nv_pci.h) on the emulated GPUs of tests/mockgpu/nv_pci, in process, so the test sees the emulator's failures,
+ * stage, RPC counts and every BAR0 write (a wrapper around the GPU's register hook counts them). Kept apart from
+ * part 1 because the emulator's register names (nvpci_internal.h) are its own and clash with nv/nv_regs.h. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../check_helpers.h"
+#include "baregpu/error.h"
+#include "mock_internal.h"
+#include "mock_sysfs.h"
+#include "nv/nv_pci.h"
+#include "nvpci_internal.h"
+
+void nv_pci_boot_emu_tests(Suite *s);
+
+#include "mock_internal.h"
+#include "mock_sysfs.h"
+#include "nvpci_internal.h"
+
+#define BDF "0000:05:00.0"
+
+typedef struct bed {
+  mock_sysfs *tree;
+  nvpci_gpu *g;
+  nvpci_gsp *gsp;
+  bg_pci_dev *pci;
+  char dir[256];
+  /* every BAR0 write the emulated GPU sees, counted by a wrapper around its register hook */
+  mock_pci_rd_fn rd;
+  mock_pci_wr_fn wr;
+  void *user;
+  uint64_t bar0_writes;
+} bed;
+
+static void bed_wr(void *user, mock_pci *m, int bar, uint64_t off, uint64_t v, unsigned size) {
+  bed *b = user;
+  b->bar0_writes++;
+  b->wr(b->user, m, bar, off, v, size);
+}
+
+static uint64_t bed_rd(void *user, mock_pci *m, int bar, uint64_t off, unsigned size) {
+  bed *b = user;
+  return b->rd(b->user, m, bar, off, size);
+}
+
+static void bed_new(bed *b, const char *chip) {
+  memset(b, 0, sizeof(*b));
+  b->tree = mock_sysfs_new();
+  ck_assert_ptr_nonnull(b->tree);
+  nvpci_cfg cfg = {.chip = chip, .bdf = BDF, .vram_size = 512ull << 20, .fuse_version = 1};
+  b->g = nvpci_new(b->tree, &cfg);
+  ck_assert_ptr_nonnull(b->g);
+  b->gsp = nvpci_gsp_new(b->g);
+  ck_assert_ptr_nonnull(b->gsp);
+  nvpci_set_gsp(b->g, b->gsp);
+  OK(mock_tmpdir_new("nvboot", b->dir, sizeof(b->dir)));
+  OK(nvpci_write_firmware(b->g, b->dir));
+  mock_pci *m = nvpci_pci(b->g);
+  for (size_t i = 0; i < m->nhooks; i++)
+    if (m->hooks[i].bar == 0) {
+      b->rd = m->hooks[i].rd, b->wr = m->hooks[i].wr, b->user = m->hooks[i].user;
+      m->hooks[i].rd = bed_rd, m->hooks[i].wr = bed_wr, m->hooks[i].user = b;
+    }
+  ck_assert_ptr_nonnull(b->wr);
+  OK(bg_pci_open_sysfs(BDF, 0, &b->pci));
+}
+
+static void bed_free(bed *b) {
+  bg_pci_close(b->pci);
+  ck_assert_msg(nvpci_nfail(b->g) == 0, "emulated GPU failures:\n%s", nvpci_failures(b->g));
+  ck_assert_msg(mock_sysfs_nfail(b->tree) == 0, "emulated PCI failures:\n%s", mock_sysfs_failures(b->tree));
+  nvpci_gsp_free(b->gsp);
+  nvpci_free(b->g);
+  mock_rm_tree(b->dir);
+  mock_sysfs_free(b->tree);
+}
+
+static const bg_nv_boot_step *step(const bg_nv_pci *d, const char *name) {
+  for (unsigned i = 0; i < d->nsteps; i++)
+    if (strcmp(d->steps[i].name, name) == 0) return &d->steps[i];
+  ck_abort_msg("no step '%s'", name);
+  return NULL;
+}
+
+static void cold_boot(const char *chip, const char *const *names) {
+  bed b;
+  bed_new(&b, chip);
+  bg_nv_pci *d = NULL;
+  OK(bg_nv_pci_open(b.pci, b.dir, &d));
+  ck_assert_msg(nvpci_nfail(b.g) == 0, "emulated GPU failures:\n%s", nvpci_failures(b.g));
+  ck_assert(!d->warm);
+  ck_assert_int_eq(nvpci_stage(b.g), NVPCI_STAGE_INIT_DONE);
+  ck_assert_str_eq(d->chip->fw_dir, chip);
+  ck_assert_uint_eq(d->vram_size, 512ull << 20);
+  ck_assert_uint_eq(d->client, 0xc1e00004u);
+  /* the steps, in order, and their counts add up to the device's */
+  unsigned n = 0;
+  uint64_t r = 0, w = 0, rpc = 0;
+  while (names[n]) n++;
+  ck_assert_uint_eq(d->nsteps, n);
+  for (unsigned i = 0; i < n; i++) {
+    ck_assert_str_eq(d->steps[i].name, names[i]);
+    r += d->steps[i].reg_reads, w += d->steps[i].reg_writes, rpc += d->steps[i].rpcs;
+  }
+  ck_assert_uint_eq(r, d->reg_reads);
+  ck_assert_uint_eq(w, d->reg_writes);
+  ck_assert_uint_eq(w, b.bar0_writes); /* every write went through bg_nv_wr32 */
+  /* nothing written to BAR0 before the chip's boot; firmware read without touching the device */
+  ck_assert_uint_eq(step(d, "firmware")->reg_reads + step(d, "firmware")->reg_writes, 0);
+  ck_assert_uint_eq(step(d, "boot structures")->reg_writes, 0);
+  ck_assert_uint_eq(step(d, "boot structures")->rpcs, 2);   /* SET_SYSTEM_INFO, SET_REGISTRY pre-queued */
+  ck_assert_uint_eq(step(d, "RM objects")->rpcs, 3);        /* root, device, subdevice */
+  ck_assert_uint_eq(step(d, "BAR1 physical mode")->reg_writes, d->chip->family == BG_NV_BLACKWELL ? 2 : 1);
+  ck_assert_uint_eq(rpc, d->gsp.q.sent);
+  uint64_t served = nvpci_gsp_rpcs(b.gsp);
+  ck_assert_uint_ge(served, 5);
+  bg_nv_pci_close(d);
+  ck_assert_uint_gt(nvpci_gsp_rpcs(b.gsp), served); /* RM free and UNLOADING_GUEST_DRIVER reached GSP */
+  bed_free(&b);
+}
+
+static const char *const FLCN_STEPS[] = {"early init", "firmware", "GFW boot wait", "boot structures", "FWSEC-FRTS",
+                                         "Booter", "GSP init done", "BAR1 physical mode", "RM objects", NULL};
+static const char *const FSP_STEPS[] = {"early init", "firmware", "FSP boot wait", "boot structures",
+                                        "FSP chain of trust", "GSP init done", "BAR1 physical mode", "RM objects", NULL};
+
+START_TEST(cold_ga102) { cold_boot("ga102", FLCN_STEPS); }
+END_TEST
+START_TEST(cold_ad102) { cold_boot("ad102", FLCN_STEPS); }
+END_TEST
+START_TEST(cold_gh100) { cold_boot("gh100", FSP_STEPS); }
+END_TEST
+START_TEST(cold_gb202) { cold_boot("gb202", FSP_STEPS); }
+END_TEST
+
+void nv_pci_boot_emu_tests(Suite *s) {
+  TCase *e = tcase_create("emulated");
+  tcase_set_timeout(e, 120);
+  tcase_add_test(e, cold_ga102);
+  tcase_add_test(e, cold_ad102);
+  tcase_add_test(e, cold_gh100);
+  tcase_add_test(e, cold_gb202);
+  suite_add_tcase(s, e);
+}
