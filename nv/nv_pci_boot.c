@@ -270,10 +270,11 @@ int bg_nv_pci_boot(bg_nv_pci *d) {
   if (e < 0) return step_fail(d, e);
   p->gsp_up = true;
 
-  /* BAR1 in physical mode: BAR1 offset == VRAM address from here on (nv.md 2.7 step 2) */
+  /* BAR1 in physical mode, VRAM target: BAR1 offset == VRAM address from here on (nv.md 2.7 step 2). From Hopper on
+   * the block lives in the function's own space (open-gpu-kernel-modules kern_bus_gh100.c writes
+   * NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR; gh100 dev_bus.h has no NV_PBUS_BAR1_BLOCK). */
   bg_nv_step_begin(d, "BAR1 physical mode");
-  bg_nv_wr32(d, NV_PBUS_BAR1_BLOCK, 0);
-  if (d->chip->family == BG_NV_BLACKWELL) bg_nv_wr32(d, NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR, 0);
+  bg_nv_wr32(d, d->chip->fsp_boot ? NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR : NV_PBUS_BAR1_BLOCK, 0);
   bg_nv_step_end(d);
 
   bg_nv_step_begin(d, "RM objects");

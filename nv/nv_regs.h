@@ -119,7 +119,7 @@
 #define NV_PFSP_EMEM_QUEUE_MAX 0x400u /* message bytes the command queue takes */
 
 /* ---- VIRTUAL_FUNCTION (dev_vm.h) ---- */
-#define NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR 0x00b80f60u /* Blackwell */
+#define NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR 0x00b80f60u /* GH100+: BAR1 block (kern_bus_gh100.c) */
 #define NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE 0x00b830b0u
 #define NV_VIRTUAL_FUNCTION_DOORBELL 0x00bb0090u
 
