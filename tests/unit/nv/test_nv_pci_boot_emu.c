@@ -14,6 +14,7 @@
 #include "baregpu/error.h"
 #include "mock_internal.h"
 #include "mock_sysfs.h"
+#include "nv/nv_falcon.h"
 #include "nv/nv_pci.h"
 #include "nvpci_internal.h"
 
@@ -139,6 +140,119 @@ END_TEST
 START_TEST(cold_gb202) { cold_boot("gb202", FSP_STEPS); }
 END_TEST
 
+/* ---------------- bad firmware: a clear error, nothing written ---------------- */
+
+static void copy_file(const char *from, const char *to) {
+  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+  ck_assert_ptr_nonnull(a);
+  ck_assert_ptr_nonnull(b);
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), a)) > 0) ck_assert_uint_eq(fwrite(buf, 1, n, b), n);
+  fclose(a);
+  fclose(b);
+}
+
+/* The bed's firmware copied into a second folder, one file damaged by how: 't' truncated to 16 bytes, 'm' its first
+ * byte flipped (ELF / nvfw_bin_hdr magic), 'r' removed. */
+static void bad_firmware(const char *chip, const char *file, char how, int code, const char *needle) {
+  bed b;
+  bed_new(&b, chip);
+  char dir[256], from[600], to[600];
+  OK(mock_tmpdir_new("nvbadfw", dir, sizeof(dir)));
+  static const char *const FILES[] = {"gsp-570.144.bin", "bootloader-570.144.bin", "booter_load-570.144.bin",
+                                      "fmc-570.144.bin"};
+  for (size_t i = 0; i < sizeof(FILES) / sizeof(FILES[0]); i++) {
+    snprintf(from, sizeof(from), "%s/%s", b.dir, FILES[i]);
+    snprintf(to, sizeof(to), "%s/%s", dir, FILES[i]);
+    if (access(from, R_OK) == 0) copy_file(from, to);
+  }
+  snprintf(to, sizeof(to), "%s/%s", dir, file);
+  if (how == 't') {
+    ck_assert_int_eq(truncate(to, 16), 0);
+  } else if (how == 'm') {
+    FILE *f = fopen(to, "r+b");
+    ck_assert_ptr_nonnull(f);
+    int c = fgetc(f);
+    fseek(f, 0, SEEK_SET);
+    fputc(c ^ 0xff, f);
+    fclose(f);
+  } else {
+    ck_assert_int_eq(unlink(to), 0);
+  }
+  bg_nv_pci *d = NULL;
+  int r = bg_nv_pci_open(b.pci, dir, &d);
+  /* code 0: any error (nv_fw.h promises BG_ENOENT for a missing file; the loader currently returns BG_ENODEV) */
+  ck_assert_msg(code ? r == -code : r < 0, "open -> %d (want %d): %s", r, -code, bg_last_error());
+  ck_assert_msg(strstr(bg_last_error(), needle), "message '%s' lacks '%s'", bg_last_error(), needle);
+  ck_assert_ptr_null(d);
+  ck_assert_msg(strstr(bg_last_error(), "firmware"), "error '%s' does not name the step", bg_last_error());
+  ck_assert_uint_eq(b.bar0_writes, 0); /* the device was not touched */
+  ck_assert_int_eq(nvpci_stage(b.g), NVPCI_STAGE_COLD);
+  /* and the untouched device still boots with good firmware */
+  OK(bg_nv_pci_open(b.pci, b.dir, &d));
+  bg_nv_pci_close(d);
+  mock_rm_tree(dir);
+  bed_free(&b);
+}
+
+START_TEST(bad_booter_truncated) { bad_firmware("ga102", "booter_load-570.144.bin", 't', BG_EFORMAT, "booter_load-570.144.bin"); }
+END_TEST
+START_TEST(bad_fmc_magic) { bad_firmware("gh100", "fmc-570.144.bin", 'm', BG_EFORMAT, "fmc-570.144.bin"); }
+END_TEST
+START_TEST(bad_gsp_missing) { bad_firmware("ad102", "gsp-570.144.bin", 'r', 0, "gsp-570.144.bin not found"); }
+END_TEST
+START_TEST(bad_bootloader_magic) { bad_firmware("gb202", "bootloader-570.144.bin", 'm', BG_EFORMAT, "bootloader-570.144.bin"); }
+END_TEST
+
+/* ---------------- warm: a GSP left running by a process that died ---------------- */
+
+static void warm(const char *chip) {
+  bed b;
+  bed_new(&b, chip);
+  bg_nv_pci *d = NULL;
+  OK(bg_nv_pci_open(b.pci, b.dir, &d));
+  /* the process dies: its host memory goes, the GPU keeps running GSP-RM (no UNLOADING_GUEST_DRIVER) */
+  bg_nv_priv(d)->gsp_up = false;
+  bg_nv_pci_close(d);
+  ck_assert_int_eq(nvpci_stage(b.g), NVPCI_STAGE_INIT_DONE);
+  unsigned resets = nvpci_pci(b.g)->resets;
+  OK(bg_nv_pci_open(b.pci, b.dir, &d));
+  ck_assert(d->warm);
+  ck_assert_uint_eq(nvpci_pci(b.g)->resets, resets + 1);
+  ck_assert_int_eq(nvpci_stage(b.g), NVPCI_STAGE_INIT_DONE);
+  ck_assert_uint_eq(d->client, 0xc1e00004u);
+  bg_nv_pci_close(d);
+  /* a clean close leaves it reusable: the next open resets (WPR2 stays until the function reset) and boots */
+  OK(bg_nv_pci_open(b.pci, b.dir, &d));
+  ck_assert_int_eq(nvpci_stage(b.g), NVPCI_STAGE_INIT_DONE);
+  bg_nv_pci_close(d);
+  bed_free(&b);
+}
+
+START_TEST(warm_ga102) { warm("ga102"); }
+END_TEST
+START_TEST(warm_gb202) { warm("gb202"); }
+END_TEST
+
+/* ---------------- an unknown chip ---------------- */
+
+START_TEST(unknown_chip_names_registers) {
+  bed b;
+  bed_new(&b, "ga102");
+  b.g->c = &NVPCI_CHIPS[NVPCI_GA102];
+  nvpci_chip patched = NVPCI_CHIPS[NVPCI_GA102];
+  patched.arch = 0x16; /* Turing: not in the table */
+  b.g->c = &patched;
+  bg_nv_pci *d = NULL;
+  FAILS(bg_nv_pci_open(b.pci, b.dir, &d), BG_ENOTSUP, "unknown chip: NV_PMC_BOOT_0 = 0x");
+  ck_assert_ptr_nonnull(strstr(bg_last_error(), "NV_PMC_BOOT_42 = 0x16"));
+  ck_assert_uint_eq(b.bar0_writes, 0);
+  b.g->c = &NVPCI_CHIPS[NVPCI_GA102];
+  bed_free(&b);
+}
+END_TEST
+
 void nv_pci_boot_emu_tests(Suite *s) {
   TCase *e = tcase_create("emulated");
   tcase_set_timeout(e, 120);
@@ -146,5 +260,12 @@ void nv_pci_boot_emu_tests(Suite *s) {
   tcase_add_test(e, cold_ad102);
   tcase_add_test(e, cold_gh100);
   tcase_add_test(e, cold_gb202);
+  tcase_add_test(e, bad_booter_truncated);
+  tcase_add_test(e, bad_fmc_magic);
+  tcase_add_test(e, bad_gsp_missing);
+  tcase_add_test(e, bad_bootloader_magic);
+  tcase_add_test(e, warm_ga102);
+  tcase_add_test(e, warm_gb202);
+  tcase_add_test(e, unknown_chip_names_registers);
   suite_add_tcase(s, e);
 }
