@@ -196,6 +196,45 @@ static void bad_firmware(const char *chip, const char *file, char how, int code,
   bed_free(&b);
 }
 
+/* Files whose headers parse but whose payload the GPU's boot ROM / FSP refuses: the driver reports the refusal
+ * read back from the device (not just a later timeout). */
+static void refused(const char *chip, const char *file, const char *needle) {
+  bed b;
+  bed_new(&b, chip);
+  char dir[256], from[600], to[600];
+  OK(mock_tmpdir_new("nvrefused", dir, sizeof(dir)));
+  static const char *const FILES[] = {"gsp-570.144.bin", "bootloader-570.144.bin", "booter_load-570.144.bin",
+                                      "fmc-570.144.bin"};
+  for (size_t i = 0; i < sizeof(FILES) / sizeof(FILES[0]); i++) {
+    snprintf(from, sizeof(from), "%s/%s", b.dir, FILES[i]);
+    snprintf(to, sizeof(to), "%s/%s", dir, FILES[i]);
+    if (access(from, R_OK) == 0) copy_file(from, to);
+  }
+  snprintf(to, sizeof(to), "%s/%s", dir, file);
+  FILE *f = fopen(to, "r+b");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, 0, SEEK_END);
+  long mid = ftell(f) / 2;
+  fseek(f, mid, SEEK_SET);
+  int c = fgetc(f);
+  fseek(f, mid, SEEK_SET);
+  fputc(c ^ 0x5a, f);
+  fclose(f);
+  bg_nv_pci *d = NULL;
+  int r = bg_nv_pci_open(b.pci, dir, &d);
+  ck_assert_msg(r < 0, "open with %s damaged succeeded", file);
+  ck_assert_msg(strstr(bg_last_error(), needle), "message '%s' lacks '%s'", bg_last_error(), needle);
+  ck_assert_int_lt(nvpci_stage(b.g), NVPCI_STAGE_GSP_RUNNING);
+  nvpci_clear_failures(b.g); /* the emulator recorded the refusal it answered with */
+  mock_rm_tree(dir);
+  bed_free(&b);
+}
+
+START_TEST(refused_fmc) { refused("gh100", "fmc-570.144.bin", "FSP rejected the chain-of-trust command: errorCode"); }
+END_TEST
+START_TEST(refused_booter) { refused("ga102", "booter_load-570.144.bin", "Booter on SEC2 failed: NV_PFALCON_FALCON_MAILBOX0"); }
+END_TEST
+
 START_TEST(bad_booter_truncated) { bad_firmware("ga102", "booter_load-570.144.bin", 't', BG_EFORMAT, "booter_load-570.144.bin"); }
 END_TEST
 START_TEST(bad_fmc_magic) { bad_firmware("gh100", "fmc-570.144.bin", 'm', BG_EFORMAT, "fmc-570.144.bin"); }
@@ -264,6 +303,8 @@ void nv_pci_boot_emu_tests(Suite *s) {
   tcase_add_test(e, bad_fmc_magic);
   tcase_add_test(e, bad_gsp_missing);
   tcase_add_test(e, bad_bootloader_magic);
+  tcase_add_test(e, refused_fmc);
+  tcase_add_test(e, refused_booter);
   tcase_add_test(e, warm_ga102);
   tcase_add_test(e, warm_gb202);
   tcase_add_test(e, unknown_chip_names_registers);
