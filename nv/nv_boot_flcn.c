@@ -98,7 +98,7 @@ static int booter(bg_nv_pci *d, bg_nv_flcn_boot *b, uint64_t libos_bus, uint64_t
   bg_nv_wr32(d, NV_PGSP_FALCON_MAILBOX0, (uint32_t)libos_bus);
   bg_nv_wr32(d, NV_PGSP_FALCON_MAILBOX1, (uint32_t)(libos_bus >> 32));
   if ((e = bg_nv_falcon_reset(d, sec2, false)) < 0) return e;
-  /* nv.md 2.3 step C 3: code from app 0 at its own offset, data from the OS data; BROM PKC at 0x10, engine 1, ucode 3 */
+  /* nv.md 2.3 step C 3: code from app 0 at its offset, data from the OS data; BROM PKC 0x10, engine 1, ucode 3 */
   bg_nv_hs_ucode u = {
       .what = "Booter", .image_pa = b->booter_pa, .code_off = bt->app0_offset, .data_off = bt->os_data_offset,
       .imem_pa = 0, .imem_va = bt->app0_offset, .imem_size = bt->app0_size, .dmem_pa = 0, .dmem_va = 0,
@@ -112,8 +112,8 @@ static int booter(bg_nv_pci *d, bg_nv_flcn_boot *b, uint64_t libos_bus, uint64_t
   bg_nv_falcon_wr(d, gsp, NV_PFALCON_FALCON_OS, 0);
   uint32_t c = bg_nv_falcon_rd(d, gsp, NV_PRISCV_RISCV_CPUCTL);
   if (!(c & NV_PRISCV_RISCV_CPUCTL_ACTIVE_STAT))
-    return bg_error(BG_EIO, "nv: %s: after Booter, GSP NV_PRISCV_RISCV_CPUCTL = 0x%08" PRIx32 ": the RISC-V core is not "
-                    "active (active_stat, bit 7, expected 1)", bg_pci_name(d->pci), c);
+    return bg_error(BG_EIO, "nv: %s: after Booter, GSP NV_PRISCV_RISCV_CPUCTL = 0x%08" PRIx32
+                    ": the RISC-V core is not active (active_stat, bit 7, expected 1)", bg_pci_name(d->pci), c);
   return 0;
 }
 

@@ -85,7 +85,7 @@ int bg_nv_falcon_wait_halt(bg_nv_pci *d, const bg_nv_falcon *f) {
                BG_NV_TIMEOUT_HALT_MS, "CPU halt");
 }
 
-/* The DMA source of a part loaded at virtual offset va: image + off - va (nv.md 2.3: the falcon adds its own offset). */
+/* The DMA source of a part loaded at virtual offset va: image + off - va (nv.md 2.3: the falcon adds its offset). */
 static int part_src(const bg_nv_falcon *f, const bg_nv_hs_ucode *u, const char *part, uint32_t off, uint32_t va,
                     uint64_t *src) {
   if (u->image_pa + off < va)

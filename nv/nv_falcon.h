@@ -34,7 +34,8 @@ int bg_nv_falcon_reset(bg_nv_pci *d, const bg_nv_falcon *f, bool riscv);
  * ga102_flcn_fw_boot / r535 CORE_RESET). */
 void bg_nv_falcon_disable_ctx_req(bg_nv_pci *d, const bg_nv_falcon *f);
 /* size bytes (rounded up to whole 256-byte DMATRF blocks) from src (a VRAM address, 256-byte aligned) to IMEM/DMEM
- * offset dest: mem_off + x is the offset from src of block x. Waits for a free slot before each block and for idle at the end. */
+ * offset dest: mem_off + x is the offset from src of block x. Waits for a free slot before each block and for idle
+ * at the end. */
 int bg_nv_falcon_dma(bg_nv_pci *d, const bg_nv_falcon *f, uint32_t cmd, uint32_t dest, uint32_t mem_off, uint64_t src,
                      uint32_t size);
 /* Start the CPU (CPUCTL_ALIAS when CPUCTL.alias_en, else CPUCTL.startcpu) and wait for CPUCTL.halted. */

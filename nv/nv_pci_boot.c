@@ -2,7 +2,9 @@
  *
  *   boot structures   host DMA memory: message queues, GSP_ARGUMENTS_CACHED, libos arguments, radix-3 tree of the
  *                     GSP-RM image, bootloader, signature, WPR metadata; SET_SYSTEM_INFO and SET_REGISTRY pre-queued;
- *                     the chip path's inputs (VBIOS + FRTS image, or the FSP COT message): nothing written to BAR0 yet
+ *                     the FSP COT message (Hopper/Blackwell)
+ *   VBIOS             (Ampere/Ada) the ROM through the PROM window, the FWSEC signature the fuse picks, the FRTS image:
+ *                     up to here nothing is written to BAR0
  *   FWSEC-FRTS, Booter (Ampere/Ada)  or  FSP chain of trust (Hopper/Blackwell): nv_boot_flcn.c / nv_boot_fsp.c
  *   GSP init done     GSP's status-queue header, then GSP_INIT_DONE with CPU-sequencer events run on the way
  *   BAR1 physical mode
@@ -185,7 +187,8 @@ static int boot_structures(bg_nv_pci *d) {
   uint64_t r3_size = r3_tables * 4096 + fw->gsp.image_size, sig_size = fw->gsp.signature_size;
   if ((e = sysmem(d, &d->msgq_mem, 0x1000 + 2ull * BG_NV_GSP_QUEUE_SIZE, false, "the GSP message queues")) < 0 ||
       (e = boot_mem(d, &d->rmargs_mem, BG_NV_LIBOS_ARGS_SIZE, "GSP_ARGUMENTS_CACHED")) < 0 ||
-      (e = boot_mem(d, &d->libos_mem, BG_NV_LIBOS_ARGS_SIZE + 5ull * BG_NV_LIBOS_LOG_SIZE, "the libos arguments")) < 0 ||
+      (e = boot_mem(d, &d->libos_mem, BG_NV_LIBOS_ARGS_SIZE + 5ull * BG_NV_LIBOS_LOG_SIZE, "the libos arguments")) <
+          0 ||
       (e = sysmem(d, &d->radix3_mem, r3_size, false, "the GSP-RM image")) < 0 ||
       (e = boot_mem(d, &d->bootloader_mem, fw->bootloader.data_size, "the GSP bootloader")) < 0 ||
       (e = boot_mem(d, &d->sig_mem, sig_size, "the GSP-RM signature")) < 0 ||
@@ -223,8 +226,8 @@ static int wait_status_queue(bg_nv_pci *d) {
     if (bg_now_ns() > end) break;
     if (i >= 16) bg_nv_sleep_us(i >= 256 ? 1000 : 10);
   }
-  return bg_error(BG_EHANG, "nv: %s: GSP did not set up its status queue within %d ms (msgqTxHeader.entryOff = 0x%" PRIx32
-                  ", 0x1000 expected)", bg_pci_name(d->pci), ms, off);
+  return bg_error(BG_EHANG, "nv: %s: GSP did not set up its status queue within %d ms (msgqTxHeader.entryOff = "
+                  "0x%" PRIx32 ", 0x1000 expected)", bg_pci_name(d->pci), ms, off);
 }
 
 static int rm_objects(bg_nv_pci *d) {
@@ -251,10 +254,13 @@ int bg_nv_pci_boot(bg_nv_pci *d) {
   if (e >= 0 && d->chip->fsp_boot) {
     if (!(sb = calloc(1, sizeof(*sb)))) e = bg_error(BG_ENOMEM, "nv: FSP message");
     else e = bg_nv_boot_fsp_prepare(d, sb, libos, meta);
-  } else if (e >= 0) {
-    e = bg_nv_boot_flcn_prepare(d, &fb);
   }
   bg_nv_step_end(d);
+  if (e >= 0 && !d->chip->fsp_boot) { /* its own step: 1 MiB of PROM reads dominate the boot's register reads */
+    bg_nv_step_begin(d, "VBIOS");
+    e = bg_nv_boot_flcn_prepare(d, &fb);
+    bg_nv_step_end(d);
+  }
   /* Up to here nothing was written to BAR0: the first write below starts the chip's boot. */
   if (e >= 0) e = d->chip->fsp_boot ? bg_nv_boot_fsp_run(d, sb) : bg_nv_boot_flcn_run(d, &fb, libos, meta);
   free(sb);

@@ -230,8 +230,9 @@ uint32_t bg_nv_therm_i2cs_scratch(const bg_nv_chip *chip) {
  * open-gpu-kernel-modules kern_fsp_gh100.c / nouveau nvkm/subdev/fsp/gh100.c gh100_fsp_wait_secure_boot). */
 static int wait_boot_rom(bg_nv_pci *d) {
   if (d->chip->fsp_boot)
-    return bg_nv_poll(d, bg_nv_therm_i2cs_scratch(d->chip), 0xffffffffu, NV_THERM_I2CS_SCRATCH_FSP_BOOT_COMPLETE_SUCCESS,
-                      BG_NV_TIMEOUT_BOOT_MS, "FSP secure boot complete");
+    return bg_nv_poll(d, bg_nv_therm_i2cs_scratch(d->chip), 0xffffffffu,
+                      NV_THERM_I2CS_SCRATCH_FSP_BOOT_COMPLETE_SUCCESS, BG_NV_TIMEOUT_BOOT_MS,
+                      "FSP secure boot complete");
   int e = bg_nv_poll(d, NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK, 1, 1, BG_NV_TIMEOUT_BOOT_MS,
                      "GFW boot: scratch readable");
   if (e >= 0)

@@ -86,7 +86,7 @@
 #define NV_PFALCON_FBIF_CTL 0x624u
 #define NV_PFALCON_FBIF_CTL_ALLOW_PHYS_NO_CTX (1u << 7)
 
-/* ---- NV_PFALCON2_FALCON_* and NV_PRISCV_RISCV_* (dev_falcon_second_pri.h, dev_riscv_pri.h): base + 0x1000 + off ---- */
+/* ---- NV_PFALCON2_FALCON_* and NV_PRISCV_RISCV_* (dev_falcon_second_pri.h, dev_riscv_pri.h): base + 0x1000 + off */
 #define NV_PFALCON2_FALCON_MOD_SEL 0x1180u
 #define NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K 1u
 #define NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID 0x1198u

@@ -115,6 +115,10 @@ static void cold_boot(const char *chip, const char *const *names) {
   /* nothing written to BAR0 before the chip's boot; firmware read without touching the device */
   ck_assert_uint_eq(step(d, "firmware")->reg_reads + step(d, "firmware")->reg_writes, 0);
   ck_assert_uint_eq(step(d, "boot structures")->reg_writes, 0);
+  if (!d->chip->fsp_boot) {
+    ck_assert_uint_eq(step(d, "VBIOS")->reg_writes, 0);
+    ck_assert_uint_ge(step(d, "VBIOS")->reg_reads, 0x100000 / 4); /* the PROM window, dword by dword */
+  }
   ck_assert_uint_eq(step(d, "boot structures")->rpcs, 2);   /* SET_SYSTEM_INFO, SET_REGISTRY pre-queued */
   ck_assert_uint_eq(step(d, "RM objects")->rpcs, 3);        /* root, device, subdevice */
   ck_assert_uint_eq(step(d, "BAR1 physical mode")->reg_writes, 1);
@@ -126,18 +130,28 @@ static void cold_boot(const char *chip, const char *const *names) {
   bed_free(&b);
 }
 
-static const char *const FLCN_STEPS[] = {"early init", "firmware", "GFW boot wait", "boot structures", "FWSEC-FRTS",
+static const char *const FLCN_STEPS[] = {"early init", "firmware", "GFW boot wait", "boot structures", "VBIOS",
+                                         "FWSEC-FRTS",
                                          "Booter", "GSP init done", "BAR1 physical mode", "RM objects", NULL};
 static const char *const FSP_STEPS[] = {"early init", "firmware", "FSP boot wait", "boot structures",
-                                        "FSP chain of trust", "GSP init done", "BAR1 physical mode", "RM objects", NULL};
+                                        "FSP chain of trust", "GSP init done", "BAR1 physical mode", "RM objects",
+                                        NULL};
 
-START_TEST(cold_ga102) { cold_boot("ga102", FLCN_STEPS); }
+START_TEST(cold_ga102) {
+  cold_boot("ga102", FLCN_STEPS);
+}
 END_TEST
-START_TEST(cold_ad102) { cold_boot("ad102", FLCN_STEPS); }
+START_TEST(cold_ad102) {
+  cold_boot("ad102", FLCN_STEPS);
+}
 END_TEST
-START_TEST(cold_gh100) { cold_boot("gh100", FSP_STEPS); }
+START_TEST(cold_gh100) {
+  cold_boot("gh100", FSP_STEPS);
+}
 END_TEST
-START_TEST(cold_gb202) { cold_boot("gb202", FSP_STEPS); }
+START_TEST(cold_gb202) {
+  cold_boot("gb202", FSP_STEPS);
+}
 END_TEST
 
 /* ---------------- bad firmware: a clear error, nothing written ---------------- */
@@ -230,18 +244,30 @@ static void refused(const char *chip, const char *file, const char *needle) {
   bed_free(&b);
 }
 
-START_TEST(refused_fmc) { refused("gh100", "fmc-570.144.bin", "FSP rejected the chain-of-trust command: errorCode"); }
+START_TEST(refused_fmc) {
+  refused("gh100", "fmc-570.144.bin", "FSP rejected the chain-of-trust command: errorCode");
+}
 END_TEST
-START_TEST(refused_booter) { refused("ga102", "booter_load-570.144.bin", "Booter on SEC2 failed: NV_PFALCON_FALCON_MAILBOX0"); }
+START_TEST(refused_booter) {
+  refused("ga102", "booter_load-570.144.bin", "Booter on SEC2 failed: NV_PFALCON_FALCON_MAILBOX0");
+}
 END_TEST
 
-START_TEST(bad_booter_truncated) { bad_firmware("ga102", "booter_load-570.144.bin", 't', BG_EFORMAT, "booter_load-570.144.bin"); }
+START_TEST(bad_booter_truncated) {
+  bad_firmware("ga102", "booter_load-570.144.bin", 't', BG_EFORMAT, "booter_load-570.144.bin");
+}
 END_TEST
-START_TEST(bad_fmc_magic) { bad_firmware("gh100", "fmc-570.144.bin", 'm', BG_EFORMAT, "fmc-570.144.bin"); }
+START_TEST(bad_fmc_magic) {
+  bad_firmware("gh100", "fmc-570.144.bin", 'm', BG_EFORMAT, "fmc-570.144.bin");
+}
 END_TEST
-START_TEST(bad_gsp_missing) { bad_firmware("ad102", "gsp-570.144.bin", 'r', 0, "gsp-570.144.bin not found"); }
+START_TEST(bad_gsp_missing) {
+  bad_firmware("ad102", "gsp-570.144.bin", 'r', 0, "gsp-570.144.bin not found");
+}
 END_TEST
-START_TEST(bad_bootloader_magic) { bad_firmware("gb202", "bootloader-570.144.bin", 'm', BG_EFORMAT, "bootloader-570.144.bin"); }
+START_TEST(bad_bootloader_magic) {
+  bad_firmware("gb202", "bootloader-570.144.bin", 'm', BG_EFORMAT, "bootloader-570.144.bin");
+}
 END_TEST
 
 /* ---------------- warm: a GSP left running by a process that died ---------------- */
@@ -269,9 +295,13 @@ static void warm(const char *chip) {
   bed_free(&b);
 }
 
-START_TEST(warm_ga102) { warm("ga102"); }
+START_TEST(warm_ga102) {
+  warm("ga102");
+}
 END_TEST
-START_TEST(warm_gb202) { warm("gb202"); }
+START_TEST(warm_gb202) {
+  warm("gb202");
+}
 END_TEST
 
 /* ---------------- an unknown chip ---------------- */
