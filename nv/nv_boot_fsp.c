@@ -93,7 +93,7 @@ static int send_cot(bg_nv_pci *d, const bg_nv_fsp_boot *b) {
   uint32_t head, tail;
   int e = wait_pair(d, NV_PFSP_QUEUE_HEAD(0), NV_PFSP_QUEUE_TAIL(0), true, "command queue busy", &head, &tail);
   if (e < 0) return e;
-  bg_nv_wr32(d, NV_PFSP_EMEMC(0), NV_PFSP_EMEMC_OFFS(0) | NV_PFSP_EMEMC_BLK(0) | NV_PFSP_EMEMC_AINCW);
+  bg_nv_wr32(d, NV_PFSP_EMEMC(0), NV_PFSP_EMEMC_AINCW); /* block 0, offset 0, auto-increment on write */
   for (size_t i = 0; i < b->msg_len; i += 4) {
     uint32_t w;
     memcpy(&w, b->msg + i, 4);

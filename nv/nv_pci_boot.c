@@ -268,10 +268,12 @@ int bg_nv_pci_boot(bg_nv_pci *d) {
   if (e < 0) return step_fail(d, e);
 
   bg_nv_step_begin(d, "GSP init done");
-  uint8_t reply[64];
-  size_t len = 0;
   e = wait_status_queue(d);
-  if (e >= 0) e = bg_nv_gsp_wait(&d->gsp, BG_NV_RPC_EVENT_GSP_INIT_DONE, reply, sizeof(reply), &len);
+  if (e >= 0) {
+    uint8_t reply[64];
+    size_t len = 0;
+    e = bg_nv_gsp_wait(&d->gsp, BG_NV_RPC_EVENT_GSP_INIT_DONE, reply, sizeof(reply), &len);
+  }
   bg_nv_step_end(d);
   if (e < 0) return step_fail(d, e);
   p->gsp_up = true;
@@ -308,10 +310,12 @@ void bg_nv_pci_boot_fini(bg_nv_pci *d) {
     uint8_t msg[8] = {0};
     uint32_t level = GSP_FAST_UNLOAD;
     memcpy(msg + 4, &level, 4);
-    uint8_t reply[16];
-    size_t len = 0;
     if (e >= 0) e = bg_nv_gsp_send(&d->gsp, BG_NV_RPC_UNLOADING_GUEST_DRIVER, msg, sizeof(msg));
-    if (e >= 0) e = bg_nv_gsp_wait(&d->gsp, BG_NV_RPC_UNLOADING_GUEST_DRIVER, reply, sizeof(reply), &len);
+    if (e >= 0) {
+      uint8_t reply[16];
+      size_t len = 0;
+      e = bg_nv_gsp_wait(&d->gsp, BG_NV_RPC_UNLOADING_GUEST_DRIVER, reply, sizeof(reply), &len);
+    }
     if (e < 0) BG_LOG(1, "nv: %s: close: %s", bg_pci_name(d->pci), bg_last_error());
     p->gsp_up = false;
     d->client = 0;

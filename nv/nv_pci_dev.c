@@ -271,8 +271,8 @@ static void free_all(bg_nv_pci *d) {
 int bg_nv_pci_open(bg_pci_dev *pci, const char *fw_dir, bg_nv_pci **out) {
   *out = NULL;
   bg_nv_pci_priv *p = calloc(1, sizeof(*p));
-  bg_nv_pci *d = p ? &p->pub : NULL;
-  if (!d) return bg_error(BG_ENOMEM, "nv: %s: device state", bg_pci_name(pci));
+  if (!p) return bg_error(BG_ENOMEM, "nv: %s: device state", bg_pci_name(pci));
+  bg_nv_pci *d = &p->pub;
   d->pci = pci;
   bg_nv_step_begin(d, "early init");
   int e = map_bars(d);

@@ -309,7 +309,6 @@ END_TEST
 START_TEST(unknown_chip_names_registers) {
   bed b;
   bed_new(&b, "ga102");
-  b.g->c = &NVPCI_CHIPS[NVPCI_GA102];
   nvpci_chip patched = NVPCI_CHIPS[NVPCI_GA102];
   patched.arch = 0x16; /* Turing: not in the table */
   b.g->c = &patched;
