@@ -50,7 +50,9 @@ int bg_nv_vbios_parse(const uint8_t *rom, size_t n, bg_nv_vbios *out);
 
 /* The FWSEC signature index for a fuse version read from the GPU (nouveau fwsec.c: the set bit of
  * signature_versions that matches the fuse version, counted from bit 0): error naming both values when the VBIOS has
- * no signature for that fuse version. */
+ * no signature for that fuse version. fuse_version is the highest set bit's index + 1 of the ucode's fuse register
+ * (0 when none is set), as open-gpu-kernel-modules kgspReadUcodeFuseVersion_GA100 returns it; bit fuse_version of
+ * signature_versions must be set (kernel_gsp_frts_tu102.c s_prepareForFwsec_TU102). */
 int bg_nv_fwsec_sig_index(const bg_nv_fwsec_desc *d, uint32_t fuse_version, unsigned *index);
 
 /* A patched FWSEC image for the FRTS command (nv.md 2.3 step A 5-6): a malloc'd copy of the image with the DMEM
@@ -123,7 +125,7 @@ typedef struct bg_nv_firmware {
  * $BG_NV_FIRMWARE_DIR if set, else /lib/firmware/nvidia/<chip fw_dir>/gsp
  * (linux-firmware's layout); the GSP-RM ELF is gsp-570.144.bin there (linux-firmware keeps it in ga102/ for every chip;
  * that folder is tried second) unless $BG_NV_GSP_ELF names a file. Files: bootloader-570.144.bin, booter_load-570.144.bin
- * (GA/AD), fmc-570.144.bin (GH/GB). A missing file: BG_ENOENT naming the path and the variable that overrides it; a
+ * (GA/AD), fmc-570.144.bin (GH/GB). A missing file: BG_ENODEV (error.h has no BG_ENOENT) naming the path and the variable that overrides it; a
  * file that is not a regular file (a FIFO, a device): BG_EINVAL; a mismatched file (another chip's signature
  * section only, wrong magic, sizes that do not fit): the parser's error. */
 int bg_nv_firmware_load(const bg_nv_chip *chip, const char *dir, bg_nv_firmware *out);

@@ -94,7 +94,7 @@ static int not_found(const char *path, const where *w, const bg_nv_chip *chip) {
 
 static int read_in(const where *w, const bg_nv_chip *chip, const char *name, uint8_t **buf, size_t *len,
                    char *path, size_t pn) {
-  bool missing;
+  bool missing = false;
   int r = path_of(path, pn, w->dir, name);
   if (r == 0) r = read_file(path, buf, len, &missing);
   if (r < 0 && missing) r = not_found(path, w, chip);
@@ -105,7 +105,7 @@ static int read_in(const where *w, const bg_nv_chip *chip, const char *name, uin
  * folder is a linux-firmware chip folder (.../<chip>/gsp). */
 static int read_gsp(const where *w, const bg_nv_chip *chip, uint8_t **buf, size_t *len, char *path, size_t pn) {
   const char *env = getenv("BG_NV_GSP_ELF");
-  bool missing;
+  bool missing = false;
   int r;
   if (env && *env) {
     snprintf(path, pn, "%s", env);

@@ -89,8 +89,8 @@ static int find_bit(const uint8_t *rom, size_t n, bg_nv_vbios *v) {
 }
 
 /* BIT token FALCON_DATA (0x70) version 2: its data starts with the u32 pointer of the falcon ucode table
- * (nouveau pmu.c nvbios_pmuTe). */
-static int ucode_table_ptr(const uint8_t *rom, size_t n, const bg_nv_vbios *v, uint32_t *ptr) {
+ * (nouveau pmu.c nvbios_pmuTe; both pointers go through the image mapping of rom_addr, as nvbios_rd32 does). */
+static int ucode_table_ptr(const uint8_t *rom, size_t n, const bg_nv_vbios *v, uint32_t base_len, uint32_t *ptr) {
   uint64_t b = v->bit_off;
   if (!bg_in_bounds(b, BIT_HDR_MIN, n)) return VERR("BIT header at 0x%llx cut off by the ROM end", (unsigned long long)b);
   unsigned hsize = rom[b + 8], tsize = rom[b + 9], count = rom[b + 10];
@@ -103,8 +103,9 @@ static int ucode_table_ptr(const uint8_t *rom, size_t n, const bg_nv_vbios *v, u
     unsigned ver = rom[t + 1], size = bg_le16(rom + t + 2), data = bg_le16(rom + t + 4);
     if (ver != 2 || size < 4)
       return VERR("BIT token FALCON_DATA (0x70): version %u size %u, expected version 2 and size >= 4", ver, size);
-    if (!bg_in_bounds(data, 4, n)) return VERR("BIT token FALCON_DATA (0x70): data pointer 0x%x outside the ROM", data);
-    *ptr = bg_le32(rom + data);
+    uint64_t at = rom_addr(v, base_len, data);
+    if (!bg_in_bounds(at, 4, n)) return VERR("BIT token FALCON_DATA (0x70): data pointer 0x%x outside the ROM", data);
+    *ptr = bg_le32(rom + at);
     return 0;
   }
   return VERR("BIT header at 0x%x has no FALCON_DATA token (id 0x70) among its %u tokens", v->bit_off, count);
@@ -153,7 +154,7 @@ int bg_nv_vbios_parse(const uint8_t *rom, size_t n, bg_nv_vbios *out) {
   uint32_t base_len = 0, table_ptr = 0;
   int r;
   if ((r = walk_images(rom, n, &v, &base_len)) < 0 || (r = find_bit(rom, n, &v)) < 0 ||
-      (r = ucode_table_ptr(rom, n, &v, &table_ptr)) < 0)
+      (r = ucode_table_ptr(rom, n, &v, base_len, &table_ptr)) < 0)
     return r;
   uint64_t t = rom_addr(&v, base_len, table_ptr);
   if (!bg_in_bounds(t, 6, n))

@@ -119,6 +119,88 @@ def main(root):
     put(root, "fuzz_safetensors", "bad-dtype", st('{"a":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}}', b"x"))
     put(root, "fuzz_safetensors", "truncated-json", st('{"a":{"dtype":"F32","shape":[1'))
     put(root, "fuzz_safetensors", "length-beyond", struct.pack("<Q", 1 << 40) + b"{}")
+    nv_seeds(root)
+
+
+def nv_elf(sections):
+    # ELF64 LE container (System V gABI): header, section data, .shstrtab, then the section headers (index 0 null).
+    names, data, hdrs = b"\0", b"", []
+    for name, payload in sections + [(".shstrtab", None)]:
+        off = len(names)
+        names += name.encode() + b"\0"
+        hdrs.append((off, name, payload))
+    body, recs = b"", [bytes(64)]
+    for off, name, payload in hdrs:
+        if payload is None:
+            payload, typ = names, 3
+        else:
+            typ = 1
+        recs.append(struct.pack("<IIQQQQIIQQ", off, typ, 0, 0, 64 + len(body), len(payload), 0, 0, 1, 0))
+        body += payload
+    shoff = 64 + len(body)
+    ehdr = (b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack("<HHIQQQIHHHHHH", 1, 0, 1, 0, 0, shoff, 0, 64, 0, 0, 64,
+                                                                len(recs), len(recs) - 1))
+    return ehdr + body + b"".join(recs)
+
+
+def nv_seeds(root):
+    # NVIDIA firmware (nv/nv_fw.h). fuzz_nv_fw: byte 0 = chip index in nv/nv_chips.c's table (0 GA102, 5 GH100,
+    # 6 AD102, 11 GB202), then the file. Booter: nvfw_bin_hdr + nvfw_hs_header_v2 (patch_loc, patch_sig, num_sig are
+    # file offsets of their u32 values) + nvfw_hs_load_header_v2 (nouveau include/nvfw/fw.h, hs.h).
+    hs = struct.pack("<9I", 0x100, 0x100, 0x80, 0x84, 0x90, 12, 0x88, 0xa0, 28)
+    booter = bytearray(0x600)
+    booter[0:24] = struct.pack("<6I", 0x10de, 1, 0x600, 0x40, 0x200, 0x400)
+    booter[0x40:0x40 + len(hs)] = hs
+    booter[0x80:0x8c] = struct.pack("<3I", 0x300, 0, 2)
+    booter[0xa0:0xbc] = struct.pack("<7I", 0, 0x100, 0x100, 0x80, 1, 0x200, 0x180)
+    booter[0x100:0x200] = b"\x11" * 0x80 + b"\x22" * 0x80
+    put(root, "fuzz_nv_fw", "booter", b"\x00" + bytes(booter))
+    # bootloader: nvfw_bin_hdr + RM_RISCV_UCODE_DESC (84 B; manifestOffset @32, monitorDataOffset @40,
+    # monitorCodeOffset @48: nouveau include/nvrm/535.113.01/.../rmRiscvUcode.h)
+    bl = bytearray(0x180)
+    bl[0:24] = struct.pack("<6I", 0x10de, 1, 0x180, 0x20, 0x80, 0x100)
+    bl[0x20:0x20 + 84] = struct.pack("<21I", 4, 0, 0, 0, 0, 0, 0, 0, 0x10, 8, 0x20, 0x10, 0x40, 0x80, 1, 0, 0, 0, 0, 0, 0)
+    put(root, "fuzz_nv_fw", "bootloader", b"\x00" + bytes(bl))
+    img = bytes(i * 13 & 0xff for i in range(0x400))
+    gsp = nv_elf([(".fwimage", img), (".fwsignature_ga10x", b"\x6a" * 0x100), (".fwsignature_ad10x", b"\xad" * 0x100),
+                  (".fwsignature_gh10x", b"\x68" * 0x100), (".fwsignature_gb20x", b"\x6b" * 0x100)])
+    for idx, chip in ((0, "ga102"), (5, "gh100"), (6, "ad102"), (11, "gb202")):
+        put(root, "fuzz_nv_fw", "gsp-elf-" + chip, bytes([idx]) + gsp)
+    put(root, "fuzz_nv_fw", "gsp-elf-mismatched", b"\x06" + nv_elf([(".fwimage", img), (".fwsignature_gb20x", b"\x6b" * 64)]))
+    fmc = nv_elf([("image", img), ("hash", b"\x48" * 48), ("signature", b"\x53" * 384), ("publickey", b"\x4b" * 381)])
+    put(root, "fuzz_nv_fw", "fmc", b"\x0b" + fmc)
+    # VBIOS: base image, an EFI image whose NPDE gives its length, the 0xE0 image with the falcon ucode table and
+    # FWSEC_PROD (FALCON_UCODE_DESC_V3, 3 signatures, SignatureVersions bits 2, 5, 6), BIT at 0x1b0 with
+    # FALCON_DATA v2 (nouveau nvkm/subdev/bios/{image,pcir,npde,bit,pmu}.c, nvkm/subdev/gsp/fwsec.c).
+    rom = bytearray(0x1800)
+    def pci(at, units, typ, last):
+        rom[at:at + 2] = b"\x55\xaa"
+        rom[at + 0x18:at + 0x1a] = struct.pack("<H", 0x20)
+        p = at + 0x20
+        rom[p:p + 0x16] = b"PCIR" + struct.pack("<HHHHBBBBHHBB", 0x10de, 0, 0, 0x18, 0, 0, 0, 0, units, 0, typ,
+                                                 0x80 if last else 0)
+    pci(0, 2, 0, False)
+    pci(0x400, 1, 3, False)
+    rom[0x440:0x44b] = b"NPDE" + struct.pack("<HHHB", 0x100, 0, 2, 0)
+    pci(0x800, 8, 0xe0, True)
+    rom[0x1b0:0x1c0] = b"\xff\xb8BIT\x00" + struct.pack("<HBBBB", 0x100, 12, 6, 2, 0) + bytes(4)
+    rom[0x1bc:0x1c8] = struct.pack("<BBHH", 0x69, 1, 4, 0x300) + struct.pack("<BBHH", 0x70, 2, 4, 0x200)
+    rom[0x200:0x204] = struct.pack("<I", 0x500)
+    rom[0x900:0x912] = bytes([1, 6, 6, 2, 3, 44]) + struct.pack("<BBI", 0x45, 0, 0xdead) + struct.pack("<BBI", 0x85, 0, 0x600)
+    dsize = 44 + 3 * 384
+    rom[0xa00:0xa2c] = struct.pack("<9IHBBHH", 1 | 3 << 8 | dsize << 16, 0x600, 0x200, 0x10, 0x11, 0x200, 0x22, 0x33,
+                                   0x400, 4, 9, 3, 0x64, 0)
+    for i in range(3):
+        rom[0xa2c + i * 384:0xa2c + (i + 1) * 384] = bytes([0xa0 + i]) * 384
+    image = 0xa00 + dsize
+    dm = image + 0x200
+    rom[dm + 0x10:dm + 0x24] = bytes([1, 4, 8, 2]) + struct.pack("<4I", 1, 0x80, 4, 0x40)
+    rom[dm + 0x48:dm + 0x4c] = struct.pack("<I", 0x100)
+    put(root, "fuzz_nv_vbios", "rom", bytes(rom))
+    put(root, "fuzz_nv_vbios", "rom-cut", bytes(rom[:image + 0x100]))
+    bad = bytearray(rom)
+    bad[dm + 0x10] = 2
+    put(root, "fuzz_nv_vbios", "rom-bad-interface", bytes(bad))
 
 
 if __name__ == "__main__":
