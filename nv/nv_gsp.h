@@ -100,7 +100,7 @@ typedef struct bg_nv_seq_ops {
   int (*core_start)(void *ctx);
   int (*core_wait_halt)(void *ctx);
   int (*core_resume)(void *ctx);
-  int timeout_ms;         /* POLL's limit when the command's own timeout is 0 */
+  int timeout_ms;         /* POLL's limit when the command's own timeout is 0, and the most any POLL waits */
 } bg_nv_seq_ops;
 
 /* Run the sequencer payload (bufferSizeDWord, cmdIndex, regSaveArea[8], commands): opcodes WRITE, MODIFY, POLL, DELAY_US,

@@ -8,6 +8,7 @@
  * errString at 12). tinygrad checks neither the alloc nor the control status (nv.md 12.3). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "baregpu/error.h"
 #include "nv/nv_gsp.h"
@@ -76,12 +77,10 @@ static int handle_event(bg_nv_gsp *g, const bg_nv_rpc_msg *m) {
     return r < 0 ? bg_error_context(r, "GSP_RUN_CPU_SEQUENCER: ") : 0;
   }
   case BG_NV_RPC_EVENT_OS_ERROR_LOG: {
-    size_t k = 0;
-    if (m->length > OSLOG_TEXT) {
-      const char *t = (const char *)g->buf + OSLOG_TEXT;
-      size_t max = m->length - OSLOG_TEXT < OSLOG_TEXT_MAX ? m->length - OSLOG_TEXT : OSLOG_TEXT_MAX;
-      while (k < max && t[k]) k++;
-    }
+    /* errString[0x100] after exceptType, runlistId, chid; bounded by what GSP sent, NUL or not */
+    size_t avail = m->length > OSLOG_TEXT ? (size_t)m->length - OSLOG_TEXT : 0;
+    if (avail > OSLOG_TEXT_MAX) avail = OSLOG_TEXT_MAX;
+    size_t k = strnlen((const char *)g->buf + OSLOG_TEXT, avail);
     snprintf(g->error_text, sizeof g->error_text, "OS_ERROR_LOG: %.*s", (int)k, (const char *)g->buf + OSLOG_TEXT);
     g->error = true;
     return in_error(g);

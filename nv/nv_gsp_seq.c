@@ -4,8 +4,10 @@
  * Facts: Linux nouveau include/nvrm/535.113.01/nvidia/arch/nvalloc/common/inc/rmgspseq.h (opcodes, payload structs:
  * REG_MODIFY is {addr, mask, val}, REG_POLL {addr, mask, val, timeout (us), error}, REG_STORE {addr, index}),
  * nvidia/generated/g_rpc-structures.h (rpc_run_cpu_sequencer_v17_00: bufferSizeDWord, cmdIndex, regSaveArea[8],
- * commandBuffer[]) and nvkm/subdev/gsp/r535.c r535_gsp_msg_run_cpu_sequencer (walk by 1 + payload dwords while below
- * cmdIndex; a POLL with timeout 0 uses the default). Here every command is bounds-checked before it is read. */
+ * commandBuffer[]; open-gpu-kernel-modules rmgspseq.h has the same order; tinygrad's run_cpu_seq reads REG_MODIFY as
+ * {addr, val, mask}, swapped) and nvkm/subdev/gsp/r535.c r535_gsp_msg_run_cpu_sequencer (walk by 1 + payload dwords while below
+ * cmdIndex; a POLL with timeout 0 uses the default). Here every command is bounds-checked before it is read, and a
+ * POLL waits at most ops->timeout_ms whatever its own timeout says. */
 
 #include "baregpu/error.h"
 #include "nv/nv_gsp.h"
@@ -42,8 +44,10 @@ static int op_dwords(uint32_t op) {
   }
 }
 
-/* Poll step: short enough for a quick register, bounded so a long timeout is not thousands of syscalls per ms. */
+/* Poll step: 10 us first (a register that is nearly ready), doubling up to 1 ms so that a long timeout costs few
+ * wake-ups. */
 #define POLL_STEP_US 10u
+#define POLL_STEP_MAX_US 1000u
 
 static int core_op(int (*fn)(void *), void *ctx, uint32_t at, uint32_t op) {
   if (!fn) return bg_error(BG_EINVAL, "GSP sequencer command %u (%s): no handler for this opcode", at, op_name(op));
@@ -84,7 +88,8 @@ int bg_nv_gsp_sequencer_run(const uint8_t *payload, size_t n, const bg_nv_seq_op
     }
     case OP_POLL: {
       uint32_t mask = bg_gsp_rd32(a + 4), val = bg_gsp_rd32(a + 8), tmo = bg_gsp_rd32(a + 12);
-      uint64_t limit = tmo ? tmo : default_us, waited = 0;
+      /* GSP's own timeout, but never longer than the driver's wait (a u32 of microseconds is up to 71 minutes) */
+      uint64_t limit = tmo && tmo < default_us ? tmo : default_us, waited = 0, step = POLL_STEP_US;
       /* Time is counted in the delays asked for, so a fake clock (tests, the emulator) gives the same result. */
       for (;;) {
         uint32_t r = ops->rd32(ops->ctx, addr);
@@ -93,9 +98,10 @@ int bg_nv_gsp_sequencer_run(const uint8_t *payload, size_t n, const bg_nv_seq_op
           return bg_error(BG_ETIMEDOUT, "GSP sequencer command at dword %u (REG_POLL 0x%06x): (0x%08x & 0x%08x) != "
                           "0x%08x after %llu us (error code 0x%x)", at, addr, r, mask, val, (unsigned long long)limit,
                           bg_gsp_rd32(a + 16));
-        uint32_t step = limit - waited < POLL_STEP_US ? (uint32_t)(limit - waited) : POLL_STEP_US;
-        ops->delay_us(ops->ctx, step);
-        waited += step;
+        uint64_t d = limit - waited < step ? limit - waited : step;
+        ops->delay_us(ops->ctx, (uint32_t)d);
+        waited += d;
+        if (step < POLL_STEP_MAX_US) step *= 2;
       }
       break;
     }

@@ -25,6 +25,35 @@ def cpl(value=0, status=0, ret=0):
     return struct.pack("<I", value) + bytes([status << 5, 0, 0, ret])
 
 
+def gsp_msg(function, payload, seq=0, elems=None, result=0):
+    # A GSP status-queue message (nv.md 2.6; nouveau r535.c struct r535_gsp_msg + nvfw_gsp_rpc): 0x30-byte element
+    # header {checksum @32, seqNum @36, elemCount @40}, rpc header {0x03000000, "VRPC", length, function, result x2},
+    # payload; checksum = XOR of the u64 words of header + rpc.length bytes (zero-padded), folded hi ^ lo.
+    length = 0x20 + len(payload)
+    count = elems or (0x30 + length + 0xfff) // 0x1000
+    body = struct.pack("<IIIIIIII", 0x03000000, 0x43505256, length, function, result, result, 0, 0) + payload
+    msg = bytearray(bytes(32) + struct.pack("<IIII", 0, seq, count, 0) + body)
+    msg += bytes(-len(msg) % 8)
+    s = 0
+    for i in range(0, len(msg), 8):
+        s ^= struct.unpack_from("<Q", msg, i)[0]
+    struct.pack_into("<I", msg, 32, (s >> 32) ^ (s & 0xffffffff))
+    return bytes(msg) + bytes(count * 0x1000 - len(msg))
+
+
+def gsp_queue(rptr, wptr, elements):
+    # fuzz_nv_gsp.c queue mode: byte 0 even, host read pointer, status queue header page (writePtr @16), elements
+    # from the read pointer on
+    hdr = struct.pack("<IIIIIIII", 0, 0x40000, 0x1000, 63, wptr, 0, 32, 0x1000) + bytes(0x1000 - 32)
+    return bytes([0, rptr]) + hdr + elements
+
+
+def gsp_seq(cmds, ndw=None):
+    # rpc_run_cpu_sequencer_v17_00: bufferSizeDWord, cmdIndex, regSaveArea[8], commands (fuzz_nv_gsp.c: byte 0 odd)
+    n = len(cmds) if ndw is None else ndw
+    return struct.pack("<II", len(cmds), n) + bytes(32) + struct.pack("<%dI" % len(cmds), *cmds)
+
+
 def main(root):
     # kernel cache: mode byte (fuzz_kcache.c: odd = raw entry file, even = payload stored then loaded)
     so = b"\x7fELF\x02\x01\x01" + bytes(57) + b"kernel body"
@@ -95,6 +124,24 @@ def main(root):
         put(root, "fuzz_smu_metrics", "layout-%d" % layout, bytes([layout]) + bytes(t))
     put(root, "fuzz_smu_metrics", "short", bytes([0]) + bytes(100))
     put(root, "fuzz_smu_metrics", "unknown-layout", bytes([3]) + bytes(2008))
+    # GSP status queue and CPU sequencer (fuzz_nv_gsp.c)
+    every_op = [0, 0x10, 0xcafe, 1, 0x20, 0xff, 0x12, 2, 0x40, 0, 0, 100, 0, 3, 5, 4, 0x30, 7, 5, 6, 7, 8]
+    put(root, "fuzz_nv_gsp", "seq-every-opcode", b"\x01" + gsp_seq(every_op))
+    put(root, "fuzz_nv_gsp", "seq-poll-timeout", b"\x01" + gsp_seq([2, 0x40, 1, 1, 50, 0]))
+    put(root, "fuzz_nv_gsp", "seq-unknown-opcode", b"\x01" + gsp_seq([0, 0x10, 1, 9]))
+    put(root, "fuzz_nv_gsp", "seq-save-range", b"\x01" + gsp_seq([4, 0x30, 8]))
+    put(root, "fuzz_nv_gsp", "seq-truncated", b"\x01" + gsp_seq([0, 0x10, 1, 2, 0x40], ndw=9))
+    two = gsp_msg(0x1001, bytes(8), 0) + gsp_msg(0x1002, gsp_seq(every_op), 1)
+    put(root, "fuzz_nv_gsp", "queue-init-done-sequencer", gsp_queue(0, 2, two))
+    put(root, "fuzz_nv_gsp", "queue-wrapped", gsp_queue(62, 1, gsp_msg(76, bytes(range(256)) * 16, 0)))
+    put(root, "fuzz_nv_gsp", "queue-elemcount-2", gsp_queue(0, 3, gsp_msg(76, bytes(0xfc0), 0) + gsp_msg(72, b"ab", 1)))
+    put(root, "fuzz_nv_gsp", "queue-os-error-log",
+        gsp_queue(0, 1, gsp_msg(0x1006, struct.pack("<III", 31, 0, 0) + b"Xid 31: MMU fault\0", 0)))
+    put(root, "fuzz_nv_gsp", "queue-mmu-fault", gsp_queue(0, 1, gsp_msg(0x1005, bytes(16), 0)))
+    bad = bytearray(gsp_msg(103, bytes(64), 0))
+    bad[0x60] ^= 1
+    put(root, "fuzz_nv_gsp", "queue-bad-checksum", gsp_queue(0, 1, bytes(bad)))
+    put(root, "fuzz_nv_gsp", "queue-big-reply", gsp_queue(0, 2, gsp_msg(103, bytes(0x1000), 0, result=0x22)))
     # safetensors files (tensor/safetensors.c): le64 header length, JSON header padded with spaces, data
     def st(header, data=b""):
         h = header.encode()
