@@ -340,17 +340,19 @@ int bg_nv_mmu_decode(int ver, int level, uint64_t lo, uint64_t hi, bg_nv_pte *e)
   /* Strict: the entry must be exactly what encode writes for what was read; other bits (sparse, privileged,
    * encrypted, ATS allowed, a 64 KiB big-page half, ...) are entries this driver never makes. */
   uint64_t x[2] = {0, 0};
-  if (e->valid && (r = bg_nv_mmu_encode(ver, level, e, &x[0], &x[1])) != 0)
-    return bg_error(BG_EFORMAT, "nv mmu: %s entry 0x%016" PRIx64 "_%016" PRIx64 " does not re-encode: %s",
-                    g->name[level], hi, lo, bg_last_error());
+  if (e->valid && (r = bg_nv_mmu_encode(ver, level, e, &x[0], &x[1])) != 0) {
+    bg_error_context(r, "nv mmu: %s entry 0x%016" PRIx64 "_%016" PRIx64 " is not an entry this driver writes: ",
+                     g->name[level], hi, lo);
+    return -BG_EFORMAT;
+  }
   for (unsigned q = 0; q < 2; q++) {
     uint64_t d = w[q] ^ x[q];
     if (!d) continue;
     unsigned bit = q * 64 + (unsigned)__builtin_ctzll(d);
     char names[256];
     name_bits(bit >= 64 && is_dual(g, level) ? g->dual : b, bit, names, sizeof(names));
-    return bg_error(BG_EFORMAT, "nv mmu: %s %s entry 0x%016" PRIx64 "_%016" PRIx64 ": bit %u (%s) is %s where this driver "
-                    "writes %s", g->name[level], e->valid ? "valid" : "invalid", hi, lo, bit, names,
+    return bg_error(BG_EFORMAT, "nv mmu: %s %s entry (%s) 0x%016" PRIx64 "_%016" PRIx64 ": bit %u (%s) is %s where this "
+                    "driver writes %s", g->name[level], e->valid ? "valid" : "invalid", b->name, hi, lo, bit, names,
                     (w[q] >> (bit % 64)) & 1 ? "1" : "0", (x[q] >> (bit % 64)) & 1 ? "1" : "0");
   }
   return 0;
@@ -582,7 +584,10 @@ static int map_range(bg_nv_mmu *m, uint64_t va, uint64_t size, const pa_src *src
   }
   if ((r = check_free(m, g, 0, m->root_pa, 0, va, va + size))) return r;
 
-  uint64_t i = 0;
+  /* The table of the last leaf is reused while the leaves stay in it: a walk from the root per 4 KiB page would cost
+   * levels-1 BAR1 reads each on the device. Nothing is freed during a map, so the cached table stays valid. */
+  uint64_t i = 0, c_table = 0, c_key = 0;
+  int c_lv = -1;
   while (i < npages && r == 0) {
     uint64_t v = va + i * PAGE, p = pa_at(src, i), left = (npages - i) * PAGE;
     int lv = g->levels - 1;
@@ -593,8 +598,13 @@ static int map_range(bg_nv_mmu *m, uint64_t va, uint64_t size, const pa_src *src
         break;
       }
     }
-    uint64_t table = 0;
-    if ((r = table_for(m, g, lv, v, &table))) break;
+    uint64_t table = c_table, key = v >> g->shift[lv - 1];
+    if (lv != c_lv || key != c_key) {
+      if ((r = table_for(m, g, lv, v, &table))) break;
+      c_lv = lv;
+      c_key = key;
+      c_table = table;
+    }
     bg_nv_pte e = {.valid = true, .is_pte = true, .aperture = attr->aperture, .addr = p, .uncached = attr->uncached,
                    .read_only = attr->read_only, .kind = 6 /* NV_MMU_PTE_KIND_GENERIC_MEMORY */};
     if ((r = wr(m, g, lv, table, idx_of(g, lv, v), &e))) break;

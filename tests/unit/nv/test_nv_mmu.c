@@ -638,6 +638,82 @@ START_TEST(walker_strict) {
 }
 END_TEST
 
+/* System memory for the walker's reader: one 4 KiB page at bus address SYS_BUS. */
+#define SYS_BUS 0x7ff000000000ull
+static uint8_t sysmem[4096];
+static unsigned sys_reads;
+
+static int sys_read(void *ctx, uint64_t bus, void *dst, size_t n) {
+  (void)ctx;
+  sys_reads++;
+  if (bus < SYS_BUS || bus - SYS_BUS + n > sizeof(sysmem)) return -1;
+  memcpy(dst, sysmem + (bus - SYS_BUS), n);
+  return 0;
+}
+
+/* A PTE table moved to system memory: followed with a reader, a fault without one, and refused by the driver (which
+ * keeps its tables in VRAM); invalid entries with stray bits are faults of their own. */
+START_TEST(walker_sysmem_and_invalid) {
+  for (int ver = 2; ver <= 3; ver++) {
+    bg_nv_mmu m;
+    init(&m, ver);
+    int levels = bg_nv_mmu_levels(ver), pde0 = levels - 2, pte = levels - 1;
+    uint64_t va = 7 * GB + 0x3000;
+    OK(bg_nv_mmu_map_contig(&m, va, 2 * 4096, 0x4000000, &VRAM));
+    uint64_t *d0 = qw(entry_at(&m, pde0, va));
+    const uint64_t save[2] = {d0[0], d0[1]};
+    bg_nv_pte t;
+    OK(bg_nv_mmu_decode(ver, pde0, d0[0], d0[1], &t));
+    memcpy(sysmem, hv.mem + t.addr, 4096);
+    t.aperture = BG_NV_APER_SYSMEM_COH;
+    t.addr = SYS_BUS;
+    OK(bg_nv_mmu_encode(ver, pde0, &t, &d0[0], &d0[1]));
+    nvpci_mmu_mem mem = {hv.mem, VRAM_SIZE, sys_read, NULL};
+    nvpci_mmu_result r;
+    char why[256];
+    sys_reads = 0;
+    ck_assert_int_eq(nvpci_mmu_walk(&mem, ver, m.root_pa, false, va + 4096 + 8, &r, why, sizeof(why)), 0);
+    ck_assert_uint_eq(r.pa, 0x4001008);
+    ck_assert_uint_eq(r.page_size, 4096);
+    ck_assert_uint_eq(sys_reads, 1);
+    walker_fails(&m, va, NVPCI_MMU_SYSPDE, "system memory");
+    bg_nv_pte d;
+    FAILS(bg_nv_mmu_translate(&m, va, &d, NULL), BG_EFORMAT, "system memory");
+    /* a reader that fails */
+    OK(bg_nv_mmu_encode(ver, pde0, &(bg_nv_pte){true, false, BG_NV_APER_SYSMEM_COH, 0x1000, false, false, 0}, &d0[0],
+                        &d0[1]));
+    ck_assert_int_eq(nvpci_mmu_walk(&mem, ver, m.root_pa, false, va, &r, why, sizeof(why)), -NVPCI_MMU_SYSREAD);
+    d0[0] = save[0];
+    d0[1] = save[1];
+    agree(&m, va, 0x4000000, 4096, &VRAM);
+    /* invalid PTEs: sparse (v2 VOL, v3 PCF SPARSE) is unmapped, anything else set is reserved */
+    uint64_t *p = qw(entry_at(&m, pte, va + 2 * 4096));
+    ck_assert_uint_eq(*p, 0);
+    *p = 1u << 3; /* v2 VOL, v3 PCF SPARSE (1) */
+    walker_fails(&m, va + 2 * 4096, NVPCI_MMU_UNMAPPED, "invalid PTE");
+    *p = 1u << 6;
+    walker_fails(&m, va + 2 * 4096, NVPCI_MMU_RESERVED, "invalid PTE");
+    *p = 0;
+    /* an invalid dual PDE0 with its small half's address set */
+    uint64_t *e0 = qw(entry_at(&m, pde0, va + 2 * MB));
+    e0[1] = 0x5000;
+    walker_fails(&m, va + 2 * MB, NVPCI_MMU_RESERVED, "invalid dual entry");
+    e0[1] = 0;
+    walker_fails(&m, va + 2 * MB, NVPCI_MMU_UNMAPPED, "PDE0[");
+    /* a 2 MiB leaf whose address is not 2 MiB aligned */
+    bg_nv_pte big = {true, true, BG_NV_APER_VIDMEM, 0x4000000, false, false, 6};
+    OK(bg_nv_mmu_encode(ver, pde0, &big, &e0[0], &e0[1]));
+    agree(&m, va + 2 * MB - 0x3000 + 0x10, 0x4000010, 2 * MB, &VRAM); /* the PDE0 entry of 7 GiB + 2 MiB */
+    e0[0] += 1ull << (ver == 2 ? 8 : 12); /* + 4 KiB */
+    walker_fails(&m, 7 * GB + 2 * MB, NVPCI_MMU_RESERVED, "not aligned");
+    e0[0] = 0;
+    OK(bg_nv_mmu_unmap(&m, va, 2 * 4096));
+    ck_assert_uint_eq(m.tables, 1);
+    fini(&m);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("nv-mmu");
   TCase *tc = tcase_create("mmu");
@@ -654,6 +730,7 @@ int main(void) {
   tcase_add_test(tc, map_rollback);
   tcase_add_test(tc, random_ops);
   tcase_add_test(tc, walker_strict);
+  tcase_add_test(tc, walker_sysmem_and_invalid);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
