@@ -13,6 +13,7 @@
 #include "mock_sysfs.h"
 #include "nvpci_internal.h"
 #include "platform/mock_plugin.h"
+#include "platform/pci_usb.h"
 #include "usb/usb_transport.h"
 #include "platform/pci.h"
 #include "platform/pci_scan.h"
@@ -352,7 +353,7 @@ START_TEST(identity) {
     ck_assert_uint_eq(rd(NV_PMC_BOOT_42) >> 24 & 0x3f, c[i].arch);
     ck_assert_uint_eq(rd(NV_PMC_BOOT_0) >> 24 & 0x1f, c[i].arch);
     ck_assert_uint_eq(rd(NV_PGC6_AON_SECURE_SCRATCH_GROUP_42), 512);
-    if (c[i].fsp) ck_assert_uint_eq(rd(NV_THERM_I2CS_SCRATCH), 0xff);
+    if (c[i].fsp) ck_assert_uint_eq(rd(c[i].arch == 0x18 ? 0x0200bcu : NV_THERM_I2CS_SCRATCH), 0xff); /* gh100 dev_therm.h */
     else {
       ck_assert_uint_eq(rd(NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK) & 1, 1);
       ck_assert_uint_eq(rd(NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0) & 0xff, 0xff);
@@ -679,6 +680,10 @@ START_TEST(fsp_cot_boot_and_rejects) {
   nvpci_put16(p, 3);
   ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), false), NVPCI_FSP_ERR_PAYLOAD);
   expect_fail(1, "NVDM_PAYLOAD_COT version 3");
+  nvpci_put16(p, 2), nvpci_put16(p + 2, 856);
+  ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), false), NVPCI_FSP_ERR_PAYLOAD);
+  expect_fail(1, "size 856");
+  nvpci_put16(p + 2, 860);
   nvpci_put16(p, 2);
   uint8_t x = 0x5a;
   vram_put(40 * MIB + 100, &x, 1);
@@ -745,7 +750,18 @@ START_TEST(plugin_nv) {
   bg_usb_transport *t;
   OK(bg_mock_plugin_usb_transport(0, &t));
   ck_assert_ptr_nonnull(t);
-  bg_usb_transport_close(t);
+  bg_pci_dev *ud; /* the GPU behind the bridge, its BARs placed by the library */
+  OK(bg_usb_pci_open(t, &ud));
+  bg_mmio r0, r1;
+  OK(bg_pci_map_bar(ud, 0, 0, 0, 0, &r0));
+  ck_assert_uint_eq(bg_mmio_rd32(&r0, NV_PMC_BOOT_42) >> 24, 0x18);
+  ck_assert_uint_eq(bg_mmio_rd32(&r0, NV_PROM_DATA) & 0xffff, 0xaa55);
+  OK(bg_pci_map_bar(ud, 1, 0, 1u << 20, 0, &r1));
+  OK(bg_mmio_wr32(&r1, 0x100, 0xc0ffee11u));
+  ck_assert_uint_eq(bg_mmio_rd32(&r1, 0x100), 0xc0ffee11u);
+  bg_pci_unmap_bar(ud, &r1);
+  bg_pci_unmap_bar(ud, &r0);
+  bg_pci_close(ud);
   /* one kind per process */
   ck_assert_int_eq(bg_mock_plugin_start("MOCKUSB", "AMD", &u), -BG_EBUSY);
   ck_assert_msg(strstr(bg_last_error(), "are NV, not AMD"), "%s", bg_last_error());
