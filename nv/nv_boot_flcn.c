@@ -2,7 +2,7 @@
  * Booter on SEC2 loading GSP-RM onto GSP's RISC-V core.
  *
  * Facts: reference nv.md 2.3 (steps A-C), Linux nouveau nvkm/subdev/gsp/fwsec.c (FRTS: WPR2 set afterwards, the error
- * code in NV_PBUS_SW_SCRATCH(0x15)), nvkm/subdev/gsp/ga102.c ga102_gsp_fwsec_signature (the signature picked by the
+ * code in NV_PBUS_SW_SCRATCH(0xe) [31:16]), nvkm/subdev/gsp/ga102.c ga102_gsp_fwsec_signature (the signature picked by the
  * fuse version of the ucode id), nvkm/subdev/gsp/r535.c r535_gsp_booter_load (MAILBOX0/1 = WPR meta; MAILBOX0 reads 0
  * on success). tinygrad always takes the last FWSEC signature (nv.md 12.4): here the fuse decides. */
 #include <inttypes.h>
@@ -13,7 +13,7 @@
 #include "nv/nv_falcon.h"
 #include "nv/nv_regs.h"
 
-#define NV_PBUS_SW_SCRATCH(i) (0x00001400u + (i) * 4u) /* nouveau fwsec.c: FRTS error code in 0x15 [15:0] */
+#define NV_PBUS_SW_SCRATCH(i) (0x00001400u + (i) * 4u) /* nouveau fwsec.c: the FRTS error code in 0xe [31:16] */
 #define MIB (1ull << 20)
 
 /* The PROM window, dword by dword as the ROM decodes it (nouveau nvkm/subdev/bios/shadowprom.c). */
@@ -50,8 +50,11 @@ int bg_nv_boot_flcn_prepare(bg_nv_pci *d, bg_nv_flcn_boot *b) {
     return bg_error(BG_EFORMAT, "nv: %s: VBIOS FWSEC descriptor: UcodeId 0 (1.. expected: it selects the fuse "
                     "NV_FUSE_OPT_FPF_GSP_UCODE<id>_VERSION)", bg_pci_name(d->pci));
   }
+  /* the fuse version is the highest set bit's index + 1 of the ucode's fuse register, 0 when none is set
+   * (open-gpu-kernel-modules kgspReadUcodeFuseVersion_GA100; nouveau ga102_gsp_fwsec_signature takes fls of it too) */
   uint32_t fuse = bg_nv_rd32(d, NV_FUSE_OPT_FPF_GSP_UCODE_VERSION(vb.fwsec.ucode_id));
-  e = bg_nv_fwsec_sig_index(&vb.fwsec, fuse, &b->sig_index);
+  uint32_t version = fuse ? 32u - (uint32_t)__builtin_clz(fuse) : 0;
+  e = bg_nv_fwsec_sig_index(&vb.fwsec, version, &b->sig_index);
   if (e >= 0) e = bg_nv_fwsec_frts_image(&vb, b->sig_index, d->vram_size - 2 * MIB, &b->frts_image, &b->frts_size);
   free(rom);
   if (e < 0) return bg_error_context(e, "nv: %s: FWSEC-FRTS: ", bg_pci_name(d->pci));
@@ -80,13 +83,14 @@ static int frts(bg_nv_pci *d, bg_nv_flcn_boot *b) {
   int e = bg_nv_falcon_reset(d, gsp, false);
   if (e >= 0) e = bg_nv_falcon_execute_hs(d, gsp, &u, mbox);
   if (e < 0) return e;
+  uint32_t err = bg_nv_rd32(d, NV_PBUS_SW_SCRATCH(0xe)) >> 16;
+  if (err)
+    return bg_error(BG_EIO, "nv: %s: FWSEC-FRTS (signature %u) failed: error 0x%04" PRIx32 " in NV_PBUS_SW_SCRATCH(0xe) "
+                    "[31:16] (GSP MAILBOX0 0x%08" PRIx32 ")", bg_pci_name(d->pci), b->sig_index, err, mbox[0]);
   uint32_t hi = bg_nv_rd32(d, NV_PFB_PRI_MMU_WPR2_ADDR_HI);
-  if (hi == 0) {
-    uint32_t err = bg_nv_rd32(d, NV_PBUS_SW_SCRATCH(0x15)) & 0xffffu;
+  if (hi == 0)
     return bg_error(BG_EIO, "nv: %s: FWSEC-FRTS (signature %u) ran but NV_PFB_PRI_MMU_WPR2_ADDR_HI is 0: WPR2 not set "
-                    "up (FRTS error code 0x%04" PRIx32 " in NV_PBUS_SW_SCRATCH(0x15), GSP MAILBOX0 0x%08" PRIx32 ")",
-                    bg_pci_name(d->pci), b->sig_index, err, mbox[0]);
-  }
+                    "up (GSP MAILBOX0 0x%08" PRIx32 ")", bg_pci_name(d->pci), b->sig_index, mbox[0]);
   return 0;
 }
 

@@ -50,11 +50,11 @@ static uint64_t bed_rd(void *user, mock_pci *m, int bar, uint64_t off, unsigned 
   return b->rd(b->user, m, bar, off, size);
 }
 
-static void bed_new(bed *b, const char *chip) {
+static void bed_new_fuse(bed *b, const char *chip, uint32_t fuse) {
   memset(b, 0, sizeof(*b));
   b->tree = mock_sysfs_new();
   ck_assert_ptr_nonnull(b->tree);
-  nvpci_cfg cfg = {.chip = chip, .bdf = BDF, .vram_size = 512ull << 20, .fuse_version = 1};
+  nvpci_cfg cfg = {.chip = chip, .bdf = BDF, .vram_size = 512ull << 20, .fuse_version = fuse};
   b->g = nvpci_new(b->tree, &cfg);
   ck_assert_ptr_nonnull(b->g);
   b->gsp = nvpci_gsp_new(b->g);
@@ -71,6 +71,8 @@ static void bed_new(bed *b, const char *chip) {
   ck_assert_ptr_nonnull(b->wr);
   OK(bg_pci_open_sysfs(BDF, 0, &b->pci));
 }
+
+static void bed_new(bed *b, const char *chip) { bed_new_fuse(b, chip, 1); }
 
 static void bed_free(bed *b) {
   bg_pci_close(b->pci);
@@ -304,6 +306,29 @@ START_TEST(warm_gb202) {
 }
 END_TEST
 
+/* ---------------- the FWSEC signature the fuse picks (tinygrad always takes the last one: nv.md 12.4) ---------------- */
+
+START_TEST(fwsec_signature_by_fuse) {
+  /* the emulated VBIOS signs FWSEC for fuse versions 0, 1 and 2; the emulated FWSEC refuses any other signature */
+  for (uint32_t fuse = 0; fuse <= 2; fuse++) {
+    bed b;
+    bed_new_fuse(&b, "ga102", fuse);
+    bg_nv_pci *d = NULL;
+    OK(bg_nv_pci_open(b.pci, b.dir, &d));
+    ck_assert_int_eq(nvpci_stage(b.g), NVPCI_STAGE_INIT_DONE);
+    bg_nv_pci_close(d);
+    bed_free(&b);
+  }
+  bed b;
+  bed_new_fuse(&b, "ga102", 5); /* no signature for it: refused before the first register write */
+  bg_nv_pci *d = NULL;
+  ck_assert_int_lt(bg_nv_pci_open(b.pci, b.dir, &d), 0);
+  ck_assert_msg(strstr(bg_last_error(), "FWSEC"), "error '%s' does not name FWSEC", bg_last_error());
+  ck_assert_uint_eq(b.bar0_writes, 0);
+  bed_free(&b);
+}
+END_TEST
+
 /* ---------------- an unknown chip ---------------- */
 
 START_TEST(unknown_chip_names_registers) {
@@ -337,5 +362,6 @@ void nv_pci_boot_emu_tests(Suite *s) {
   tcase_add_test(e, warm_ga102);
   tcase_add_test(e, warm_gb202);
   tcase_add_test(e, unknown_chip_names_registers);
+  tcase_add_test(e, fwsec_signature_by_fuse);
   suite_add_tcase(s, e);
 }
