@@ -50,11 +50,11 @@ static uint64_t bed_rd(void *user, mock_pci *m, int bar, uint64_t off, unsigned 
   return b->rd(b->user, m, bar, off, size);
 }
 
-static void bed_new_fuse(bed *b, const char *chip, uint32_t fuse) {
+static void bed_new_cfg(bed *b, const char *chip, uint32_t fuse, bool small_bar) {
   memset(b, 0, sizeof(*b));
   b->tree = mock_sysfs_new();
   ck_assert_ptr_nonnull(b->tree);
-  nvpci_cfg cfg = {.chip = chip, .bdf = BDF, .vram_size = 512ull << 20, .fuse_version = fuse};
+  nvpci_cfg cfg = {.chip = chip, .bdf = BDF, .vram_size = 512ull << 20, .fuse_version = fuse, .small_bar = small_bar};
   b->g = nvpci_new(b->tree, &cfg);
   ck_assert_ptr_nonnull(b->g);
   b->gsp = nvpci_gsp_new(b->g);
@@ -72,6 +72,7 @@ static void bed_new_fuse(bed *b, const char *chip, uint32_t fuse) {
   OK(bg_pci_open_sysfs(BDF, 0, &b->pci));
 }
 
+static void bed_new_fuse(bed *b, const char *chip, uint32_t fuse) { bed_new_cfg(b, chip, fuse, false); }
 static void bed_new(bed *b, const char *chip) { bed_new_fuse(b, chip, 1); }
 
 static void bed_free(bed *b) {
@@ -306,6 +307,29 @@ START_TEST(warm_gb202) {
 }
 END_TEST
 
+/* ---------------- a small BAR1 (256 MiB of 512): boot memory still inside what BAR1 shows ---------------- */
+
+static void small_bar(const char *chip) {
+  bed b;
+  bed_new_cfg(&b, chip, 1, true);
+  bg_nv_pci *d = NULL;
+  OK(bg_nv_pci_open(b.pci, b.dir, &d));
+  ck_assert(!d->large_bar);
+  ck_assert_uint_eq(d->bar1_size, 256ull << 20);
+  ck_assert_int_eq(nvpci_stage(b.g), NVPCI_STAGE_INIT_DONE);
+  bg_nv_pci_close(d);
+  bed_free(&b);
+}
+
+START_TEST(small_bar_ad102) {
+  small_bar("ad102");
+}
+END_TEST
+START_TEST(small_bar_gh100) {
+  small_bar("gh100");
+}
+END_TEST
+
 /* ---------------- the FWSEC signature the fuse picks (tinygrad always takes the last one: nv.md 12.4) ---------------- */
 
 START_TEST(fwsec_signature_by_fuse) {
@@ -363,5 +387,7 @@ void nv_pci_boot_emu_tests(Suite *s) {
   tcase_add_test(e, warm_gb202);
   tcase_add_test(e, unknown_chip_names_registers);
   tcase_add_test(e, fwsec_signature_by_fuse);
+  tcase_add_test(e, small_bar_ad102);
+  tcase_add_test(e, small_bar_gh100);
   suite_add_tcase(s, e);
 }
