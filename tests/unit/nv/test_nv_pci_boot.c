@@ -35,6 +35,11 @@ typedef struct fake_flcn {
   struct { uint32_t addr, val; } wlog[256];
   unsigned nw;
   char fault[256];
+  /* FSP (NV_PFSP_*): the command EMEM written with auto-increment, the answer read back the same way */
+  uint32_t emem_in[256], resp[8];
+  unsigned nin, nresp, rpos;
+  bool answers;               /* a command (QUEUE_HEAD written) gets resp[] in the message queue */
+  uint32_t ememc, q_head, q_tail, mq_head, mq_tail;
 } fake_flcn;
 
 static uint32_t *slot(fake_flcn *f, uint32_t a) {
@@ -54,7 +59,19 @@ static int fk_read(void *ctx, uint64_t off, void *dst, size_t n) {
   fake_flcn *f = ctx;
   ck_assert_uint_eq(n, 4);
   uint32_t a = (uint32_t)off, r = f->base, v = *slot(f, a);
-  if (a == r + NV_PFALCON_FALCON_HWCFG2) {
+  if (a == NV_PFSP_QUEUE_HEAD(0)) {
+    v = f->q_head;
+  } else if (a == NV_PFSP_QUEUE_TAIL(0)) {
+    v = f->q_tail;
+  } else if (a == NV_PFSP_MSGQ_HEAD(0)) {
+    v = f->mq_head;
+  } else if (a == NV_PFSP_MSGQ_TAIL(0)) {
+    v = f->mq_tail;
+  } else if (a == NV_PFSP_EMEMD(0)) {
+    if (!(f->ememc & NV_PFSP_EMEMC_AINCR)) fault(f, "EMEMD read without EMEMC.aincr", a);
+    v = f->rpos < f->nresp ? f->resp[f->rpos] : 0xdeadbeef;
+    f->rpos++;
+  } else if (a == r + NV_PFALCON_FALCON_HWCFG2) {
     v = f->riscv ? NV_PFALCON_FALCON_HWCFG2_RISCV : 0;
     if (f->scrub_stuck || f->scrub_left > 0) v |= NV_PFALCON_FALCON_HWCFG2_MEM_SCRUBBING;
     if (f->scrub_left > 0) f->scrub_left--;
@@ -88,7 +105,24 @@ static int fk_write(void *ctx, uint64_t off, const void *src, size_t n) {
   }
   if (a != r + NV_PFALCON_FALCON_ENGINE && (f->scrub_left > 0 || f->scrub_stuck))
     fault(f, "falcon register written while IMEM/DMEM scrubbing is in progress", a);
-  if (a == r + NV_PFALCON_FALCON_ENGINE) {
+  if (a == NV_PFSP_EMEMC(0)) {
+    f->ememc = v;
+    f->rpos = 0;
+  } else if (a == NV_PFSP_EMEMD(0)) {
+    if (!(f->ememc & NV_PFSP_EMEMC_AINCW)) fault(f, "EMEMD written without EMEMC.aincw", a);
+    if (f->nin < 256) f->emem_in[f->nin++] = v;
+  } else if (a == NV_PFSP_QUEUE_TAIL(0)) {
+    f->q_tail = v;
+  } else if (a == NV_PFSP_QUEUE_HEAD(0)) {
+    f->q_head = v;
+    if (f->q_tail + 4 != f->nin * 4) fault(f, "QUEUE_TAIL is not the offset of the last dword written", a);
+    f->q_head = f->q_tail = 0; /* consumed */
+    if (f->answers) f->mq_head = 0, f->mq_tail = f->nresp * 4 - 4;
+  } else if (a == NV_PFSP_MSGQ_TAIL(0)) {
+    f->mq_tail = v;
+  } else if (a == NV_PFSP_MSGQ_HEAD(0)) {
+    f->mq_head = v;
+  } else if (a == r + NV_PFALCON_FALCON_ENGINE) {
     if (!(v & NV_PFALCON_FALCON_ENGINE_RESET)) f->scrub_left = 3;
     f->halted = f->started = false;
   } else if (a == r + NV_PFALCON_FALCON_DMATRFCMD) {
@@ -285,6 +319,64 @@ START_TEST(execute_hs_source_below_zero) {
 }
 END_TEST
 
+/* ---------------- FSP: the COT message and FSP's answer (nv_boot_fsp.c) ---------------- */
+
+/* A good answer: MCTP SOM|EOM, NVDM vendor PCI / 0x10de / FSP_RESPONSE, taskId, commandNvdmType COT, errorCode 0. */
+static rig *fsp_rig(void) {
+  rig *g = rig_new(NV_FALCON_BASE_GSP); /* HWCFG2 of GSP: riscv_br_priv_lockdown clear */
+  uint32_t good[5] = {0xc0000000u, 0x7eu | 0x10deu << 8 | 0x15u << 24, 0, 0x14, 0};
+  memcpy(g->f.resp, good, sizeof(good));
+  g->f.nresp = 5;
+  g->f.answers = true;
+  return g;
+}
+
+static bg_nv_fsp_boot fsp_msg(void) {
+  bg_nv_fsp_boot b;
+  memset(&b, 0, sizeof(b));
+  for (unsigned i = 0; i < 12; i++) b.msg[i * 4] = (uint8_t)(i + 1);
+  b.msg_len = 48;
+  return b;
+}
+
+START_TEST(fsp_cot_answer_checked) {
+  rig *g = fsp_rig();
+  bg_nv_fsp_boot b = fsp_msg();
+  OK(bg_nv_boot_fsp_run(&g->p.pub, &b));
+  ck_assert_uint_eq(g->f.nin, 12);
+  for (unsigned i = 0; i < 12; i++) ck_assert_uint_eq(g->f.emem_in[i], i + 1);
+  ck_assert_uint_eq(g->f.rpos, 5);                       /* the whole answer read */
+  ck_assert_uint_eq(g->f.mq_head, g->f.mq_tail);         /* and consumed */
+  ck_assert_str_eq(g->p.pub.steps[0].name, "FSP chain of trust");
+  rig_free(g);
+}
+END_TEST
+
+START_TEST(fsp_cot_refusals_named) {
+  static const struct { unsigned word; uint32_t v; const char *needle; } bad[] = {
+      {4, 0x5, "errorCode 0x00000005"},
+      {3, 0x13, "answers NVDM type 0x13"},
+      {1, 0x7eu | 0x10deu << 8 | 0x14u << 24, "NVDM header"},
+      {0, 0x40000000u, "MCTP header"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    rig *g = fsp_rig();
+    g->f.resp[bad[i].word] = bad[i].v;
+    bg_nv_fsp_boot b = fsp_msg();
+    FAILS(bg_nv_boot_fsp_run(&g->p.pub, &b), BG_EIO, bad[i].needle);
+    rig_free(g);
+  }
+  setenv("BG_WAIT_TIMEOUT_MS", "50", 1);
+  rig *g = fsp_rig();
+  g->f.answers = false;
+  bg_nv_fsp_boot b = fsp_msg();
+  FAILS(bg_nv_boot_fsp_run(&g->p.pub, &b), BG_EHANG, "no response to the COT command");
+  ck_assert_ptr_nonnull(strstr(bg_last_error(), "NV_PFSP_MSGQ_HEAD(0)"));
+  rig_free(g);
+  unsetenv("BG_WAIT_TIMEOUT_MS");
+}
+END_TEST
+
 START_TEST(register_names) {
   char b[96];
   ck_assert_str_eq(bg_nv_reg_name(NV_PMC_BOOT_42, b, sizeof(b)), "NV_PMC_BOOT_42");
@@ -312,6 +404,8 @@ static Suite *suite(void) {
   tcase_add_test(t, execute_hs_halt_timeout_named);
   tcase_add_test(t, execute_hs_source_below_zero);
   tcase_add_test(t, register_names);
+  tcase_add_test(t, fsp_cot_answer_checked);
+  tcase_add_test(t, fsp_cot_refusals_named);
   suite_add_tcase(s, t);
 #ifdef BG_TEST_NVPCI
   nv_pci_boot_emu_tests(s);
