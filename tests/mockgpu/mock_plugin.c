@@ -135,6 +135,8 @@ static int start_tree(const bg_mock_host *host, bool nv, char *err, size_t errle
    * killed child leaves the hardware as it was for the next one (tests/stress/kill.c). Before any GPU exists. */
   int shared = mock_shm_env();
   if (shared < 0) return fail(err, errlen, BG_EINVAL, "MOCKGPU_SHARED must be 0 or 1, not ", getenv("MOCKGPU_SHARED"));
+  if (shared && nv) /* the NV models keep their state in the process (not in mock_shm's arena) */
+    return fail(err, errlen, BG_ENOTSUP, "MOCKGPU_SHARED=1 is not supported for NV GPUs", NULL);
   if (shared && mock_shm_init(MOCK_SHM_ARENA) != 0)
     return fail(err, errlen, BG_ENOMEM, "cannot map the shared arena of MOCKGPU_SHARED", NULL);
   /* MOCKGPU_HDP=strict (default: host BAR0 writes reach the engines at an HDP flush) or coherent (amd_hdp.h) */

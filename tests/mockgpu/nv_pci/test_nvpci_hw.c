@@ -723,8 +723,12 @@ static const char *plugin_path;
 START_TEST(plugin_nv) {
   ck_assert_ptr_nonnull(plugin_path);
   setenv("BG_MOCK_PLUGIN", plugin_path, 1);
-  setenv("MOCKGPU_CHIP", "gfx11", 1);
   bg_mock_devices d;
+  setenv("MOCKGPU_SHARED", "1", 1);
+  ck_assert_int_eq(bg_mock_plugin_start("MOCKPCI", "NV", &d), -BG_ENOTSUP);
+  ck_assert_msg(strstr(bg_last_error(), "MOCKGPU_SHARED=1 is not supported for NV"), "%s", bg_last_error());
+  unsetenv("MOCKGPU_SHARED");
+  setenv("MOCKGPU_CHIP", "gfx11", 1);
   ck_assert_int_eq(bg_mock_plugin_start("MOCKPCI", "NV", &d), -BG_EINVAL);
   ck_assert_msg(strstr(bg_last_error(), "MOCKGPU_CHIP must be ga102, ad102, gh100 or gb202"), "%s", bg_last_error());
   setenv("MOCKGPU_CHIP", "gh100", 1);
