@@ -17,12 +17,14 @@
 #include "nv/nv_falcon.h"
 #include "nv/nv_pci.h"
 #include "nvpci_internal.h"
+#include "platform/mock_plugin.h"
 
 void nv_pci_boot_emu_tests(Suite *s);
 
 #include "mock_internal.h"
 #include "mock_sysfs.h"
 #include "nvpci_internal.h"
+#include "platform/mock_plugin.h"
 
 #define BDF "0000:05:00.0"
 
@@ -330,7 +332,7 @@ START_TEST(small_bar_gh100) {
 }
 END_TEST
 
-/* ---------------- the FWSEC signature the fuse picks (tinygrad always takes the last one: nv.md 12.4) ---------------- */
+/* ---------------- the FWSEC signature the fuse picks (tinygrad always takes the last one: nv.md 12.4) */
 
 START_TEST(fwsec_signature_by_fuse) {
   /* the emulated VBIOS signs FWSEC for fuse versions 0, 1 and 2; the emulated FWSEC refuses any other signature */
@@ -350,6 +352,39 @@ START_TEST(fwsec_signature_by_fuse) {
   ck_assert_msg(strstr(bg_last_error(), "FWSEC"), "error '%s' does not name FWSEC", bg_last_error());
   ck_assert_uint_eq(b.bar0_writes, 0);
   bed_free(&b);
+}
+END_TEST
+
+/* ---------------- MOCKPCI+NV: the driver on the plugin's emulated GPU, as DEV=MOCKPCI+NV will reach it */
+
+static void plugin_boot(const char *chip) {
+  setenv("MOCKGPU_CHIP", chip, 1);
+  bg_mock_devices md;
+  OK(bg_mock_plugin_start("MOCKPCI", "NV", &md));
+  ck_assert_int_ge(md.count, 1);
+  setenv("BG_SYSFS_ROOT", md.sysfs_root, 1);
+  if (md.lock_dir[0]) setenv("BG_LOCK_DIR", md.lock_dir, 1);
+  bg_pci_dev *pci = NULL;
+  OK(bg_pci_open_sysfs(md.bdf[0], 0, &pci));
+  bg_nv_pci *d = NULL;
+  OK(bg_nv_pci_open(pci, md.fw_dir, &d));
+  ck_assert_str_eq(d->chip->fw_dir, chip);
+  ck_assert_uint_eq(d->client, 0xc1e00004u);
+  ck_assert_uint_eq(d->nsteps, (d->chip->fsp_boot ? 8u : 10u));
+  bg_nv_pci_close(d);
+  /* closed cleanly: GSP-RM unloaded but WPR2 stays until a reset; the next open resets and boots again */
+  OK(bg_nv_pci_open(pci, md.fw_dir, &d));
+  ck_assert(d->warm);
+  bg_nv_pci_close(d);
+  bg_pci_close(pci);
+}
+
+START_TEST(plugin_gh100) {
+  plugin_boot("gh100");
+}
+END_TEST
+START_TEST(plugin_ga102) {
+  plugin_boot("ga102");
 }
 END_TEST
 
@@ -389,5 +424,7 @@ void nv_pci_boot_emu_tests(Suite *s) {
   tcase_add_test(e, fwsec_signature_by_fuse);
   tcase_add_test(e, small_bar_ad102);
   tcase_add_test(e, small_bar_gh100);
+  tcase_add_test(e, plugin_gh100);
+  tcase_add_test(e, plugin_ga102);
   suite_add_tcase(s, e);
 }
