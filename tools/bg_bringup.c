@@ -21,6 +21,8 @@
 #include "am/am_query.h"
 #include "baregpu/error.h"
 #include "bg_config.h"
+#include "platform/pci_scan.h"
+#include "tools/bringup_nv.h"
 #include "tools/json.h"
 #include "tools/smi.h"
 #include "tools/smi_fmt.h"
@@ -42,6 +44,7 @@ typedef struct br_state {
   bool json, reset;
   const char *dev, *fw_dir;
   bool dev_from_env;   /* dev is the DEV variable's */
+  bool nv;             /* an NVIDIA GPU: the bare-metal boot of nv/nv_pci.h (tools/bringup_nv.c) */
   char bdf[64];
   br_step steps[BR_MAX_STEPS];
   int nsteps;
@@ -106,9 +109,9 @@ static int resolve_dev(br_state *s) {
   }
   const char *iface = o.target.iface, *kind = o.target.kind;
   bool pci_iface = !iface[0] || strcmp(iface, "PCI") == 0 || strcmp(iface, "MOCKPCI") == 0;
-  if (o.sel != SMI_SEL_TARGET || !pci_iface || (kind[0] && strcmp(kind, "AMD") != 0)) {
-    tool_err("%s: not an AMD GPU on PCI; bg-bringup boots AMD GPUs through PCI (a PCI address, AMD[:N], "
-             "PCI+AMD[:N], MOCKPCI+AMD)", src);
+  if (o.sel != SMI_SEL_TARGET || !pci_iface || (kind[0] && strcmp(kind, "AMD") != 0 && strcmp(kind, "NV") != 0)) {
+    tool_err("%s: not an AMD or NVIDIA GPU on PCI; bg-bringup boots GPUs through PCI (a PCI address, AMD[:N], "
+             "PCI+AMD[:N], MOCKPCI+AMD, NV[:N], PCI+NV[:N], MOCKPCI+NV)", src);
     return BR_USAGE;
   }
   if (!kind[0]) snprintf(o.target.kind, sizeof(o.target.kind), "AMD"); /* DEV's default kind: the first AMD GPU */
@@ -117,7 +120,7 @@ static int resolve_dev(br_state *s) {
      * tree, lock and firmware directories become the process's, so the boot below is the real one on it. */
     smi_mock_env env;
     char merr[768];
-    if (smi_mock_enter(false, &env, merr, sizeof(merr)) < 0) {
+    if (smi_mock_enter(o.target.kind, false, &env, merr, sizeof(merr)) < 0) {
       tool_err("%s: %s", src, merr);
       return BR_FAIL;
     }
@@ -127,11 +130,12 @@ static int resolve_dev(br_state *s) {
   int r = smi_select_gpus(&o, NULL, true, &v, &n);
   if (r != SMI_EXIT_OK) return r == SMI_EXIT_USAGE ? BR_USAGE : BR_FAIL;
   int ret = BR_OK;
-  if (n != 1 || v[0].vendor != 0x1002) {
-    tool_err("%s: %s", src, n == 0 ? "no such GPU" : "not an AMD GPU (bg-bringup runs the AM driver, vendor 0x1002)");
+  if (n != 1 || (v[0].vendor != BG_PCI_VENDOR_AMD && v[0].vendor != BG_PCI_VENDOR_NV)) {
+    tool_err("%s: %s", src, n == 0 ? "no such GPU" : "neither an AMD (0x1002) nor an NVIDIA (0x10de) GPU");
     ret = BR_USAGE;
   } else {
     snprintf(s->bdf, sizeof(s->bdf), "%s", v[0].bdf);
+    s->nv = v[0].vendor == BG_PCI_VENDOR_NV;
   }
   free(v);
   return ret;
@@ -424,6 +428,13 @@ static int bringup(int argc, char **argv) {
   if (ret != BR_OK) {
     free(s);
     return ret;
+  }
+  if (s->nv) {
+    int e = bringup_nv_run(s->bdf, s->fw_dir, s->json, stdout, s->err, sizeof(s->err));
+    fflush(stdout);
+    if (e < 0) tool_err("%s: %s", s->bdf, s->err);
+    free(s);
+    return e < 0 ? BR_FAIL : BR_OK;
   }
   bg_am_dev *d = NULL;
   int e = run_boot(s, &d);

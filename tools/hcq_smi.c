@@ -276,7 +276,7 @@ static int run(int argc, char **argv) {
   if (smi_sel_is_mockpci(&o)) {
     char err[768];
     bool boot = c->run == smi_cmd_list || c->run == smi_cmd_watch || c->run == smi_cmd_reset;
-    if (smi_mock_enter(boot, &menv, err, sizeof(err)) < 0) {
+    if (smi_mock_enter(o.target.kind, boot, &menv, err, sizeof(err)) < 0) {
       tool_err("%s: %s", c->name, err);
       return SMI_EXIT_FAIL;
     }

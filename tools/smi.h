@@ -231,14 +231,16 @@ typedef struct smi_mock_env {
   char old[SMI_MOCK_NENV][512];
   char root[256];              /* the emulated sysfs tree */
   int count;                   /* emulated GPUs in it */
+  bool nv;                     /* MOCKPCI+NV: the firmware variable is BG_NV_FIRMWARE_DIR */
 } smi_mock_env;
 
 /* The selector names the emulated PCI interface (MOCKPCI+AMD...). */
 bool smi_sel_is_mockpci(const smi_opts *o);
-/* Start the emulated MOCKPCI+AMD GPUs of tests/mockgpu's plugin in this process and point the PCI sysfs root,
- * the lock directory and the firmware directory at the plugin's; with boot, cold-boot every emulated GPU (it
- * starts powered on, not booted). 0, or -BG_E* with err set (plugin not found: the paths tried). */
-int smi_mock_enter(bool boot, smi_mock_env *saved, char *err, size_t n);
+/* Start the emulated MOCKPCI GPUs of kind ("AMD" or "NV"; NULL: AMD) of tests/mockgpu's plugin in this process and
+ * point the PCI sysfs root, the lock directory and the firmware directory at the plugin's; with boot, cold-boot every
+ * emulated AMD GPU (it starts powered on, not booted; NV GPUs stay cold). 0, or -BG_E* with err set (plugin not
+ * found: the paths tried). */
+int smi_mock_enter(const char *kind, bool boot, smi_mock_env *saved, char *err, size_t n);
 /* bdf is one of the MOCKPCI+AMD devices smi_mock_enter started. */
 bool smi_mock_is_device(const char *bdf);
 /* Put the environment back as it was before smi_mock_enter. */

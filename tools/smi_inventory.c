@@ -18,7 +18,7 @@ static bool pci_wanted(const smi_opts *o, const bg_pci_info *p) {
   if (o->sel == SMI_SEL_NONE) return true;
   if (o->sel == SMI_SEL_BDF) return strcmp(p->bdf, o->name) == 0;
   if (o->sel != SMI_SEL_TARGET || !p->is_gpu) return false;
-  if (iface_is(o, "MOCKPCI")) return kind_is(o, "AMD") && smi_mock_is_device(p->bdf);
+  if (iface_is(o, "MOCKPCI")) return (kind_is(o, "AMD") || kind_is(o, "NV")) && smi_mock_is_device(p->bdf);
   if (!(o->target.iface[0] == '\0' || iface_is(o, "PCI") || iface_is(o, "NVK"))) return false;
   return (kind_is(o, "AMD") && p->vendor == BG_PCI_VENDOR_AMD) || (kind_is(o, "NV") && p->vendor == BG_PCI_VENDOR_NV);
 }
@@ -79,7 +79,8 @@ int smi_pci_select(const smi_opts *o, bg_pci_info *v, size_t *n) {
 static void collect_pci(const smi_opts *o, smi_inventory *inv) {
   const char *root = getenv("BG_SYSFS_ROOT");
   if (root && *root && smi_sel_is_mockpci(o))
-    snprintf(inv->pci_source, sizeof(inv->pci_source), "MOCKPCI+AMD's sysfs tree %s", root);
+    snprintf(inv->pci_source, sizeof(inv->pci_source), "MOCKPCI+%s's sysfs tree %s", kind_is(o, "NV") ? "NV" : "AMD",
+             root);
   else if (root && *root) snprintf(inv->pci_source, sizeof(inv->pci_source), "sysfs tree %s", root);
   else snprintf(inv->pci_source, sizeof(inv->pci_source), "libpciaccess");
   bg_pci_info *all = NULL;

@@ -69,7 +69,8 @@ void smi_list_text(const smi_inventory *inv, const smi_opts *o, FILE *f) {
     fprintf(f, "PCI: unavailable: %s\n", inv->pci_msg);
   } else {
     fprintf(f, "%s (%s%s): %zu functions scanned, %zu GPU%s", smi_sel_is_mockpci(o) ? "Emulated PCI" : "PCI",
-            inv->pci_source, smi_sel_is_mockpci(o) ? ", booted in this process" : "", inv->pci_scanned,
+            inv->pci_source,
+            !smi_sel_is_mockpci(o) ? "" : strcmp(o->target.kind, "NV") == 0 ? ", cold (bg-bringup boots it)" : ", booted in this process", inv->pci_scanned,
             inv->pci_gpus, inv->pci_gpus == 1 ? "" : "s");
     if (o->all && o->sel == SMI_SEL_NONE) fprintf(f, ", listing all %zu functions", inv->npci);
     fputs(inv->npci ? ":\n" : "\n", f);

@@ -22,7 +22,9 @@
 #include "tools/smi.h"
 #include "platform/pci_usb.h"
 
-static const char *const ENV_NAMES[SMI_MOCK_NENV] = {"BG_SYSFS_ROOT", "BG_LOCK_DIR", "BG_FIRMWARE_DIR"};
+/* The firmware folder's variable is the driver's: am/ reads BG_FIRMWARE_DIR, nv/ BG_NV_FIRMWARE_DIR (nv/nv_fw.h). */
+static const char *const ENV_NAMES[2][SMI_MOCK_NENV] = {{"BG_SYSFS_ROOT", "BG_LOCK_DIR", "BG_FIRMWARE_DIR"},
+                                                        {"BG_SYSFS_ROOT", "BG_LOCK_DIR", "BG_NV_FIRMWARE_DIR"}};
 
 /* The MOCKPCI+AMD devices the plugin reported (its tree may also hold other interfaces' devices, e.g. the GPU
  * behind MOCKUSB+AMD's emulated bridge). */
@@ -50,22 +52,24 @@ static int boot_one(const bg_mock_devices *md, int i, char *err, size_t n) {
   return e;
 }
 
-int smi_mock_enter(bool boot, smi_mock_env *saved, char *err, size_t n) {
+int smi_mock_enter(const char *kind, bool boot, smi_mock_env *saved, char *err, size_t n) {
   memset(saved, 0, sizeof(*saved));
+  bool nv = kind && strcmp(kind, "NV") == 0;
+  saved->nv = nv;
   bg_mock_devices md;
-  int e = bg_mock_plugin_start("MOCKPCI", "AMD", &md);
+  int e = bg_mock_plugin_start("MOCKPCI", nv ? "NV" : "AMD", &md);
   if (e < 0) {
-    snprintf(err, n, "MOCKPCI+AMD: %s", bg_last_error());
+    snprintf(err, n, "MOCKPCI+%s: %s", nv ? "NV" : "AMD", bg_last_error());
     return e;
   }
   const char *vals[SMI_MOCK_NENV] = {md.sysfs_root, md.lock_dir, md.fw_dir};
   for (int k = 0; k < SMI_MOCK_NENV; k++) {
-    const char *old = getenv(ENV_NAMES[k]);
+    const char *name = ENV_NAMES[nv][k], *old = getenv(name);
     saved->had[k] = old != NULL;
     if (old) snprintf(saved->old[k], sizeof(saved->old[k]), "%s", old);
-    if (vals[k][0] && setenv(ENV_NAMES[k], vals[k], 1) < 0) {
+    if (vals[k][0] && setenv(name, vals[k], 1) < 0) {
       smi_mock_leave(saved);
-      snprintf(err, n, "MOCKPCI+AMD: cannot set %s", ENV_NAMES[k]);
+      snprintf(err, n, "MOCKPCI+%s: cannot set %s", nv ? "NV" : "AMD", name);
       return -BG_ENOMEM;
     }
   }
@@ -73,15 +77,17 @@ int smi_mock_enter(bool boot, smi_mock_env *saved, char *err, size_t n) {
   started = md;
   snprintf(saved->root, sizeof(saved->root), "%s", md.sysfs_root);
   saved->count = md.count;
-  for (int i = 0; boot && i < md.count; i++)
+  /* NV: hcq_smi's NV facts come from the kernel module's RM (tools/smi_nv.c); on the bare-metal path the devices are
+   * listed, reset and rebound at the PCI level, cold, and bg-bringup boots them itself. */
+  for (int i = 0; boot && !nv && i < md.count; i++)
     if ((e = boot_one(&md, i, err, n)) < 0) return e;
   return 0;
 }
 
 void smi_mock_leave(smi_mock_env *saved) {
   for (int k = 0; k < SMI_MOCK_NENV; k++) {
-    if (saved->had[k]) setenv(ENV_NAMES[k], saved->old[k], 1);
-    else unsetenv(ENV_NAMES[k]);
+    if (saved->had[k]) setenv(ENV_NAMES[saved->nv][k], saved->old[k], 1);
+    else unsetenv(ENV_NAMES[saved->nv][k]);
   }
   saved->entered = false;
 }
@@ -92,7 +98,7 @@ smi_inventory *smi_mock_inventory(void) {
   smi_opts o = {0};
   char err[512];
   smi_mock_env env = {0};
-  if (smi_sel_parse("MOCKPCI+AMD", &o, err, sizeof(err)) < 0 || smi_mock_enter(true, &env, err, sizeof(err)) < 0) {
+  if (smi_sel_parse("MOCKPCI+AMD", &o, err, sizeof(err)) < 0 || smi_mock_enter("AMD", true, &env, err, sizeof(err)) < 0) {
     if (env.entered) smi_mock_leave(&env);
     emu->pci_err = -BG_ENODEV;
     snprintf(emu->pci_msg, sizeof(emu->pci_msg), "%s", err);

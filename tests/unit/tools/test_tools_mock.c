@@ -172,6 +172,53 @@ START_TEST(bringup_mock) {
 }
 END_TEST
 
+/* bg-bringup on the emulated NVIDIA GPUs (MOCKPCI+NV, tests/mockgpu/nv_pci): a cold bare-metal boot of each family,
+ * Ampere and Ada through FWSEC-FRTS and the Booter, Hopper and Blackwell through the FSP, every step with its time and
+ * its register and RPC counts; the whole boot's counts on the last line. */
+START_TEST(bringup_nv_mock) {
+  static const struct {
+    const char *chip, *name, *boot_step;
+  } chips[] = {{"ga102", "GA102 (Ampere", "FWSEC-FRTS"}, {"ad102", "AD102 (Ada", "Booter"},
+               {"gh100", "GH100 (Hopper", "FSP"}, {"gb202", "GB202 (Blackwell", "FSP"}};
+  for (size_t i = 0; i < sizeof(chips) / sizeof(chips[0]); i++) {
+    setenv("MOCKGPU_CHIP", chips[i].chip, 1);
+    run_result r = run_tool(bringup_path, (const char *const[]){"--dev", "MOCKPCI+NV", NULL});
+    ck_assert_msg(r.status == 0, "%s: exit %d: %s", chips[i].chip, r.status, r.err);
+    HAS(r.out, "NVIDIA ");
+    HAS(r.out, chips[i].name);
+    HAS(r.out, chips[i].boot_step);
+    HAS(r.out, "    GSP init done ");
+    HAS(r.out, "    RM objects ");
+    HAS(r.out, "\nbooted in ");
+    ck_assert_msg(num_after(r.out, "register reads ") > 0 && num_after(r.out, "RPCs ") > 0, "%s", r.out);
+    run_free(&r);
+    r = run_tool(bringup_path, (const char *const[]){"--json", "--dev", "MOCKPCI+NV", NULL});
+    ck_assert_int_eq(r.status, 0);
+    assert_valid_json(&r);
+    HAS(r.out, "\"ok\": true");
+    HAS(r.out, "\"name\": \"GSP init done\"");
+    run_free(&r);
+  }
+  unsetenv("MOCKGPU_CHIP");
+}
+END_TEST
+
+/* hcq_smi on the bare-metal NVIDIA GPU: list shows the PCI function (vendor 10de), reset is a function reset. */
+START_TEST(smi_nv_mock) {
+  setenv("MOCKGPU_CHIP", "gh100", 1);
+  run_result r = run_tool(hcq_smi_path, (const char *const[]){"list", "--dev", "MOCKPCI+NV", NULL});
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  HAS(r.out, "10de:2335");
+  run_free(&r);
+  r = run_tool(hcq_smi_path, (const char *const[]){"reset", "--json", "--dev", "MOCKPCI+NV", NULL});
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  assert_valid_json(&r);
+  HAS(r.out, "\"ok\": true");
+  run_free(&r);
+  unsetenv("MOCKGPU_CHIP");
+}
+END_TEST
+
 /* MI300X (gfx942) on the emulated bus: the chip's own GFX label, and no edge sensor or fan */
 START_TEST(gfx942_mock) {
   setenv("MOCKGPU_CHIP", "gfx942", 1);
@@ -267,7 +314,7 @@ START_TEST(dev_variable) {
   setenv("DEV", "CPU", 1);
   r = run_tool(bringup_path, (const char *const[]){NULL});
   ck_assert_int_eq(r.status, 2);
-  HAS(r.err, "bg-bringup: DEV=CPU: not an AMD GPU on PCI");
+  HAS(r.err, "bg-bringup: DEV=CPU: not an AMD or NVIDIA GPU on PCI");
   run_free(&r);
 }
 END_TEST
@@ -465,6 +512,8 @@ int main(int argc, char **argv) {
   tcase_add_test(t, reset_mock);
   tcase_add_test(t, bringup_mock);
   tcase_add_test(t, gfx942_mock);
+  tcase_add_test(t, bringup_nv_mock);
+  tcase_add_test(t, smi_nv_mock);
   tcase_add_test(t, no_plugin);
   tcase_add_test(t, dev_variable);
   tcase_add_test(t, list_mockusb);
