@@ -1,10 +1,10 @@
 /* nv/nv_boot_flcn.c: the Ampere/Ada boot (nv/nv_falcon.h): FWSEC-FRTS from the VBIOS on GSP's falcon core, then
  * Booter on SEC2 loading GSP-RM onto GSP's RISC-V core.
  *
- * Facts: reference nv.md 2.3 (steps A-C), Linux nouveau nvkm/subdev/gsp/fwsec.c (FRTS: WPR2 set afterwards, the error
+ * Facts: tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN (steps A-C), Linux nouveau nvkm/subdev/gsp/fwsec.c (FRTS: WPR2 set afterwards, the error
  * code in NV_PBUS_SW_SCRATCH(0xe) [31:16]), nvkm/subdev/gsp/ga102.c ga102_gsp_fwsec_signature (the signature picked by the
  * fuse version of the ucode id), nvkm/subdev/gsp/r535.c r535_gsp_booter_load (MAILBOX0/1 = WPR meta; MAILBOX0 reads 0
- * on success). tinygrad always takes the last FWSEC signature (nv.md 12.4): here the fuse decides. */
+ * on success). tinygrad always takes the last FWSEC signature (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN.prep_ucode): here the fuse decides. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +102,7 @@ static int booter(bg_nv_pci *d, bg_nv_flcn_boot *b, uint64_t libos_bus, uint64_t
   bg_nv_wr32(d, NV_PGSP_FALCON_MAILBOX0, (uint32_t)libos_bus);
   bg_nv_wr32(d, NV_PGSP_FALCON_MAILBOX1, (uint32_t)(libos_bus >> 32));
   if ((e = bg_nv_falcon_reset(d, sec2, false)) < 0) return e;
-  /* nv.md 2.3 step C 3: code from app 0 at its offset, data from the OS data; BROM PKC 0x10, engine 1, ucode 3 */
+  /* tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN step C 3: code from app 0 at its offset, data from the OS data; BROM PKC 0x10, engine 1, ucode 3 */
   bg_nv_hs_ucode u = {
       .what = "Booter", .image_pa = b->booter_pa, .code_off = bt->app0_offset, .data_off = bt->os_data_offset,
       .imem_pa = 0, .imem_va = bt->app0_offset, .imem_size = bt->app0_size, .dmem_pa = 0, .dmem_va = 0,

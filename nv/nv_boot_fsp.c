@@ -2,7 +2,7 @@
  * parameters go into host DMA memory, the COT message into FSP's EMEM command queue; FSP answers in its message queue
  * and starts GSP-RM; GSP's RISC-V leaves its boot-ROM lockdown when it runs.
  *
- * Facts: reference nv.md 2.4; open-gpu-kernel-modules src/nvidia/src/kernel/gpu/fsp/kern_fsp.c and
+ * Facts: tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT; open-gpu-kernel-modules src/nvidia/src/kernel/gpu/fsp/kern_fsp.c and
  * arch/hopper/kern_fsp_gh100.c (EMEM with auto-increment, QUEUE_TAIL = last dword, the NVDM response); Linux nouveau
  * nvkm/subdev/fsp/gh100.c (gh100_fsp_send_sync: MCTP SOM/EOM, NVDM type 0x15 FSP_RESPONSE, commandNvdmType, errorCode;
  * COT version 1 on GH100, 2 on GB20x). tinygrad discards FSP's response unread and keys this path on arch >= 0x1a, so
@@ -120,7 +120,7 @@ static int send_cot(bg_nv_pci *d, const bg_nv_fsp_boot *b) {
 int bg_nv_boot_fsp_run(bg_nv_pci *d, const bg_nv_fsp_boot *b) {
   bg_nv_step_begin(d, "FSP chain of trust");
   int e = send_cot(d, b);
-  /* GSP-RM runs once its RISC-V core leaves the boot ROM's lockdown (nv.md 2.4) */
+  /* GSP-RM runs once its RISC-V core leaves the boot ROM's lockdown (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT) */
   if (e >= 0)
     e = bg_nv_poll(d, NV_FALCON_BASE_GSP + NV_PFALCON_FALCON_HWCFG2, NV_PFALCON_FALCON_HWCFG2_RISCV_BR_PRIV_LOCKDOWN, 0,
                    BG_NV_TIMEOUT_BOOT_MS, "FSP boot: GSP RISC-V leaving the boot-ROM lockdown");

@@ -2,7 +2,7 @@
  *
  * NV_PMC_BOOT_42 (BAR0 0x000a00): architecture 29:24, implementation 23:20 (open-gpu-kernel-modules
  * src/common/inc/swref/published/ampere/ga102/dev_boot.h). Ampere GA10x and Ada AD10x boot through FWSEC-FRTS from the
- * VBIOS, then Booter on SEC2 (reference nv.md 2.3); Hopper GH100 and Blackwell GB20x boot through the FSP chain of
+ * VBIOS, then Booter on SEC2 (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN); Hopper GH100 and Blackwell GB20x boot through the FSP chain of
  * trust (2.4; open-gpu-kernel-modules src/nvidia/src/kernel/gpu/fsp/arch/hopper/kern_fsp_gh100.c). tinygrad keys FSP
  * and MMU v3 on architecture >= 0x1a and so excludes GH100 (0x18), which also boots through FSP and uses MMU v3. */
 #ifndef BG_NV_CHIPS_H
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 typedef enum bg_nv_family {
-  BG_NV_AMPERE = 0x17,    /* GA10x (GA100 has no usable compute class: nv.md section 1) */
+  BG_NV_AMPERE = 0x17,    /* GA10x (GA100 has no usable compute class: tinygrad tinygrad/runtime/ops_nv.py) */
   BG_NV_HOPPER = 0x18,    /* GH100 */
   BG_NV_ADA = 0x19,       /* AD10x */
   BG_NV_BLACKWELL = 0x1b, /* GB20x */

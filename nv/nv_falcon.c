@@ -1,7 +1,7 @@
 /* nv/nv_falcon.c: falcon primitives (nv/nv_falcon.h): reset with scrub wait and core select, DMA into IMEM/DMEM,
  * heavy-secure execution. Facts: Linux nouveau nvkm/falcon/gm200.c (gm200_flcn_reset_eng: ENGINE bit 0 pulsed with a
  * 10 us hold; gm200_flcn_fw_boot: mailboxes, BOOTVEC, start, halted bit 4), nvkm/falcon/ga102.c (DMATRF* transfers,
- * BROM registers, BCR_CTRL core select, FBIF setup), reference nv.md 2.3. */
+ * BROM registers, BCR_CTRL core select, FBIF setup), tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN. */
 #include "nv/nv_falcon.h"
 
 #include <inttypes.h>
@@ -85,7 +85,7 @@ int bg_nv_falcon_wait_halt(bg_nv_pci *d, const bg_nv_falcon *f) {
                BG_NV_TIMEOUT_HALT_MS, "CPU halt");
 }
 
-/* The DMA source of a part loaded at virtual offset va: image + off - va (nv.md 2.3: the falcon adds its offset). */
+/* The DMA source of a part loaded at virtual offset va: image + off - va (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN: the falcon adds its offset). */
 static int part_src(const bg_nv_falcon *f, const bg_nv_hs_ucode *u, const char *part, uint32_t off, uint32_t va,
                     uint64_t *src) {
   if (u->image_pa + off < va)

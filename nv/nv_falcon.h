@@ -2,7 +2,7 @@
  * (nv_boot_flcn.c, nv_boot_fsp.c, nv_pci_boot.c; not installed).
  *
  * Facts: Linux nouveau nvkm/falcon/{gm200,ga102}.c (reset, scrub wait, DMA, boot, mailboxes), nvkm/subdev/gsp/ga102.c
- * (RISC-V core select), reference nv.md 2.3. Every poll is bounded and its failure names the falcon, the register and
+ * (RISC-V core select), tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN. Every poll is bounded and its failure names the falcon, the register and
  * the value it last read. */
 #ifndef BG_NV_FALCON_H
 #define BG_NV_FALCON_H
@@ -42,7 +42,7 @@ int bg_nv_falcon_dma(bg_nv_pci *d, const bg_nv_falcon *f, uint32_t cmd, uint32_t
 void bg_nv_falcon_start(bg_nv_pci *d, const bg_nv_falcon *f);
 int bg_nv_falcon_wait_halt(bg_nv_pci *d, const bg_nv_falcon *f);
 
-/* A heavy-secure ucode in VRAM and where its parts go (nv.md 2.3 execute_hs). */
+/* A heavy-secure ucode in VRAM and where its parts go (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN execute_hs). */
 typedef struct bg_nv_hs_ucode {
   const char *what;          /* "FWSEC-FRTS", "Booter" */
   uint64_t image_pa;         /* VRAM address of the image */

@@ -1,6 +1,6 @@
 /* nv/nv_fw.h: NVIDIA firmware the bare-metal boot consumes, parsed and validated before the device is touched.
  *
- * Sources of the formats: reference nv.md 2.3-2.5; Linux drivers/gpu/drm/nouveau/include/nvfw/{fw,hs}.h
+ * Sources of the formats: tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN; Linux drivers/gpu/drm/nouveau/include/nvfw/{fw,hs}.h
  * (nvfw_bin_hdr, nvfw_hs_header_v2, nvfw_hs_load_header_v2), nvkm/subdev/gsp/fwsec.c and nvkm/subdev/bios (VBIOS,
  * BIT, falcon ucode table, FALCON_UCODE_DESC_V3, signature choice by fuse version), open-gpu-kernel-modules
  * src/nvidia/arch/nvalloc/common/inc/rmRiscvUcode.h (RM_RISCV_UCODE_DESC).
@@ -55,7 +55,7 @@ int bg_nv_vbios_parse(const uint8_t *rom, size_t n, bg_nv_vbios *out);
  * signature_versions must be set (kernel_gsp_frts_tu102.c s_prepareForFwsec_TU102). */
 int bg_nv_fwsec_sig_index(const bg_nv_fwsec_desc *d, uint32_t fuse_version, unsigned *index);
 
-/* A patched FWSEC image for the FRTS command (nv.md 2.3 step A 5-6): a malloc'd copy of the image with the DMEM
+/* A patched FWSEC image for the FRTS command (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN): a malloc'd copy of the image with the DMEM
  * mapper's init_cmd = 0x15, the FWSECLIC_FRTS_CMD at cmd_in_buffer_offset (frts_offset in VRAM, 1 MiB region), and
  * signature sig_index copied to IMEMLoadSize + PKCDataOffset. */
 int bg_nv_fwsec_frts_image(const bg_nv_vbios *v, unsigned sig_index, uint64_t frts_offset, uint8_t **image,
@@ -96,7 +96,7 @@ typedef struct bg_nv_gsp_elf {
 int bg_nv_gsp_elf_parse(const uint8_t *file, size_t n, const char *what, const bg_nv_chip *chip, bg_nv_gsp_elf *out);
 
 /* FMC (fmc-570.144.bin): sections image, hash (SHA-384, 48 B), signature (384 B), publickey (381..384 B, padded to
- * 384 with zeros as nv.md 2.4 says). */
+ * 384 with zeros as tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT says). */
 typedef struct bg_nv_fmc {
   const uint8_t *image;
   size_t image_size;

@@ -2,7 +2,7 @@
  *
  * Both are ELF64 little-endian files whose payloads are named sections (Linux nouveau nvkm/subdev/gsp/r535.c
  * r535_gsp_elf_section looks .fwimage and the chip's signature section up by name and checks nothing else; reference
- * nv.md 2.4 and 2.5). e_type and e_machine are not checked: the firmware files are containers, not programs. The
+ * tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT). e_type and e_machine are not checked: the firmware files are containers, not programs. The
  * section headers are read by formats/elf64.c (every section inside the file, names inside the string table). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,7 +94,7 @@ int bg_nv_fmc_parse(const uint8_t *file, size_t n, const char *what, bg_nv_fmc *
     bg_nv_fmc o = {.image = file + img->offset, .image_size = (size_t)img->size};
     memcpy(o.hash, file + hash->offset, FMC_HASH);
     memcpy(o.signature, file + sig->offset, FMC_SIG);
-    memcpy(o.public_key, file + key->offset, (size_t)key->size); /* the rest stays 0: nv.md 2.4's padding */
+    memcpy(o.public_key, file + key->offset, (size_t)key->size); /* the rest stays 0: tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT's padding */
     *out = o;
   }
   free(e.s);

@@ -4,7 +4,7 @@
  * nvfw_hs_load_header_v2), nvkm/falcon/fw.c nvkm_falcon_fw_ctor_hs_v2 (patch_loc, patch_sig and num_sig are file
  * offsets of u32 values; the signature is sig_prod_size / num_sig bytes at sig_prod_offset + patch_sig, copied into
  * the image at patch_loc); include/nvrm/535.113.01/.../rmRiscvUcode.h (RM_RISCV_UCODE_DESC) and nvkm/subdev/gsp/r535.c
- * r535_gsp_rm_boot_ctor; reference nv.md 2.3 step B and 2.5. */
+ * r535_gsp_rm_boot_ctor; tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN and NV_GSP.init_sw. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>

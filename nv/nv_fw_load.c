@@ -1,7 +1,7 @@
 /* nv/nv_fw_load.c: reading and parsing one chip's firmware set before the device is touched (nv_fw.h).
  *
  * Folders as linux-firmware lays them out (nvidia/<chip>/gsp/NAME-570.144.bin; its WHENCE file); the GSP-RM ELF is one
- * file for every chip, kept in ga102/ (reference nv.md 2.5, "Firmware files"). Files are opened non-blocking and
+ * file for every chip, kept in ga102/ (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw, "Firmware files"). Files are opened non-blocking and
  * type-checked (util/fd_io.h) so a FIFO or device planted in the folder is refused at once instead of blocking. */
 #include <errno.h>
 #include <fcntl.h>

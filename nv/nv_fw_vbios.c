@@ -3,7 +3,7 @@
  * Layouts: Linux nouveau nvkm/subdev/bios/{image,pcir,npde,bit,pmu}.c (PCI expansion ROM images, NPDE extension, BIT
  * header and tokens, falcon ucode table), nvkm/subdev/gsp/fwsec.c (FALCON_UCODE_DESC_V3, application interface table,
  * DMEM mapper v3, the FRTS command) and open-gpu-kernel-modules src/nvidia/src/kernel/gpu/gsp/kernel_gsp_fwsec.c and
- * arch/turing/kernel_gsp_frts_tu102.c (signature choice by fuse version, bounds of the interface data); reference nv.md
+ * arch/turing/kernel_gsp_frts_tu102.c (signature choice by fuse version, bounds of the interface data); tinygrad's NV code
  * 2.3 step A. Every offset read from the ROM is checked against the buffer before it is used. */
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +77,7 @@ static int walk_images(const uint8_t *rom, size_t n, bg_nv_vbios *v, uint32_t *b
   }
 }
 
-/* The BIT header: nouveau base.c finds the bytes ff b8 "BIT" anywhere in the ROM (nv.md 2.3: at 0x1b0). */
+/* The BIT header: nouveau base.c finds the bytes ff b8 "BIT" anywhere in the ROM (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN: at 0x1b0). */
 static int find_bit(const uint8_t *rom, size_t n, bg_nv_vbios *v) {
   static const uint8_t pat[6] = {0xff, 0xb8, 'B', 'I', 'T', 0};
   for (size_t i = 0; n >= sizeof(pat) && i <= n - sizeof(pat); i++)
@@ -178,7 +178,7 @@ int bg_nv_vbios_parse(const uint8_t *rom, size_t n, bg_nv_vbios *out) {
 /* The fuse version is what open-gpu-kernel-modules kgspReadUcodeFuseVersion_GA100 returns (index of the highest set
  * bit of the ucode's fuse register plus one, 0 when none is set); kernel_gsp_frts_tu102.c s_prepareForFwsec_TU102 then
  * requires bit <fuse version> of SignatureVersions and takes the signature counted by the set bits below it. tinygrad
- * always takes the last signature (nv.md 12.4), which fails on a board whose fuses do not match it. */
+ * always takes the last signature (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN.prep_ucode), which fails on a board whose fuses do not match it. */
 int bg_nv_fwsec_sig_index(const bg_nv_fwsec_desc *d, uint32_t fuse_version, unsigned *index) {
   if (d->signature_count == 0) return VERR("FWSEC_PROD has no signatures (SignatureCount 0)");
   if (fuse_version > 15 || !(d->signature_versions & (1u << fuse_version)))

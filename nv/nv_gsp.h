@@ -1,11 +1,11 @@
 /* nv/nv_gsp.h: GSP-RM as the driver sees it: the shared message queues, the RPC format, the structures handed to the
  * firmware at boot, the CPU sequencer, and RM calls (alloc / control / free) as RPCs.
  *
- * Facts: reference nv.md 2.5-2.7; Linux nouveau nvkm/subdev/gsp/r535.c and include/nvrm/535.113.01 (msgq_priv.h,
- * rpc headers, gsp_fw_wpr_meta.h, libos_init_args.h; the 570 structures differ only where nv.md says so);
+ * Facts: tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw; Linux nouveau nvkm/subdev/gsp/r535.c and include/nvrm/535.113.01 (msgq_priv.h,
+ * rpc headers, gsp_fw_wpr_meta.h, libos_init_args.h; the 570 structures differ only where tinygrad's NV code says so);
  * open-gpu-kernel-modules src/nvidia/inc/kernel/vgpu/rpc_global_enums.h (function numbers).
  *
- * Two tinygrad quirks fixed here (nv.md 12.3): the receive pointer advances by the element's elemCount, not by
+ * Two tinygrad quirks fixed here (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.read_resp): the receive pointer advances by the element's elemCount, not by
  * round_up(length, 0x1000); every RM reply's status is checked (rpc_result and the alloc/control block's status), and
  * a failure names the RPC, the class or command, and the NV_STATUS (nv_status.h).
  *
@@ -85,7 +85,7 @@ typedef struct bg_nv_rpc_msg {
 /* Take one message from the status queue if GSP wrote one: 1 with *msg and up to cap payload bytes in buf, 0 when the
  * queue is empty. Checked: elemCount (1..16 and within the written part), checksum, header version and signature,
  * length (>= 0x20, fits in elemCount elements), payload fits cap (BG_ENOSPC naming the function otherwise; the message
- * is consumed). The host's read pointer advances by elemCount (nv.md 12.3). */
+ * is consumed). The host's read pointer advances by elemCount (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.read_resp). */
 int bg_nv_msgq_recv(bg_nv_msgq *q, bg_nv_rpc_msg *msg, void *buf, size_t cap);
 
 /* ---- the CPU sequencer (rpc_run_cpu_sequencer_v17_00) ---- */
@@ -95,7 +95,7 @@ typedef struct bg_nv_seq_ops {
   uint32_t (*rd32)(void *ctx, uint32_t addr);
   void (*wr32)(void *ctx, uint32_t addr, uint32_t val);
   void (*delay_us)(void *ctx, uint32_t us);
-  /* opcodes 5..8: GSP core reset / start / wait for halt / resume (resume also restarts SEC2, nv.md 2.6) */
+  /* opcodes 5..8: GSP core reset / start / wait for halt / resume (resume also restarts SEC2, tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP) */
   int (*core_reset)(void *ctx);
   int (*core_start)(void *ctx);
   int (*core_wait_halt)(void *ctx);
@@ -120,12 +120,12 @@ int bg_nv_gsp_rm_args(uint8_t *buf, size_t cap, const bg_nv_msgq *q);
 /* LibosMemoryRegionInitArgument entries LOGINIT..LOGKRNL (log_bus + i * BG_NV_LIBOS_LOG_SIZE) and RMARGS. */
 int bg_nv_libos_args(uint8_t *buf, size_t cap, uint64_t log_bus, uint64_t rmargs_bus);
 
-/* Radix-3 page tree of an image of len bytes (nv.md 2.5): pages before the image, and the builder that writes level
+/* Radix-3 page tree of an image of len bytes (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw): pages before the image, and the builder that writes level
  * 0..2 tables given the bus address of every page of the tree+image buffer. */
 uint64_t bg_nv_radix3_table_pages(uint64_t len);
 int bg_nv_radix3_build(uint8_t *buf, size_t cap, const uint64_t *bus, size_t npages, const uint8_t *image, size_t len);
 
-/* GspFwWprMeta. Non-FSP chips: the top-down VRAM layout of nv.md 2.5 from vram_size (frts must land at vram - 2 MiB);
+/* GspFwWprMeta. Non-FSP chips: the top-down VRAM layout of tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw from vram_size (frts must land at vram - 2 MiB);
  * FSP chips: sizes only. All addresses are bus addresses. */
 typedef struct bg_nv_wpr_in {
   const bg_nv_chip *chip;
@@ -149,8 +149,8 @@ typedef struct bg_nv_sysinfo_in {
 int bg_nv_gsp_system_info(uint8_t *buf, size_t cap, const bg_nv_sysinfo_in *in);
 int bg_nv_gsp_registry(uint8_t *buf, size_t cap, size_t *len);
 
-/* FSP boot (nv.md 2.4): GSP_FMC_BOOT_PARAMS (80 B), NVDM_PAYLOAD_COT (860 B) and the MCTP/NVDM message around it
- * (padding only up to the next dword, never 4 extra bytes: nv.md 12.9). */
+/* FSP boot (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT): GSP_FMC_BOOT_PARAMS (80 B), NVDM_PAYLOAD_COT (860 B) and the MCTP/NVDM message around it
+ * (padding only up to the next dword, never 4 extra bytes: tinygrad tinygrad/runtime/support/nv/ip.py kfsp_send_msg). */
 int bg_nv_fmc_boot_params(uint8_t *buf, size_t cap, uint64_t wpr_meta_bus, uint64_t libos_args_bus);
 int bg_nv_cot_payload(uint8_t *buf, size_t cap, const void *fmc /* const bg_nv_fmc * */, uint64_t fmc_image_bus,
                       uint64_t frts_vidmem_offset, uint64_t boot_params_bus);

@@ -3,12 +3,12 @@
  * GspFwWprMeta, GspSystemInfo, the registry table, and for FSP chips GSP_FMC_BOOT_PARAMS, NVDM_PAYLOAD_COT and the
  * MCTP/NVDM message around it.
  *
- * Facts: reference nv.md 2.4-2.5 (570 offsets); Linux nouveau include/nvrm/535.113.01 (gsp_init_args.h,
+ * Facts: tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT (570 offsets); Linux nouveau include/nvrm/535.113.01 (gsp_init_args.h,
  * libos_init_args.h, gsp_fw_wpr_meta.h) and nvkm/subdev/gsp/r535.c (r535_gsp_libos_init, nvkm_gsp_radix3_sg);
  * open-gpu-kernel-modules src/nvidia/arch/nvalloc/common/inc/gsp/gsp_fw_wpr_meta.h (field order, magic, revision),
  * src/nvidia/inc/kernel/gpu/fsp/kern_fsp_cot_payload.h (NVDM_PAYLOAD_COT) and
  * src/nvidia/src/kernel/gpu/fsp/kern_fsp.c (kfspSendMessage: the message is padded to whole dwords). tinygrad pads
- * 4 bytes even when the payload is dword-aligned (nv.md 12.9); here the pad is 0..3 bytes. */
+ * 4 bytes even when the payload is dword-aligned (tinygrad tinygrad/runtime/support/nv/ip.py kfsp_send_msg); here the pad is 0..3 bytes. */
 #include <string.h>
 
 #include "baregpu/error.h"
@@ -19,7 +19,7 @@
 #define PAGE 0x1000ull
 #define MiB (1ull << 20)
 
-/* ---- GSP_ARGUMENTS_CACHED / MESSAGE_QUEUE_INIT_ARGUMENTS (nv.md 2.5) ---- */
+/* ---- GSP_ARGUMENTS_CACHED / MESSAGE_QUEUE_INIT_ARGUMENTS (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw) ---- */
 enum {
   MQ_SHARED_MEM = 0, MQ_PTE_COUNT = 8, MQ_CMD_OFFSET = 16, MQ_STAT_OFFSET = 24,
   ARGS_DMEM_STACK = 48, /* GSP_ARGUMENTS_CACHED.bDmemStack (570) */
@@ -65,7 +65,7 @@ int bg_nv_libos_args(uint8_t *buf, size_t cap, uint64_t log_bus, uint64_t rmargs
   return 0;
 }
 
-/* ---- radix-3 page tree (nv.md 2.5; nouveau nvkm_gsp_radix3_sg) ---- */
+/* ---- radix-3 page tree (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw; nouveau nvkm_gsp_radix3_sg) ---- */
 #define RADIX_ENTRIES 512u /* u64 addresses per 4 KiB page */
 
 static void radix3_levels(uint64_t len, uint64_t n[4]) {
@@ -110,7 +110,7 @@ int bg_nv_radix3_build(uint8_t *buf, size_t cap, const uint64_t *bus, size_t npa
   return 0;
 }
 
-/* ---- GspFwWprMeta (gsp_fw_wpr_meta.h; 570 offsets, nv.md 2.5) ---- */
+/* ---- GspFwWprMeta (gsp_fw_wpr_meta.h; 570 offsets, tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw) ---- */
 enum {
   WPR_MAGIC = 0, WPR_REVISION = 8, WPR_RADIX3_ADDR = 16, WPR_RADIX3_SIZE = 24, WPR_BL_ADDR = 32, WPR_BL_SIZE = 40,
   WPR_BL_CODE_OFF = 48, WPR_BL_DATA_OFF = 56, WPR_BL_MANIFEST_OFF = 64, WPR_SIG_ADDR = 72, WPR_SIG_SIZE = 80,
@@ -122,12 +122,12 @@ _Static_assert(WPR_PMU_RESERVED + 4 <= BG_NV_WPR_META_SIZE, "GspFwWprMeta is 256
 #define WPR_META_MAGIC 0xdc3aae21371a60b3ull
 #define WPR_META_REVISION 1u
 #define WPR_SIGNATURE_SIZE 0x1000u
-/* Non-FSP layout sizes (nv.md 2.5) */
+/* Non-FSP layout sizes (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw) */
 #define VGA_SIZE MiB
 #define FRTS_SIZE MiB
 #define GSP_HEAP_SIZE 0x8100000ull
 #define NONWPR_HEAP_SIZE MiB
-/* FSP chips: sizes only, the FMC places them (nv.md 2.5) */
+/* FSP chips: sizes only, the FMC places them (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw) */
 #define FSP_VGA_SIZE 0x20000ull
 #define FSP_PMU_RESERVED 0x1820000u
 #define FSP_NONWPR_HEAP_SIZE 0x220000ull
@@ -172,7 +172,7 @@ int bg_nv_wpr_meta(uint8_t *buf, size_t cap, const bg_nv_wpr_in *in) {
                     (unsigned long long)in->bootloader_size, (unsigned long long)in->radix3_total_size,
                     (unsigned long long)GSP_HEAP_SIZE);
   uint64_t vga = in->vram_size - VGA_SIZE;
-  uint64_t frts = vga - FRTS_SIZE; /* = vram - 2 MiB, where FWSEC-FRTS writes (nv.md 2.3 step A.5) */
+  uint64_t frts = vga - FRTS_SIZE; /* = vram - 2 MiB, where FWSEC-FRTS writes (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN) */
   uint64_t boot = frts - in->bootloader_size;
   uint64_t fw = down(boot - in->radix3_total_size, 64 * 1024);
   uint64_t heap = down(fw - GSP_HEAP_SIZE, MiB);
@@ -195,7 +195,7 @@ int bg_nv_wpr_meta(uint8_t *buf, size_t cap, const bg_nv_wpr_in *in) {
   return 0;
 }
 
-/* ---- GspSystemInfo (570, 928 B; nv.md 2.5) ---- */
+/* ---- GspSystemInfo (570, 928 B; tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw) ---- */
 enum {
   SI_BAR0 = 0, SI_BAR1 = 8, SI_BAR3 = 16, SI_BDF = 32, SI_MAX_USER_VA = 72, SI_CFG_MIRROR_BASE = 80,
   SI_CFG_MIRROR_SIZE = 84, SI_DEVICE_ID = 88, SI_SUBDEVICE_ID = 92, SI_REVISION_ID = 96, SI_PASSTHRU = 840,
@@ -226,7 +226,7 @@ int bg_nv_gsp_system_info(uint8_t *buf, size_t cap, const bg_nv_sysinfo_in *in) 
   return 0;
 }
 
-/* ---- PACKED_REGISTRY_TABLE (nv.md 2.5; r535.c r535_gsp_rpc_set_registry) ---- */
+/* ---- PACKED_REGISTRY_TABLE (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw; r535.c r535_gsp_rpc_set_registry) ---- */
 enum { REG_SIZE = 0, REG_NUM = 4, REG_ENTRIES = 8, RE_NAME_OFF = 0, RE_TYPE = 4, RE_DATA = 8, RE_LENGTH = 12, RE_SIZE = 16 };
 #define REG_TYPE_DWORD 1u
 
@@ -256,7 +256,7 @@ int bg_nv_gsp_registry(uint8_t *buf, size_t cap, size_t *len) {
   return 0;
 }
 
-/* ---- FSP boot (nv.md 2.4) ---- */
+/* ---- FSP boot (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT) ---- */
 #define FMC_PARAMS_SIZE 80u
 enum {
   FMC_BOOT_GSP_RM = 8, /* GSP_ACR_BOOT_GSP_RM_PARAMS (32 B) */
@@ -282,7 +282,7 @@ int bg_nv_fmc_boot_params(uint8_t *buf, size_t cap, uint64_t wpr_meta_bus, uint6
   return 0;
 }
 
-/* NVDM_PAYLOAD_COT (kern_fsp_cot_payload.h, packed; nv.md 2.4) */
+/* NVDM_PAYLOAD_COT (kern_fsp_cot_payload.h, packed; tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT) */
 #define COT_SIZE 860u
 #define COT_VERSION 2u
 enum {
@@ -318,7 +318,7 @@ int bg_nv_cot_payload(uint8_t *buf, size_t cap, const void *fmc_, uint64_t fmc_i
 #define MCTP_SOM_EOM 0xc0000000u
 #define NVDM_MSG_TYPE_VDM 0x7eu
 #define NVDM_VENDOR_NVIDIA 0x10deu
-#define FSP_MSG_MAX 0x400u /* the FSP's EMEM queue (nv.md 2.4) */
+#define FSP_MSG_MAX 0x400u /* the FSP's EMEM queue (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT) */
 
 int bg_nv_fsp_message(uint8_t *buf, size_t cap, uint8_t nvdm_type, const void *payload, size_t n, size_t *len) {
   if (!buf || !len || (n && !payload)) return bg_error(BG_EINVAL, "FSP message: NULL buffer, length or payload");

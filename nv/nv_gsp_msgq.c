@@ -1,13 +1,13 @@
 /* nv/nv_gsp_msgq.c: the GSP-RM message queues: page 0 (the page list), the command queue the host writes and the
  * status queue GSP writes, and the RPC record format on them.
  *
- * Facts: reference nv.md 2.5-2.6; Linux nouveau nvkm/subdev/gsp/r535.c (r535_gsp_cmdq_push: free space against GSP's
+ * Facts: tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw; Linux nouveau nvkm/subdev/gsp/r535.c (r535_gsp_cmdq_push: free space against GSP's
  * read pointer, checksum over the element; r535_gsp_msgq_wait: reads wrap at element granularity) and
  * open-gpu-kernel-modules src/nvidia/src/kernel/gpu/gsp/message_queue_cpu.c (GspMsgQueueSendCommand /
  * GspMsgQueueReceiveStatus: the checksum covers the 0x30-byte element header plus rpc.length, zero-padded to 8 bytes,
  * and folds to 0 when the stored checksum is included; a record is consumed by its elemCount). tinygrad advances the
  * read pointer by round_up(length, 0x1000) instead, which misreads the next message whenever the 0x30-byte element
- * header pushes a message into one more element (nv.md 12.3). */
+ * header pushes a message into one more element (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.read_resp). */
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -18,7 +18,7 @@
 _Static_assert(BG_NV_GSP_ELEM_HDR == 0x30u, "GSP_MSG_QUEUE_ELEMENT header is 0x30 bytes (r535_gsp_msg)");
 _Static_assert(BG_NV_GSP_RPC_HDR == 0x20u, "rpc_message_header_v is 0x20 bytes");
 _Static_assert(BG_MSGQ_RX_READ_PTR == 32u, "msgqRxHeader follows the 32-byte msgqTxHeader");
-_Static_assert(BG_NV_MSGQ_STAT_OFFSET == 0x41000u, "status queue at region + 0x41000 (nv.md 2.5)");
+_Static_assert(BG_NV_MSGQ_STAT_OFFSET == 0x41000u, "status queue at region + 0x41000 (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw)");
 
 const char *bg_nv_rpc_name(uint32_t function) {
   switch (function) {
@@ -209,7 +209,7 @@ int bg_nv_msgq_recv(bg_nv_msgq *q, bg_nv_rpc_msg *msg, void *buf, size_t cap) {
       off += k;
     }
   }
-  /* Consumed by its elemCount (nv.md 12.3), after the copy: GSP may reuse the elements once it sees the pointer. */
+  /* Consumed by its elemCount (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.read_resp), after the copy: GSP may reuse the elements once it sees the pointer. */
   st32(cmdq(q) + BG_MSGQ_RX_READ_PTR, (rptr + count) % cnt);
   q->received++;
   return ret;

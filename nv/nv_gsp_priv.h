@@ -3,7 +3,7 @@
  *
  * Offsets: Linux nouveau include/nvrm/535.113.01 common/shared/msgq/inc/msgq/msgq_priv.h (msgqTxHeader,
  * msgqRxHeader), nvkm/subdev/gsp/r535.c (struct r535_gsp_msg = GSP_MSG_QUEUE_ELEMENT, struct nvfw_gsp_rpc =
- * rpc_message_header_v); reference nv.md 2.5-2.6. */
+ * rpc_message_header_v); tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw. */
 #ifndef BG_NV_GSP_PRIV_H
 #define BG_NV_GSP_PRIV_H
 

@@ -1,11 +1,11 @@
 /* nv/nv_gsp_rpc.c: RPCs to GSP-RM over the message queues: send + notify, waiting for a reply while handling the
  * events GSP sends unasked, and RM alloc / control / free with every status checked.
  *
- * Facts: reference nv.md 2.5-2.7; Linux nouveau nvkm/subdev/gsp/r535.c (r535_gsp_msg_recv: events handled while a
+ * Facts: tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw; Linux nouveau nvkm/subdev/gsp/r535.c (r535_gsp_msg_recv: events handled while a
  * reply is awaited; r535_gsp_rpc_rm_alloc_push / r535_gsp_rpc_rm_ctrl_push check rpc->status; r535_gsp_rpc_rm_free
  * sends NVOS00_PARAMETERS through FREE) and include/nvrm/535.113.01/nvidia/generated/g_rpc-structures.h
  * (rpc_gsp_rm_alloc_v03_00: 32 B; rpc_gsp_rm_control_v03_00: 24 B; rpc_free_v03_00: 16 B; rpc_os_error_log_v17_00:
- * errString at 12). tinygrad checks neither the alloc nor the control status (nv.md 12.3). */
+ * errString at 12). tinygrad checks neither the alloc nor the control status (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.read_resp). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

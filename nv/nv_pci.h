@@ -1,12 +1,12 @@
 /* nv/nv_pci.h: an NVIDIA GPU brought up from its BARs with no nvidia kernel module (the PCI interface of nv/;
- * tinygrad's PCIIface + NVDev, reference nv.md section 2), over any bg_pci_dev: sysfs, VFIO, the USB bridge, or the
+ * tinygrad's PCIIface + NVDev, tinygrad tinygrad/runtime/support/nv/ip.py), over any bg_pci_dev: sysfs, VFIO, the USB bridge, or the
  * emulated GPU of tests/mockgpu/nv_pci.
  *
  *   nv_pci_dev.c    open: chip from NV_PMC_BOOT_0/42, a GSP left running (WPR2 set) => bus-master off, function
  *                   reset, wait; GFW/boot-ROM done; VRAM size; BAR views; the VRAM allocators; close
  *   nv_falcon.c     falcon primitives: reset (scrub), DMA into IMEM/DMEM, heavy-secure execution, RISC-V select
- *   nv_boot_flcn.c  Ampere/Ada: FWSEC-FRTS from the VBIOS, then Booter on SEC2 loading GSP-RM (nv.md 2.3)
- *   nv_boot_fsp.c   Hopper/Blackwell: the FSP chain of trust (COT message into FSP's EMEM queue, nv.md 2.4)
+ *   nv_boot_flcn.c  Ampere/Ada: FWSEC-FRTS from the VBIOS, then Booter on SEC2 loading GSP-RM (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN)
+ *   nv_boot_fsp.c   Hopper/Blackwell: the FSP chain of trust (COT message into FSP's EMEM queue, tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT)
  *   nv_pci_boot.c   the order: firmware parsed, boot structures in memory (nv_gsp.h), the chip's boot, GSP init done,
  *                   BAR1 physical mode, the RM objects; each step timed with its register and RPC counts
  *

@@ -10,7 +10,7 @@
  *   BAR1 physical mode
  *   RM objects        the driver's client (NV01_ROOT), device (NV01_DEVICE_0), subdevice (NV20_SUBDEVICE_0)
  *
- * Facts: reference nv.md 2.5-2.7, tinygrad tinygrad/runtime/support/nv/ip.py (NV_GSP.init_sw/init_hw), Linux nouveau
+ * Facts: tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw, tinygrad tinygrad/runtime/support/nv/ip.py (NV_GSP.init_sw/init_hw), Linux nouveau
  * nvkm/subdev/gsp/r535.c (r535_gsp_init, r535_gsp_rpc_unloading_guest_driver, the sequencer's core ops). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -77,7 +77,7 @@ static int seq_core_start(void *ctx) {
 
 static int seq_core_wait_halt(void *ctx) { return bg_nv_falcon_wait_halt(ctx, &bg_nv_falcon_gsp); }
 
-/* CORE_RESUME (nouveau r535 GSP_SEQ_BUF_OPCODE_CORE_RESUME, nv.md 2.6): GSP back to RISC-V with the libos arguments,
+/* CORE_RESUME (nouveau r535 GSP_SEQ_BUF_OPCODE_CORE_RESUME, tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP): GSP back to RISC-V with the libos arguments,
  * SEC2 restarted, wait for its boot-stage-3 handoff, SEC2 MAILBOX0 must read 0. */
 static int seq_core_resume(void *ctx) {
   bg_nv_pci *d = ctx;
@@ -114,7 +114,7 @@ static int sysmem(bg_nv_pci *d, bg_sysmem *m, uint64_t size, bool contiguous, co
   return 0;
 }
 
-/* Boot memory the firmware takes by one address (nv.md 2.2 step 6, tinygrad NVDev._alloc_boot_mem): a page of host
+/* Boot memory the firmware takes by one address (tinygrad tinygrad/runtime/support/nv/nvdev.py step 6, tinygrad NVDev._alloc_boot_mem): a page of host
  * memory when it fits in one; else VRAM seen through BAR1, the firmware given BAR1's bus address + the VRAM address
  * (the GPU reaches its own VRAM through its aperture as coherent memory), so no hugepage is needed; host memory
  * (contiguous: a hugepage) only when BAR1 cannot show it. The region is described as a bg_sysmem with map_base NULL. */
@@ -214,7 +214,7 @@ static int boot_structures(bg_nv_pci *d) {
   return prequeue(d);
 }
 
-/* GSP initialised its side: the status queue's msgqTxHeader.entryOff reads 0x1000 (nv.md 2.7 step 1). */
+/* GSP initialised its side: the status queue's msgqTxHeader.entryOff reads 0x1000 (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_hw step 1). */
 static int wait_status_queue(bg_nv_pci *d) {
   const volatile uint8_t *h = d->msgq_mem.view.ptr + BG_NV_MSGQ_STAT_OFFSET;
   int ms = bg_nv_timeout_ms(BG_NV_TIMEOUT_BOOT_MS);
@@ -278,7 +278,7 @@ int bg_nv_pci_boot(bg_nv_pci *d) {
   if (e < 0) return step_fail(d, e);
   p->gsp_up = true;
 
-  /* BAR1 in physical mode, VRAM target: BAR1 offset == VRAM address from here on (nv.md 2.7 step 2). From Hopper on
+  /* BAR1 in physical mode, VRAM target: BAR1 offset == VRAM address from here on (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_hw step 2). From Hopper on
    * the block lives in the function's own space (open-gpu-kernel-modules kern_bus_gh100.c writes
    * NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR; gh100 dev_bus.h has no NV_PBUS_BAR1_BLOCK). */
   bg_nv_step_begin(d, "BAR1 physical mode");

@@ -1,6 +1,6 @@
 /* nv/nv_pci_dev.c: open and close an NVIDIA GPU over a bg_pci_dev (nv/nv_pci.h), register access, polls.
  *
- * Open (reference nv.md 2.2, tinygrad tinygrad/runtime/support/nv/nvdev.py NVDev): BAR views, chip from
+ * Open (tinygrad tinygrad/runtime/support/nv/nvdev.py, tinygrad tinygrad/runtime/support/nv/nvdev.py NVDev): BAR views, chip from
  * NV_PMC_BOOT_0/42, then every firmware file read and parsed (nothing has been written to the device yet, so bad
  * firmware leaves it untouched), a GSP left running (WPR2 set) => bus mastering off, function reset, wait, bus
  * mastering on; GFW/FSP boot done; VRAM size and the VRAM allocators; then nv_pci_boot.c. */
@@ -204,7 +204,7 @@ static int bus_master(bg_nv_pci *d, bool on) {
   return bg_pci_cfg_write(d->pci, BG_PCI_COMMAND, 2, cmd);
 }
 
-/* A GSP left running by an earlier user holds WPR2: reset the function before touching anything (nv.md 2.2 step 1). */
+/* A GSP left running by an earlier user holds WPR2: reset the function before touching anything (tinygrad tinygrad/runtime/support/nv/nvdev.py step 1). */
 static int warm_reset(bg_nv_pci *d) {
   uint32_t hi = bg_nv_rd32(d, NV_PFB_PRI_MMU_WPR2_ADDR_HI);
   if (hi == 0) return 0;
@@ -226,7 +226,7 @@ uint32_t bg_nv_therm_i2cs_scratch(const bg_nv_chip *chip) {
   return chip->family == BG_NV_HOPPER ? NV_THERM_I2CS_SCRATCH_GH100 : NV_THERM_I2CS_SCRATCH_GB202;
 }
 
-/* Boot ROM done: GFW (PGC6 scratch group 05) on FWSEC chips, FSP boot complete on FSP chips (nv.md 2.2 step 3;
+/* Boot ROM done: GFW (PGC6 scratch group 05) on FWSEC chips, FSP boot complete on FSP chips (tinygrad tinygrad/runtime/support/nv/nvdev.py step 3;
  * open-gpu-kernel-modules kern_fsp_gh100.c / nouveau nvkm/subdev/fsp/gh100.c gh100_fsp_wait_secure_boot). */
 static int wait_boot_rom(bg_nv_pci *d) {
   if (d->chip->fsp_boot)
@@ -250,7 +250,7 @@ static int vram_setup(bg_nv_pci *d) {
                     "expected)", bg_pci_name(d->pci), mib);
   d->large_bar = d->bar1_size >= d->vram_size;
   /* [0, 2 MiB) boot (root page table); page tables right after (used when BAR1 is small, so they stay visible);
-   * the rest up to the top 64 MiB, which the firmware owns (nv.md 2.2 step 5). */
+   * the rest up to the top 64 MiB, which the firmware owns (tinygrad tinygrad/runtime/support/nv/nvdev.py step 5). */
   uint64_t pt = (d->vram_size / 512 + MIB - 1) & ~(MIB - 1), main0 = 2 * MIB + pt, top = d->vram_size - 64 * MIB;
   int e = bg_tlsf_create(0, 2 * MIB, 4096, &d->vram_boot);
   if (e >= 0) e = bg_tlsf_create(2 * MIB, pt, 4096, &d->vram_pt);

@@ -2,7 +2,7 @@
  *
  * Sources: open-gpu-kernel-modules src/common/inc/swref/published/{ampere/ga102,hopper/gh100,blackwell/gb202}/
  * dev_boot.h, dev_gc6_island.h, dev_therm.h, dev_fb.h, dev_falcon_v4.h, dev_riscv_pri.h, dev_fsp_pri.h, dev_vm.h;
- * Linux nouveau nvkm/falcon/{gm200,ga102}.c and nvkm/subdev/gsp/{ga102,r535}.c; reference nv.md 2.2-2.4, 2.7.
+ * Linux nouveau nvkm/falcon/{gm200,ga102}.c and nvkm/subdev/gsp/{ga102,r535}.c; tinygrad tinygrad/runtime/support/nv/nvdev.py.
  * Falcon registers are offsets from a falcon's base (NV_FALCON_BASE_*); everything else is absolute. */
 #ifndef BG_NV_REGS_H
 #define BG_NV_REGS_H

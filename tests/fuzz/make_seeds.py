@@ -26,7 +26,7 @@ def cpl(value=0, status=0, ret=0):
 
 
 def gsp_msg(function, payload, seq=0, elems=None, result=0):
-    # A GSP status-queue message (nv.md 2.6; nouveau r535.c struct r535_gsp_msg + nvfw_gsp_rpc): 0x30-byte element
+    # A GSP status-queue message (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP; nouveau r535.c struct r535_gsp_msg + nvfw_gsp_rpc): 0x30-byte element
     # header {checksum @32, seqNum @36, elemCount @40}, rpc header {0x03000000, "VRPC", length, function, result x2},
     # payload; checksum = XOR of the u64 words of header + rpc.length bytes (zero-padded), folded hi ^ lo.
     length = 0x20 + len(payload)

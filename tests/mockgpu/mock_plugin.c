@@ -155,7 +155,7 @@ static int start_tree(const bg_mock_host *host, bool nv, char *err, size_t errle
   int vram_mb = env_int("MOCKGPU_VRAM_MB", 512, 64, 1 << 20, &ok);
   if (!ok || (vram_mb & (vram_mb - 1)))
     return fail(err, errlen, BG_EINVAL, "MOCKGPU_COUNT must be 1..8 and MOCKGPU_VRAM_MB a power of two >= 64", NULL);
-  if (nv && vram_mb < 256) /* GSP-RM's heap and WPR need room (nv.md 2.5) */
+  if (nv && vram_mb < 256) /* GSP-RM's heap and WPR need room (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw) */
     return fail(err, errlen, BG_EINVAL, "MOCKGPU_VRAM_MB must be a power of two >= 256 for NV GPUs", NULL);
   char *saved[NENV];
   for (size_t i = 0; i < NENV; i++) {

@@ -3,7 +3,7 @@
  * Two models, each strict (a wrong access is a recorded failure, as in the AMD model), with facts taken from sources
  * independent of the driver in nv/: Linux nouveau (drivers/gpu/drm/nouveau: nvkm/falcon, nvkm/subdev/gsp/r535.c,
  * include/nvrm/535.113.01, include/nvfw), open-gpu-kernel-modules (FSP, Hopper/Blackwell registers) and reference
- * nv.md:
+ * tinygrad's NV code:
  *
  *   nvpci_gpu.c, nvpci_falcon.c, nvpci_fsp.c (hardware): BAR0 registers of the chip (PMC_BOOT_0/42, GFW-done and VRAM-
  *     size scratch, WPR2, BAR1 block, MMU invalidate, doorbell), the GSP and SEC2 falcons (reset and scrub, DMA into

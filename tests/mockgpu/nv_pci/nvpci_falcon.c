@@ -1,6 +1,6 @@
 /* tests/mockgpu/nv_pci/nvpci_falcon.c: the GSP (0x110000) and SEC2 (0x840000) falcons of the emulated NVIDIA GPU.
  *
- * Registers (nv.md 2.3 table; open-gpu-kernel-modules dev_falcon_v4.h / dev_riscv_pri.h; nouveau nvkm/falcon/ga102.c,
+ * Registers (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN; open-gpu-kernel-modules dev_falcon_v4.h / dev_riscv_pri.h; nouveau nvkm/falcon/ga102.c,
  * gm200.c): ENGINE reset (bit 0) halts the core, clears IMEM/DMEM and the BROM registers and leaves HWCFG2
  * mem_scrubbing set for the next two HWCFG2 reads; DMA (DMATRFBASE/BASE1/MOFFS/FBOFFS/CMD) copies 256-byte blocks from
  * VRAM (FBIF_TRANSCFG(0) target local FB, physical; FBIF_CTL allow_phys_no_ctx) into IMEM (cmd bit 4, secure with
@@ -12,7 +12,7 @@
  *     region, MAILBOX0 = 0 and NV_PBUS_SW_SCRATCH(0xe) [31:16] = 0 (nouveau nvkm_gsp_fwsec_frts); otherwise a recorded
  *     failure, MAILBOX0 = 0xbad0000n and that error in the scratch.
  *   SEC2: the Booter (ga102_gsp_booter_ctor layout, its production signature patched), which reads the WPR metadata
- *     at MAILBOX0/1 from system memory (nv.md 2.5 GspFwWprMeta), needs WPR2 and GSP's RISC-V core selected with the
+ *     at MAILBOX0/1 from system memory (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw GspFwWprMeta), needs WPR2 and GSP's RISC-V core selected with the
  *     libos arguments in GSP's MAILBOX0/1, and starts GSP-RM (nvpci_gsp_start): MAILBOX0 = 0, GSP RISCV_CPUCTL
  *     active. */
 #include "nvpci_internal.h"
@@ -261,7 +261,7 @@ int nvpci_dma_same(nvpci_gpu *g, uint64_t bus, const uint8_t *want, size_t n, co
   return 0;
 }
 
-/* The radix-3 tree (nv.md 2.5): level 0..2 pages hold the u64 addresses of the next level's pages; the leaves are the
+/* The radix-3 tree (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw): level 0..2 pages hold the u64 addresses of the next level's pages; the leaves are the
  * image's pages. */
 static int check_radix3(nvpci_gpu *g, uint64_t root, const nvpci_blob *img, const char *who) {
   size_t n3 = (img->n + 4095) / 4096, n2 = ((n3 - 1) >> 9) + 1, n1 = ((n2 - 1) >> 9) + 1;

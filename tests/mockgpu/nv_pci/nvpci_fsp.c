@@ -5,7 +5,7 @@
  *
  * A message is one MCTP packet (SOM|EOM, fsp_mctp_format.h) whose message header is vendor-defined PCI (0x7e),
  * vendor 0x10de and an NVDM type (fsp_nvdm_format.h). The host writes it to EMEM, sets QUEUE_TAIL to its last dword
- * and QUEUE_HEAD to its first (nv.md 2.4); the head write hands it over. The FSP accepts only NVDM_TYPE_COT (0x14)
+ * and QUEUE_HEAD to its first (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT); the head write hands it over. The FSP accepts only NVDM_TYPE_COT (0x14)
  * with an NVDM_PAYLOAD_COT (kern_fsp_cot_payload.h: version 2, size 860): the FMC image at gspFmcSysmemOffset equal to
  * the generated fmc's image section, hash384 / publicKey / signature equal to its sections, frtsVidmemSize 1 MiB at a
  * 1 MiB-aligned frtsVidmemOffset (from the end of FB), and GSP_FMC_BOOT_PARAMS at gspBootArgsSysmemOffset naming the
@@ -13,7 +13,7 @@
  * the GSP falcon's HWCFG2.riscv_br_priv_lockdown clears, and the response NVDM_TYPE_FSP_RESPONSE (0x15) with
  * NVDM_PAYLOAD_COMMAND_RESPONSE {taskId, commandNvdmType, errorCode} (nvdm_payload_cmd_response.h) goes to EMEM 0 with
  * MSGQ_HEAD = 0, MSGQ_TAIL = its last dword. A payload padded with 4 zero bytes although already dword-aligned (what
- * tinygrad's kfsp_send_msg does, nv.md 12.9) is accepted and counted (nvpci_fsp_padded). */
+ * tinygrad's kfsp_send_msg does, tinygrad tinygrad/runtime/support/nv/ip.py kfsp_send_msg) is accepted and counted (nvpci_fsp_padded). */
 #include "nvpci_internal.h"
 
 #include <inttypes.h>
@@ -83,7 +83,7 @@ static uint32_t cot(nvpci_gpu *g, const uint8_t *p, size_t n) {
     return NVPCI_FSP_ERR_BOOT;
   }
   /* GSP_FMC_BOOT_PARAMS: bootGspRmParams @8 {target, gspRmDescSize, gspRmDescOffset, ..., bIsGspRmBoot @28},
-   * gspRmParams @40 {target, bootArgsOffset @8} (nv.md 2.4) */
+   * gspRmParams @40 {target, bootArgsOffset @8} (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT) */
   if (nvpci_get32(bp + 8) != 1 || nvpci_get32(bp + 12) != 256 || nvpci_get32(bp + 36) != 1 || nvpci_get32(bp + 40) != 1) {
     nvpci_fail(g, "FSP: GSP_FMC_BOOT_PARAMS target %u / gspRmDescSize %u / bIsGspRmBoot %u / gspRmParams.target %u, "
                "expected 1 (coherent sysmem) / 256 / 1 / 1", nvpci_get32(bp + 8), nvpci_get32(bp + 12),

@@ -3,7 +3,7 @@
  *
  *   VBIOS (served by the PROM window): PCI expansion ROM images (base 0x00, an EFI image 0x03, the extended 0xE0
  *     image; nouveau nvkm/subdev/bios/image.c, base.c "imaged_addr"), the BIT header at 0x1b0 with a FALCON_DATA
- *     token (0x70, version 2; nv.md 2.3 A), the falcon ucode table (version 1, 6-byte packed entries) with a
+ *     token (0x70, version 2; tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN), the falcon ucode table (version 1, 6-byte packed entries) with a
  *     FWSEC_PROD (0x85) and a FWSEC_DBG (0x86) entry, FALCON_UCODE_DESC_V3 descriptors (nouveau
  *     include/nvfw/fw.h ... nvkm/subdev/gsp/fwsec.c nvkm_gsp_fwsec_v3) with 3 signatures and SignatureVersions 0x7,
  *     the application interface table and a DMEM mapper v3 (fwsec.c nvfw_falcon_appif_*).
@@ -11,7 +11,7 @@
  *     patch_loc / patch_sig / num_sig are file offsets of u32 values, nvkm/subdev/gsp/ga102.c), 3 signatures.
  *   bootloader-570.144.bin: nvfw_bin_hdr + RM_RISCV_UCODE_DESC (84 bytes, nouveau include/nvrm rmRiscvUcode.h).
  *   gsp-570.144.bin: ELF64 with .fwimage, .fwsignature_{ga10x,ad10x,gh10x,gb20x} (4 KiB each) and .fwversion.
- *   fmc-570.144.bin (GH/GB): ELF64 with sections image, hash (48 B), signature (384 B), publickey (381 B; nv.md 2.4). */
+ *   fmc-570.144.bin (GH/GB): ELF64 with sections image, hash (48 B), signature (384 B), publickey (381 B; tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT). */
 #include "nvpci_internal.h"
 
 #include <errno.h>
@@ -119,7 +119,7 @@ static int elf_build(nvpci_blob *out, const elf_sec *secs, unsigned n) {
 #define EFI_AT 0x2000u
 #define EFI_LEN 0x1000u
 #define EXT_AT 0x3000u
-#define EXT_ROM_OFF (EXT_AT - BASE_LEN) /* pointers >= BASE_LEN land at EXT_ROM_OFF + pointer (nv.md 2.3 A.2) */
+#define EXT_ROM_OFF (EXT_AT - BASE_LEN) /* pointers >= BASE_LEN land at EXT_ROM_OFF + pointer (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN.2) */
 #define BIT_AT 0x1b0u
 #define TBL_AT (EXT_AT + 0x100u)
 #define DESC_HDR 44u

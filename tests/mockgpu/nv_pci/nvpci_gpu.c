@@ -3,7 +3,7 @@
  *
  * BAR0 (16 MiB) is one hook; an offset the model does not know is a recorded failure and the access fails, like the
  * AMD model's unmodelled registers. Identity: NV_PMC_BOOT_0 / BOOT_42 (architecture 29:24, implementation 23:20,
- * nv.md 2.2; open-gpu-kernel-modules dev_boot.h), VRAM MiB in NV_PGC6_AON_SECURE_SCRATCH_GROUP_42, GFW-done in
+ * tinygrad tinygrad/runtime/support/nv/nvdev.py; open-gpu-kernel-modules dev_boot.h), VRAM MiB in NV_PGC6_AON_SECURE_SCRATCH_GROUP_42, GFW-done in
  * NV_PGC6_AON_SECURE_SCRATCH_GROUP_05 (GA/AD) or NV_THERM_I2CS_SCRATCH (GH/GB), the FWSEC fuse versions nouveau's
  * ga100_flcn_fw_signature reads, WPR2 (dev_fb.h NV_PFB_PRI_MMU_WPR2_ADDR_LO/HI, VAL 31:4 in 4 KiB units). */
 #include "nvpci_internal.h"
@@ -209,7 +209,7 @@ uint8_t *nvpci_vram(nvpci_gpu *g, uint64_t *size) {
   return g->vram;
 }
 
-/* The GPU reaches its own VRAM through its BAR1 aperture as "coherent system memory" (nv.md 2.2 step 6): bus
+/* The GPU reaches its own VRAM through its BAR1 aperture as "coherent system memory" (tinygrad tinygrad/runtime/support/nv/nvdev.py step 6): bus
  * addresses inside BAR1 land in VRAM (BAR1 in physical mode), everything else is host memory the driver mapped. */
 static int dma(nvpci_gpu *g, uint64_t bus, void *buf, size_t n, bool wr) {
   uint64_t base = g->pci->bar_base[1];

@@ -1,7 +1,7 @@
 /* tests/mockgpu/nv_pci/nvpci_internal.h: state shared by the hardware model's files (nvpci_gpu.c registers and BARs,
  * nvpci_falcon.c GSP/SEC2 falcons and their HS ucode models, nvpci_fsp.c the FSP, nvpci_fwgen.c the generated
  * firmware). Register offsets are the model's own constants, taken from Linux nouveau (nvkm/falcon, nvkm/subdev/gsp,
- * include/nvfw), open-gpu-kernel-modules (src/common/inc/swref/published/<chip>/dev_*.h) and reference nv.md 2. */
+ * include/nvfw), open-gpu-kernel-modules (src/common/inc/swref/published/<chip>/dev_*.h) and tinygrad tinygrad/runtime/support/nv/ip.py. */
 #ifndef BG_MOCKGPU_NVPCI_INTERNAL_H
 #define BG_MOCKGPU_NVPCI_INTERNAL_H
 
@@ -51,7 +51,7 @@ int nvpci_chip_find(const char *name); /* index or -1 */
 #define NVPCI_SEC2_BASE 0x840000u
 #define NV_PGSP_QUEUE_HEAD0 0x110c00u
 
-/* Falcon registers relative to the falcon base (nv.md 2.3 table; open-gpu-kernel-modules dev_falcon_v4.h) */
+/* Falcon registers relative to the falcon base (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN; open-gpu-kernel-modules dev_falcon_v4.h) */
 #define FLCN_MAILBOX0 0x040u
 #define FLCN_MAILBOX1 0x044u
 #define FLCN_OS 0x080u

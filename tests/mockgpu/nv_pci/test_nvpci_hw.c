@@ -1,6 +1,6 @@
 /* tests/mockgpu/nv_pci/test_nvpci_hw.c: the emulated NVIDIA GPU's hardware model (nvpci_gpu.c, nvpci_falcon.c,
  * nvpci_fsp.c, nvpci_fwgen.c) driven through platform/pci as a driver would: BAR0 registers, BAR1 as VRAM, DMA memory.
- * The firmware is prepared the way nv.md 2.3-2.5 describes (the VBIOS walked through the PROM window, the FWSEC
+ * The firmware is prepared the way tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN describes (the VBIOS walked through the PROM window, the FWSEC
  * signature chosen by the fuse register, the Booter's signature patched, the files read back from the generated
  * folder), so a model that disagrees with those layouts fails here. */
 #include <check.h>
@@ -107,7 +107,7 @@ void nvpci_gsp_reset(nvpci_gsp *s) { s->running = false, s->resets++; }
 bool nvpci_gsp_running(const nvpci_gsp *s) { return s->running; }
 uint64_t nvpci_gsp_rpcs(const nvpci_gsp *s) { return s->notifies; }
 
-/* ---------------- the driver's side, from nv.md ---------------- */
+/* ---------------- the driver's side, from tinygrad's NV code ---------------- */
 
 static void flcn_reset(uint32_t base, bool riscv) {
   wr(base + FLCN_ENGINE, 1);
@@ -170,7 +170,7 @@ typedef struct fwsec {
 
 static fwsec FW;
 
-/* nv.md 2.3 A: walk the ROM images, the BIT FALCON_DATA token, the ucode table, the FWSEC_PROD descriptor. */
+/* tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN: walk the ROM images, the BIT FALCON_DATA token, the ucode table, the FWSEC_PROD descriptor. */
 static void fwsec_find(void) {
   uint8_t *rom = FW.rom;
   for (uint32_t o = 0; o < sizeof(FW.rom); o += 4) nvpci_put32(rom + o, rd(NV_PROM_DATA + o));
@@ -323,7 +323,7 @@ static uint64_t put_gsp_rm(bool fmc, const char *sig_name) {
   if (fmc) {
     nvpci_put64(m + 192, 0x20000), nvpci_put32(m + 244, 0x1820000), nvpci_put64(m + 104, 0x220000);
     nvpci_put64(m + 128, 0x8700000), nvpci_put64(m + 160, MIB);
-  } else { /* nv.md 2.5 non-FMC layout, top-down */
+  } else { /* tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw non-FMC layout, top-down */
     uint64_t frts = v - 2 * MIB, boot = frts - bl_size, radix = (3 + n3) * 4096ull;
     uint64_t gspo = (boot - radix) & ~0xffffull, heap = 0x8100000, heapo = (gspo - heap) & ~(MIB - 1);
     uint64_t wpr = (heapo - 0x1000) & ~(MIB - 1), nonwpr = (wpr - MIB) & ~(MIB - 1);
@@ -494,7 +494,7 @@ END_TEST
 
 START_TEST(fwsec_wrong_signature) {
   env_open("ga102", 1);
-  /* tinygrad's choice: always the last signature (nv.md 12.4); fuse version 1 selects signature 1 of 3 */
+  /* tinygrad's choice: always the last signature (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN.prep_ucode); fuse version 1 selects signature 1 of 3 */
   ck_assert_uint_ne(run_fwsec(2, E.vram - 2 * MIB), 0);
   expect_fail(1, "is signature 2, but fuse version 1");
   ck_assert_uint_eq(rd(NV_PFB_PRI_MMU_WPR2_ADDR_HI), 0);
@@ -516,7 +516,7 @@ START_TEST(fwsec_wrong_frts) {
 }
 END_TEST
 
-/* Booter with the WPR metadata: GSP-RM starts (nv.md 2.3 B, C). */
+/* Booter with the WPR metadata: GSP-RM starts (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN B, C). */
 static uint32_t run_booter(uint64_t meta, uint64_t libos) {
   size_t n;
   uint8_t *f = slurp("booter_load-570.144.bin", &n);
@@ -608,7 +608,7 @@ static void emem_write(const uint8_t *p, size_t n) {
   for (size_t i = 0; i < n; i += 4) wr(NV_PFSP_EMEMD0, nvpci_get32(p + i));
 }
 
-/* One message (nv.md 2.4 kfsp_send_msg, without its extra padding unless pad); returns the response's errorCode. */
+/* One message (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT kfsp_send_msg, without its extra padding unless pad); returns the response's errorCode. */
 static uint32_t fsp_send(uint32_t nvdm, const uint8_t *payload, size_t n, bool pad) {
   uint8_t msg[1024] = {0};
   nvpci_put32(msg, 0xc0000000u);
@@ -774,7 +774,7 @@ END_TEST
 
 /* ---------------- cold boot through the plugin, with the real GSP-RM model ---------------- */
 
-/* The host side of GSP-RM's queues (nv.md 2.5, 2.6): one shared region (page list, command queue, status queue),
+/* The host side of GSP-RM's queues (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw): one shared region (page list, command queue, status queue),
  * RMARGS with MESSAGE_QUEUE_INIT_ARGUMENTS, the libos arguments naming it. */
 typedef struct gsp_host {
   bg_sysmem shm, rmargs, libos;
@@ -832,7 +832,7 @@ static void gsp_send(gsp_host *h, uint32_t fn, const uint8_t *payload, size_t n)
   free(b);
 }
 
-/* GSP_SET_SYSTEM_INFO and SET_REGISTRY, queued before GSP-RM runs (nv.md 2.5). */
+/* GSP_SET_SYSTEM_INFO and SET_REGISTRY, queued before GSP-RM runs (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw). */
 static void gsp_prequeue(gsp_host *h, const char *bdf, bool fmc) {
   uint8_t si[928] = {0};
   bg_pci_bar b;

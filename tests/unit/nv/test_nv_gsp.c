@@ -3,7 +3,7 @@
  *
  * The test plays GSP itself: a small responder (fake_*) that reads the command queue and writes the status queue,
  * written here from the layouts (Linux nouveau include/nvrm/535.113.01 msgq_priv.h and nvkm/subdev/gsp/r535.c
- * struct r535_gsp_msg / nvfw_gsp_rpc; reference nv.md 2.5-2.6; open-gpu-kernel-modules message_queue_cpu.c for the
+ * struct r535_gsp_msg / nvfw_gsp_rpc; tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw; open-gpu-kernel-modules message_queue_cpu.c for the
  * checksum range), never with the driver's encoder. Offsets and expected values below are numbers from those sources,
  * written out by hand. */
 #include <check.h>
@@ -24,7 +24,7 @@ static uint16_t r16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; 
 static void w32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
 /* ---- the fake GSP ---- */
-#define REGION 0x81000u   /* page list + 2 x 0x40000 (nv.md 2.5) */
+#define REGION 0x81000u   /* page list + 2 x 0x40000 (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw) */
 #define CMDQ 0x1000u
 #define STATQ 0x41000u
 #define ELEMS 63u         /* (0x40000 - 0x1000) / 0x1000 */
@@ -214,7 +214,7 @@ START_TEST(queue_init) {
   memcpy(bad, f->bus, sizeof bad);
   bad[7] |= 0x10;
   FAILS(bg_nv_msgq_init(&q, f->region, REGION, bad, 129), BG_EINVAL, "page 7");
-  /* the RM arguments point at it (nv.md 2.5: sharedMemPhysAddr @0, pageTableEntryCount @8, cmdQueueOffset @16,
+  /* the RM arguments point at it (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw: sharedMemPhysAddr @0, pageTableEntryCount @8, cmdQueueOffset @16,
    * statQueueOffset @24, bDmemStack @48) */
   uint8_t args[0x1000];
   OK(bg_nv_gsp_rm_args(args, sizeof args, &f->g.q));
@@ -344,7 +344,7 @@ START_TEST(recv_messages) {
 }
 END_TEST
 
-/* nv.md 12.3: a message whose 0x30-byte element header pushes it into a second element (rpc length 0xfe0: tinygrad's
+/* tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.read_resp: a message whose 0x30-byte element header pushes it into a second element (rpc length 0xfe0: tinygrad's
  * round_up(length, 0x1000) says 1 element, elemCount says 2). Advancing by anything but elemCount misreads the next. */
 START_TEST(recv_advances_by_elem_count) {
   fake *f = fake_new();
@@ -791,7 +791,7 @@ START_TEST(fsp_structures) {
   ck_assert_uint_eq(cot[851], 0x33);
   ck_assert_uint_eq(r64(cot + 852), 0x7777000ull);
   /* the message: MCTP SOM|EOM, NVDM header 0x7e | 0x10de << 8 | type << 24, payload, pad to the next dword only
-   * (nv.md 12.9: tinygrad adds 4 bytes to an aligned payload) */
+   * (tinygrad tinygrad/runtime/support/nv/ip.py kfsp_send_msg: tinygrad adds 4 bytes to an aligned payload) */
   size_t len = 0;
   memset(b, 0xee, sizeof b);
   OK(bg_nv_fsp_message(b, sizeof b, 0x14, cot, 860, &len));

@@ -1,7 +1,7 @@
 /* tests/unit/nv/test_nv_pci_boot.c: the bare-metal bring-up of nv/nv_pci.h.
  *
  * Part 1, falcon primitives (nv/nv_falcon.h) against a small falcon written here from Linux nouveau
- * nvkm/falcon/{gm200,ga102}.c and reference nv.md 2.3: ENGINE reset starts an IMEM/DMEM scrub that lasts a few
+ * nvkm/falcon/{gm200,ga102}.c and tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN: ENGINE reset starts an IMEM/DMEM scrub that lasts a few
  * HWCFG2 reads (any other falcon register written meanwhile is a recorded fault), DMATRFCMD reads "full" once after
  * each queued block (a command written while full is a fault), CPUCTL/CPUCTL_ALIAS start the CPU and it halts,
  * leaving a result in MAILBOX0. */

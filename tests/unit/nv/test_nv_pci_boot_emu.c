@@ -332,7 +332,7 @@ START_TEST(small_bar_gh100) {
 }
 END_TEST
 
-/* ---------------- the FWSEC signature the fuse picks (tinygrad always takes the last one: nv.md 12.4) */
+/* ---------------- the FWSEC signature the fuse picks (tinygrad always takes the last one: tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN.prep_ucode) */
 
 START_TEST(fwsec_signature_by_fuse) {
   /* the emulated VBIOS signs FWSEC for fuse versions 0, 1 and 2; the emulated FWSEC refuses any other signature */
