@@ -125,7 +125,7 @@ typedef struct bg_nv_firmware {
  * $BG_NV_FIRMWARE_DIR if set, else /lib/firmware/nvidia/<chip fw_dir>/gsp
  * (linux-firmware's layout); the GSP-RM ELF is gsp-570.144.bin there (linux-firmware keeps it in ga102/ for every chip;
  * that folder is tried second) unless $BG_NV_GSP_ELF names a file. Files: bootloader-570.144.bin, booter_load-570.144.bin
- * (GA/AD), fmc-570.144.bin (GH/GB). A missing file: BG_ENODEV (error.h has no BG_ENOENT) naming the path and the variable that overrides it; a
+ * (GA/AD), fmc-570.144.bin (GH/GB). A missing file: BG_ENOENT naming the path and the variable that overrides it; a
  * file that is not a regular file (a FIFO, a device): BG_EINVAL; a mismatched file (another chip's signature
  * section only, wrong magic, sizes that do not fit): the parser's error. */
 int bg_nv_firmware_load(const bg_nv_chip *chip, const char *dir, bg_nv_firmware *out);

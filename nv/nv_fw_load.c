@@ -31,7 +31,7 @@ static int path_of(char *buf, size_t n, const char *dir, const char *name) {
   return 0;
 }
 
-/* Reads path whole. A missing file is -BG_ENODEV with *missing set (the caller words the message). */
+/* Reads path whole. A missing file is -BG_ENOENT with *missing set (the caller words the message). */
 static int read_file(const char *path, uint8_t **buf, size_t *len, bool *missing) {
   *buf = NULL;
   *len = 0;
@@ -46,7 +46,7 @@ static int read_file(const char *path, uint8_t **buf, size_t *len, bool *missing
     }
     if (e == ENOENT) {
       *missing = true;
-      return -BG_ENODEV;
+      return -BG_ENOENT;
     }
     return bg_error(e == EACCES || e == EPERM ? BG_EPERM : BG_EIO, "NV firmware %s: cannot open: %s", path, strerror(e));
   }
@@ -86,7 +86,7 @@ static int read_file(const char *path, uint8_t **buf, size_t *len, bool *missing
 }
 
 static int not_found(const char *path, const where *w, const bg_nv_chip *chip) {
-  return bg_error(BG_ENODEV,
+  return bg_error(BG_ENOENT,
                   "NV firmware %s not found (folder %s: %s; set BG_NV_FIRMWARE_DIR to the folder holding %s's files, "
                   "by default " FW_ROOT "/%s/gsp as linux-firmware installs them)",
                   path, w->dir, w->source, chip->name, chip->fw_dir);
@@ -111,7 +111,7 @@ static int read_gsp(const where *w, const bg_nv_chip *chip, uint8_t **buf, size_
     snprintf(path, pn, "%s", env);
     r = read_file(env, buf, len, &missing);
     if (r < 0 && missing)
-      r = bg_error(BG_ENODEV, "NV GSP-RM firmware %s not found (named by BG_NV_GSP_ELF)", env);
+      r = bg_error(BG_ENOENT, "NV GSP-RM firmware %s not found (named by BG_NV_GSP_ELF)", env);
     return r;
   }
   static const char name[] = "gsp" SFX;
@@ -126,7 +126,7 @@ static int read_gsp(const where *w, const bg_nv_chip *chip, uint8_t **buf, size_
     snprintf(path, pn, "%s", alt);
     if ((r = read_file(alt, buf, len, &missing)) == 0 || !missing) return r;
   }
-  return bg_error(BG_ENODEV,
+  return bg_error(BG_ENOENT,
                   "NV GSP-RM firmware %s not found%s%s (folder %s: %s; set BG_NV_FIRMWARE_DIR to the folder holding it, "
                   "or BG_NV_GSP_ELF to the file)",
                   first, sibling ? " nor " : "", sibling ? alt : "", w->dir, w->source);

@@ -48,9 +48,11 @@ static uint32_t cot(nvpci_gpu *g, const uint8_t *p, size_t n) {
     nvpci_fail(g, "FSP: COT payload of %zu bytes, NVDM_PAYLOAD_COT has %u", n, COT_SIZE);
     return NVPCI_FSP_ERR_PAYLOAD;
   }
-  if ((nvpci_get16(p) != 2 && !(g->chip == NVPCI_GH100 && nvpci_get16(p) == 1)) || /* GH100 takes 1 (RM g_kern_fsp_nvoc.c cotPayloadVersion) */ nvpci_get16(p + 2) != COT_SIZE) {
-    nvpci_fail(g, "FSP: NVDM_PAYLOAD_COT version %u size %u, expected version 2 size %u", nvpci_get16(p), nvpci_get16(p + 2),
-               COT_SIZE);
+  /* GH100 takes version 1, Blackwell 2 (open-gpu-kernel-modules g_kern_fsp_nvoc.c cotPayloadVersion) */
+  unsigned want = g->chip == NVPCI_GH100 ? 1 : 2;
+  if (nvpci_get16(p) != want || nvpci_get16(p + 2) != COT_SIZE) {
+    nvpci_fail(g, "FSP: NVDM_PAYLOAD_COT version %u size %u, expected version %u size %u", nvpci_get16(p),
+               nvpci_get16(p + 2), want, COT_SIZE);
     return NVPCI_FSP_ERR_PAYLOAD;
   }
   uint64_t frts_off = nvpci_get64(p + 24);

@@ -111,7 +111,8 @@ static bool reg_rd(nvpci_gpu *g, uint32_t off, uint32_t *v, bool fx) {
     for (uint32_t i = 0; i < 4; i++) b[i] = o + i < g->fw.vbios.n ? g->fw.vbios.p[o + i] : 0;
     *v = nvpci_get32(b);
   } else if (off >= NV_FUSE_UCODE_VERSION_BASE && off < NV_FUSE_UCODE_VERSION_END) *v = nvpci_fuse_reg(g, off);
-  else if ((off == NV_THERM_I2CS_SCRATCH || (off == 0x0200bcu && g->chip == NVPCI_GH100)) && fsp) *v = 0xff; /* GH100: 0x0200bc (gh100 dev_therm.h) */
+  /* FSP boot complete: NV_THERM_I2CS_SCRATCH, at 0x0200bc on GH100 (gh100 dev_therm.h), 0xad00bc on GB20x */
+  else if (fsp && off == (g->chip == NVPCI_GH100 ? 0x0200bcu : NV_THERM_I2CS_SCRATCH)) *v = 0xff;
   else if (off == NV_VF_BAR1_BLOCK_LOW && fsp) *v = g->vf_bar1_lo;
   else if (off == NV_VF_BAR1_BLOCK_HIGH && fsp) *v = g->vf_bar1_hi;
   else if (off == NV_VF_MMU_INVALIDATE_PDB) *v = g->inv_pdb;

@@ -642,7 +642,8 @@ static void cot_build(uint8_t *p, uint64_t meta, uint64_t libos) {
   nvpci_put32(bp + 40, 1), nvpci_put64(bp + 48, libos);
   vram_put(PARAMS, bp, sizeof(bp));
   memset(p, 0, 860);
-  nvpci_put16(p, 2), nvpci_put16(p + 2, 860), nvpci_put64(p + 4, E.bar1_bus + IMG);
+  /* COT version 1 on GH100 (architecture 0x18), 2 on Blackwell (open-gpu-kernel-modules cotPayloadVersion) */
+  nvpci_put16(p, rd(NV_PMC_BOOT_42) >> 24 == 0x18 ? 1 : 2), nvpci_put16(p + 2, 860), nvpci_put64(p + 4, E.bar1_bus + IMG);
   nvpci_put64(p + 24, 0x1c00000), nvpci_put32(p + 32, 0x100000);
   memcpy(p + 36, hash, hn), memcpy(p + 84, key, kn), memcpy(p + 468, sig, sn);
   nvpci_put64(p + 852, E.bar1_bus + PARAMS);
@@ -680,11 +681,13 @@ START_TEST(fsp_cot_boot_and_rejects) {
   nvpci_put16(p, 3);
   ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), false), NVPCI_FSP_ERR_PAYLOAD);
   expect_fail(1, "NVDM_PAYLOAD_COT version 3");
-  nvpci_put16(p, 2), nvpci_put16(p + 2, 856);
+  nvpci_put16(p, 2); /* Blackwell's version: not GH100's */
+  ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), false), NVPCI_FSP_ERR_PAYLOAD);
+  expect_fail(1, "NVDM_PAYLOAD_COT version 2 size 860, expected version 1");
+  nvpci_put16(p, 1), nvpci_put16(p + 2, 856);
   ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), false), NVPCI_FSP_ERR_PAYLOAD);
   expect_fail(1, "size 856");
   nvpci_put16(p + 2, 860);
-  nvpci_put16(p, 2);
   uint8_t x = 0x5a;
   vram_put(40 * MIB + 100, &x, 1);
   ck_assert_uint_eq(fsp_send(0x14, p, sizeof(p), false), NVPCI_FSP_ERR_IMAGE);
@@ -745,7 +748,7 @@ START_TEST(plugin_nv) {
   bg_mmio bar0;
   OK(bg_pci_map_bar(dev, 0, 0, 0, 0, &bar0));
   ck_assert_uint_eq(bg_mmio_rd32(&bar0, NV_PMC_BOOT_42) >> 24, 0x18);
-  ck_assert_uint_eq(bg_mmio_rd32(&bar0, NV_THERM_I2CS_SCRATCH), 0xff);
+  ck_assert_uint_eq(bg_mmio_rd32(&bar0, 0x0200bcu), 0xff); /* GH100's FSP boot-complete scratch (gh100 dev_therm.h) */
   bg_pci_unmap_bar(dev, &bar0);
   bg_pci_close(dev);
   /* MOCKUSB: the same kind, each GPU behind a bridge */

@@ -607,7 +607,7 @@ START_TEST(load_good_and_precedence) {
   unsetenv("BG_NV_FIRMWARE_DIR");
   struct stat st;
   if (stat("/lib/firmware/nvidia", &st) != 0)
-    FAILS(bg_nv_firmware_load(bg_nv_chip_by_name("GB207"), NULL, &fw), BG_ENODEV, "/lib/firmware/nvidia/gb207/gsp/");
+    FAILS(bg_nv_firmware_load(bg_nv_chip_by_name("GB207"), NULL, &fw), BG_ENOENT, "/lib/firmware/nvidia/gb207/gsp/");
   /* FSP chip: FMC instead of Booter */
   char h[400];
   snprintf(h, sizeof(h), "%s/gh", tmp);
@@ -639,7 +639,7 @@ START_TEST(load_gsp_elf_places) {
   bg_nv_firmware_free(&fw);
   /* neither place: both paths and both variables named */
   rm_rf(gadir);
-  FAILS(bg_nv_firmware_load(adc, ad, &fw), BG_ENODEV, "/nvidia/ad102/gsp/gsp-570.144.bin not found nor ");
+  FAILS(bg_nv_firmware_load(adc, ad, &fw), BG_ENOENT, "/nvidia/ad102/gsp/gsp-570.144.bin not found nor ");
   ck_assert_msg(strstr(bg_last_error(), "/nvidia/ga102/gsp/gsp-570.144.bin") && strstr(bg_last_error(), "BG_NV_GSP_ELF") &&
                     strstr(bg_last_error(), "BG_NV_FIRMWARE_DIR"),
                 "%s", bg_last_error());
@@ -663,7 +663,7 @@ START_TEST(load_gsp_elf_places) {
   FAILS(bg_nv_firmware_load(adc, ad, &fw), BG_EFORMAT, "my-gsp.elf: mismatched GSP-RM firmware for AD102");
   ck_assert_msg(strstr(bg_last_error(), ".fwsignature_ga10x"), "%s", bg_last_error());
   setenv("BG_NV_GSP_ELF", "/nonexistent/gsp.bin", 1);
-  FAILS(bg_nv_firmware_load(adc, ad, &fw), BG_ENODEV, "/nonexistent/gsp.bin not found (named by BG_NV_GSP_ELF)");
+  FAILS(bg_nv_firmware_load(adc, ad, &fw), BG_ENOENT, "/nonexistent/gsp.bin not found (named by BG_NV_GSP_ELF)");
   unsetenv("BG_NV_GSP_ELF");
   rm_rf(tmp);
 }
@@ -682,12 +682,12 @@ START_TEST(load_errors) {
   char moved[512];
   snprintf(moved, sizeof(moved), "%s/booter.bak", tmp);
   ck_assert_int_eq(rename(p, moved), 0);
-  FAILS(bg_nv_firmware_load(ga, d, &fw), BG_ENODEV, p);
+  FAILS(bg_nv_firmware_load(ga, d, &fw), BG_ENOENT, p);
   ck_assert_msg(strstr(bg_last_error(), "not found") && strstr(bg_last_error(), "BG_NV_FIRMWARE_DIR") &&
                     strstr(bg_last_error(), "given by the caller"),
                 "%s", bg_last_error());
   setenv("BG_NV_FIRMWARE_DIR", d, 1);
-  FAILS(bg_nv_firmware_load(ga, NULL, &fw), BG_ENODEV, "from BG_NV_FIRMWARE_DIR");
+  FAILS(bg_nv_firmware_load(ga, NULL, &fw), BG_ENOENT, "from BG_NV_FIRMWARE_DIR");
   unsetenv("BG_NV_FIRMWARE_DIR");
   /* a FIFO in its place is refused at once (no blocking open or read) */
   ck_assert_int_eq(mkfifo(p, 0644), 0);
@@ -721,7 +721,7 @@ START_TEST(load_errors) {
   g = gsp_elf(true, true, true, &n);
   put(d, "gsp-570.144.bin", g, n);
   free(g);
-  FAILS(bg_nv_firmware_load(bg_nv_chip_by_name("GB202"), d, &fw), BG_ENODEV, "fmc-570.144.bin not found");
+  FAILS(bg_nv_firmware_load(bg_nv_chip_by_name("GB202"), d, &fw), BG_ENOENT, "fmc-570.144.bin not found");
   /* out untouched by every failure above */
   for (size_t i = 0; i < sizeof(fw); i++) ck_assert_uint_eq(((uint8_t *)&fw)[i], 0x5c);
   rm_rf(tmp);
