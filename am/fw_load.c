@@ -97,18 +97,13 @@ int bg_am_fw_read_file(const char *path, uint8_t **buf, size_t *len) {
     close(fd);
     return bg_error(BG_ENOMEM, "firmware %s: out of memory for %zu bytes", path, n);
   }
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = read(fd, b + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      int e = r < 0 ? errno : 0;
-      close(fd);
-      free(b);
-      return bg_error(BG_EIO, "firmware %s: read failed at 0x%zx of 0x%zx: %s", path, got, n,
-                      e ? strerror(e) : "file shrank");
-    }
-    got += (size_t)r;
+  size_t got;
+  int rr = bg_fd_read_all(fd, b, n, &got);
+  if (rr != 0) {
+    close(fd);
+    free(b);
+    return bg_error(BG_EIO, "firmware %s: read failed at 0x%zx of 0x%zx: %s",
+                    path, got, n, rr < 0 ? strerror(-rr) : "file shrank");
   }
   close(fd);
   *buf = b;

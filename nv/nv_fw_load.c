@@ -61,23 +61,19 @@ static int read_file(const char *path, uint8_t **buf, size_t *len, bool *missing
     return bg_error(BG_EFORMAT, "NV firmware %s: file size %lld exceeds the %u MiB limit", path,
                     (long long)st.st_size, FW_MAX_FILE >> 20);
   }
-  size_t n = (size_t)st.st_size, got = 0;
+  size_t n = (size_t)st.st_size;
   uint8_t *b = malloc(n ? n : 1);
   if (!b) {
     close(fd);
     return bg_error(BG_ENOMEM, "NV firmware %s: out of memory for %zu bytes", path, n);
   }
-  while (got < n) {
-    ssize_t r = read(fd, b + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      int e = r < 0 ? errno : 0;
-      close(fd);
-      free(b);
-      return bg_error(BG_EIO, "NV firmware %s: read failed at 0x%zx of 0x%zx: %s", path, got, n,
-                      e ? strerror(e) : "file shrank");
-    }
-    got += (size_t)r;
+  size_t got;
+  int rr = bg_fd_read_all(fd, b, n, &got);
+  if (rr != 0) {
+    close(fd);
+    free(b);
+    return bg_error(BG_EIO, "NV firmware %s: read failed at 0x%zx of 0x%zx: %s",
+                    path, got, n, rr < 0 ? strerror(-rr) : "file shrank");
   }
   close(fd);
   *buf = b;

@@ -86,3 +86,16 @@ int bg_fd_write_all(int fd, const void *data, size_t n) {
   }
   return 0;
 }
+
+int bg_fd_read_all(int fd, void *data, size_t n, size_t *got) {
+  uint8_t *p = data;
+  *got = 0;
+  while (*got < n) {
+    ssize_t r = read(fd, p + *got, n - *got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -errno;
+    if (r == 0) return 1;
+    *got += (size_t)r;
+  }
+  return 0;
+}

@@ -26,5 +26,8 @@ const char *bg_file_type_name(unsigned mode);
 
 /* Write all n bytes of data to fd, retrying short writes and EINTR. 0, or -errno of the failed write. */
 int bg_fd_write_all(int fd, const void *data, size_t n);
+/* Read n bytes of fd into data, retrying short reads and EINTR: 0 when all n came; 1 when the file ended first; or
+ * -errno of the failed read. *got: the bytes read either way. */
+int bg_fd_read_all(int fd, void *data, size_t n, size_t *got);
 
 #endif
