@@ -33,12 +33,9 @@ int bg_nv_boot_fsp_prepare(bg_nv_pci *d, bg_nv_fsp_boot *b, uint64_t libos_bus, 
   memcpy(p + 4096, fmc->image, fmc->image_size);
   uint8_t cot[COT_PAYLOAD_SIZE];
   e = bg_nv_fmc_boot_params(p, 4096, wpr_meta_bus, libos_bus);
-  if (e >= 0) e = bg_nv_cot_payload(cot, sizeof(cot), fmc, image_bus, FRTS_VIDMEM_OFFSET, params_bus);
-  /* NVDM_PAYLOAD_COT.version: 1 on GH100, 2 on GB20x (nouveau nvkm/subdev/fsp gh100.c / gb202.c cot.version) */
-  if (e >= 0 && d->chip->family == BG_NV_HOPPER) {
-    uint16_t v1 = 1;
-    memcpy(cot, &v1, 2);
-  }
+  /* NVDM_PAYLOAD_COT.version: 1 on GH100, 2 on GB20x (open-gpu-kernel-modules g_kern_fsp_nvoc.c cotPayloadVersion) */
+  uint16_t cot_version = d->chip->family == BG_NV_HOPPER ? 1 : 2;
+  if (e >= 0) e = bg_nv_cot_payload(cot, sizeof(cot), cot_version, fmc, image_bus, FRTS_VIDMEM_OFFSET, params_bus);
   if (e >= 0) e = bg_nv_fsp_message(b->msg, sizeof(b->msg), NVDM_TYPE_COT, cot, sizeof(cot), &b->msg_len);
   if (e < 0) return bg_error_context(e, "nv: %s: FSP COT message: ", bg_pci_name(d->pci));
   if (b->msg_len < 12 || b->msg_len % 4 || b->msg_len > NV_PFSP_EMEM_QUEUE_MAX)

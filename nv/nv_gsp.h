@@ -149,10 +149,11 @@ typedef struct bg_nv_sysinfo_in {
 int bg_nv_gsp_system_info(uint8_t *buf, size_t cap, const bg_nv_sysinfo_in *in);
 int bg_nv_gsp_registry(uint8_t *buf, size_t cap, size_t *len);
 
-/* FSP boot (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT): GSP_FMC_BOOT_PARAMS (80 B), NVDM_PAYLOAD_COT (860 B) and the MCTP/NVDM message around it
+/* FSP boot (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT): GSP_FMC_BOOT_PARAMS (80 B), NVDM_PAYLOAD_COT (860 B;
+ * version 1 on GH100, 2 on Blackwell: open-gpu-kernel-modules kern_fsp cotPayloadVersion) and the MCTP/NVDM message around it
  * (padding only up to the next dword, never 4 extra bytes: tinygrad tinygrad/runtime/support/nv/ip.py kfsp_send_msg). */
 int bg_nv_fmc_boot_params(uint8_t *buf, size_t cap, uint64_t wpr_meta_bus, uint64_t libos_args_bus);
-int bg_nv_cot_payload(uint8_t *buf, size_t cap, const void *fmc /* const bg_nv_fmc * */, uint64_t fmc_image_bus,
+int bg_nv_cot_payload(uint8_t *buf, size_t cap, uint16_t version, const void *fmc /* const bg_nv_fmc * */, uint64_t fmc_image_bus,
                       uint64_t frts_vidmem_offset, uint64_t boot_params_bus);
 int bg_nv_fsp_message(uint8_t *buf, size_t cap, uint8_t nvdm_type, const void *payload, size_t n, size_t *len);
 

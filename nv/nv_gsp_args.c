@@ -284,7 +284,6 @@ int bg_nv_fmc_boot_params(uint8_t *buf, size_t cap, uint64_t wpr_meta_bus, uint6
 
 /* NVDM_PAYLOAD_COT (kern_fsp_cot_payload.h, packed; tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT) */
 #define COT_SIZE 860u
-#define COT_VERSION 2u
 enum {
   COT_VER = 0, COT_LEN = 2, COT_FMC_SYSMEM = 4, COT_FRTS_SYSMEM_OFF = 12, COT_FRTS_SYSMEM_SIZE = 20,
   COT_FRTS_VIDMEM_OFF = 24, COT_FRTS_VIDMEM_SIZE = 32, COT_HASH = 36, COT_PUBKEY = 84, COT_SIGNATURE = 468,
@@ -295,14 +294,16 @@ _Static_assert(COT_HASH + 48 == COT_PUBKEY && COT_PUBKEY + 384 == COT_SIGNATURE 
 _Static_assert(COT_BOOT_ARGS + 8 == COT_SIZE, "NVDM_PAYLOAD_COT is 860 bytes");
 #define COT_FRTS_VIDMEM_SIZE_VALUE 0x100000u
 
-int bg_nv_cot_payload(uint8_t *buf, size_t cap, const void *fmc_, uint64_t fmc_image_bus, uint64_t frts_vidmem_offset,
-                      uint64_t boot_params_bus) {
+int bg_nv_cot_payload(uint8_t *buf, size_t cap, uint16_t version, const void *fmc_, uint64_t fmc_image_bus,
+                      uint64_t frts_vidmem_offset, uint64_t boot_params_bus) {
   const bg_nv_fmc *fmc = fmc_;
   if (!buf || cap < COT_SIZE)
     return bg_error(BG_EINVAL, "NVDM_PAYLOAD_COT: buffer of %zu bytes, expected %u", cap, COT_SIZE);
+  if (version != 1 && version != 2)
+    return bg_error(BG_EINVAL, "NVDM_PAYLOAD_COT: version %u, expected 1 (GH100) or 2 (GB20x)", version);
   if (!fmc) return bg_error(BG_EINVAL, "NVDM_PAYLOAD_COT: no FMC (hash, public key, signature)");
   memset(buf, 0, COT_SIZE);
-  bg_gsp_wr16(buf + COT_VER, COT_VERSION);
+  bg_gsp_wr16(buf + COT_VER, version);
   bg_gsp_wr16(buf + COT_LEN, COT_SIZE);
   bg_gsp_wr64(buf + COT_FMC_SYSMEM, fmc_image_bus);
   bg_gsp_wr64(buf + COT_FRTS_VIDMEM_OFF, frts_vidmem_offset);

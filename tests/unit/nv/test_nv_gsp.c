@@ -777,7 +777,7 @@ START_TEST(fsp_structures) {
   memset(fmc.public_key, 0x22, sizeof fmc.public_key);
   memset(fmc.signature, 0x33, sizeof fmc.signature);
   uint8_t cot[0x400] = {0};
-  OK(bg_nv_cot_payload(cot, 860, &fmc, 0xf000000ull, 0x1c00000, 0x7777000ull));
+  OK(bg_nv_cot_payload(cot, 860, 2, &fmc, 0xf000000ull, 0x1c00000, 0x7777000ull));
   ck_assert_uint_eq(r16(cot), 2);
   ck_assert_uint_eq(r16(cot + 2), 860);
   ck_assert_uint_eq(r64(cot + 4), 0xf000000ull);
@@ -790,6 +790,13 @@ START_TEST(fsp_structures) {
   ck_assert_uint_eq(cot[468], 0x33);
   ck_assert_uint_eq(cot[851], 0x33);
   ck_assert_uint_eq(r64(cot + 852), 0x7777000ull);
+  /* GH100's version 1; anything else refused */
+  uint8_t cot1[0x400] = {0};
+  OK(bg_nv_cot_payload(cot1, 860, 1, &fmc, 0xf000000ull, 0x1c00000, 0x7777000ull));
+  ck_assert_uint_eq(r16(cot1), 1);
+  ck_assert_int_eq(memcmp(cot1 + 2, cot + 2, 858), 0);
+  ck_assert_int_eq(bg_nv_cot_payload(cot1, 860, 3, &fmc, 0, 0x1c00000, 0), -BG_EINVAL);
+  ck_assert_ptr_nonnull(strstr(bg_last_error(), "version 3, expected 1 (GH100) or 2 (GB20x)"));
   /* the message: MCTP SOM|EOM, NVDM header 0x7e | 0x10de << 8 | type << 24, payload, pad to the next dword only
    * (tinygrad tinygrad/runtime/support/nv/ip.py kfsp_send_msg: tinygrad adds 4 bytes to an aligned payload) */
   size_t len = 0;
