@@ -274,6 +274,7 @@ int bg_nv_pci_open(bg_pci_dev *pci, const char *fw_dir, bg_nv_pci **out) {
   if (!p) return bg_error(BG_ENOMEM, "nv: %s: device state", bg_pci_name(pci));
   bg_nv_pci *d = &p->pub;
   d->pci = pci;
+  d->no_host_dma = (bg_pci_features(pci) & BG_PCI_FEAT_NO_HOST_DMA) != 0;
   bg_nv_step_begin(d, "early init");
   int e = map_bars(d);
   if (e >= 0) e = identify(d);
