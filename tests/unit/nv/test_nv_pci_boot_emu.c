@@ -466,6 +466,34 @@ static void plugin_boot(const char *chip) {
   bg_pci_close(pci);
 }
 
+/* MOCKUSB+NV: the plugin's GPU behind its emulated bridge, as DEV=MOCKUSB+NV will reach it */
+static void plugin_usb_boot(const char *chip) {
+  setenv("MOCKGPU_CHIP", chip, 1);
+  bg_mock_devices md;
+  OK(bg_mock_plugin_start("MOCKUSB", "NV", &md));
+  bg_usb_transport *t = NULL;
+  OK(bg_mock_plugin_usb_transport(0, &t));
+  bg_pci_dev *pci = NULL;
+  OK(bg_usb_pci_open(t, &pci));
+  bg_nv_pci *d = NULL;
+  OK(bg_nv_pci_open(pci, md.fw_dir, &d));
+  ck_assert(d->no_host_dma);
+  ck_assert_str_eq(d->chip->fw_dir, chip);
+  ck_assert_uint_eq(d->client, 0xc1e00004u);
+  ck_assert_uint_eq(d->nsteps, (d->chip->fsp_boot ? 8u : 10u));
+  bg_nv_pci_close(d);
+  bg_pci_close(pci);
+}
+
+START_TEST(plugin_usb_gb202) {
+  plugin_usb_boot("gb202");
+}
+END_TEST
+START_TEST(plugin_usb_ad102) {
+  plugin_usb_boot("ad102");
+}
+END_TEST
+
 START_TEST(plugin_gh100) {
   plugin_boot("gh100");
 }
@@ -516,5 +544,7 @@ void nv_pci_boot_emu_tests(Suite *s) {
   tcase_add_test(e, small_bar_gh100);
   tcase_add_test(e, plugin_gh100);
   tcase_add_test(e, plugin_ga102);
+  tcase_add_test(e, plugin_usb_gb202);
+  tcase_add_test(e, plugin_usb_ad102);
   suite_add_tcase(s, e);
 }
