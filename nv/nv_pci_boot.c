@@ -2,8 +2,10 @@
  *
  *   boot structures   host DMA memory: message queues, GSP_ARGUMENTS_CACHED, libos arguments, radix-3 tree of the
  *                     GSP-RM image, bootloader, signature, WPR metadata; SET_SYSTEM_INFO and SET_REGISTRY pre-queued;
- *                     the FSP COT message (Hopper/Blackwell)
- *   VBIOS             (Ampere/Ada) the ROM through the PROM window, the FWSEC signature the fuse picks, the FRTS image:
+ *                     the FSP COT message (Hopper/Blackwell). Without host DMA (the USB bridge) all of it in VRAM
+ *                     behind BAR1, built in host copies and written through BAR1; the queues' copy synced on notify
+ *                     and on each empty poll
+ *   VBIOS             (Ampere/Ada) the ROM's image chain through the PROM window, the FWSEC signature the fuse picks, the FRTS image:
  *                     up to here nothing is written to BAR0
  *   FWSEC-FRTS, Booter (Ampere/Ada)  or  FSP chain of trust (Hopper/Blackwell): nv_boot_flcn.c / nv_boot_fsp.c
  *   GSP init done     GSP's status-queue header, then GSP_INIT_DONE with CPU-sequencer events run on the way
@@ -385,7 +387,7 @@ int bg_nv_pci_boot(bg_nv_pci *d) {
   }
   if (e >= 0) e = commit_staged(d);
   bg_nv_step_end(d);
-  if (e >= 0 && !d->chip->fsp_boot) { /* its own step: 1 MiB of PROM reads dominate the boot's register reads */
+  if (e >= 0 && !d->chip->fsp_boot) { /* its own step: the ROM's dword reads dominate the boot's register reads */
     bg_nv_step_begin(d, "VBIOS");
     e = bg_nv_boot_flcn_prepare(d, &fb);
     bg_nv_step_end(d);
