@@ -16,14 +16,71 @@
 #define NV_PBUS_SW_SCRATCH(i) (0x00001400u + (i) * 4u) /* nouveau fwsec.c: the FRTS error code in 0xe [31:16] */
 #define MIB (1ull << 20)
 
-/* The PROM window, dword by dword as the ROM decodes it (nouveau nvkm/subdev/bios/shadowprom.c). */
-static int read_vbios(bg_nv_pci *d, uint8_t **out) {
-  uint32_t *rom = malloc(NV_PROM_SIZE);
-  if (!rom) return bg_error(BG_ENOMEM, "nv: %s: VBIOS buffer", bg_pci_name(d->pci));
-  for (uint32_t i = 0; i < NV_PROM_SIZE / 4; i++) rom[i] = bg_mmio_rd32(&d->bar0, NV_PROM_DATA + 4u * i);
-  d->reg_reads += NV_PROM_SIZE / 4;
-  BG_LOG(4, "nv: rd32 NV_PROM_DATA (0x%06x) x %u dwords: the VBIOS", NV_PROM_DATA, NV_PROM_SIZE / 4);
-  *out = (uint8_t *)rom;
+/* The ROM as far as its image chain goes (nouveau nvkm/subdev/bios/shadow.c shadow_image fetches image by image the
+ * same way): each image's 0xAA55 header, its PCI data structure (pointer u16@0x18; length u16@+0x10 x 512, last-image
+ * bit 7 of @+0x15; an NPDE extension after it overrides both except for code type 0x70, nouveau image.c), then the
+ * image, until the last image or something that is not an image (bg_nv_vbios_parse then names what is wrong). Through
+ * the PROM window (nouveau nvkm/subdev/bios/shadowprom.c): dword reads on PCI; one bulk read per piece without host
+ * DMA (the USB bridge streams it), so a ROM of 64 KiB costs a few round trips, not 262144. Counted as dword reads. */
+typedef struct rom_rd {
+  bg_nv_pci *d;
+  uint8_t *rom;
+  uint32_t have;
+  int err;
+} rom_rd;
+
+static bool rom_fetch(rom_rd *r, uint64_t upto) {
+  if (upto > NV_PROM_SIZE) return false;
+  uint32_t end = (uint32_t)((upto + 3) & ~3ull);
+  if (end <= r->have) return true;
+  bg_nv_pci *d = r->d;
+  if (d->no_host_dma) {
+    int e = bg_mmio_read(&d->bar0, NV_PROM_DATA + r->have, r->rom + r->have, end - r->have);
+    if (e < 0) {
+      r->err = bg_error_context(e, "nv: %s: VBIOS read of [0x%x, 0x%x) of the PROM window: ", bg_pci_name(d->pci),
+                                r->have, end);
+      return false;
+    }
+  } else {
+    for (uint32_t o = r->have; o < end; o += 4) {
+      uint32_t v = bg_mmio_rd32(&d->bar0, NV_PROM_DATA + o);
+      memcpy(r->rom + o, &v, 4);
+    }
+  }
+  d->reg_reads += (end - r->have) / 4;
+  r->have = end;
+  return true;
+}
+
+static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+static int read_vbios(bg_nv_pci *d, uint8_t **out, size_t *len) {
+  rom_rd r = {d, calloc(1, NV_PROM_SIZE), 0, 0};
+  if (!r.rom) return bg_error(BG_ENOMEM, "nv: %s: VBIOS buffer", bg_pci_name(d->pci));
+  uint64_t o = 0;
+  for (;;) {
+    if (!rom_fetch(&r, o + 0x1a)) break;
+    uint16_t sig = le16(r.rom + o);
+    if (sig != 0xaa55 && sig != 0xbb77 && sig != 0x4e56) break;
+    uint64_t pcir = o + le16(r.rom + o + 0x18);
+    if (!rom_fetch(&r, pcir + 0x18)) break;
+    uint64_t size = (uint64_t)le16(r.rom + pcir + 0x10) * 512;
+    bool last = r.rom[pcir + 0x15] & 0x80;
+    uint64_t npde = (pcir + le16(r.rom + pcir + 0x0a) + 0x0f) & ~(uint64_t)0x0f;
+    if (r.rom[pcir + 0x14] != 0x70 && rom_fetch(&r, npde + 11) && memcmp(r.rom + npde, "NPDE", 4) == 0) {
+      size = (uint64_t)le16(r.rom + npde + 8) * 512;
+      last = r.rom[npde + 10] & 0x80;
+    }
+    if (r.err || size == 0 || !rom_fetch(&r, o + size) || last) break;
+    o += size;
+  }
+  if (r.err) {
+    free(r.rom);
+    return r.err;
+  }
+  BG_LOG(4, "nv: rd32 NV_PROM_DATA (0x%06x) x %u dwords: the VBIOS image chain", NV_PROM_DATA, r.have / 4);
+  *out = r.rom;
+  *len = r.have;
   return 0;
 }
 
@@ -37,10 +94,11 @@ static int vram_place(bg_nv_pci *d, const char *what, size_t n, uint64_t *pa) {
 int bg_nv_boot_flcn_prepare(bg_nv_pci *d, bg_nv_flcn_boot *b) {
   memset(b, 0, sizeof(*b));
   uint8_t *rom = NULL;
-  int e = read_vbios(d, &rom);
+  size_t rom_len = 0;
+  int e = read_vbios(d, &rom, &rom_len);
   if (e < 0) return e;
   bg_nv_vbios vb;
-  if ((e = bg_nv_vbios_parse(rom, NV_PROM_SIZE, &vb)) < 0) {
+  if ((e = bg_nv_vbios_parse(rom, rom_len, &vb)) < 0) {
     free(rom);
     return bg_error_context(e, "nv: %s: VBIOS (BAR0 0x%x): ", bg_pci_name(d->pci), NV_PROM_DATA);
   }

@@ -45,6 +45,11 @@ typedef struct bg_nv_pci {
   uint64_t vram_size;
   bool large_bar;               /* BAR1 covers all of VRAM */
   bool warm;                    /* a GSP left running was found (and reset) at open */
+  /* The GPU cannot reach host memory (BG_PCI_FEAT_NO_HOST_DMA: behind the USB bridge, whose 512 KiB SRAM cannot hold
+   * the boot structures): every one lies in VRAM behind BAR1, built in a host copy and written through BAR1's view;
+   * the message queues' host copy is synced around each notify and empty poll (nv_pci_boot.c). */
+  bool no_host_dma;
+  uint32_t msgq_cmd_w, msgq_stat_w, msgq_host_r; /* what the VRAM copy of the queues holds */
   /* VRAM: [0, 2 MiB) boot (root page table), page tables (small BAR only), the rest; top 64 MiB firmware */
   bg_tlsf *vram_boot, *vram_pt, *vram_main;
   bg_nv_firmware fw;

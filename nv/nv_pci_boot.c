@@ -2,8 +2,10 @@
  *
  *   boot structures   host DMA memory: message queues, GSP_ARGUMENTS_CACHED, libos arguments, radix-3 tree of the
  *                     GSP-RM image, bootloader, signature, WPR metadata; SET_SYSTEM_INFO and SET_REGISTRY pre-queued;
- *                     the FSP COT message (Hopper/Blackwell)
- *   VBIOS             (Ampere/Ada) the ROM through the PROM window, the FWSEC signature the fuse picks, the FRTS image:
+ *                     the FSP COT message (Hopper/Blackwell). Without host DMA (the USB bridge) all of it in VRAM
+ *                     behind BAR1, built in host copies and written through BAR1; the queues' copy synced on notify
+ *                     and on each empty poll
+ *   VBIOS             (Ampere/Ada) the ROM's image chain through the PROM window, the FWSEC signature the fuse picks, the FRTS image:
  *                     up to here nothing is written to BAR0
  *   FWSEC-FRTS, Booter (Ampere/Ada)  or  FSP chain of trust (Hopper/Blackwell): nv_boot_flcn.c / nv_boot_fsp.c
  *   GSP init done     GSP's status-queue header, then GSP_INIT_DONE with CPU-sequencer events run on the way
@@ -19,6 +21,7 @@
 
 #include "baregpu/error.h"
 #include "nv/nv_falcon.h"
+#include "nv/nv_gsp_priv.h"
 #include "nv/nv_regs.h"
 #include "util/clock.h"
 
@@ -97,11 +100,19 @@ static int seq_core_resume(void *ctx) {
   return 0;
 }
 
-static void gsp_notify(void *ctx) { bg_nv_wr32(ctx, NV_PGSP_QUEUE_HEAD(0), 0); }
+static int msgq_push(bg_nv_pci *d);
+static void msgq_pull(bg_nv_pci *d);
+
+/* Without host DMA the queues' host copy goes to VRAM first: the doorbell write then flushes it out in order. */
+static void gsp_notify(void *ctx) {
+  bg_nv_pci *d = ctx;
+  if (msgq_push(d) < 0) BG_LOG(1, "nv: %s: GSP command queue to VRAM: %s", bg_pci_name(d->pci), bg_last_error());
+  bg_nv_wr32(d, NV_PGSP_QUEUE_HEAD(0), 0);
+}
 
 static void gsp_relax(void *ctx) {
-  (void)ctx;
   bg_nv_sleep_us(20);
+  msgq_pull(ctx);
 }
 
 /* ---------------- boot structures ---------------- */
@@ -117,28 +128,126 @@ static int sysmem(bg_nv_pci *d, bg_sysmem *m, uint64_t size, bool contiguous, co
 /* Boot memory the firmware takes by one address (tinygrad tinygrad/runtime/support/nv/nvdev.py step 6, tinygrad NVDev._alloc_boot_mem): a page of host
  * memory when it fits in one; else VRAM seen through BAR1, the firmware given BAR1's bus address + the VRAM address
  * (the GPU reaches its own VRAM through its aperture as coherent memory), so no hugepage is needed; host memory
- * (contiguous: a hugepage) only when BAR1 cannot show it. The region is described as a bg_sysmem with map_base NULL. */
+ * (contiguous: a hugepage) only when BAR1 cannot show it. The region is described as a bg_sysmem with map_base NULL.
+ * Without host DMA (d->no_host_dma) every size goes to VRAM and BAR1 is a callback view: the CPU builds the region in
+ * a host copy (view.ptr) that commit() writes through BAR1 before the firmware reads it. */
 static int boot_mem(bg_nv_pci *d, bg_sysmem *m, uint64_t size, const char *what) {
   size = (size + 4095) & ~(uint64_t)4095;
   uint64_t pa;
-  if (size <= 4096 || !d->bar1.ptr || bg_tlsf_alloc(d->vram_main, size, 4096, &pa) < 0 || pa + size > d->bar1.size)
+  bool stage = d->no_host_dma && !d->bar1.ptr;
+  if (d->no_host_dma) {
+    int e = bg_tlsf_alloc(d->vram_main, size, 4096, &pa);
+    if (e < 0) return bg_error_context(e, "nv: %s: VRAM for %s (%" PRIu64 " bytes; the device cannot reach host "
+                                       "memory): ", bg_pci_name(d->pci), what, size);
+    if (pa + size > d->bar1.size) {
+      bg_tlsf_free(d->vram_main, pa);
+      return bg_error(BG_ENOMEM, "nv: %s: %s at VRAM 0x%" PRIx64 " (+0x%" PRIx64 ") lies outside BAR1 (0x%" PRIx64
+                      " bytes) and the device cannot reach host memory", bg_pci_name(d->pci), what, pa, size,
+                      d->bar1.size);
+    }
+  } else if (size <= 4096 || !d->bar1.ptr || bg_tlsf_alloc(d->vram_main, size, 4096, &pa) < 0 ||
+             pa + size > d->bar1.size) {
     return sysmem(d, m, size, true, what);
+  }
   memset(m, 0, sizeof(*m));
   m->npages = size / 4096;
-  if (!(m->bus = malloc(m->npages * sizeof(*m->bus)))) {
+  uint8_t *host = stage ? calloc(1, size) : NULL;
+  if (!(m->bus = malloc(m->npages * sizeof(*m->bus))) || (stage && !host)) {
+    free(m->bus);
+    free(host);
+    m->bus = NULL;
     bg_tlsf_free(d->vram_main, pa);
     return bg_error(BG_ENOMEM, "nv: %s: page list of %s", bg_pci_name(d->pci), what);
   }
   for (size_t i = 0; i < m->npages; i++) m->bus[i] = d->bar1_bus + pa + 4096 * i;
   m->size = size;
-  m->view = (bg_mmio){d->bar1.ptr + pa, size, NULL, NULL};
+  m->view = (bg_mmio){stage ? host : d->bar1.ptr + pa, size, NULL, NULL};
   memset((void *)m->view.ptr, 0, size);
   return 0;
+}
+
+/* VRAM address of boot memory placed there (bus addresses inside BAR1). */
+static uint64_t vram_pa(const bg_nv_pci *d, const bg_sysmem *m) { return m->bus[0] - d->bar1_bus; }
+static bool staged(const bg_nv_pci *d, const bg_sysmem *m) { return m->bus && !m->map_base && !d->bar1.ptr; }
+
+/* [off, off+n) of staged boot memory's host copy into VRAM (queued write-combined writes over the bridge). */
+static int commit_range(bg_nv_pci *d, const bg_sysmem *m, uint64_t off, size_t n) {
+  if (!staged(d, m) || !n) return 0;
+  return bg_nv_vram_write(d, vram_pa(d, m) + off, (const uint8_t *)m->view.ptr + off, n);
+}
+static int commit(bg_nv_pci *d, const bg_sysmem *m) { return commit_range(d, m, 0, m->size); }
+
+/* [off, off+n) of VRAM into staged boot memory's host copy. */
+static int fetch_range(bg_nv_pci *d, bg_sysmem *m, uint64_t off, size_t n) {
+  if (!staged(d, m) || !n) return 0;
+  return bg_mmio_read(&d->bar1, vram_pa(d, m) + off, (uint8_t *)(uintptr_t)m->view.ptr + off, n);
 }
 
 int bg_nv_boot_mem(bg_nv_pci *d, bg_sysmem *m, uint64_t size, const char *what) { return boot_mem(d, m, size, what); }
 
 static uint8_t *cpu(bg_sysmem *m) { return (uint8_t *)m->view.ptr; }
+
+/* ---------------- the message queues in VRAM, without host DMA ---------------- */
+
+static uint32_t q_rd32(const bg_nv_pci *d, uint32_t off) {
+  uint32_t v;
+  memcpy(&v, (const uint8_t *)d->msgq_mem.view.ptr + off, 4);
+  return v;
+}
+
+/* Elements [from, to) (mod the element count, as the queue wraps) of the queue at qoff: host copy to VRAM (out) or
+ * VRAM to host copy. */
+static int sync_elems(bg_nv_pci *d, uint32_t qoff, uint32_t from, uint32_t to, bool out) {
+  uint32_t cnt = d->gsp.q.msg_count;
+  while (from != to) {
+    uint32_t end = to > from ? to : cnt;
+    uint64_t off = qoff + BG_MSGQ_ENTRY_OFF + (uint64_t)from * BG_NV_GSP_MSG_SIZE;
+    size_t n = (size_t)(end - from) * BG_NV_GSP_MSG_SIZE;
+    int e = out ? commit_range(d, &d->msgq_mem, off, n) : fetch_range(d, &d->msgq_mem, off, n);
+    if (e < 0) return e;
+    from = end % cnt;
+  }
+  return 0;
+}
+
+/* What the host wrote since the last push: the new command elements, then the command queue's writePtr, and the
+ * host's readPtr of the status queue (both host-owned words of the command queue's header page). */
+static int msgq_push(bg_nv_pci *d) {
+  if (!staged(d, &d->msgq_mem) || !d->gsp.q.msg_count) return 0;
+  uint32_t cnt = d->gsp.q.msg_count, w = q_rd32(d, BG_NV_MSGQ_CMD_OFFSET + BG_MSGQ_TX_WRITE_PTR);
+  uint32_t r = q_rd32(d, BG_NV_MSGQ_CMD_OFFSET + BG_MSGQ_RX_READ_PTR);
+  int e = 0;
+  if (w != d->msgq_cmd_w && w < cnt) {
+    e = sync_elems(d, BG_NV_MSGQ_CMD_OFFSET, d->msgq_cmd_w, w, true);
+    if (e >= 0) e = commit_range(d, &d->msgq_mem, BG_NV_MSGQ_CMD_OFFSET + BG_MSGQ_TX_WRITE_PTR, 4);
+    if (e >= 0) d->msgq_cmd_w = w;
+  }
+  if (e >= 0 && r != d->msgq_host_r) {
+    e = commit_range(d, &d->msgq_mem, BG_NV_MSGQ_CMD_OFFSET + BG_MSGQ_RX_READ_PTR, 4);
+    if (e >= 0) d->msgq_host_r = r;
+  }
+  return e;
+}
+
+/* What GSP wrote: the status queue's header (its writePtr) and GSP's readPtr of the command queue, then the new status
+ * elements. On a failed read the host copy keeps the old writePtr, so the receiver sees nothing new (and times out
+ * naming the RPC; the bridge's error is logged). */
+static void msgq_pull(bg_nv_pci *d) {
+  if (!staged(d, &d->msgq_mem) || !d->gsp.q.msg_count) return;
+  uint32_t cnt = d->gsp.q.msg_count;
+  int e = msgq_push(d);
+  if (e >= 0) e = fetch_range(d, &d->msgq_mem, BG_NV_MSGQ_STAT_OFFSET, BG_MSGQ_RX_READ_PTR + 4);
+  uint32_t w = q_rd32(d, BG_NV_MSGQ_STAT_OFFSET + BG_MSGQ_TX_WRITE_PTR);
+  if (e >= 0 && w != d->msgq_stat_w && w < cnt && d->msgq_stat_w < cnt) {
+    e = sync_elems(d, BG_NV_MSGQ_STAT_OFFSET, d->msgq_stat_w, w, false);
+    if (e >= 0) d->msgq_stat_w = w;
+  }
+  if (e < 0) {
+    uint32_t old = d->msgq_stat_w;
+    memcpy((uint8_t *)(uintptr_t)d->msgq_mem.view.ptr + BG_NV_MSGQ_STAT_OFFSET + BG_MSGQ_TX_WRITE_PTR, &old, 4);
+    BG_LOG(1, "nv: %s: GSP status queue from VRAM: %s", bg_pci_name(d->pci), bg_last_error());
+  }
+}
 
 static int parse_bdf(const char *name, uint8_t *bus, uint8_t *dev, uint8_t *fn) {
   unsigned dom, b, dv, f;
@@ -185,11 +294,15 @@ static int boot_structures(bg_nv_pci *d) {
 
   uint64_t r3_tables = bg_nv_radix3_table_pages(fw->gsp.image_size);
   uint64_t r3_size = r3_tables * 4096 + fw->gsp.image_size, sig_size = fw->gsp.signature_size;
-  if ((e = sysmem(d, &d->msgq_mem, 0x1000 + 2ull * BG_NV_GSP_QUEUE_SIZE, false, "the GSP message queues")) < 0 ||
+  /* the queues and the image's page tree in host memory on PCI; without host DMA all goes to VRAM (boot_mem) */
+  uint64_t msgq_size = 0x1000 + 2ull * BG_NV_GSP_QUEUE_SIZE;
+  if ((e = d->no_host_dma ? boot_mem(d, &d->msgq_mem, msgq_size, "the GSP message queues")
+                          : sysmem(d, &d->msgq_mem, msgq_size, false, "the GSP message queues")) < 0 ||
       (e = boot_mem(d, &d->rmargs_mem, BG_NV_LIBOS_ARGS_SIZE, "GSP_ARGUMENTS_CACHED")) < 0 ||
       (e = boot_mem(d, &d->libos_mem, BG_NV_LIBOS_ARGS_SIZE + 5ull * BG_NV_LIBOS_LOG_SIZE, "the libos arguments")) <
           0 ||
-      (e = sysmem(d, &d->radix3_mem, r3_size, false, "the GSP-RM image")) < 0 ||
+      (e = d->no_host_dma ? boot_mem(d, &d->radix3_mem, r3_size, "the GSP-RM image")
+                          : sysmem(d, &d->radix3_mem, r3_size, false, "the GSP-RM image")) < 0 ||
       (e = boot_mem(d, &d->bootloader_mem, fw->bootloader.data_size, "the GSP bootloader")) < 0 ||
       (e = boot_mem(d, &d->sig_mem, sig_size, "the GSP-RM signature")) < 0 ||
       (e = boot_mem(d, &d->wpr_meta_mem, 4096, "the WPR metadata")) < 0)
@@ -221,7 +334,8 @@ static int wait_status_queue(bg_nv_pci *d) {
   uint64_t end = bg_now_ns() + (uint64_t)ms * 1000000u;
   uint32_t off;
   for (unsigned i = 0;; i++) {
-    off = *(const volatile uint32_t *)(h + 28);
+    off = staged(d, &d->msgq_mem) ? bg_mmio_rd32(&d->bar1, vram_pa(d, &d->msgq_mem) + BG_NV_MSGQ_STAT_OFFSET + 28)
+                                  : *(const volatile uint32_t *)(h + 28);
     if (off == 0x1000) return 0;
     if (bg_now_ns() > end) break;
     if (i >= 16) bg_nv_sleep_us(i >= 256 ? 1000 : 10);
@@ -244,6 +358,22 @@ static int rm_objects(bg_nv_pci *d) {
   return bg_nv_gsp_rm_alloc(&d->gsp, client, hdev, 0, NV20_SUBDEVICE_0, sub, sizeof(sub), &hsub);
 }
 
+/* Without host DMA: every staged region into VRAM once built (before the firmware is started), and what the VRAM copy
+ * of the queues now holds (the pre-queued records). */
+static int commit_staged(bg_nv_pci *d) {
+  bg_sysmem *mems[] = {&d->msgq_mem, &d->libos_mem, &d->rmargs_mem, &d->radix3_mem, &d->bootloader_mem, &d->sig_mem,
+                       &d->wpr_meta_mem, &d->fmc_mem};
+  for (size_t i = 0; i < sizeof(mems) / sizeof(mems[0]); i++) {
+    int e = commit(d, mems[i]);
+    if (e < 0) return bg_error_context(e, "nv: %s: boot structures into VRAM: ", bg_pci_name(d->pci));
+  }
+  if (staged(d, &d->msgq_mem)) {
+    d->msgq_cmd_w = q_rd32(d, BG_NV_MSGQ_CMD_OFFSET + BG_MSGQ_TX_WRITE_PTR);
+    d->msgq_host_r = d->msgq_stat_w = 0;
+  }
+  return 0;
+}
+
 int bg_nv_pci_boot(bg_nv_pci *d) {
   bg_nv_pci_priv *p = bg_nv_priv(d);
   bg_nv_flcn_boot fb = {0};
@@ -255,8 +385,9 @@ int bg_nv_pci_boot(bg_nv_pci *d) {
     if (!(sb = calloc(1, sizeof(*sb)))) e = bg_error(BG_ENOMEM, "nv: FSP message");
     else e = bg_nv_boot_fsp_prepare(d, sb, libos, meta);
   }
+  if (e >= 0) e = commit_staged(d);
   bg_nv_step_end(d);
-  if (e >= 0 && !d->chip->fsp_boot) { /* its own step: 1 MiB of PROM reads dominate the boot's register reads */
+  if (e >= 0 && !d->chip->fsp_boot) { /* its own step: the ROM's dword reads dominate the boot's register reads */
     bg_nv_step_begin(d, "VBIOS");
     e = bg_nv_boot_flcn_prepare(d, &fb);
     bg_nv_step_end(d);
@@ -294,7 +425,8 @@ int bg_nv_pci_boot(bg_nv_pci *d) {
 static void free_sysmem(bg_nv_pci *d, bg_sysmem *m) {
   if (m->map_base) {
     bg_pci_free_sysmem(d->pci, m);
-  } else if (m->bus) { /* boot memory in VRAM (boot_mem) */
+  } else if (m->bus) { /* boot memory in VRAM (boot_mem), staged in a host copy without a direct BAR1 */
+    if (staged(d, m)) free((void *)(uintptr_t)m->view.ptr);
     if (d->vram_main) bg_tlsf_free(d->vram_main, m->bus[0] - d->bar1_bus);
     free(m->bus);
   }

@@ -274,6 +274,7 @@ int bg_nv_pci_open(bg_pci_dev *pci, const char *fw_dir, bg_nv_pci **out) {
   if (!p) return bg_error(BG_ENOMEM, "nv: %s: device state", bg_pci_name(pci));
   bg_nv_pci *d = &p->pub;
   d->pci = pci;
+  d->no_host_dma = (bg_pci_features(pci) & BG_PCI_FEAT_NO_HOST_DMA) != 0;
   bg_nv_step_begin(d, "early init");
   int e = map_bars(d);
   if (e >= 0) e = identify(d);
@@ -294,9 +295,12 @@ int bg_nv_pci_open(bg_pci_dev *pci, const char *fw_dir, bg_nv_pci **out) {
   }
   if (e >= 0) e = bg_nv_pci_boot(d);
   if (e < 0) {
+    /* the undo talks to GSP and may record errors of its own: the boot's error is the one to report */
+    char msg[1024];
+    snprintf(msg, sizeof(msg), "%s", bg_last_error());
     bg_nv_pci_boot_fini(d);
     free_all(d);
-    return e;
+    return bg_error(-e, "%s", msg);
   }
   BG_LOG(1, "nv: %s: %s up: %" PRIu64 " MiB VRAM, BAR1 %" PRIu64 " MiB%s, %" PRIu64 " register reads, %" PRIu64
          " writes, %" PRIu64 " RPCs", bg_pci_name(pci), d->chip->name, d->vram_size >> 20, d->bar1_size >> 20,

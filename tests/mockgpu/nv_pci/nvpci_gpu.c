@@ -213,7 +213,7 @@ uint8_t *nvpci_vram(nvpci_gpu *g, uint64_t *size) {
 /* The GPU reaches its own VRAM through its BAR1 aperture as "coherent system memory" (tinygrad tinygrad/runtime/support/nv/nvdev.py step 6): bus
  * addresses inside BAR1 land in VRAM (BAR1 in physical mode), everything else is host memory the driver mapped. */
 static int dma(nvpci_gpu *g, uint64_t bus, void *buf, size_t n, bool wr) {
-  uint64_t base = g->pci->bar_base[1];
+  uint64_t base = nvpci_get64(g->pci->config + 0x14) & ~0xfull; /* as assigned (the emulated USB bridge re-places it) */
   if (base && bus >= base && bus - base < g->bar1_size) {
     uint64_t off = bus - base;
     if (n > g->bar1_size - off) {

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "mock_internal.h" /* bar_base: where the emulated sysfs placed BAR1 */
 #include "mock_pci.h"
 #include "nvpci_gsp_internal.h"
 
@@ -202,7 +203,8 @@ static bool set_system_info(nvpci_gsp *s, const uint8_t *p, size_t n) {
   mock_pci *m = nvpci_pci(s->g);
   const uint8_t *cfg = mock_pci_config(m);
   unsigned dom = 0, bus = 0, dev = 0, fn = 0;
-  sscanf(mock_pci_bdf(m), "%x:%x:%x.%x", &dom, &bus, &dev, &fn);
+  /* behind the emulated USB bridge (which re-places BAR1) the host has no PCI address to give: 0, as tinygrad's bdf_as_int */
+  if (bar_addr(cfg, 1) == m->bar_base[1]) sscanf(mock_pci_bdf(m), "%x:%x:%x.%x", &dom, &bus, &dev, &fn);
   const struct { const char *name; uint64_t got, want; } f[] = {
       {"gpuPhysAddr (BAR0)", gspm_g64(p, 0), bar_addr(cfg, 0)},
       {"gpuPhysFbAddr (BAR1)", gspm_g64(p, 8), bar_addr(cfg, 1)},

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../check_helpers.h"
+#include "asm24.h"
 #include "baregpu/error.h"
 #include "mock_internal.h"
 #include "mock_sysfs.h"
@@ -18,6 +19,7 @@
 #include "nv/nv_pci.h"
 #include "nvpci_internal.h"
 #include "platform/mock_plugin.h"
+#include "platform/pci_usb.h"
 
 void nv_pci_boot_emu_tests(Suite *s);
 
@@ -32,6 +34,7 @@ typedef struct bed {
   mock_sysfs *tree;
   nvpci_gpu *g;
   nvpci_gsp *gsp;
+  mock_asm24 *bridge; /* the GPU behind an emulated ASM24 bridge (bed_new_usb), as MOCKUSB+NV puts it */
   bg_pci_dev *pci;
   char dir[256];
   /* every BAR0 write the emulated GPU sees, counted by a wrapper around its register hook */
@@ -52,7 +55,7 @@ static uint64_t bed_rd(void *user, mock_pci *m, int bar, uint64_t off, unsigned 
   return b->rd(b->user, m, bar, off, size);
 }
 
-static void bed_new_cfg(bed *b, const char *chip, uint32_t fuse, bool small_bar) {
+static void bed_new_gpu(bed *b, const char *chip, uint32_t fuse, bool small_bar) {
   memset(b, 0, sizeof(*b));
   b->tree = mock_sysfs_new();
   ck_assert_ptr_nonnull(b->tree);
@@ -71,7 +74,21 @@ static void bed_new_cfg(bed *b, const char *chip, uint32_t fuse, bool small_bar)
       m->hooks[i].rd = bed_rd, m->hooks[i].wr = bed_wr, m->hooks[i].user = b;
     }
   ck_assert_ptr_nonnull(b->wr);
+}
+
+static void bed_new_cfg(bed *b, const char *chip, uint32_t fuse, bool small_bar) {
+  bed_new_gpu(b, chip, fuse, small_bar);
   OK(bg_pci_open_sysfs(BDF, 0, &b->pci));
+}
+
+/* The same GPU behind an emulated ASM24 bridge, opened through the library's USB PCI device (usb/usb_pci.c): BAR
+ * views are bridge requests and system memory is the bridge's 512 KiB SRAM. */
+static void bed_new_usb(bed *b, const char *chip) {
+  bed_new_gpu(b, chip, 1, false);
+  b->bridge = mock_asm24_new(nvpci_pci(b->g));
+  ck_assert_ptr_nonnull(b->bridge);
+  OK(bg_usb_pci_open(mock_asm24_transport(b->bridge), &b->pci));
+  ck_assert(bg_pci_features(b->pci) & BG_PCI_FEAT_NO_HOST_DMA);
 }
 
 static void bed_new_fuse(bed *b, const char *chip, uint32_t fuse) { bed_new_cfg(b, chip, fuse, false); }
@@ -79,6 +96,10 @@ static void bed_new(bed *b, const char *chip) { bed_new_fuse(b, chip, 1); }
 
 static void bed_free(bed *b) {
   bg_pci_close(b->pci);
+  if (b->bridge) {
+    ck_assert_msg(mock_asm24_nfail(b->bridge) == 0, "emulated bridge failures: %s", mock_asm24_failures(b->bridge));
+    mock_asm24_free(b->bridge);
+  }
   ck_assert_msg(nvpci_nfail(b->g) == 0, "emulated GPU failures: %s", nvpci_failures(b->g));
   ck_assert_msg(mock_sysfs_nfail(b->tree) == 0, "emulated PCI failures: %s", mock_sysfs_failures(b->tree));
   nvpci_gsp_free(b->gsp);
@@ -94,11 +115,33 @@ static const bg_nv_boot_step *step(const bg_nv_pci *d, const char *name) {
   return NULL;
 }
 
-static void cold_boot(const char *chip, const char *const *names) {
+/* Boot memory lies in VRAM behind BAR1 (the firmware is given BAR1's bus address + the VRAM address). */
+static void in_bar1(const bg_nv_pci *d, const bg_sysmem *m, const char *what) {
+  if (!m->bus) return; /* not used by this chip's boot */
+  for (size_t i = 0; i < m->npages; i++)
+    ck_assert_msg(m->bus[i] >= d->bar1_bus && m->bus[i] - d->bar1_bus < d->bar1_size,
+                  "%s page %zu at bus 0x%llx: not in BAR1 [0x%llx, +0x%llx)", what, i, (unsigned long long)m->bus[i],
+                  (unsigned long long)d->bar1_bus, (unsigned long long)d->bar1_size);
+}
+
+static void cold_boot_on(const char *chip, const char *const *names, bool usb) {
   bed b;
-  bed_new(&b, chip);
+  if (usb) bed_new_usb(&b, chip);
+  else bed_new(&b, chip);
   bg_nv_pci *d = NULL;
   OK(bg_nv_pci_open(b.pci, b.dir, &d));
+  ck_assert(d->no_host_dma == usb);
+  if (usb) { /* every boot structure in VRAM: the bridge's SRAM cannot hold the 0x81000 bytes of queues */
+    in_bar1(d, &d->msgq_mem, "message queues");
+    in_bar1(d, &d->libos_mem, "libos arguments and logs");
+    in_bar1(d, &d->rmargs_mem, "GSP_ARGUMENTS_CACHED");
+    in_bar1(d, &d->radix3_mem, "radix-3 tree");
+    in_bar1(d, &d->bootloader_mem, "bootloader");
+    in_bar1(d, &d->sig_mem, "signature");
+    in_bar1(d, &d->wpr_meta_mem, "WPR metadata");
+    in_bar1(d, &d->fmc_mem, "FMC image");
+    ck_assert_uint_eq(d->msgq_mem.npages, (0x1000 + 2 * BG_NV_GSP_QUEUE_SIZE) / 4096);
+  }
   ck_assert_msg(nvpci_nfail(b.g) == 0, "emulated GPU failures: %s", nvpci_failures(b.g));
   ck_assert(!d->warm);
   ck_assert_int_eq(nvpci_stage(b.g), NVPCI_STAGE_INIT_DONE);
@@ -122,7 +165,8 @@ static void cold_boot(const char *chip, const char *const *names) {
   ck_assert_uint_eq(step(d, "boot structures")->reg_writes, 0);
   if (!d->chip->fsp_boot) {
     ck_assert_uint_eq(step(d, "VBIOS")->reg_writes, 0);
-    ck_assert_uint_ge(step(d, "VBIOS")->reg_reads, 0x100000 / 4); /* the PROM window, dword by dword */
+    /* the PROM window as far as the ROM's image chain goes (the generated ROM: 128 KiB), not its 1 MiB; + the fuse */
+    ck_assert_uint_eq(step(d, "VBIOS")->reg_reads, b.g->fw.vbios.n / 4 + 1);
   }
   ck_assert_uint_eq(step(d, "boot structures")->rpcs, 2);   /* SET_SYSTEM_INFO, SET_REGISTRY pre-queued */
   ck_assert_uint_eq(step(d, "RM objects")->rpcs, 3);        /* root, device, subdevice */
@@ -134,6 +178,8 @@ static void cold_boot(const char *chip, const char *const *names) {
   ck_assert_uint_gt(nvpci_gsp_rpcs(b.gsp), served); /* RM free and UNLOADING_GUEST_DRIVER reached GSP */
   bed_free(&b);
 }
+
+static void cold_boot(const char *chip, const char *const *names) { cold_boot_on(chip, names, false); }
 
 static const char *const FLCN_STEPS[] = {"early init", "firmware", "GFW boot wait", "boot structures", "VBIOS",
                                          "FWSEC-FRTS",
@@ -156,6 +202,47 @@ START_TEST(cold_gh100) {
 END_TEST
 START_TEST(cold_gb202) {
   cold_boot("gb202", FSP_STEPS);
+}
+END_TEST
+
+
+/* ---------------- over the USB bridge (MOCKUSB+NV): no host DMA, every boot structure in VRAM ---------------- */
+
+START_TEST(usb_cold_ga102) {
+  cold_boot_on("ga102", FLCN_STEPS, true);
+}
+END_TEST
+START_TEST(usb_cold_gh100) {
+  cold_boot_on("gh100", FSP_STEPS, true);
+}
+END_TEST
+
+/* The VBIOS step over the bridge: its dword count is the ROM's, and the bridge moves it in a few streamed reads
+ * (one bridge round trip each), not one request per dword. */
+START_TEST(usb_vbios_round_trips) {
+  bed b;
+  bed_new_usb(&b, "ad102");
+  mock_asm24_reset_stats(b.bridge);
+  bg_nv_pci *d = NULL;
+  OK(bg_nv_pci_open(b.pci, b.dir, &d));
+  const bg_nv_boot_step *v = step(d, "VBIOS");
+  ck_assert_uint_eq(v->reg_reads, b.g->fw.vbios.n / 4 + 1);
+  const mock_asm24_stats *st = mock_asm24_get_stats(b.bridge);
+  /* each register read outside the VBIOS step is one streamed read; the VBIOS (32768 dwords) and the queue syncs
+   * take a few dozen more, not one per dword */
+  ck_assert_uint_lt(st->mem_tlps + st->stream_reads, d->reg_reads - v->reg_reads + 64);
+  ck_assert_int_eq(nvpci_stage(b.g), NVPCI_STAGE_INIT_DONE);
+  printf("nv-pci-boot: ad102 over USB: %llu register reads, %llu writes, %llu RPCs; bridge: %llu memory TLPs, %llu "
+         "stream reads, %llu stream writes, %llu config TLPs\n", (unsigned long long)d->reg_reads,
+         (unsigned long long)d->reg_writes, (unsigned long long)d->gsp.q.sent, (unsigned long long)st->mem_tlps,
+         (unsigned long long)st->stream_reads, (unsigned long long)st->stream_writes,
+         (unsigned long long)st->cfg_tlps);
+  for (unsigned i = 0; i < d->nsteps; i++)
+    printf("  %-20s %8llu reads %6llu writes %3llu RPCs\n", d->steps[i].name,
+           (unsigned long long)d->steps[i].reg_reads, (unsigned long long)d->steps[i].reg_writes,
+           (unsigned long long)d->steps[i].rpcs);
+  bg_nv_pci_close(d);
+  bed_free(&b);
 }
 END_TEST
 
@@ -379,6 +466,34 @@ static void plugin_boot(const char *chip) {
   bg_pci_close(pci);
 }
 
+/* MOCKUSB+NV: the plugin's GPU behind its emulated bridge, as DEV=MOCKUSB+NV will reach it */
+static void plugin_usb_boot(const char *chip) {
+  setenv("MOCKGPU_CHIP", chip, 1);
+  bg_mock_devices md;
+  OK(bg_mock_plugin_start("MOCKUSB", "NV", &md));
+  bg_usb_transport *t = NULL;
+  OK(bg_mock_plugin_usb_transport(0, &t));
+  bg_pci_dev *pci = NULL;
+  OK(bg_usb_pci_open(t, &pci));
+  bg_nv_pci *d = NULL;
+  OK(bg_nv_pci_open(pci, md.fw_dir, &d));
+  ck_assert(d->no_host_dma);
+  ck_assert_str_eq(d->chip->fw_dir, chip);
+  ck_assert_uint_eq(d->client, 0xc1e00004u);
+  ck_assert_uint_eq(d->nsteps, (d->chip->fsp_boot ? 8u : 10u));
+  bg_nv_pci_close(d);
+  bg_pci_close(pci);
+}
+
+START_TEST(plugin_usb_gb202) {
+  plugin_usb_boot("gb202");
+}
+END_TEST
+START_TEST(plugin_usb_ad102) {
+  plugin_usb_boot("ad102");
+}
+END_TEST
+
 START_TEST(plugin_gh100) {
   plugin_boot("gh100");
 }
@@ -412,6 +527,9 @@ void nv_pci_boot_emu_tests(Suite *s) {
   tcase_add_test(e, cold_ad102);
   tcase_add_test(e, cold_gh100);
   tcase_add_test(e, cold_gb202);
+  tcase_add_test(e, usb_cold_ga102);
+  tcase_add_test(e, usb_cold_gh100);
+  tcase_add_test(e, usb_vbios_round_trips);
   tcase_add_test(e, bad_booter_truncated);
   tcase_add_test(e, bad_fmc_magic);
   tcase_add_test(e, bad_gsp_missing);
@@ -426,5 +544,7 @@ void nv_pci_boot_emu_tests(Suite *s) {
   tcase_add_test(e, small_bar_gh100);
   tcase_add_test(e, plugin_gh100);
   tcase_add_test(e, plugin_ga102);
+  tcase_add_test(e, plugin_usb_gb202);
+  tcase_add_test(e, plugin_usb_ad102);
   suite_add_tcase(s, e);
 }
