@@ -396,6 +396,33 @@ START_TEST(warm_gb202) {
 }
 END_TEST
 
+/* ---------------- a second process: the device-busy error, the booted GPU untouched ---------------- */
+
+START_TEST(busy_second_process) {
+  bed b;
+  bed_new(&b, "gh100");
+  bg_nv_pci *d = NULL;
+  OK(bg_nv_pci_open(b.pci, b.dir, &d));
+  uint64_t writes = b.bar0_writes;
+  pid_t owner = getpid(), pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    bg_pci_dev *p2 = NULL;
+    int e = bg_pci_open_sysfs(BDF, 0, &p2);
+    char want[64];
+    snprintf(want, sizeof(want), "in use by pid %d", (int)owner);
+    _exit(e == -BG_EBUSY && strstr(bg_last_error(), want) && !p2 ? 0 : 1);
+  }
+  int st = 0;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the second process did not get BG_EBUSY naming pid %d", (int)owner);
+  ck_assert_uint_eq(b.bar0_writes, writes); /* nothing reached the GPU */
+  ck_assert_int_eq(nvpci_stage(b.g), NVPCI_STAGE_INIT_DONE);
+  bg_nv_pci_close(d);
+  bed_free(&b);
+}
+END_TEST
+
 /* ---------------- a small BAR1 (256 MiB of 512): boot memory still inside what BAR1 shows ---------------- */
 
 static void small_bar(const char *chip) {
@@ -546,5 +573,6 @@ void nv_pci_boot_emu_tests(Suite *s) {
   tcase_add_test(e, plugin_ga102);
   tcase_add_test(e, plugin_usb_gb202);
   tcase_add_test(e, plugin_usb_ad102);
+  tcase_add_test(e, busy_second_process);
   suite_add_tcase(s, e);
 }
