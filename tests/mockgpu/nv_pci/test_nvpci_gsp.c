@@ -931,6 +931,7 @@ static void vm_objects(void) {
   ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd1, 0x2080, 4), GSPM_OK);
   ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd2, 0x90f1, 48), GSPM_OK);
   ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd3, 0x90f1, 48), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd4, 0x90f1, 56), GSPM_ERR_INVALID_ARGUMENT); /* 580's size (pasid) */
 }
 
 /* A good SET_PAGE_DIRECTORY is recorded; each wrong one gets RM's status and changes nothing. */
@@ -1027,7 +1028,7 @@ START_TEST(translate_recorded_root) {
   /* Two VA spaces: roots at 1 MiB and 2 MiB, the same VA to different pages. */
   const uint64_t va = 0x7f0012345000ull;
   uint64_t next = map4k(0x100000, 0x101000, va, 0x1234000);
-  next = map4k(0x100000, next, va + 0x200000, 0x1236000);
+  map4k(0x100000, next, va + 0x200000, 0x1236000);
   map4k(0x200000, 0x201000, va, 0x1800000);
   ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd2, 0x100000, root_entries(), 0x8, 48), GSPM_OK);
   ck_assert_int_eq(nvpci_translate(&H.g, va + 0x45, &pa, &aper, why, sizeof why), 0);
