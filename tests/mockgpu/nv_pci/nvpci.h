@@ -62,6 +62,13 @@ uint8_t *nvpci_vram(nvpci_gpu *g, uint64_t *size);
 uint32_t nvpci_reg_read(nvpci_gpu *g, uint32_t reg);                    /* BAR0 register file, no side effects */
 void nvpci_reg_write(nvpci_gpu *g, uint32_t reg, uint32_t v);
 const char *nvpci_chip_name(const nvpci_gpu *g);
+/* The GSP-RM model attached to this GPU (NULL when none). */
+nvpci_gsp *nvpci_gsp_of(nvpci_gpu *g);
+/* TLB invalidates triggered through NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE (bit 31), and what the last one named:
+ * the PDB address (from _PDB ADDR 31:4 and _UPPER_PDB ADDR 19:0, in 4 KiB units), its aperture (_PDB 1:1: 0 VRAM, 1
+ * system memory) and the trigger value (ALL_VA 0, ALL_PDB 1, SYS_MEMBAR 6, ...). Counts since the GPU was created. */
+uint64_t nvpci_tlb_invalidates(const nvpci_gpu *g);
+uint64_t nvpci_tlb_last(const nvpci_gpu *g, int *pdb_aperture, uint32_t *trigger);
 
 /* ---- GSP-RM model (nvpci_gsp.c) ---- */
 
@@ -79,5 +86,15 @@ void nvpci_gsp_reset(nvpci_gsp *s);
 bool nvpci_gsp_running(const nvpci_gsp *s);
 /* Counters for tests: RPCs served by function, rejected elements. */
 uint64_t nvpci_gsp_rpcs(const nvpci_gsp *s);
+/* The last SET_PAGE_DIRECTORY GSP-RM accepted: the client, the FERMI_VASPACE_A handle, the root table's VRAM address
+ * and its entry count. 0, or -1 when none was accepted since GSP-RM started. */
+int nvpci_gsp_page_directory(const nvpci_gsp *s, uint32_t *client, uint32_t *hvaspace, uint64_t *root_pa,
+                             unsigned *num_entries);
+/* The chip's page-table format (2: GA/AD, 3: GH/GB; 0 before GSP-RM started). */
+int nvpci_gsp_mmu_version(const nvpci_gsp *s);
+/* Translate va through the root the last SET_PAGE_DIRECTORY named, with the GPU's MMU walker (nvpci_mmu.h) over the
+ * emulated VRAM (tables in system memory read by DMA). 0 with *pa and *aperture (NVPCI_MMU_APER_*), or -NVPCI_MMU_*
+ * with why naming the level and entry (or that no page directory was set). */
+int nvpci_translate(nvpci_gpu *g, uint64_t va, uint64_t *pa, int *aperture, char *why, size_t n);
 
 #endif

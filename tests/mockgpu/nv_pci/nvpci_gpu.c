@@ -71,6 +71,14 @@ mock_pci *nvpci_pci(nvpci_gpu *g) { return g->pci; }
 void nvpci_set_gsp(nvpci_gpu *g, nvpci_gsp *s) { g->gsp = s; }
 const nvpci_fw *nvpci_firmware(const nvpci_gpu *g) { return &g->fw; }
 uint64_t nvpci_mmu_invalidates(const nvpci_gpu *g) { return g->mmu_invalidates; }
+nvpci_gsp *nvpci_gsp_of(nvpci_gpu *g) { return g ? g->gsp : NULL; }
+uint64_t nvpci_tlb_invalidates(const nvpci_gpu *g) { return g->mmu_invalidates; }
+/* dev_vm.h: _PDB ADDR 31:4 and _UPPER_PDB ADDR 19:0 hold pa >> 12 (_PDB_ADDR_ALIGNMENT 12), _PDB APERTURE 1:1. */
+uint64_t nvpci_tlb_last(const nvpci_gpu *g, int *pdb_aperture, uint32_t *trigger) {
+  if (pdb_aperture) *pdb_aperture = (int)(g->inv_last_pdb >> 1 & 1);
+  if (trigger) *trigger = g->inv_last_cmd;
+  return ((uint64_t)(g->inv_last_upper & 0xfffff) << 28 | g->inv_last_pdb >> 4) << 12;
+}
 uint64_t nvpci_doorbells(const nvpci_gpu *g, uint32_t *last) {
   if (last) *last = g->last_doorbell;
   return g->doorbells;
@@ -135,7 +143,10 @@ static bool reg_wr(nvpci_gpu *g, uint32_t off, uint32_t v, bool fx) {
   else if (off == NV_VF_MMU_INVALIDATE_UPPER_PDB) g->inv_upper_pdb = v;
   else if (off == NV_VF_MMU_INVALIDATE) {
     if (fx && !(v & 0x80000000u)) nvpci_fail(g, "MMU invalidate 0x%x written without the trigger bit 31", v);
-    else if (fx) g->mmu_invalidates++;
+    else if (fx) {
+      g->mmu_invalidates++;
+      g->inv_last_pdb = g->inv_pdb, g->inv_last_upper = g->inv_upper_pdb, g->inv_last_cmd = v;
+    }
   } else if (off == NV_VF_DOORBELL) {
     if (fx) g->doorbells++, g->last_doorbell = v;
   } else if (off == NV_PGSP_QUEUE_HEAD0) {

@@ -287,7 +287,7 @@ static void dispatch(nvpci_gsp *s, uint32_t fn, uint32_t rpc_seq, uint8_t *p, si
     return;
   }
   bool rm = fn == GSPM_FN_GSP_RM_ALLOC || fn == GSPM_FN_GSP_RM_CONTROL || fn == GSPM_FN_FREE ||
-            fn == GSPM_FN_UNLOADING_GUEST_DRIVER;
+            fn == GSPM_FN_UNLOADING_GUEST_DRIVER || fn == GSPM_FN_SET_PAGE_DIRECTORY;
   if (rm && !s->init_done) {
     nvpci_fail(s->g, "GSP: RPC function %u before GSP_INIT_DONE", fn);
     reject(s, fn, rpc_seq, GSPM_ERR_INVALID_STATE);
@@ -304,6 +304,7 @@ static void dispatch(nvpci_gsp *s, uint32_t fn, uint32_t rpc_seq, uint8_t *p, si
   case GSPM_FN_GSP_RM_ALLOC: st = gspm_rm_alloc(s, p, n); break;
   case GSPM_FN_GSP_RM_CONTROL: st = gspm_rm_control(s, p, n); break;
   case GSPM_FN_FREE: st = gspm_rm_free(s, p, n); break;
+  case GSPM_FN_SET_PAGE_DIRECTORY: st = gspm_rm_set_page_directory(s, p, n); break;
   case GSPM_FN_UNLOADING_GUEST_DRIVER:
     /* rpc_unloading_guest_driver_v1F_07: bInPMTransition u8, bGc6Entering u8, newLevel u32 */
     if (n != 8) {

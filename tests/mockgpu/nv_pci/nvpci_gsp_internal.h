@@ -31,6 +31,7 @@ enum {
 enum {
   GSPM_FN_FREE = 10,
   GSPM_FN_UNLOADING_GUEST_DRIVER = 47,
+  GSPM_FN_SET_PAGE_DIRECTORY = 54,
   GSPM_FN_CONTINUATION_RECORD = 71,
   GSPM_FN_GSP_SET_SYSTEM_INFO = 72,
   GSPM_FN_SET_REGISTRY = 73,
@@ -70,6 +71,7 @@ typedef struct gspm_chip {
   uint32_t config_mirror;      /* pciConfigMirrorBase: NV_PCFG 0x88000 (ga100 dev_nv_xve.h), NV_EP_PCFGM 0x92000 (gh100) */
   uint32_t sm_version;         /* NV2080_CTRL_GR_INFO_INDEX_SM_VERSION (sm_86, sm_89, sm_90, sm_120) */
   uint32_t warps_per_sm;
+  int mmu_ver;                 /* page-table format: 2 (GA/AD, 4 root entries) or 3 (GH/GB, 2 root entries) */
   uint32_t classes[8];         /* the chip's engine classes (g_gpu_class_list.c), 0-terminated */
 } gspm_chip;
 const gspm_chip *gspm_chip_find(const char *name);
@@ -89,6 +91,10 @@ typedef struct gspm_out {
 typedef struct gspm_obj {
   struct gspm_obj *next;
   uint32_t client, handle, parent, cls;
+  /* FERMI_VASPACE_A: the root SET_PAGE_DIRECTORY gave it */
+  bool has_root;
+  uint64_t root_pa;
+  uint32_t root_entries;
 } gspm_obj;
 
 struct nvpci_gsp {
@@ -117,6 +123,10 @@ struct nvpci_gsp {
   unsigned boots;
   /* RM */
   gspm_obj *objs;
+  /* The last accepted SET_PAGE_DIRECTORY (nvpci_gsp_page_directory). */
+  bool pd_set;
+  uint32_t pd_client, pd_vaspace, pd_entries;
+  uint64_t pd_root;
   /* Counters */
   uint64_t served, rejected, by_fn[128];
   unsigned reg_entries;        /* SET_REGISTRY entries accepted */
@@ -128,6 +138,10 @@ struct nvpci_gsp {
 uint32_t gspm_rm_alloc(nvpci_gsp *s, uint8_t *p, size_t n);
 uint32_t gspm_rm_control(nvpci_gsp *s, uint8_t *p, size_t n);
 uint32_t gspm_rm_free(nvpci_gsp *s, uint8_t *p, size_t n);
+/* rpc_set_page_directory_v1E_05 (nvpci_gsp_vm.c). */
+uint32_t gspm_rm_set_page_directory(nvpci_gsp *s, uint8_t *p, size_t n);
+gspm_obj *gspm_rm_find(nvpci_gsp *s, uint32_t client, uint32_t handle);
+gspm_obj *gspm_rm_client(nvpci_gsp *s, uint32_t handle);
 void gspm_rm_clear(nvpci_gsp *s);
 
 /* For tests: records rejected (bad element or unknown function), replies of one function, SET_REGISTRY entries. */

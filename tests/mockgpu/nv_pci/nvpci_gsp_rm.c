@@ -28,10 +28,10 @@ enum {
 
 /* g_gpu_class_list.c (engine classes the bare-metal path uses) and SM versions (sm_86 0x806, sm_89 0x809, sm_90 0x900, GB20x 0xa04). */
 static const gspm_chip CHIPS[] = {
-    {"ga102", 0x88000, 0x806, 48, {0xc56f, 0xc7c0, 0xc7b5}},
-    {"ad102", 0x88000, 0x809, 48, {0xc56f, 0xc9c0, 0xc7b5}},
-    {"gh100", 0x92000, 0x900, 64, {0xc56f, 0xc86f, 0xcbc0, 0xc8b5, 0xc661}},
-    {"gb202", 0x92000, 0xa04, 48, {0xc56f, 0xc86f, 0xc96f, 0xcec0, 0xcab5, 0xc661}},
+    {"ga102", 0x88000, 0x806, 48, 2, {0xc56f, 0xc7c0, 0xc7b5}},
+    {"ad102", 0x88000, 0x809, 48, 2, {0xc56f, 0xc9c0, 0xc7b5}},
+    {"gh100", 0x92000, 0x900, 64, 3, {0xc56f, 0xc86f, 0xcbc0, 0xc8b5, 0xc661}},
+    {"gb202", 0x92000, 0xa04, 48, 3, {0xc56f, 0xc86f, 0xc96f, 0xcec0, 0xcab5, 0xc661}},
 };
 
 const gspm_chip *gspm_chip_find(const char *name) {
@@ -50,6 +50,8 @@ static gspm_obj *client_of(nvpci_gsp *s, uint32_t h) {
   gspm_obj *c = find(s, h, h);
   return c && is_root(c->cls) ? c : NULL;
 }
+gspm_obj *gspm_rm_find(nvpci_gsp *s, uint32_t client, uint32_t handle) { return find(s, client, handle); }
+gspm_obj *gspm_rm_client(nvpci_gsp *s, uint32_t handle) { return client_of(s, handle); }
 
 /* Class rules: parent class, params size (570 cl0000.h, cl0080.h, cl2080.h, nvos.h) and whether they may be absent. */
 typedef struct {

@@ -172,6 +172,7 @@ struct nvpci_gpu {
   uint32_t wpr2_lo, wpr2_hi;
   uint32_t gsp_queue_head0;
   uint64_t mmu_invalidates, doorbells;
+  uint32_t inv_last_pdb, inv_last_upper, inv_last_cmd; /* latched at the last trigger */
   uint32_t last_doorbell;
   int stage;
   /* FSP */

@@ -13,6 +13,7 @@
 #include "mock_pci.h"
 #include "mock_sysfs.h"
 #include "nvpci_gsp_internal.h"
+#include "nvpci_mmu.h"
 
 /* ---- stand-in hardware model ---- */
 
@@ -30,6 +31,8 @@ struct nvpci_gpu {
   char fails[16384];
   unsigned nfail;
   int stage;
+  uint8_t *vram; /* the emulated VRAM page tables are walked in */
+  uint64_t vram_size;
 };
 
 void nvpci_fail(nvpci_gpu *g, const char *fmt, ...) {
@@ -82,6 +85,11 @@ void nvpci_set_stage(nvpci_gpu *g, int stage) {
   if (stage > g->stage) g->stage = stage;
 }
 mock_pci *nvpci_pci(nvpci_gpu *g) { return g->pci; }
+uint8_t *nvpci_vram(nvpci_gpu *g, uint64_t *size) {
+  if (size) *size = g->vram_size;
+  return g->vram;
+}
+nvpci_gsp *nvpci_gsp_of(nvpci_gpu *g) { return g->gsp; }
 const char *nvpci_chip_name(const nvpci_gpu *g) { return g->chip; }
 
 /* ---- the test's host driver ---- */
@@ -92,6 +100,7 @@ enum { NPAGES = 129, CMDQ = 0x1000, STATQ = 0x41000, QCNT = 63 };
 #define RMARGS_BUS 0x3000010000ull
 #define META_BUS 0x3000020000ull
 #define CLIENT 0xc1e00004u
+#define VRAM_SIZE (32ull << 20)
 
 typedef struct chipinfo {
   const char *name;
@@ -273,6 +282,9 @@ static void host_setup(const chipinfo *ci) {
                      .iommu_group = -1};
   H.g.pci = mock_sysfs_add(H.g.tree, &pc);
   ck_assert_ptr_nonnull(H.g.pci);
+  H.g.vram_size = VRAM_SIZE;
+  H.g.vram = calloc(1, VRAM_SIZE);
+  ck_assert_ptr_nonnull(H.g.vram);
   H.g.gsp = nvpci_gsp_new(&H.g);
   ck_assert_ptr_nonnull(H.g.gsp);
   nvpci_reg_write(&H.g, GSPM_REG_BOOT_42, 0x17000000u);
@@ -336,6 +348,7 @@ static void host_teardown(void) {
   free(H.libos);
   free(H.rmargs);
   free(H.meta);
+  free(H.g.vram);
 }
 
 static void prequeue(void) {
@@ -888,6 +901,151 @@ START_TEST(status_queue_not_overrun) {
 }
 END_TEST
 
+/* ---- SET_PAGE_DIRECTORY and translation ---- */
+
+/* The root table's entry count of the chip's format (dev_mmu.h: v2 PDE3 VA 48:47, v3 PDE4 VA 56). */
+static uint32_t root_entries(void) { return H.ci->sm >= 0x900 ? 2 : 4; }
+
+/* rpc_set_page_directory_v1E_05 (g_rpc-structures.h 570): hClient, hDevice, pasid, then
+ * NV0080_CTRL_DMA_SET_PAGE_DIRECTORY_PARAMS_v1E_05 at 16 (physAddress u64, numEntries, flags, hVASpace, chId,
+ * subDeviceId, pasid), 48 bytes. */
+static uint32_t set_pd(uint32_t hc, uint32_t hd, uint32_t hva, uint64_t pa, uint32_t entries, uint32_t flags,
+                       size_t len) {
+  uint8_t p[48] = {0}, out[48];
+  p32(p, 0, hc);
+  p32(p, 4, hd);
+  p32(p, 8, 0xffffffffu);
+  p64(p, 16, pa);
+  p32(p, 24, entries);
+  p32(p, 28, flags);
+  p32(p, 32, hva);
+  p32(p, 40, 1); /* subDeviceId: subdevice 0 + 1 */
+  p32(p, 44, 0xffffffffu);
+  return rpc(GSPM_FN_SET_PAGE_DIRECTORY, p, len, out, sizeof out);
+}
+
+/* Client 0xd0 device, 0xd1 subdevice, 0xd2 and 0xd3 VA spaces (NV_VASPACE_ALLOCATION_PARAMETERS, 48 bytes). */
+static void vm_objects(void) {
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 120), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, CLIENT, 0xd0, 0x80, 56), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd1, 0x2080, 4), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd2, 0x90f1, 48), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd3, 0x90f1, 48), GSPM_OK);
+}
+
+/* A good SET_PAGE_DIRECTORY is recorded; each wrong one gets RM's status and changes nothing. */
+START_TEST(set_page_directory) {
+  host_setup(&CHIPS[_i]);
+  boot();
+  vm_objects();
+  const uint32_t all = 0x8, n = root_entries(), other = n == 4 ? 2 : 4;
+  uint32_t c, va;
+  uint64_t root;
+  unsigned ne;
+  ck_assert_int_eq(nvpci_gsp_page_directory(H.g.gsp, &c, &va, &root, &ne), -1);
+  ck_assert_uint_eq(set_pd(0xc1e00099, 0xd0, 0xd2, 0x100000, n, all, 48), GSPM_ERR_INVALID_CLIENT);
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd1, 0xd2, 0x100000, n, all, 48), GSPM_ERR_INVALID_OBJECT_HANDLE); /* not a device */
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd1, 0x100000, n, all, 48), GSPM_ERR_INVALID_OBJECT_HANDLE); /* not a VA space */
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd9, 0x100000, n, all, 48), GSPM_ERR_INVALID_OBJECT_HANDLE); /* no object */
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd2, 0x100800, n, all, 48), GSPM_ERR_INVALID_ARGUMENT);     /* unaligned */
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd2, VRAM_SIZE, n, all, 48), GSPM_ERR_INVALID_ARGUMENT);    /* outside */
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd2, 0x100000, other, all, 48), GSPM_ERR_INVALID_ARGUMENT); /* other format */
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd2, 0x100000, n, 0, 48), GSPM_ERR_INVALID_ARGUMENT);       /* no ALL_CHANNELS */
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd2, 0x100000, n, all | 1, 48), GSPM_ERR_INVALID_ARGUMENT); /* sysmem root */
+  ck_assert_int_eq(nvpci_gsp_page_directory(H.g.gsp, &c, &va, &root, &ne), -1);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd2, 0x100000, n, all, 40), GSPM_ERR_INVALID_ARGUMENT); /* short payload */
+  expect_fail("SET_PAGE_DIRECTORY payload of 40 bytes");
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd2, 0x100000, n, all, 48), GSPM_OK);
+  ck_assert_int_eq(nvpci_gsp_page_directory(H.g.gsp, &c, &va, &root, &ne), 0);
+  ck_assert_uint_eq(c, CLIENT);
+  ck_assert_uint_eq(va, 0xd2);
+  ck_assert_uint_eq(root, 0x100000);
+  ck_assert_uint_eq(ne, n);
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd3, VRAM_SIZE - 0x1000, n, all | 0x10, 48), GSPM_OK); /* the last one set */
+  ck_assert_int_eq(nvpci_gsp_page_directory(H.g.gsp, &c, &va, &root, &ne), 0);
+  ck_assert_uint_eq(va, 0xd3);
+  ck_assert_uint_eq(root, VRAM_SIZE - 0x1000);
+  ck_assert_uint_eq(nvpci_gsp_served_fn(H.g.gsp, GSPM_FN_SET_PAGE_DIRECTORY), 12);
+  /* FREE of the VA space takes its root with it. */
+  uint8_t fr[16] = {0}, out[16];
+  p32(fr, 0, CLIENT);
+  p32(fr, 4, 0xd0);
+  p32(fr, 8, 0xd3);
+  ck_assert_uint_eq(rpc(GSPM_FN_FREE, fr, sizeof fr, out, sizeof out), GSPM_OK);
+  ck_assert_int_eq(nvpci_gsp_page_directory(H.g.gsp, &c, &va, &root, &ne), -1);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+  host_teardown();
+}
+END_TEST
+
+/* Page-table entries written from dev_mmu.h (reference nv.md section 4), not from any driver's encoder.
+ * v2: PDE APERTURE 2:1 = 1 (video memory), ADDRESS 53:8 = pa >> 12; PTE VALID 0, APERTURE 2:1 = 0, ADDRESS 53:8.
+ * v3: PDE APERTURE 2:1 = 1, ADDRESS 51:12 = the address itself; PTE VALID 0, APERTURE 2:1 = 0, ADDRESS 51:12.
+ * The dual PDE0 has the small-page table's pointer in its high qword. */
+static uint64_t pde_of(uint64_t pa) { return H.ci->sm >= 0x900 ? (pa | 2) : (pa >> 12 << 8 | 2); }
+static uint64_t pte_of(uint64_t pa) { return H.ci->sm >= 0x900 ? (pa | 1) : (pa >> 12 << 8 | 1); }
+
+/* Map the 4 KiB page at va to pa in tables from `next` on; the root at root. Returns the next free table. */
+static uint64_t map4k(uint64_t root, uint64_t next, uint64_t va, uint64_t pa) {
+  static const unsigned lo_v2[] = {47, 38, 29, 21, 12}, lo_v3[] = {56, 47, 38, 29, 21, 12};
+  const bool v3 = H.ci->sm >= 0x900;
+  const unsigned *lo = v3 ? lo_v3 : lo_v2;
+  const int nlv = v3 ? 6 : 5;
+  uint64_t table = root;
+  for (int l = 0; l < nlv; l++) {
+    unsigned bits = l == 0 ? (v3 ? 1 : 2) : lo[l - 1] - lo[l];
+    uint64_t idx = va >> lo[l] & ((1ull << bits) - 1);
+    bool dual = l == nlv - 2, last = l == nlv - 1;
+    uint8_t *e = H.g.vram + table + idx * (dual ? 16 : 8) + (dual ? 8 : 0);
+    if (last) {
+      p64(e, 0, pte_of(pa));
+      break;
+    }
+    uint64_t have = gspm_g64(e, 0);
+    if (!have) {
+      p64(e, 0, pde_of(next));
+      table = next;
+      next += 0x1000;
+    } else {
+      table = v3 ? have & 0x000ffffffffff000ull : (have >> 8) << 12 & 0x003ffffffffff000ull;
+    }
+  }
+  return next;
+}
+
+/* nvpci_translate walks the root the last SET_PAGE_DIRECTORY named, with the chip's format. */
+START_TEST(translate_recorded_root) {
+  host_setup(&CHIPS[_i]);
+  boot();
+  vm_objects();
+  uint64_t pa = 0;
+  int aper = -1;
+  char why[256];
+  ck_assert_int_eq(nvpci_translate(&H.g, 0x10000, &pa, &aper, why, sizeof why), -NVPCI_MMU_UNMAPPED);
+  ck_assert_msg(strstr(why, "SET_PAGE_DIRECTORY"), "%s", why);
+  /* Two VA spaces: roots at 1 MiB and 2 MiB, the same VA to different pages. */
+  const uint64_t va = 0x7f0012345000ull;
+  uint64_t next = map4k(0x100000, 0x101000, va, 0x1234000);
+  next = map4k(0x100000, next, va + 0x200000, 0x1236000);
+  map4k(0x200000, 0x201000, va, 0x1800000);
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd2, 0x100000, root_entries(), 0x8, 48), GSPM_OK);
+  ck_assert_int_eq(nvpci_translate(&H.g, va + 0x45, &pa, &aper, why, sizeof why), 0);
+  ck_assert_uint_eq(pa, 0x1234045);
+  ck_assert_int_eq(aper, NVPCI_MMU_APER_VID);
+  ck_assert_int_eq(nvpci_translate(&H.g, va + 0x200ff8, &pa, &aper, why, sizeof why), 0);
+  ck_assert_uint_eq(pa, 0x1236ff8);
+  ck_assert_int_eq(nvpci_translate(&H.g, va + 0x1000, &pa, &aper, why, sizeof why), -NVPCI_MMU_UNMAPPED);
+  ck_assert_msg(strstr(why, "PTE"), "%s", why);
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd3, 0x200000, root_entries(), 0x8, 48), GSPM_OK);
+  ck_assert_int_eq(nvpci_translate(&H.g, va + 0x10, &pa, &aper, why, sizeof why), 0);
+  ck_assert_uint_eq(pa, 0x1800010);
+  ck_assert_int_eq(nvpci_gsp_mmu_version(H.g.gsp), H.ci->sm >= 0x900 ? 3 : 2);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+  host_teardown();
+}
+END_TEST
+
 static void plain_setup(void) { setup_ad(); }
 static void plain_teardown(void) {
   ck_assert_msg(H.g.nfail == 0, "unexpected model failures:\n%s", H.g.fails);
@@ -900,6 +1058,8 @@ int main(void) {
   tcase_set_timeout(each, 60);
   tcase_add_loop_test(each, boot_each_chip, 0, 4);
   tcase_add_loop_test(each, rm_objects_and_controls, 0, 4);
+  tcase_add_loop_test(each, set_page_directory, 0, 4);
+  tcase_add_loop_test(each, translate_recorded_root, 0, 4);
   suite_add_tcase(s, each);
   TCase *tc = tcase_create("ad102");
   tcase_set_timeout(tc, 60);

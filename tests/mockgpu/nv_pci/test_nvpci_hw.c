@@ -365,6 +365,19 @@ START_TEST(identity) {
     ck_assert_uint_eq(rd(c[i].fsp ? NV_VF_BAR1_BLOCK_LOW : NV_PBUS_BAR1_BLOCK), 0x80000123u);
     wr(NV_VF_MMU_INVALIDATE, 0x80000001u);
     ck_assert_uint_eq(nvpci_mmu_invalidates(E.g), 1);
+    /* dev_vm.h: PDB ADDR 31:4 and UPPER_PDB ADDR 19:0 = pa >> 12, APERTURE 1:1; latched at the trigger only */
+    uint64_t pdb = 0x12345678000ull + ((uint64_t)i << 44);
+    wr(NV_VF_MMU_INVALIDATE_PDB, (uint32_t)(pdb >> 12 << 4) | 2u);
+    wr(NV_VF_MMU_INVALIDATE_UPPER_PDB, (uint32_t)(pdb >> 40));
+    ck_assert_uint_eq(nvpci_tlb_invalidates(E.g), 1);
+    ck_assert_uint_eq(nvpci_tlb_last(E.g, NULL, NULL), 0);
+    wr(NV_VF_MMU_INVALIDATE, 0x80000043u);
+    int aper = -1;
+    uint32_t trig = 0;
+    ck_assert_uint_eq(nvpci_tlb_invalidates(E.g), 2);
+    ck_assert_uint_eq(nvpci_tlb_last(E.g, &aper, &trig), pdb);
+    ck_assert_int_eq(aper, 1);
+    ck_assert_uint_eq(trig, 0x80000043u);
     wr(NV_VF_DOORBELL, 7);
     uint32_t last;
     ck_assert_uint_eq(nvpci_doorbells(E.g, &last), 1);
