@@ -8,7 +8,9 @@
  *   nv_boot_flcn.c  Ampere/Ada: FWSEC-FRTS from the VBIOS, then Booter on SEC2 loading GSP-RM (tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN)
  *   nv_boot_fsp.c   Hopper/Blackwell: the FSP chain of trust (COT message into FSP's EMEM queue, tinygrad tinygrad/runtime/support/nv/ip.py NV_FLCN_COT)
  *   nv_pci_boot.c   the order: firmware parsed, boot structures in memory (nv_gsp.h), the chip's boot, GSP init done,
- *                   BAR1 physical mode, the RM objects; each step timed with its register and RPC counts
+ *                   BAR1 physical mode, the RM objects, the VA space; each step timed with its register and RPC counts
+ *   nv_pci_vm.c     the driver's own GPU virtual memory: page tables (nv_mmu.h) in VRAM through BAR1, the RM VA space
+ *                   (FERMI_VASPACE_A) pointed at their root (SET_PAGE_DIRECTORY), and the memory API below
  *
  * Every register access goes through bg_nv_rd32 / bg_nv_wr32 (counted; BG_DEBUG=4 logs them). */
 #ifndef BG_NV_PCI_H
@@ -55,8 +57,10 @@ typedef struct bg_nv_pci {
   bg_nv_firmware fw;
   bg_nv_gsp gsp;
   bg_sysmem msgq_mem, libos_mem, rmargs_mem, radix3_mem, bootloader_mem, sig_mem, wpr_meta_mem, fmc_mem;
-  bg_nv_mmu mmu;
+  bg_nv_mmu mmu;                /* the driver's page tables (nv_pci_vm.c); mmu.ver 0 until made */
+  bg_tlsf *va;                  /* GPU VAs of bg_nv_pci_alloc: [BG_NV_PCI_VA_BASE, +BG_NV_PCI_VA_SIZE) */
   uint32_t client;              /* the driver's own RM client (priv root) */
+  uint32_t hdevice, hsubdevice, hvaspace; /* its NV01_DEVICE_0, NV20_SUBDEVICE_0, FERMI_VASPACE_A */
   uint64_t reg_reads, reg_writes;
   bg_nv_boot_step steps[BG_NV_PCI_MAX_STEPS];
   unsigned nsteps;
@@ -73,5 +77,38 @@ uint32_t bg_nv_rd32(bg_nv_pci *d, uint32_t reg);
 void bg_nv_wr32(bg_nv_pci *d, uint32_t reg, uint32_t v);
 /* Poll reg until (value & mask) == want, or BG_EHANG naming `what`, the register and the last value. */
 int bg_nv_poll(bg_nv_pci *d, uint32_t reg, uint32_t mask, uint32_t want, int timeout_ms, const char *what);
+
+/* ---- GPU memory (nv_pci_vm.c) ---- */
+
+/* tinygrad's VA window (tinygrad/runtime/support/nv/nvdev.py va_allocator: TLSFAllocator(1 << 44, base=0x1000000000)) */
+#define BG_NV_PCI_VA_BASE 0x1000000000ull
+#define BG_NV_PCI_VA_SIZE (1ull << 44)
+
+enum {
+  BG_NV_MEM_VRAM = 0,
+  BG_NV_MEM_SYSMEM = 1u << 0,     /* host pages the GPU reaches as coherent system memory (not behind the USB bridge) */
+  BG_NV_MEM_CONTIGUOUS = 1u << 1, /* sysmem: physically contiguous (one page or one hugepage); VRAM always is */
+  BG_NV_MEM_CPU = 1u << 2,        /* a CPU view is required (VRAM: inside BAR1, BG_ENOMEM otherwise) */
+};
+
+typedef struct bg_nv_pci_mem {
+  uint64_t va, size;        /* GPU VA; size rounded up to the page size used */
+  unsigned flags;
+  uint64_t vram_pa;         /* VRAM address (BG_NV_MEM_VRAM) */
+  uint64_t page;            /* 4 KiB, or 2 MiB for VRAM of 8 MiB and more */
+  bg_sysmem sys;            /* the host pages (BG_NV_MEM_SYSMEM) */
+  bg_mmio view;             /* CPU view (size 0: none; VRAM outside a small BAR1) */
+} bg_nv_pci_mem;
+
+/* Memory mapped at a fresh GPU VA in the driver's VA space (TLB invalidated); errors name the size and what ran out. */
+int bg_nv_pci_alloc(bg_nv_pci *d, uint64_t size, unsigned flags, bg_nv_pci_mem *out);
+/* Unmap (TLB invalidated), free the VA and the memory; *m zeroed. NULL or zeroed m: nothing. */
+void bg_nv_pci_free(bg_nv_pci *d, bg_nv_pci_mem *m);
+
+/* Boot internals (nv_pci_boot.c calls them): the page tables with their root in boot VRAM; the VA space under the
+ * device and SET_PAGE_DIRECTORY with that root; fini frees the tables and the VA allocator. */
+int bg_nv_pci_vm_init(bg_nv_pci *d);
+int bg_nv_pci_vaspace(bg_nv_pci *d);
+void bg_nv_pci_vm_fini(bg_nv_pci *d);
 
 #endif

@@ -11,6 +11,7 @@
  *   GSP init done     GSP's status-queue header, then GSP_INIT_DONE with CPU-sequencer events run on the way
  *   BAR1 physical mode
  *   RM objects        the driver's client (NV01_ROOT), device (NV01_DEVICE_0), subdevice (NV20_SUBDEVICE_0)
+ *   VA space          the driver's page tables (root in boot VRAM), FERMI_VASPACE_A and SET_PAGE_DIRECTORY (nv_pci_vm.c)
  *
  * Facts: tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw, tinygrad tinygrad/runtime/support/nv/ip.py (NV_GSP.init_sw/init_hw), Linux nouveau
  * nvkm/subdev/gsp/r535.c (r535_gsp_init, r535_gsp_rpc_unloading_guest_driver, the sequencer's core ops). */
@@ -355,7 +356,10 @@ static int rm_objects(bg_nv_pci *d) {
   d->client = client;
   memcpy(dev + 4, &share, 4); /* NV0080_ALLOC_PARAMETERS.hClientShare */
   if ((e = bg_nv_gsp_rm_alloc(&d->gsp, client, client, 0, NV01_DEVICE_0, dev, sizeof(dev), &hdev)) < 0) return e;
-  return bg_nv_gsp_rm_alloc(&d->gsp, client, hdev, 0, NV20_SUBDEVICE_0, sub, sizeof(sub), &hsub);
+  d->hdevice = hdev;
+  if ((e = bg_nv_gsp_rm_alloc(&d->gsp, client, hdev, 0, NV20_SUBDEVICE_0, sub, sizeof(sub), &hsub)) < 0) return e;
+  d->hsubdevice = hsub;
+  return 0;
 }
 
 /* Without host DMA: every staged region into VRAM once built (before the firmware is started), and what the VRAM copy
@@ -419,6 +423,12 @@ int bg_nv_pci_boot(bg_nv_pci *d) {
   bg_nv_step_begin(d, "RM objects");
   e = rm_objects(d);
   bg_nv_step_end(d);
+  if (e < 0) return step_fail(d, e);
+
+  bg_nv_step_begin(d, "VA space");
+  e = bg_nv_pci_vm_init(d);
+  if (e >= 0) e = bg_nv_pci_vaspace(d);
+  bg_nv_step_end(d);
   return e < 0 ? step_fail(d, e) : 0;
 }
 
@@ -450,8 +460,9 @@ void bg_nv_pci_boot_fini(bg_nv_pci *d) {
     }
     if (e < 0) BG_LOG(1, "nv: %s: close: %s", bg_pci_name(d->pci), bg_last_error());
     p->gsp_up = false;
-    d->client = 0;
+    d->client = d->hdevice = d->hsubdevice = d->hvaspace = 0;
   }
+  bg_nv_pci_vm_fini(d);
   if (p->gsp_init) bg_nv_gsp_fini(&d->gsp);
   p->gsp_init = false;
   bg_sysmem *mems[] = {&d->msgq_mem, &d->libos_mem, &d->rmargs_mem, &d->radix3_mem, &d->bootloader_mem, &d->sig_mem,

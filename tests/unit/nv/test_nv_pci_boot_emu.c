@@ -170,6 +170,7 @@ static void cold_boot_on(const char *chip, const char *const *names, bool usb) {
   }
   ck_assert_uint_eq(step(d, "boot structures")->rpcs, 2);   /* SET_SYSTEM_INFO, SET_REGISTRY pre-queued */
   ck_assert_uint_eq(step(d, "RM objects")->rpcs, 3);        /* root, device, subdevice */
+  ck_assert_uint_eq(step(d, "VA space")->rpcs, 2);          /* FERMI_VASPACE_A, SET_PAGE_DIRECTORY */
   ck_assert_uint_eq(step(d, "BAR1 physical mode")->reg_writes, 1);
   ck_assert_uint_eq(rpc, d->gsp.q.sent);
   uint64_t served = nvpci_gsp_rpcs(b.gsp);
@@ -183,10 +184,10 @@ static void cold_boot(const char *chip, const char *const *names) { cold_boot_on
 
 static const char *const FLCN_STEPS[] = {"early init", "firmware", "GFW boot wait", "boot structures", "VBIOS",
                                          "FWSEC-FRTS",
-                                         "Booter", "GSP init done", "BAR1 physical mode", "RM objects", NULL};
+                                         "Booter", "GSP init done", "BAR1 physical mode", "RM objects", "VA space", NULL};
 static const char *const FSP_STEPS[] = {"early init", "firmware", "FSP boot wait", "boot structures",
                                         "FSP chain of trust", "GSP init done", "BAR1 physical mode", "RM objects",
-                                        NULL};
+                                        "VA space", NULL};
 
 START_TEST(cold_ga102) {
   cold_boot("ga102", FLCN_STEPS);
@@ -484,7 +485,7 @@ static void plugin_boot(const char *chip) {
   OK(bg_nv_pci_open(pci, md.fw_dir, &d));
   ck_assert_str_eq(d->chip->fw_dir, chip);
   ck_assert_uint_eq(d->client, 0xc1e00004u);
-  ck_assert_uint_eq(d->nsteps, (d->chip->fsp_boot ? 8u : 10u));
+  ck_assert_uint_eq(d->nsteps, (d->chip->fsp_boot ? 9u : 11u));
   bg_nv_pci_close(d);
   /* closed cleanly: GSP-RM unloaded but WPR2 stays until a reset; the next open resets and boots again */
   OK(bg_nv_pci_open(pci, md.fw_dir, &d));
@@ -507,7 +508,7 @@ static void plugin_usb_boot(const char *chip) {
   ck_assert(d->no_host_dma);
   ck_assert_str_eq(d->chip->fw_dir, chip);
   ck_assert_uint_eq(d->client, 0xc1e00004u);
-  ck_assert_uint_eq(d->nsteps, (d->chip->fsp_boot ? 8u : 10u));
+  ck_assert_uint_eq(d->nsteps, (d->chip->fsp_boot ? 9u : 11u));
   bg_nv_pci_close(d);
   bg_pci_close(pci);
 }
