@@ -7,7 +7,7 @@
  * @24, flags @28, hVASpace @32, chId @36, subDeviceId @40, pasid @44)}, 48 bytes; ctrl0080dma.h flags APERTURE 1:0
  * (VIDMEM 0), PRESERVE_PDES 2:2, ALL_CHANNELS 3:3, IGNORE_CHANNEL_BUSY 4:4; subDeviceId is the subdevice's ID + 1, 0
  * for broadcast. The root table's entry count: 4 PDE3 entries in the v2 format (VA bits 48:47), 2 PDE4 entries in v3
- * (bit 56) (dev_mmu.h; reference nv.md section 4). Statuses as RM gives them: an unknown client
+ * (bit 56) (open-gpu-kernel-modules gh100 dev_mmu.h). Statuses as RM gives them: an unknown client
  * NV_ERR_INVALID_CLIENT, a device or VA-space handle that is not one NV_ERR_INVALID_OBJECT_HANDLE, a bad parameter
  * NV_ERR_INVALID_ARGUMENT. Stricter than RM where the emulator models less: the root must be in VRAM (no system-memory
  * aperture) and ALL_CHANNELS set (there is no per-channel instance block). */

@@ -980,7 +980,7 @@ START_TEST(set_page_directory) {
 }
 END_TEST
 
-/* Page-table entries written from dev_mmu.h (reference nv.md section 4), not from any driver's encoder.
+/* Page-table entries written from dev_mmu.h (open-gpu-kernel-modules ga100 and gh100), not from any driver's encoder.
  * v2: PDE APERTURE 2:1 = 1 (video memory), ADDRESS 53:8 = pa >> 12; PTE VALID 0, APERTURE 2:1 = 0, ADDRESS 53:8.
  * v3: PDE APERTURE 2:1 = 1, ADDRESS 51:12 = the address itself; PTE VALID 0, APERTURE 2:1 = 0, ADDRESS 51:12.
  * The dual PDE0 has the small-page table's pointer in its high qword. */
