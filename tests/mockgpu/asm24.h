@@ -22,7 +22,19 @@
  * before the command executed (it stays armed: the firmware still waits for or holds the data, until
  * the host clears the endpoint's halt) or after (the write landed or the read was done, the host only
  * sees the failure). Counters of transfers, bytes and TLPs (mock_asm24_get_stats). Not thread-safe,
- * except mock_asm24_inject_stall (atomic: another thread may inject while the driver runs). */
+ * except mock_asm24_inject_stall (atomic: another thread may inject while the driver runs).
+ *
+ * The host controller's real guarantees (usb/usb_transport.h "Ordering"): started transfers wait in three queues,
+ * EP0 (control IN and OUT), bulk OUT 0x02 and bulk IN 0x81, each serviced in order; which queue's head goes next is
+ * drawn by a seeded generator, so control and bulk transfers meet the firmware in any order a host may legally
+ * choose. Seed 0 services them in the order they were started (the old, batch-in-order model). The firmware takes
+ * one request at a time: a request while a bulk transfer is armed is a failure (as before); a bulk transfer that
+ * arrives before the firmware is armed for it is, in MOCK_ASM24_FW_STRICT (the default), a recorded failure and a
+ * stall, and in MOCK_ASM24_FW_HOLD held back by flow control (NRDY/ERDY on SuperSpeed, NAK on high speed) until an
+ * arm for it arrives, timing out (-BG_ETIMEDOUT, the host's timeout) when nothing else in flight could arm it.
+ * Defaults come from the environment at mock_asm24_new: MOCKUSB_SEED (decimal, else 1) and MOCKUSB_FW ("strict" or
+ * "hold"); the plugin gives bridge i the seed MOCKUSB_SEED + i. Completions are reported from the transport's poll,
+ * one transfer per poll. */
 #ifndef BG_MOCKGPU_ASM24_H
 #define BG_MOCKGPU_ASM24_H
 
@@ -66,12 +78,21 @@ void mock_asm24_inject_stall(mock_asm24 *m, unsigned count);
 /* Stalls injected by mock_asm24_inject_stall and not fired yet. */
 unsigned mock_asm24_stalls_pending(const mock_asm24 *m);
 
+/* The scheduler's seed (0: start order) and the firmware's answer to early bulk data. */
+typedef enum mock_asm24_fw_mode { MOCK_ASM24_FW_STRICT, MOCK_ASM24_FW_HOLD } mock_asm24_fw_mode;
+void mock_asm24_set_seed(mock_asm24 *m, uint64_t seed);
+uint64_t mock_asm24_get_seed(const mock_asm24 *m);
+void mock_asm24_set_fw_mode(mock_asm24 *m, mock_asm24_fw_mode mode);
+
 typedef struct mock_asm24_stats {
   uint64_t xfers[BG_USB_NKINDS], bytes[BG_USB_NKINDS];
   uint64_t cfg_tlps, mem_tlps, stream_writes, stream_reads, sram_writes, sram_reads, faults_fired;
   uint64_t clear_halts;           /* CLEAR_FEATURE(ENDPOINT_HALT) requests from the host */
   uint64_t dropped_arms;          /* armed commands dropped by a clear halt */
   uint64_t stalls[4];             /* HALT, HALT_AFTER, HANG, HANG_AFTER fired (either injection) */
+  uint64_t overtakes;             /* transfers serviced before one started earlier on another endpoint */
+  uint64_t held;                  /* bulk transfers held back by flow control (MOCK_ASM24_FW_HOLD) until armed */
+  uint64_t early_bulk;            /* bulk transfers that arrived with nothing armed for them (either mode) */
 } mock_asm24_stats;
 const mock_asm24_stats *mock_asm24_get_stats(const mock_asm24 *m);
 void mock_asm24_reset_stats(mock_asm24 *m);
