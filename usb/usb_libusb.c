@@ -1,10 +1,11 @@
 /* usb/usb_libusb.c: the libusb-1.0 transport (usb/usb_transport.h).
  *
- * One private libusb context per opened bridge; events are handled on that context only (the
- * reference's pitfall 1.2: never the default context). Every transfer is asynchronous: a batch is
- * submitted in order and its completions are collected by bg_usb_wait. Each transfer carries its request's
- * timeout (libusb cancels it when it expires: LIBUSB_TRANSFER_TIMED_OUT); after a failure the rest of the batch
- * is cancelled here, and halts are cleared by the protocol layer's recovery (bg_usb_resync -> lx_clear_halt). */
+ * One private libusb context per opened bridge; events are handled on that context only (the reference's pitfall
+ * 1.2: never the default context). Every transfer is asynchronous and handed over singly by usb_order.c, which
+ * decides when; its completion callback reports to usb_order.c, which may hand over the next transfers from inside
+ * the callback (libusb_submit_transfer is allowed there), so chained transfers cost the caller no extra wait. Each
+ * transfer carries its request's timeout (libusb cancels it when it expires: LIBUSB_TRANSFER_TIMED_OUT); halts are
+ * cleared by the protocol layer's recovery (bg_usb_resync -> lx_clear_halt). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,8 @@ typedef struct inflight {
   bg_usb_xfer *x;
   struct libusb_transfer *lt;
   uint8_t *setup;        /* control: setup packet + data */
-  bool done;
   struct lx *owner;
+  struct inflight *prev, *next;
 } inflight;
 
 typedef struct lx {
@@ -31,9 +32,9 @@ typedef struct lx {
   libusb_context *ctx;
   libusb_device_handle *h;
   int lock_fd;
-  inflight *fl;
-  size_t nfl, capfl;
-  bool batch_failed;
+  inflight *fl;          /* transfers in flight, a doubly linked list */
+  size_t nfl;
+  uint64_t ncompleted;   /* callbacks run */
 } lx;
 
 static int usb_code(int e) {
@@ -47,8 +48,22 @@ static int usb_code(int e) {
   }
 }
 
+static void unlink_fl(lx *u, inflight *f) {
+  if (f->prev) f->prev->next = f->next;
+  else u->fl = f->next;
+  if (f->next) f->next->prev = f->prev;
+  u->nfl--;
+}
+
+static void release(inflight *f) {
+  free(f->setup);
+  libusb_free_transfer(f->lt);
+  free(f);
+}
+
 static void LIBUSB_CALL on_done(struct libusb_transfer *lt) {
   inflight *f = lt->user_data;
+  lx *u = f->owner;
   bg_usb_xfer *x = f->x;
   size_t got = (size_t)lt->actual_length;
   switch (lt->status) {
@@ -61,117 +76,94 @@ static void LIBUSB_CALL on_done(struct libusb_transfer *lt) {
   x->halted = lt->status == LIBUSB_TRANSFER_STALL;
   if (x->status == 0 && got != x->len) x->status = -BG_EIO;  /* short: an error (tinygrad tinygrad/runtime/support/usb.py ASM24Controller) */
   if (x->kind == BG_USB_CTRL_IN && got) memcpy(x->buf, f->setup + LIBUSB_CONTROL_SETUP_SIZE, got);
-  f->done = true;
-  if (x->status < 0 && !f->owner->batch_failed) {
-    /* Cancel what follows in the batch: the bridge must not see a stream without its arm. */
-    f->owner->batch_failed = true;
-    for (size_t i = 0; i < f->owner->nfl; i++)
-      if (!f->owner->fl[i].done && &f->owner->fl[i] != f) libusb_cancel_transfer(f->owner->fl[i].lt);
-  }
+  unlink_fl(u, f);
+  release(f);
+  u->ncompleted++;
+  /* usb_order.c: may start the transfers this one gated, from here */
+  u->t.complete(u->t.complete_ctx, x);
 }
 
-/* Cancel the transfers from index start on, wait until libusb gave them back, free them: nothing may
- * complete into a caller's buffer after its call returned an error. */
-static void abort_from(lx *u, size_t start) {
-  for (size_t i = start; i < u->nfl; i++)
-    if (!u->fl[i].done) libusb_cancel_transfer(u->fl[i].lt);
-  for (;;) {
-    bool all = true;
-    for (size_t i = start; i < u->nfl; i++) all = all && u->fl[i].done;
-    if (all || libusb_handle_events(u->ctx) != 0) break;
-  }
-  for (size_t i = start; i < u->nfl; i++) {
-    free(u->fl[i].setup);
-    libusb_free_transfer(u->fl[i].lt);
-  }
-  u->nfl = start;
-}
-
-static int lx_submit(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+static int lx_start(bg_usb_transport *t, bg_usb_xfer *q) {
   lx *u = (lx *)t;
-  if (u->nfl + n > u->capfl) {
-    size_t cap = (u->nfl + n) * 2;
-    inflight *nf = realloc(u->fl, cap * sizeof(*nf));
-    if (!nf) return bg_error(BG_ENOMEM, "%s: out of memory for %zu transfers", t->name, n);
-    /* user_data points into the array: re-point live transfers */
-    for (size_t i = 0; i < u->nfl; i++) nf[i].lt->user_data = &nf[i];
-    u->fl = nf;
-    u->capfl = cap;
+  inflight *f = calloc(1, sizeof(*f));
+  if (!f || !(f->lt = libusb_alloc_transfer(0))) {
+    free(f);
+    return bg_error(BG_ENOMEM, "%s: libusb_alloc_transfer failed", t->name);
   }
-  if (u->nfl == 0) u->batch_failed = false;
-  size_t start = u->nfl;
-  for (size_t i = 0; i < n; i++) {
-    inflight *f = &u->fl[u->nfl];
-    *f = (inflight){&x[i], libusb_alloc_transfer(0), NULL, false, u};
-    if (!f->lt) {
-      abort_from(u, start);
-      return bg_error(BG_ENOMEM, "%s: libusb_alloc_transfer failed", t->name);
+  f->x = q;
+  f->owner = u;
+  if (q->kind == BG_USB_CTRL_OUT || q->kind == BG_USB_CTRL_IN) {
+    f->setup = malloc(LIBUSB_CONTROL_SETUP_SIZE + q->len);
+    if (!f->setup) {
+      release(f);
+      return bg_error(BG_ENOMEM, "%s: out of memory for a control transfer", t->name);
     }
-    bg_usb_xfer *q = &x[i];
-    if (q->kind == BG_USB_CTRL_OUT || q->kind == BG_USB_CTRL_IN) {
-      f->setup = malloc(LIBUSB_CONTROL_SETUP_SIZE + q->len);
-      if (!f->setup) {
-        libusb_free_transfer(f->lt);
-        abort_from(u, start);
-        return bg_error(BG_ENOMEM, "%s: out of memory for a control transfer", t->name);
-      }
-      bool in = q->kind == BG_USB_CTRL_IN;
-      libusb_fill_control_setup(f->setup, in ? BG_USB_REQTYPE_VENDOR_IN : BG_USB_REQTYPE_VENDOR_OUT, q->req, q->val,
-                                q->idx, (uint16_t)q->len);
-      if (!in && q->len) memcpy(f->setup + LIBUSB_CONTROL_SETUP_SIZE, q->buf, q->len);
-      libusb_fill_control_transfer(f->lt, u->h, f->setup, on_done, f, q->timeout_ms);
-    } else {
-      unsigned char ep = q->kind == BG_USB_BULK_OUT ? BG_USB_EP_BULK_OUT : BG_USB_EP_BULK_IN;
-      libusb_fill_bulk_transfer(f->lt, u->h, ep, q->buf, (int)q->len, on_done, f, q->timeout_ms);
-    }
-    int r = libusb_submit_transfer(f->lt);
-    if (r != 0) {
-      char d[128];
-      bg_usb_xfer_describe(q, d, sizeof(d));
-      free(f->setup);
-      libusb_free_transfer(f->lt);
-      abort_from(u, start);
-      return bg_error(usb_code(r), "%s: submitting %s failed: %s%s", t->name, d, libusb_error_name(r),
-                      r == LIBUSB_ERROR_NO_DEVICE ? " (the bridge is gone: unplugged or reset)" : "");
-    }
-    u->nfl++;
+    bool in = q->kind == BG_USB_CTRL_IN;
+    libusb_fill_control_setup(f->setup, in ? BG_USB_REQTYPE_VENDOR_IN : BG_USB_REQTYPE_VENDOR_OUT, q->req, q->val,
+                              q->idx, (uint16_t)q->len);
+    if (!in && q->len) memcpy(f->setup + LIBUSB_CONTROL_SETUP_SIZE, q->buf, q->len);
+    libusb_fill_control_transfer(f->lt, u->h, f->setup, on_done, f, q->timeout_ms);
+  } else {
+    unsigned char ep = q->kind == BG_USB_BULK_OUT ? BG_USB_EP_BULK_OUT : BG_USB_EP_BULK_IN;
+    libusb_fill_bulk_transfer(f->lt, u->h, ep, q->buf, (int)q->len, on_done, f, q->timeout_ms);
   }
+  int r = libusb_submit_transfer(f->lt);
+  if (r != 0) {
+    char d[128];
+    bg_usb_xfer_describe(q, d, sizeof(d));
+    release(f);
+    return bg_error(usb_code(r), "%s: submitting %s failed: %s%s", t->name, d, libusb_error_name(r),
+                    r == LIBUSB_ERROR_NO_DEVICE ? " (the bridge is gone: unplugged or reset)" : "");
+  }
+  f->next = u->fl;
+  if (u->fl) u->fl->prev = f;
+  u->fl = f;
+  u->nfl++;
   return 0;
 }
 
-static inflight *find(lx *u, const bg_usb_xfer *x) {
-  for (size_t i = 0; i < u->nfl; i++)
-    if (u->fl[i].x == x) return &u->fl[i];
-  return NULL;
+/* Rare (after a failure): a walk of what is in flight finds x's libusb transfer. */
+static void lx_cancel(bg_usb_transport *t, bg_usb_xfer *x) {
+  lx *u = (lx *)t;
+  for (inflight *f = u->fl; f; f = f->next)
+    if (f->x == x) {
+      libusb_cancel_transfer(f->lt);
+      return;
+    }
 }
 
-static int lx_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+/* Event handling failed: cancel what is in flight and reap it, so that nothing completes into a caller's buffer after
+ * its call returned. Transfers libusb never gives back are reported failed and left to libusb (not freed: it may
+ * still own them). */
+static void abort_all(lx *u) {
+  for (inflight *f = u->fl; f; f = f->next) libusb_cancel_transfer(f->lt);
+  struct timeval tv = {1, 0};
+  for (int i = 0; i < 16 && u->nfl; i++)
+    if (libusb_handle_events_timeout_completed(u->ctx, &tv, NULL) != 0) break;
+  while (u->fl) {
+    inflight *f = u->fl;
+    unlink_fl(u, f);
+    f->x->status = -BG_EIO;
+    f->x->actual = 0;
+    u->t.complete(u->t.complete_ctx, f->x);
+  }
+}
+
+/* Callbacks run inside libusb_handle_events_completed; it returns after handling events (or its own timeout, then
+ * it is called again) until at least one transfer completed. */
+static int lx_poll(bg_usb_transport *t) {
   lx *u = (lx *)t;
-  for (size_t i = 0; i < n; i++) {
-    inflight *f = find(u, &x[i]);
-    if (!f) return bg_error(BG_EINVAL, "%s: waiting for a transfer that was never submitted", t->name);
-    while (!f->done) {
-      int r = libusb_handle_events_completed(u->ctx, NULL);
-      if (r != 0 && r != LIBUSB_ERROR_INTERRUPTED) {
-        abort_from(u, 0);
-        return bg_error(usb_code(r), "%s: libusb_handle_events failed: %s", t->name, libusb_error_name(r));
-      }
-      f = find(u, &x[i]);
+  uint64_t before = u->ncompleted;
+  while (u->nfl && u->ncompleted == before) {
+    int r = libusb_handle_events_completed(u->ctx, NULL);
+    if (r != 0 && r != LIBUSB_ERROR_INTERRUPTED) {
+      int e = bg_error(usb_code(r), "%s: libusb_handle_events failed: %s", t->name, libusb_error_name(r));
+      abort_all(u);
+      return e;
     }
   }
-  int err = 0;
-  for (size_t i = 0; i < n; i++) {
-    inflight *f = find(u, &x[i]);
-    /* a halted endpoint is cleared by the protocol layer's recovery (bg_usb_resync), once nothing is in flight */
-    if (x[i].status < 0 && !err) err = x[i].status;
-    free(f->setup);
-    libusb_free_transfer(f->lt);
-    *f = u->fl[--u->nfl];
-    if (f != &u->fl[u->nfl]) f->lt->user_data = f;
-  }
-  return err;
+  return 0;
 }
-
 /* libusb_clear_halt: CLEAR_FEATURE(ENDPOINT_HALT) to the device, and the host side's toggle/sequence reset. */
 static int lx_clear_halt(bg_usb_transport *t, uint8_t ep) {
   lx *u = (lx *)t;
@@ -180,10 +172,13 @@ static int lx_clear_halt(bg_usb_transport *t, uint8_t ep) {
   return bg_error(usb_code(r), "%s: libusb_clear_halt(0x%02X) failed: %s", t->name, ep, libusb_error_name(r));
 }
 
+static void forget_completion(void *ctx, bg_usb_xfer *x) { (void)ctx, (void)x; }
+
+/* usb_order.c reaped what was in flight before calling this; what is left (event handling failed) is nobody's. */
 static void lx_close(bg_usb_transport *t) {
   lx *u = (lx *)t;
-  abort_from(u, 0);
-  free(u->fl);
+  u->t.complete = forget_completion;
+  if (u->nfl) abort_all(u);
   if (u->h) {
     libusb_release_interface(u->h, 0);
     libusb_close(u->h);
@@ -193,7 +188,7 @@ static void lx_close(bg_usb_transport *t) {
   free(u);
 }
 
-static const bg_usb_transport_ops lx_ops = {lx_submit, lx_wait, lx_close, lx_clear_halt};
+static const bg_usb_transport_ops lx_ops = {lx_start, lx_cancel, lx_poll, lx_close, lx_clear_halt};
 
 /* The index-th custom-firmware bridge; *stock set when only stock-firmware ones exist. */
 static libusb_device *pick(libusb_device **list, ssize_t cnt, int index, int *ncustom, int *nstock) {

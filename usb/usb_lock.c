@@ -15,14 +15,22 @@ typedef struct locked {
   int lock_fd;
 } locked;
 
-static int lk_submit(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+/* The inner transport reports its completions to the gate of the wrapper (usb_order.c runs on the outer one). */
+static int lk_start(bg_usb_transport *t, bg_usb_xfer *x) {
   bg_usb_transport *in = ((locked *)t)->inner;
-  return in->ops->submit(in, x, n);
+  in->complete = t->complete;
+  in->complete_ctx = t->complete_ctx;
+  return in->ops->start(in, x);
 }
 
-static int lk_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+static void lk_cancel(bg_usb_transport *t, bg_usb_xfer *x) {
   bg_usb_transport *in = ((locked *)t)->inner;
-  return in->ops->wait(in, x, n);
+  in->ops->cancel(in, x);
+}
+
+static int lk_poll(bg_usb_transport *t) {
+  bg_usb_transport *in = ((locked *)t)->inner;
+  return in->ops->poll(in);
 }
 
 static int lk_clear_halt(bg_usb_transport *t, uint8_t ep) {
@@ -37,7 +45,7 @@ static void lk_close(bg_usb_transport *t) {
   free(l);
 }
 
-static const bg_usb_transport_ops lk_ops = {lk_submit, lk_wait, lk_close, lk_clear_halt};
+static const bg_usb_transport_ops lk_ops = {lk_start, lk_cancel, lk_poll, lk_close, lk_clear_halt};
 
 int bg_usb_transport_lock(bg_usb_transport **t) {
   bg_usb_transport *in = *t;

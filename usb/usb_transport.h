@@ -116,6 +116,7 @@ struct bg_usb_transport {
   bg_usb_xfer **q;
   size_t nq, capq;
   size_t qdone;         /* q[0..qdone) are done */
+  size_t inflight;      /* started and not completed */
   bool failed;          /* a transfer failed: every later one is cancelled until the queue drains */
   bool pumping;
   uint64_t ep_depth[3]; /* the depth the last transfer started on EP0, 0x02, 0x81 completes at */

@@ -115,23 +115,24 @@ static int emu_view_write(void *ctx, uint64_t off, const void *src, size_t n) {
 }
 static const bg_mmio_ops emu_view_ops = {emu_view_read, emu_view_write};
 
-/* The emulated bridge's transport: submit runs the transfers (and the GPU behind the bridge), wait collects them. */
+/* The emulated bridge's transport: poll runs the transfers (and the GPU behind the bridge); start and cancel only
+ * queue and mark them. */
 static bg_usb_transport *emu_xport;
 static const bg_usb_transport_ops *emu_xport_orig;
-static int emu_xport_submit(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+static int emu_xport_start(bg_usb_transport *t, bg_usb_xfer *x) { return emu_xport_orig->start(t, x); }
+static void emu_xport_cancel(bg_usb_transport *t, bg_usb_xfer *x) { emu_xport_orig->cancel(t, x); }
+static int emu_xport_poll(bg_usb_transport *t) {
   uint64_t t0 = bg_now_ns();
-  int r = emu_xport_orig->submit(t, x, n);
-  atomic_fetch_add(&emu_ns, bg_now_ns() - t0);
-  return r;
-}
-static int emu_xport_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
-  uint64_t t0 = bg_now_ns();
-  int r = emu_xport_orig->wait(t, x, n);
+  int r = emu_xport_orig->poll(t);
   atomic_fetch_add(&emu_ns, bg_now_ns() - t0);
   return r;
 }
 static void emu_xport_close(bg_usb_transport *t) { emu_xport_orig->close(t); }
-static const bg_usb_transport_ops emu_xport_ops = {emu_xport_submit, emu_xport_wait, emu_xport_close, NULL};
+static int emu_xport_clear_halt(bg_usb_transport *t, uint8_t ep) {
+  return emu_xport_orig->clear_halt ? emu_xport_orig->clear_halt(t, ep) : 0;
+}
+static const bg_usb_transport_ops emu_xport_ops = {emu_xport_start, emu_xport_cancel, emu_xport_poll,
+                                                   emu_xport_close, emu_xport_clear_halt};
 
 /* MOCKNVK+NV: the device's system-call table, replaced by a copy whose emulator calls are timed. */
 static nv_gpu *emu_nv;

@@ -24,36 +24,49 @@ typedef struct script {
   bg_usb_transport t;
   const uint8_t *p;
   size_t n;
+  bg_usb_xfer *fl[1024];   /* started, completed in start order by poll */
+  size_t nfl;
 } script;
 
-static int s_submit(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
-  (void)t, (void)x, (void)n;
+static int s_start(bg_usb_transport *t, bg_usb_xfer *x) {
+  script *s = (script *)t;
+  if (s->nfl == sizeof(s->fl) / sizeof(s->fl[0])) return -BG_ENOMEM;
+  s->fl[s->nfl++] = x;
   return 0;
 }
 
-static int s_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
-  script *s = (script *)t;
-  for (size_t i = 0; i < n; i++) {
-    if (x[i].kind == BG_USB_CTRL_OUT || x[i].kind == BG_USB_BULK_OUT) {
-      x[i].actual = x[i].len;
-      continue;
-    }
-    size_t k = x[i].len < s->n ? x[i].len : s->n;
-    if (k) memcpy(x[i].buf, s->p, k);
-    s->p += k;
-    s->n -= k;
-    x[i].actual = k;
-    if (k < x[i].len) {
-      x[i].status = -BG_ENODEV;
-      return -BG_ENODEV;
-    }
+static void s_cancel(bg_usb_transport *t, bg_usb_xfer *x) {
+  (void)t;
+  x->status = -BG_EIO;  /* completes failed at the next poll */
+}
+
+static void s_answer(script *s, bg_usb_xfer *x) {
+  if (x->status < 0) return;  /* cancelled */
+  if (x->kind == BG_USB_CTRL_OUT || x->kind == BG_USB_BULK_OUT) {
+    x->actual = x->len;
+    return;
   }
+  size_t k = x->len < s->n ? x->len : s->n;
+  if (k) memcpy(x->buf, s->p, k);
+  s->p += k;
+  s->n -= k;
+  x->actual = k;
+  if (k < x->len) x->status = -BG_ENODEV;
+}
+
+static int s_poll(bg_usb_transport *t) {
+  script *s = (script *)t;
+  if (!s->nfl) return 0;
+  bg_usb_xfer *x = s->fl[0];
+  memmove(s->fl, s->fl + 1, --s->nfl * sizeof(s->fl[0]));
+  s_answer(s, x);
+  t->complete(t->complete_ctx, x);
   return 0;
 }
 
 static void s_close(bg_usb_transport *t) { (void)t; }
 
-static const bg_usb_transport_ops ops = {s_submit, s_wait, s_close, NULL};
+static const bg_usb_transport_ops ops = {s_start, s_cancel, s_poll, s_close, NULL};
 
 /* The bridge's requests after the open, answered from the script. */
 static void requests(bg_asm24 *b) {

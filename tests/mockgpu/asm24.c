@@ -31,6 +31,18 @@ const char *mock_asm24_failures(const mock_asm24 *m) { return m->failures; }
 void mock_asm24_clear_failures(mock_asm24 *m) {
   m->nfail = 0;
   m->failures[0] = 0;
+  m->lost = false;
+}
+
+/* An ordering violation: the real firmware would take a request as data or data as a request (or re-arm under a
+ * stream whose data then lands at the new address); from here on nothing it does can be trusted, so every later
+ * transfer fails as from a device that went away, and the run fails loudly instead of a retry hiding it. */
+static int m24_lose(mock_asm24 *m, int r) {
+  m->lost = true;
+  fprintf(stderr, "mock_asm24: the emulated firmware is out of step (seed %llu, firmware mode %s): every later "
+          "transfer fails until the failures are cleared\n", (unsigned long long)m->seed,
+          m->fw_mode == MOCK_ASM24_FW_HOLD ? "hold" : "strict");
+  return r;
 }
 const mock_asm24_stats *mock_asm24_get_stats(const mock_asm24 *m) { return &m->st; }
 void mock_asm24_reset_stats(mock_asm24 *m) { memset(&m->st, 0, sizeof(m->st)); }
@@ -205,7 +217,7 @@ static int ctrl_out(mock_asm24 *m, const bg_usb_xfer *x) {
     int r = m24_fail(m, "request 0x%02X while a %s of %zu bytes is still armed", x->req, pending_name(m->pending),
                      m->pend_len);
     m->pending = M24_NONE;
-    return r;
+    return m24_lose(m, r);
   }
   switch (x->req) {
   case 0xE5:
@@ -258,10 +270,14 @@ static int do_bulk(mock_asm24 *m, bg_usb_xfer *x, bool short_fault) {
   bool dir_ok = out ? (m->pending == M24_STREAM_W || m->pending == M24_SRAM_W)
                     : (m->pending == M24_STREAM_R || m->pending == M24_SRAM_R);
   if (!dir_ok || x->len != m->pend_len) {
-    int r = m24_fail(m, "bulk %s of %zu bytes while %s of %zu bytes is armed", out ? "OUT" : "IN", x->len,
-                     pending_name(m->pending), m->pend_len);
+    if (m->pending == M24_NONE) m->st.early_bulk++;
+    int r = m24_fail(m, "bulk %s of %zu bytes while %s of %zu bytes is armed%s", out ? "OUT" : "IN", x->len,
+                     pending_name(m->pending), m->pend_len,
+                     m->pending == M24_NONE ? " (data before its arm: the firmware rejects it and stalls)" : "");
     m->pending = M24_NONE;
-    return r;
+    x->halted = true;
+    m->halted[!out] = true;
+    return m24_lose(m, r);
   }
   size_t n = short_fault ? x->len / 2 : x->len;
   int r = bulk_data(m, x->buf, n, out);
@@ -273,6 +289,13 @@ static int do_bulk(mock_asm24 *m, bg_usb_xfer *x, bool short_fault) {
 static void process(mock_asm24 *m, bg_usb_xfer *x) {
   m->st.xfers[x->kind]++;
   m->st.bytes[x->kind] += x->len;
+  x->actual = 0;
+  x->status = 0;
+  x->halted = false;
+  if (m->lost) {
+    x->status = -BG_ENODEV;
+    return;
+  }
   int f = m->gone ? (int)MOCK_ASM24_GONE : fault_for(m, x);
   if (f == MOCK_ASM24_GONE) {
     m->gone = true;
@@ -312,35 +335,139 @@ static void process(mock_asm24 *m, bg_usb_xfer *x) {
   }
 }
 
-/* ---------------- the transport ---------------- */
+/* ---------------- the host controller: three endpoint queues ---------------- */
+
+void mock_asm24_set_seed(mock_asm24 *m, uint64_t seed) {
+  m->seed = seed;
+  /* splitmix64 of the seed: nearby seeds give unrelated sequences */
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  m->rng = (z ^ (z >> 31)) | 1u;
+}
+uint64_t mock_asm24_get_seed(const mock_asm24 *m) { return m->seed; }
+void mock_asm24_set_fw_mode(mock_asm24 *m, mock_asm24_fw_mode mode) { m->fw_mode = mode; }
+
+static uint64_t next_rand(mock_asm24 *m) {  /* xorshift64* */
+  m->rng ^= m->rng >> 12;
+  m->rng ^= m->rng << 25;
+  m->rng ^= m->rng >> 27;
+  return m->rng * 0x2545F4914F6CDD1Dull;
+}
+
+static unsigned ep_of(const bg_usb_xfer *x) {
+  return x->kind == BG_USB_BULK_OUT ? 1u : x->kind == BG_USB_BULK_IN ? 2u : 0u;
+}
+
+static int q_push(m24_queue *q, m24_slot s) {
+  if (q->n == q->cap) {
+    size_t cap = q->cap ? q->cap * 2 : 64;
+    m24_slot *ns = malloc(cap * sizeof(*ns));
+    if (!ns) return -BG_ENOMEM;
+    for (size_t i = 0; i < q->n; i++) ns[i] = q->s[(q->head + i) % q->cap];
+    free(q->s);
+    q->s = ns;
+    q->cap = cap;
+    q->head = 0;
+  }
+  q->s[(q->head + q->n++) % q->cap] = s;
+  return 0;
+}
+
+static m24_slot *q_at(m24_queue *q, size_t i) { return &q->s[(q->head + i) % q->cap]; }
+
+/* Remove entry i, keeping the order of the rest. */
+static m24_slot q_take(m24_queue *q, size_t i) {
+  m24_slot s = *q_at(q, i);
+  for (size_t k = i; k > 0; k--) *q_at(q, k) = *q_at(q, k - 1);
+  q->head = (q->head + 1) % q->cap;
+  q->n--;
+  return s;
+}
+
+static bool armed_for(const mock_asm24 *m, const bg_usb_xfer *x) {
+  return x->kind == BG_USB_BULK_OUT ? (m->pending == M24_STREAM_W || m->pending == M24_SRAM_W)
+                                    : (m->pending == M24_STREAM_R || m->pending == M24_SRAM_R);
+}
 
 typedef struct mock_xport {
   bg_usb_transport t;
   mock_asm24 *m;
 } mock_xport;
 
-static int mx_submit(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+static void report(bg_usb_transport *t, bg_usb_xfer *x) {
+  if (t->complete) t->complete(t->complete_ctx, x);
+}
+
+static int mx_start(bg_usb_transport *t, bg_usb_xfer *x) {
   mock_asm24 *m = ((mock_xport *)t)->m;
-  for (size_t i = 0; i < n; i++) {
-    if (m->cancel_rest) {
-      x[i].status = -BG_EIO;
-      x[i].actual = 0;
-      continue;
-    }
-    process(m, &x[i]);
-    if (x[i].status < 0) m->cancel_rest = true;  /* like libusb: what follows in flight is cancelled */
-  }
-  m->inflight += n;
+  if (q_push(&m->epq[ep_of(x)], (m24_slot){.x = x, .seq = m->next_seq++}) < 0) return -BG_ENOMEM;
+  m->inflight++;
   return 0;
 }
 
-static int mx_wait(bg_usb_transport *t, bg_usb_xfer *x, size_t n) {
+static void mx_cancel(bg_usb_transport *t, bg_usb_xfer *x) {
   mock_asm24 *m = ((mock_xport *)t)->m;
-  m->inflight = m->inflight > n ? m->inflight - n : 0;
-  if (!m->inflight) m->cancel_rest = false;
-  /* bg_usb_wait words the message: this code may live in the mock plugin, with its own error state */
-  for (size_t i = 0; i < n; i++)
-    if (x[i].status < 0) return x[i].status;
+  m24_queue *q = &m->epq[ep_of(x)];
+  for (size_t i = 0; i < q->n; i++)
+    if (q_at(q, i)->x == x) q_at(q, i)->cancelled = true;
+}
+
+/* One completion per call: a cancelled transfer first (it never reached the device), else the head of a queue the
+ * seeded generator draws among those the host can service now. */
+static int mx_poll(bg_usb_transport *t) {
+  mock_asm24 *m = ((mock_xport *)t)->m;
+  if (!m->inflight) return 0;
+  for (unsigned e = 0; e < 3; e++)
+    for (size_t i = 0; i < m->epq[e].n; i++)
+      if (q_at(&m->epq[e], i)->cancelled) {
+        m24_slot s = q_take(&m->epq[e], i);
+        m->inflight--;
+        s.x->status = -BG_EIO;
+        s.x->actual = 0;
+        report(t, s.x);
+        return 0;
+      }
+  unsigned cand[3], nc = 0, held = 3;
+  uint64_t oldest = UINT64_MAX;
+  for (unsigned e = 0; e < 3; e++) {
+    if (!m->epq[e].n) continue;
+    m24_slot *h = q_at(&m->epq[e], 0);
+    if (h->seq < oldest) oldest = h->seq;
+    if (e && m->fw_mode == MOCK_ASM24_FW_HOLD && !m->gone && !m->lost && !armed_for(m, h->x)) {
+      /* flow control: the firmware NAKs (NRDY) data it is not armed for; the host retries it later */
+      if (!h->held) {
+        h->held = true;
+        m->st.held++;
+        m->st.early_bulk++;
+      }
+      if (held == 3 || h->seq < q_at(&m->epq[held], 0)->seq) held = e;
+      continue;
+    }
+    cand[nc++] = e;
+  }
+  m24_slot s;
+  if (!nc) {
+    /* only held data and nothing that could arm it: the host's timeout ends the oldest */
+    s = q_take(&m->epq[held], 0);
+    m->inflight--;
+    s.x->status = -BG_ETIMEDOUT;
+    s.x->actual = 0;
+    report(t, s.x);
+    return 0;
+  }
+  unsigned pick = 0;
+  if (m->seed == 0) {
+    for (unsigned i = 1; i < nc; i++)
+      if (q_at(&m->epq[cand[i]], 0)->seq < q_at(&m->epq[cand[pick]], 0)->seq) pick = i;
+  } else {
+    pick = (unsigned)(next_rand(m) % nc);
+  }
+  s = q_take(&m->epq[cand[pick]], 0);
+  m->inflight--;
+  if (s.seq > oldest) m->st.overtakes++;
+  process(m, s.x);
+  report(t, s.x);
   return 0;
 }
 
@@ -363,9 +490,15 @@ static int mx_clear_halt(bg_usb_transport *t, uint8_t ep) {
   return 0;
 }
 
-static void mx_close(bg_usb_transport *t) { free(t); }
+/* Whatever is still queued never reaches the device. */
+static void mx_close(bg_usb_transport *t) {
+  mock_asm24 *m = ((mock_xport *)t)->m;
+  for (unsigned e = 0; e < 3; e++) m->epq[e].n = 0;
+  m->inflight = 0;
+  free(t);
+}
 
-static const bg_usb_transport_ops mock_ops = {mx_submit, mx_wait, mx_close, mx_clear_halt};
+static const bg_usb_transport_ops mock_ops = {mx_start, mx_cancel, mx_poll, mx_close, mx_clear_halt};
 
 bg_usb_transport *mock_asm24_transport(mock_asm24 *m) {
   mock_xport *x = calloc(1, sizeof(*x));
@@ -374,8 +507,8 @@ bg_usb_transport *mock_asm24_transport(mock_asm24 *m) {
   x->m = m;
   snprintf(x->t.name, sizeof(x->t.name), "mockusb:%d", m->id);
   snprintf(x->t.product, sizeof(x->t.product), "custom ASM24 firmware (emulated)");
+  for (unsigned e = 0; e < 3; e++) m->epq[e].n = 0;
   m->inflight = 0;
-  m->cancel_rest = false;
   return &x->t;
 }
 
@@ -384,6 +517,18 @@ mock_asm24 *mock_asm24_new(mock_pci *gpu) {
   if (!m) return NULL;
   m->gpu = gpu;
   m->id = next_id++;
+  /* the host's order: MOCKUSB_SEED (0 = start order), else 1; the firmware: MOCKUSB_FW strict (default) or hold */
+  const char *seed = getenv("MOCKUSB_SEED"), *fw = getenv("MOCKUSB_FW");
+  char *end = NULL;
+  unsigned long long sv = seed && *seed ? strtoull(seed, &end, 10) : 1;
+  if (seed && *seed && *end) {
+    fprintf(stderr, "mock_asm24: MOCKUSB_SEED=%s is not a decimal number: using 1\n", seed);
+    sv = 1;
+  }
+  mock_asm24_set_seed(m, sv);
+  if (fw && strcmp(fw, "hold") == 0) m->fw_mode = MOCK_ASM24_FW_HOLD;
+  else if (fw && *fw && strcmp(fw, "strict") != 0)
+    fprintf(stderr, "mock_asm24: MOCKUSB_FW=%s is neither strict nor hold: using strict\n", fw);
   m24_fabric_init(m);
   mock_pci_set_dma_target(gpu, dma_target, m);
   return m;
@@ -391,6 +536,7 @@ mock_asm24 *mock_asm24_new(mock_pci *gpu) {
 
 void mock_asm24_free(mock_asm24 *m) {
   if (!m) return;
+  for (unsigned e = 0; e < 3; e++) free(m->epq[e].s);
   mock_pci_set_dma_target(m->gpu, NULL, NULL);
   m24_fabric_free(m);
   free(m);

@@ -14,6 +14,19 @@
 
 typedef enum m24_pending { M24_NONE, M24_STREAM_W, M24_STREAM_R, M24_SRAM_W, M24_SRAM_R } m24_pending;
 
+/* One started transfer waiting in its endpoint's queue (the host controller's view). */
+typedef struct m24_slot {
+  bg_usb_xfer *x;
+  uint64_t seq;        /* start order */
+  bool cancelled;
+  bool held;           /* counted once as held back by flow control */
+} m24_slot;
+
+typedef struct m24_queue {
+  m24_slot *s;
+  size_t head, n, cap; /* ring */
+} m24_queue;
+
 struct mock_asm24 {
   mock_pci *gpu;
   int id;
@@ -36,9 +49,15 @@ struct mock_asm24 {
   bool halted[2];             /* bulk OUT 0x02, bulk IN 0x81: STALL until the host clears the halt */
   atomic_uint stalls_left;    /* mock_asm24_inject_stall */
   unsigned stall_turn;
-  /* batch semantics: after a failure, what is in flight is cancelled */
+  /* the host controller: EP0, bulk OUT 0x02, bulk IN 0x81, each in order; the next head drawn by rng (seed 0: by
+   * start order); started transfers waiting in total */
+  m24_queue epq[3];
   size_t inflight;
-  bool cancel_rest;
+  uint64_t next_seq;
+  uint64_t seed, rng;
+  mock_asm24_fw_mode fw_mode;
+  bool lost;                  /* an ordering violation: the firmware is out of step, every transfer fails (ENODEV)
+                                 until mock_asm24_clear_failures */
   mock_asm24_stats st;
   unsigned nfail;
   char failures[4096];

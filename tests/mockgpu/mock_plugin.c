@@ -224,6 +224,11 @@ static int start_set(bool usb, char *err, size_t errlen) {
     if (usb && !(m->bridge[i] = mock_asm24_new(mock_amd_pci(m->gpu[i]))))
       return fail(err, errlen, BG_EIO, "cannot create the emulated ASM24 bridge in front of ", bdf);
   }
+  /* bridge i: MOCKUSB_SEED + i (asm24.h), so two bridges do not service their endpoints in lockstep */
+  for (int i = 0; usb && i < S.count; i++) {
+    uint64_t seed = mock_asm24_get_seed(m->bridge[i]);
+    if (seed) mock_asm24_set_seed(m->bridge[i], seed + (uint64_t)i);
+  }
   snprintf(m->devs.fw_dir, sizeof(m->devs.fw_dir), "%s", S.fw_dir);
   snprintf(m->devs.sysfs_root, sizeof(m->devs.sysfs_root), "%s", mock_sysfs_root(S.tree));
   snprintf(m->devs.lock_dir, sizeof(m->devs.lock_dir), "%s/lock", mock_sysfs_root(S.tree));
