@@ -271,9 +271,11 @@ static int do_bulk(mock_asm24 *m, bg_usb_xfer *x, bool short_fault) {
                     : (m->pending == M24_STREAM_R || m->pending == M24_SRAM_R);
   if (!dir_ok || x->len != m->pend_len) {
     if (m->pending == M24_NONE) m->st.early_bulk++;
-    int r = m24_fail(m, "bulk %s of %zu bytes while %s of %zu bytes is armed%s", out ? "OUT" : "IN", x->len,
-                     pending_name(m->pending), m->pend_len,
-                     m->pending == M24_NONE ? " (data before its arm: the firmware rejects it and stalls)" : "");
+    int r = m->pending == M24_NONE
+                ? m24_fail(m, "bulk %s of %zu bytes while nothing is armed (data before its arm: the firmware rejects "
+                           "it and stalls)", out ? "OUT" : "IN", x->len)
+                : m24_fail(m, "bulk %s of %zu bytes while %s of %zu bytes is armed", out ? "OUT" : "IN", x->len,
+                           pending_name(m->pending), m->pend_len);
     m->pending = M24_NONE;
     x->halted = true;
     m->halted[!out] = true;

@@ -70,6 +70,7 @@ int main(void) {
   srunner_add_suite(sr, usb_tool_suite());
   srunner_add_suite(sr, usb_hcq_suite());
   srunner_add_suite(sr, usb_stall_suite());
+  srunner_add_suite(sr, usb_order_suite());
   srunner_run_all(sr, CK_NORMAL);
   int nf = srunner_ntests_failed(sr);
   srunner_free(sr);

@@ -37,6 +37,7 @@ void ux_srand(uint64_t seed);
 Suite *usb_proto_suite(void);
 Suite *usb_bridge_suite(void);
 Suite *usb_copy_suite(void);
+Suite *usb_order_suite(void);
 Suite *usb_am_suite(void);
 Suite *usb_tool_suite(void);
 Suite *usb_hcq_suite(void);
