@@ -149,7 +149,7 @@ static int flush_unlocked(bg_asm24 *b) {
   return r;
 }
 
-/* A byte-enabled MWr of len (1..3) bytes inside one dword. */
+/* A byte-enabled MWr of len (1..4) bytes inside one dword. */
 static int queue_single(bg_asm24 *b, uint64_t addr, const uint8_t *src, size_t len) {
   uint32_t v = 0;
   memcpy(&v, src, len);
@@ -199,7 +199,10 @@ static int mem_write_unlocked(bg_asm24 *b, uint64_t addr, const void *src, size_
   int r = 0;
   if (head) r = queue_single(b, addr, s, head);
   size_t body = (n - head) & ~(size_t)3;
-  if (r == 0 && body) queue_stream(b, addr + head, s + head, body, batched);
+  /* One uncached dword (a register, a 32-bit doorbell) goes as a single MWr TLP: one control transfer, where a stream
+   * costs an arm and its data, two sequential steps (usb/usb_transport.h "Ordering"). */
+  if (r == 0 && body == 4 && !batched) r = queue_single(b, addr + head, s + head, 4);
+  else if (r == 0 && body) queue_stream(b, addr + head, s + head, body, batched);
   size_t tail = n - head - body;
   if (r == 0 && tail) r = queue_single(b, addr + head + body, s + head + body, tail);
   if (r < 0) return r;

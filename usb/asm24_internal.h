@@ -8,7 +8,7 @@
 #include "usb/asm24.h"
 
 /* One queued write: a mode-1 stream of len bytes (data in the arena at off), or a byte-enabled
- * single TLP (len <= 3, value in the payload). */
+ * single TLP (len <= 4, value in the payload). */
 typedef struct bg_asm24_op {
   bool single;
   bool combine;    /* write-combined: later contiguous WC writes may extend it */

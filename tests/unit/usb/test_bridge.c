@@ -89,8 +89,8 @@ START_TEST(tlp_completion_errors) {
 }
 END_TEST
 
-/* A queue submit: ring bytes and wptr into VRAM (write-combined), then the doorbell-like uncached write:
- * one round trip, two transfers per contiguous run. */
+/* A queue submit: ring bytes and wptr into VRAM (write-combined), then the doorbell-like uncached write: one wait,
+ * two transfers per contiguous run and one (a single MWr TLP) for the doorbell. */
 START_TEST(submit_is_one_round_trip) {
   bg_mmio vram, mmio;
   OK(bg_pci_map_bar(UP, 0, 0, 0, BG_PCI_MAP_WC, &vram));
@@ -107,7 +107,8 @@ START_TEST(submit_is_one_round_trip) {
   ck_assert_int_eq(bg_mmio_wr32(&mmio, db * 4ull, 24), 0);
   ck_assert_uint_eq(t->stats.round_trips - s0.round_trips, 1);
   ck_assert_uint_eq(t->stats.xfers[BG_USB_CTRL_OUT] - s0.xfers[BG_USB_CTRL_OUT], 3);
-  ck_assert_uint_eq(t->stats.xfers[BG_USB_BULK_OUT] - s0.xfers[BG_USB_BULK_OUT], 3);
+  ck_assert_uint_eq(t->stats.xfers[BG_USB_BULK_OUT] - s0.xfers[BG_USB_BULK_OUT], 2);
+  ck_assert_uint_eq(t->stats.critical - s0.critical, 5); /* arm, ring, arm, wptr, doorbell */
   ck_assert(memcmp(mock_amd_vram(UG) + 0x10000, ring, sizeof(ring)) == 0);
   uint64_t wptr;
   memcpy(&wptr, mock_amd_vram(UG) + 0x20000, 8);
@@ -119,11 +120,14 @@ START_TEST(submit_is_one_round_trip) {
   ck_assert_uint_eq(bg_mmio_rd32(&vram, 0x3003c), 15);
   ck_assert_uint_eq(t->stats.round_trips - s0.round_trips, 1);
   ck_assert_uint_eq(t->stats.xfers[BG_USB_BULK_OUT] - s0.xfers[BG_USB_BULK_OUT], 1);
-  /* an uncached write right after a WC run stays a TLP of its own (a doorbell keeps its width) */
+  /* an uncached write right after a WC run stays a TLP of its own (a doorbell keeps its width): a single MWr, no
+   * bulk transfer */
   s0 = t->stats;
+  uint64_t tlps0 = mock_asm24_get_stats(UB)->mem_tlps;
   ck_assert_int_eq(bg_mmio_wr32(&vram, 0x40000, 1), 0);
   ck_assert_int_eq(bg_asm24_mem_write(ux_bridge(), (32ull << 30) + 0x40004, &(uint32_t){2}, 4, false), 0);
-  ck_assert_uint_eq(t->stats.xfers[BG_USB_BULK_OUT] - s0.xfers[BG_USB_BULK_OUT], 2);
+  ck_assert_uint_eq(t->stats.xfers[BG_USB_BULK_OUT] - s0.xfers[BG_USB_BULK_OUT], 1);
+  ck_assert_uint_eq(mock_asm24_get_stats(UB)->mem_tlps - tlps0, 1);
   ck_assert_uint_eq(t->stats.round_trips - s0.round_trips, 1);
   bg_pci_unmap_bar(UP, &vram);
   bg_pci_unmap_bar(UP, &mmio);

@@ -60,9 +60,9 @@ START_TEST(register_read_stalls) {
 }
 END_TEST
 
-/* A register write behind queued VRAM writes (a queue submit: ring bytes, wptr, doorbell) whose doorbell stalls:
- * the doorbell alone goes again, never the ring and wptr writes before it (they completed: re-sending them behind a
- * doorbell the GPU already took would re-write memory it may have moved on from). */
+/* A queue submit (ring bytes and wptr queued into VRAM, then the doorbell-like register write, a single MWr TLP) whose
+ * wptr data stalls: the wptr goes again, then the doorbell, once; never the ring before it (it completed: re-sending
+ * completed commands behind work the GPU may have taken would re-write memory it may have moved on from). */
 START_TEST(register_write_stalls) {
   bg_mmio vram, mmio;
   OK(bg_pci_map_bar(UP, 0, 0, 0, BG_PCI_MAP_WC, &vram));
@@ -78,7 +78,8 @@ START_TEST(register_write_stalls) {
     uint64_t h0 = mock_asm24_get_stats(UB)->clear_halts, f0 = stalls_fired(VARIANTS[i]);
     uint64_t d0 = mock_asm24_get_stats(UB)->dropped_arms;
     uint64_t w0 = mock_asm24_get_stats(UB)->stream_writes;
-    mock_asm24_inject(UB, VARIANTS[i], 5, 1);  /* ctrl, bulk (ring), ctrl, bulk (wptr), ctrl, bulk (doorbell) */
+    uint64_t tlps0 = mock_asm24_get_stats(UB)->mem_tlps;
+    mock_asm24_inject(UB, VARIANTS[i], 3, 1);  /* ctrl, bulk (ring), ctrl, bulk (wptr), ctrl (doorbell TLP) */
     ck_assert_msg(bg_mmio_write(&mmio, db * 4ull, &(uint32_t){16u * (unsigned)(i + 1)}, 4) == 0, "%s: %s", VNAMES[i],
                   bg_last_error());
     ck_assert_uint_eq(mock_amd_peek(UG, db), 16u * (unsigned)(i + 1));
@@ -87,11 +88,12 @@ START_TEST(register_write_stalls) {
     memcpy(&wptr, mock_amd_vram(UG) + 0x20000, 8);
     ck_assert_uint_eq(wptr, 16u * (unsigned)(i + 1));
     one_recovery(&s0, h0, d0, VARIANTS[i], f0, i);
-    /* three commands, then the doorbell's again: 4 bulk OUT transfers, 4 streams armed */
-    ck_assert_msg(t->stats.xfers[BG_USB_BULK_OUT] - s0.xfers[BG_USB_BULK_OUT] == 4, "%s: %llu bulk OUT transfers, "
-                  "expected 4 (only the doorbell re-sent)", VNAMES[i],
+    /* ring, wptr, then the wptr's again: 3 bulk OUT transfers, 3 streams armed; the doorbell TLP reached the GPU once */
+    ck_assert_msg(t->stats.xfers[BG_USB_BULK_OUT] - s0.xfers[BG_USB_BULK_OUT] == 3, "%s: %llu bulk OUT transfers, "
+                  "expected 3 (only the wptr re-sent)", VNAMES[i],
                   (unsigned long long)(t->stats.xfers[BG_USB_BULK_OUT] - s0.xfers[BG_USB_BULK_OUT]));
-    ck_assert_uint_eq(mock_asm24_get_stats(UB)->stream_writes - w0, 4);
+    ck_assert_uint_eq(mock_asm24_get_stats(UB)->stream_writes - w0, 3);
+    ck_assert_uint_eq(mock_asm24_get_stats(UB)->mem_tlps - tlps0, 1);
   }
   bg_pci_unmap_bar(UP, &vram);
   bg_pci_unmap_bar(UP, &mmio);
@@ -145,9 +147,10 @@ START_TEST(permanent_stall) {
   uint64_t reg = bar5.base + scratch * 4ull;
   char want[64];
   mock_asm24_inject(UB, MOCK_ASM24_HALT, 0, 1000);
-  ck_assert_int_eq(bg_asm24_mem_write(b, reg, &(uint32_t){0xABCD}, 4, false), -BG_EIO);
+  /* 8 bytes: a stream (a lone dword would go as a TLP, with no bulk transfer to stall) */
+  ck_assert_int_eq(bg_asm24_mem_write(b, reg, &(uint64_t){0xABCD}, 8, false), -BG_EIO);
   const char *msg = bg_last_error();
-  snprintf(want, sizeof(want), "MWr stream of 4 bytes at 0x%llx", (unsigned long long)reg);
+  snprintf(want, sizeof(want), "MWr stream of 8 bytes at 0x%llx", (unsigned long long)reg);
   ck_assert_msg(strstr(msg, "flush of queued PCIe memory writes") && strstr(msg, want) &&
                 strstr(msg, "after 10 retries") && strstr(msg, "endpoint halted"), "%s", msg);
   ck_assert_uint_eq(mock_asm24_get_stats(UB)->stalls[0], 11);
