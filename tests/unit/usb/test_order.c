@@ -211,19 +211,29 @@ static void three_streams(bg_usb_xfer x[6], uint8_t payloads[3][12], uint8_t buf
   }
 }
 
+/* The opened fixture, then the bridge's host order and firmware mode for what follows, and a second, raw transport
+ * to it (no gate); *bar0 = BAR0's bus address. */
+static bg_usb_transport *raw_bridge(uint64_t seed, mock_asm24_fw_mode mode, uint64_t *bar0) {
+  ux_setup();
+  bg_pci_bar b;
+  OK(bg_pci_bar_info(UP, 0, &b));
+  *bar0 = b.base;
+  mock_asm24_set_seed(UB, seed);
+  mock_asm24_set_fw_mode(UB, mode);
+  bg_usb_transport *raw = mock_asm24_transport(UB);
+  ck_assert_ptr_nonnull(raw);
+  return raw;
+}
+
 START_TEST(bridge_rejects_ungated_order) {
   unsigned caught = 0;
   for (uint64_t seed = 0; seed <= SEEDS; seed++) {
-    ux_setup();
-    bg_pci_bar bar0;
-    OK(bg_pci_bar_info(UP, 0, &bar0));
-    mock_asm24_set_seed(UB, seed);
-    mock_asm24_clear_failures(UB);
-    bg_usb_transport *raw = mock_asm24_transport(UB);
+    uint64_t bar0;
+    bg_usb_transport *raw = raw_bridge(seed, MOCK_ASM24_FW_STRICT, &bar0);
     uint8_t payloads[3][12], bufs[3][256];
     memset(bufs, 0x5A, sizeof(bufs));
     bg_usb_xfer x[6];
-    three_streams(x, payloads, bufs, bar0.base);
+    three_streams(x, payloads, bufs, bar0);
     run_ungated(raw, x, 6);
     OK(bg_usb_resync(raw)); /* whatever the chaos left halted or armed is dropped */
     bg_usb_transport_close(raw);
@@ -250,18 +260,14 @@ END_TEST
 START_TEST(bridge_hold_mode) {
   unsigned held = 0;
   for (uint64_t seed = 1; seed <= SEEDS; seed++) {
-    ux_setup();
-    bg_pci_bar bar0;
-    OK(bg_pci_bar_info(UP, 0, &bar0));
-    mock_asm24_set_seed(UB, seed);
-    mock_asm24_set_fw_mode(UB, MOCK_ASM24_FW_HOLD);
-    bg_usb_transport *raw = mock_asm24_transport(UB);
+    uint64_t bar0;
+    bg_usb_transport *raw = raw_bridge(seed, MOCK_ASM24_FW_HOLD, &bar0);
     uint8_t payloads[3][12], bufs[3][256];
     for (int i = 0; i < 3; i++) memset(bufs[i], 0x10 + i, sizeof(bufs[i]));
     /* one pair at a time: with the next arm queued behind the data, the firmware would see a request while armed */
     for (int i = 0; i < 3; i++) {
       bg_usb_xfer x[6];
-      three_streams(x, payloads, bufs, bar0.base);
+      three_streams(x, payloads, bufs, bar0);
       run_ungated(raw, &x[2 * i], 2);
       ck_assert_int_eq(x[2 * i].status, 0);
       ck_assert_int_eq(x[2 * i + 1].status, 0);
