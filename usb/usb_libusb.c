@@ -123,6 +123,7 @@ static int lx_start(bg_usb_transport *t, bg_usb_xfer *q) {
 }
 
 /* Rare (after a failure): a walk of what is in flight finds x's libusb transfer. */
+// cppcheck-suppress constParameter ; the signature is bg_usb_transport_ops'
 static void lx_cancel(bg_usb_transport *t, bg_usb_xfer *x) {
   lx *u = (lx *)t;
   for (inflight *f = u->fl; f; f = f->next)
