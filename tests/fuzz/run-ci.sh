@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/fuzz/run-ci.sh REPLAY_BUILD_DIR [FUZZ_BUILD_DIR]: the CI's fuzz step. With clang and its libFuzzer runtime:
 # build the targets (build-fuzz.sh, default build-fuzz/) and fuzz each from its committed corpus for the executions
-# tests/fuzz/ci-runs.txt gives it (about 30 s each) from seed 1, so the step is reproducible (fuzz-run.sh "ci").
+# tests/fuzz/ci-runs.txt gives it (about 20 s each) from seed 1, so the step is reproducible (fuzz-run.sh "ci").
 # Without them: say so, and replay every corpus through the replay executables of REPLAY_BUILD_DIR (a gcc build) instead.
 # Exit 1 on a crash.
 set -uo pipefail

@@ -4,7 +4,7 @@
 # ordering tests), bg-tiny and hcq-conformance on MOCKUSB+AMD, each through tests/mockgpu/usb-seeds.sh (the seed is
 # MOCKUSB_SEED: the order the emulated bridge services its endpoint queues in; the firmware is strict). Stops at the
 # first failing seed, printing the command that replays it; prints seeds and seconds per suite. meson test runs the
-# same suites under 20 seeds (option usb_seeds).
+# same suites under 4 seeds (option usb_seeds).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 n=${1:-1000}
