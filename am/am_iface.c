@@ -128,27 +128,12 @@ static int mock_count(void) {
   return e < 0 ? e : md.count; /* the error (plugin not found: paths tried) reaches DEV=MOCKPCI+AMD */
 }
 
-/* setenv only when the value changes: after the first open of the emulated tree every open finds it set, and no
- * setenv runs while other threads read the environment (getenv is not safe against a concurrent setenv). */
-static int set_env_once(const char *name, const char *value) {
-  static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
-  pthread_mutex_lock(&env_lock);
-  const char *cur = getenv(name);
-  int r = cur && strcmp(cur, value) == 0 ? 0 : setenv(name, value, 1);
-  pthread_mutex_unlock(&env_lock);
-  return r;
-}
-
 static int mock_open(bg_dev *dev, int index) {
   bg_mock_devices md;
   int e = bg_mock_plugin_start("MOCKPCI", "AMD", &md);
   if (e < 0) return e;
   if (index >= md.count) return bg_error(BG_ENODEV, "MOCKPCI+AMD: device %d of %d does not exist", index, md.count);
-  /* platform/pci reads the sysfs root and the lock directory from the environment, for as long as the device lives
-   * (DMA mappings go through the root's hooks), so the emulated tree's become the process's. */
-  if (set_env_once("BG_SYSFS_ROOT", md.sysfs_root) < 0 ||
-      (md.lock_dir[0] && set_env_once("BG_LOCK_DIR", md.lock_dir) < 0))
-    return bg_error(BG_ENOMEM, "MOCKPCI+AMD: cannot set BG_SYSFS_ROOT/BG_LOCK_DIR");
+  if ((e = bg_mock_plugin_enter(&md, true, "MOCKPCI+AMD")) < 0) return e;
   bg_am_open_opts opts = {.fw_dir = md.fw_dir[0] ? md.fw_dir : NULL, .settle_ms = -1, .reset_delay_ms = -1};
   return open_bdf(dev, md.bdf[index], &opts, true);
 }
@@ -190,8 +175,7 @@ static int mockusb_open(bg_dev *dev, int index) {
   int e = bg_mock_plugin_start("MOCKUSB", "AMD", &md);
   if (e < 0) return e;
   if (index >= md.count) return bg_error(BG_ENODEV, "MOCKUSB+AMD: device %d of %d does not exist", index, md.count);
-  if (md.lock_dir[0] && set_env_once("BG_LOCK_DIR", md.lock_dir) < 0)
-    return bg_error(BG_ENOMEM, "MOCKUSB+AMD: cannot set BG_LOCK_DIR");
+  if ((e = bg_mock_plugin_enter(&md, false, "MOCKUSB+AMD")) < 0) return e;
   char key[32];
   snprintf(key, sizeof(key), "mockusb:%d", index);
   bg_am_open_opts opts = {.fw_dir = md.fw_dir[0] ? md.fw_dir : NULL, .settle_ms = -1, .reset_delay_ms = -1};

@@ -10,16 +10,8 @@
 #include "hcq/backend.h"
 #include "hcq/target.h"
 
-/* A DEV string may name what this build can open (bg_ifaces(), the one table the backends' meson.build fill) and,
- * besides, the kinds below with tinygrad's interface names for them: hcq_smi selects, lists, binds and resets PCI
- * GPUs of these vendors (tools/smi_inventory.c: pci_wanted) though this library has no driver for them yet, and a
- * program that names one gets "this build has no ... driver" instead of "unknown device kind". Drop an entry when
- * its backend is added; the valid forms in messages list only what is built. */
-static const char *const nv_ifaces[] = {"PCI", "MOCKPCI", NULL}; /* NVK and MOCKNVK: nv/nv_iface.c */
-static const struct { const char *kind; const char *const *ifaces; } unbuilt_kinds[] = {
-  {"NV", nv_ifaces},
-};
-
+/* A DEV string names what this build can open: bg_ifaces(), the one table the backends' meson.build fill (the NV
+ * bare-metal interfaces PCI and MOCKPCI were the last named here before they were built). */
 static char forms[1024];
 static pthread_once_t forms_once = PTHREAD_ONCE_INIT;
 
@@ -78,17 +70,6 @@ static void make_forms(void) {
 const char *bg_target_forms(void) {
   pthread_once(&forms_once, make_forms);
   return forms;
-}
-
-bool bg_target_known_iface(const char *kind, const char *iface) {
-  if (bg_target_built(kind, iface)) return true;
-  for (size_t k = 0; k < sizeof(unbuilt_kinds) / sizeof(unbuilt_kinds[0]); k++) {
-    if (strcmp(unbuilt_kinds[k].kind, kind) != 0) continue;
-    if (!iface[0]) return true;
-    for (const char *const *i = unbuilt_kinds[k].ifaces; *i; i++)
-      if (strcmp(*i, iface) == 0) return true;
-  }
-  return false;
 }
 
 bool bg_target_built(const char *kind, const char *iface) {
@@ -185,12 +166,12 @@ int bg_target_parse(const char *s, bg_target *out) {
     snprintf(why, sizeof(why), "the device index after ':' must be a decimal number from 0 to %d", BG_TARGET_MAX_INDEX);
     return bad(s, why);
   }
-  if (!bg_target_known_iface(out->kind, "")) {
+  if (!bg_target_built(out->kind, "")) {
     char why[96];
     snprintf(why, sizeof(why), "unknown device kind '%s'", out->kind);
     return bad(s, why);
   }
-  if (out->iface[0] && !bg_target_known_iface(out->kind, out->iface)) {
+  if (out->iface[0] && !bg_target_built(out->kind, out->iface)) {
     char why[96];
     snprintf(why, sizeof(why), "interface '%s' does not exist for %s", out->iface, out->kind);
     return bad(s, why);

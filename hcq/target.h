@@ -6,9 +6,6 @@
 /* Largest index in a visibility filter or after KIND: (every PCI bus can list at most 256 functions
  * of one kind in practice; bounds the filter's loops). */
 #define BG_TARGET_MAX_INDEX 255
-/* May a DEV string name kind through iface ("" for none)? What is built (bg_ifaces()), and the kinds target.c lists
- * that hcq_smi selects on PCI without a driver in this build. */
-bool bg_target_known_iface(const char *kind, const char *iface);
 /* Is kind (through iface, "" for any) built into this library? */
 bool bg_target_built(const char *kind, const char *iface);
 /* Apply a visibility filter ("0,2", "1-3", "" for all) to ndevs devices: map[i] = physical index of

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum bg_nv_family {
+typedef enum bg_nv_chip_family {
   BG_NV_AMPERE = 0x17,    /* GA10x (GA100 has no usable compute class: tinygrad tinygrad/runtime/ops_nv.py) */
   BG_NV_HOPPER = 0x18,    /* GH100 */
   BG_NV_ADA = 0x19,       /* AD10x */

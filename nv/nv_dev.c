@@ -22,6 +22,7 @@
 #include "baregpu/error.h"
 #include "nv/nv_abi_dev.h"
 #include "nv/nv_hcq.h"
+#include "nv/nv_pci_hcq.h"
 
 #define NV_USERMODE_SIZE 0x10000u
 #define NV_GPFIFO_AREA_SIZE 0x200000u  /* compute ring @0, copy ring @0x100000, each with its USERD after it */
@@ -115,7 +116,22 @@ static int uvm(nv_gpu *g, int fd, uint32_t req, const char *name, void *p, size_
   return bg_nv_uvm_ioctl(&g->rm.ops, fd, req, name, p, size, status_off);
 }
 
+/* GSP-RM takes no pointer inside a control's parameters: the class list inline (V2). */
+static int class_list_v2(nv_gpu *g) {
+  bg_nv0080_classlist_v2 cl;
+  memset(&cl, 0, sizeof cl);
+  int e = bg_nv_rm_control(&g->rm, g->hdevice, NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2, &cl, sizeof cl);
+  if (e) return e;
+  if (cl.numClasses == 0 || cl.numClasses > NV0080_CTRL_GPU_CLASSLIST_MAX_SIZE)
+    return bg_error(BG_EIO, "nv: NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2 reports %u classes (expected 1..%u)",
+                    cl.numClasses, NV0080_CTRL_GPU_CLASSLIST_MAX_SIZE);
+  memcpy(g->classes, cl.classList, cl.numClasses * sizeof cl.classList[0]);
+  g->nclasses = cl.numClasses;
+  return bg_nv_classes_select(g->classes, g->nclasses, &g->cls);
+}
+
 static int class_list(nv_gpu *g) {
+  if (g->pci) return class_list_v2(g);
   bg_nv0080_classlist cl = {0};
   int e = bg_nv_rm_control(&g->rm, g->hdevice, NV0080_CTRL_CMD_GPU_GET_CLASSLIST, &cl, sizeof cl);
   if (e) return e;
@@ -133,6 +149,7 @@ static int class_list(nv_gpu *g) {
 
 /* The doorbell page: usermode object under the subdevice, mapped through its own /dev/nvidiaN. */
 static int usermode(nv_gpu *g) {
+  if (g->pci) return 0; /* bare metal: the doorbell is BAR0's NV_VIRTUAL_FUNCTION_DOORBELL (bg_nv_pci_doorbell) */
   int e = bg_nv_rm_alloc(&g->rm, g->hsubdevice, g->cls.usermode, NULL, 0, &g->husermode);
   if (e || (e = new_gpu_fd(g, &g->usermode_fd))) return e;
   if ((e = bg_nv_rm_map_memory(&g->rm, g->usermode_fd, g->hdevice, g->husermode, 0, NV_USERMODE_SIZE, 0, NULL))) return e;
@@ -149,7 +166,10 @@ static int vaspace(nv_gpu *g) {
   _Static_assert(offsetof(bg_nv_vaspace_alloc_580, vaBase) == offsetof(bg_nv_vaspace_alloc_570, vaBase) &&
                      sizeof(bg_nv_vaspace_alloc_570) <= sizeof p,
                  "the 570 VA-space block is a prefix of the 580 one");
-  return bg_nv_rm_alloc(&g->rm, g->hdevice, FERMI_VASPACE_A, &p, g->abi.vaspace_alloc_size, &g->hvaspace);
+  int e = bg_nv_rm_alloc(&g->rm, g->hdevice, FERMI_VASPACE_A, &p, g->abi.vaspace_alloc_size, &g->hvaspace);
+  /* bare metal: the VA space walks the driver's own page tables (UVM owns them on the ioctl path) */
+  if (e == 0 && g->pci) e = bg_nv_pci_set_page_directory(g->pci->d, g->rm.root, g->hdevice, g->hvaspace);
+  return e;
 }
 
 static int gid(nv_gpu *g) {
@@ -177,6 +197,8 @@ static int uvm_register(nv_gpu *g) {
 static void put32(uint8_t *b, uint32_t off, uint32_t v) { memcpy(b + off, &v, 4); }
 static void put64(uint8_t *b, uint32_t off, uint64_t v) { memcpy(b + off, &v, 8); }
 
+static int channel_views(nv_gpu *g, bg_queue_hw *q, uint32_t ring_off);
+
 /* One GPFIFO channel (tinygrad NVDevice._new_gpu_fifo): error notifier, channel under the TSG with its ring and USERD
  * in the GPFIFO area (NV_CHANNEL_ALLOC_PARAMS in the family's layout), engine object, debugger (compute), token,
  * UVM registration, pushbuffer ring. */
@@ -190,21 +212,34 @@ static int channel(nv_gpu *g, enum bg_queue_kind kind, uint32_t ring_off) {
   q->ring_off = ring_off;
   bool compute = kind == BG_QUEUE_COMPUTE;
   uint32_t engine_cls = compute ? g->cls.compute : g->cls.copy;
-  int e = bg_nv_mem_alloc(g, NV_NOTIFIER_SIZE, BG_BUF_UNCACHED | BG_BUF_CPU_ACCESS | BG_BUF_ZERO, &q->notifier);
-  if (e) return e;
-  uint8_t params[512];
-  memset(params, 0, sizeof params);
-  const nv_alloc *area = g->gpfifo_area.meta, *notif = q->notifier.meta;
-  put32(params, 0, notif->hmem);                            /* hObjectError */
-  put32(params, 4, area->hmem);                             /* hObjectBuffer */
-  put64(params, 8, g->gpfifo_area.va + ring_off);           /* gpFifoOffset */
-  put32(params, 16, q->entries);                            /* gpFifoEntries */
-  put32(params, 24, g->hctxshare);                          /* hContextShare */
-  put32(params, g->abi.channel_userd_mem_off, area->hmem);  /* hUserdMemory[0] */
-  put64(params, g->abi.channel_userd_offset_off, ring_off + (uint64_t)q->entries * 8); /* userdOffset[0] */
-  put32(params, g->abi.channel_engine_type_off, 0);
-  if ((e = bg_nv_rm_alloc(&g->rm, g->htsg, g->cls.gpfifo, params, g->abi.channel_alloc_size, &q->hchannel))) return e;
+  uint64_t userd_off = ring_off + (uint64_t)q->entries * 8;
+  const nv_alloc *area = g->gpfifo_area.meta;
+  int e;
+  if (g->pci) { /* bare metal: GSP-RM is handed the memory by address; no error notifier (faults come as events) */
+    if (area->host) return bg_error(BG_EINVAL, "nv: the GPFIFO area must lie in VRAM (USERD is given by VRAM address)");
+    bg_nv_gsp_channel_alloc c;
+    if ((e = bg_nv_pci_channel_params(g, g->gpfifo_area.va + ring_off, q->entries, userd_off,
+                                      area->pm->vram_pa + userd_off, g->hctxshare, &c)))
+      return e;
+    if ((e = bg_nv_rm_alloc(&g->rm, g->htsg, g->cls.gpfifo, &c, sizeof c, &q->hchannel))) return e;
+  } else {
+    if ((e = bg_nv_mem_alloc(g, NV_NOTIFIER_SIZE, BG_BUF_UNCACHED | BG_BUF_CPU_ACCESS | BG_BUF_ZERO, &q->notifier)))
+      return e;
+    uint8_t params[512];
+    memset(params, 0, sizeof params);
+    const nv_alloc *notif = q->notifier.meta;
+    put32(params, 0, notif->hmem);                            /* hObjectError */
+    put32(params, 4, area->hmem);                             /* hObjectBuffer */
+    put64(params, 8, g->gpfifo_area.va + ring_off);           /* gpFifoOffset */
+    put32(params, 16, q->entries);                            /* gpFifoEntries */
+    put32(params, 24, g->hctxshare);                          /* hContextShare */
+    put32(params, g->abi.channel_userd_mem_off, area->hmem);  /* hUserdMemory[0] */
+    put64(params, g->abi.channel_userd_offset_off, userd_off); /* userdOffset[0] */
+    put32(params, g->abi.channel_engine_type_off, 0);
+    if ((e = bg_nv_rm_alloc(&g->rm, g->htsg, g->cls.gpfifo, params, g->abi.channel_alloc_size, &q->hchannel))) return e;
+  }
   if ((e = bg_nv_rm_alloc(&g->rm, q->hchannel, engine_cls, NULL, 0, &q->hengine))) return e;
+  if (compute && g->pci && (e = bg_nv_pci_promote_compute(g, q->hchannel))) return e;
   if (compute) {
     bg_nv_debugger_alloc dp = {.hAppClient = g->rm.root, .hClass3dObject = q->hengine};
     if ((e = bg_nv_rm_alloc(&g->rm, g->hdevice, GT200_DEBUGGER, &dp, sizeof dp, &g->hdebugger))) return e;
@@ -212,7 +247,8 @@ static int channel(nv_gpu *g, enum bg_queue_kind kind, uint32_t ring_off) {
   bg_nvc36f_work_submit_token tok = {.workSubmitToken = 0xffffffffu};
   if ((e = bg_nv_rm_control(&g->rm, q->hchannel, NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN, &tok, sizeof tok)))
     return e;
-  q->token = tok.workSubmitToken;
+  q->token = g->pci ? bg_nv_pci_token(g, tok.workSubmitToken) : tok.workSubmitToken;
+  if (g->pci) return channel_views(g, q, ring_off);
   uint64_t base;
   if ((e = bg_nv_va_low(NV_UVM_CHANNEL_RANGE, 0x1000, &base))) return e;
   q->uvm_base = base; /* given back at close */
@@ -222,6 +258,13 @@ static int channel(nv_gpu *g, enum bg_queue_kind kind, uint32_t ring_off) {
   if ((e = uvm(g, g->uvm_fd, NV_UVM_REGISTER_CHANNEL, "UVM_REGISTER_CHANNEL", &rc, sizeof rc,
                offsetof(bg_nv_uvm_register_channel, rmStatus))))
     return e;
+  return channel_views(g, q, ring_off);
+}
+
+/* The channel's ring and USERD in the GPFIFO area's CPU view, its pushbuffer ring, its name. */
+static int channel_views(nv_gpu *g, bg_queue_hw *q, uint32_t ring_off) {
+  bool compute = q->kind == BG_QUEUE_COMPUTE;
+  int e;
   uint8_t *cpu = g->gpfifo_area.cpu;
   q->ring = (volatile uint64_t *)(void *)(cpu + ring_off);
   q->userd = (volatile uint32_t *)(void *)(cpu + ring_off + (size_t)q->entries * 8);
@@ -237,7 +280,30 @@ static int channel(nv_gpu *g, enum bg_queue_kind kind, uint32_t ring_off) {
   return 0;
 }
 
+/* GR info inline (GSP-RM takes no pointer inside a control's parameters): GR engine 0's list, {index, data} at index. */
+static int gr_info_kgr(nv_gpu *g) {
+  bg_nv2080_kgr_info *k = calloc(1, sizeof *k);
+  if (!k) return bg_error(BG_ENOMEM, "nv: out of host memory");
+  int e = bg_nv_rm_control(&g->rm, g->hsubdevice, NV2080_CTRL_CMD_INTERNAL_STATIC_KGR_GET_INFO, k, sizeof *k);
+  if (e == 0) {
+    g->sm_version = k->engineInfo[0][NV2080_GR_INFO_INDEX_SM_VERSION].data;
+    g->max_warps_per_sm = k->engineInfo[0][NV2080_GR_INFO_INDEX_MAX_WARPS_PER_SM].data;
+    g->gpcs = k->engineInfo[0][NV2080_GR_INFO_INDEX_LITTER_NUM_GPCS].data;
+    g->tpc_per_gpc = k->engineInfo[0][NV2080_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC].data;
+    g->sm_per_tpc = k->engineInfo[0][NV2080_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC].data;
+  }
+  free(k);
+  return e;
+}
+
+static int gr_info_check(nv_gpu *g);
+
 static int gr_info(nv_gpu *g) {
+  if (g->pci) {
+    int e = gr_info_kgr(g);
+    if (e) return e;
+    return gr_info_check(g);
+  }
   bg_nv2080_gr_info list[5] = {{NV2080_GR_INFO_INDEX_SM_VERSION, 0},
                                {NV2080_GR_INFO_INDEX_MAX_WARPS_PER_SM, 0},
                                {NV2080_GR_INFO_INDEX_LITTER_NUM_GPCS, 0},
@@ -251,6 +317,10 @@ static int gr_info(nv_gpu *g) {
   g->gpcs = list[2].data;
   g->tpc_per_gpc = list[3].data;
   g->sm_per_tpc = list[4].data;
+  return gr_info_check(g);
+}
+
+static int gr_info_check(nv_gpu *g) {
   if (!g->gpcs || !g->tpc_per_gpc || !g->sm_per_tpc || !g->max_warps_per_sm)
     return bg_error(BG_EIO, "nv: NV2080_CTRL_CMD_GR_GET_INFO: GPCs %u, TPCs per GPC %u, SMs per TPC %u, warps per SM %u "
                     "(each must be non-zero)", g->gpcs, g->tpc_per_gpc, g->sm_per_tpc, g->max_warps_per_sm);
@@ -317,7 +387,7 @@ static int open_card(nv_gpu *g, int index) {
   return 0;
 }
 
-static int open_objects(nv_gpu *g) {
+int bg_nv_gpu_objects(nv_gpu *g) {
   int e;
   bg_nv_device_alloc dv = {.deviceId = g->gpu_instance, .hClientShare = g->rm.root,
                            .vaMode = NV_DEVICE_ALLOCATION_VAMODE_OPTIONAL_MULTIPLE_VASPACES};
@@ -336,7 +406,7 @@ static int open_objects(nv_gpu *g) {
   else BG_LOG(1, "%s: %s (clocks stay as the driver sets them)", g->name, bg_last_error());
   if ((e = vaspace(g))) return step_fail(g, e, "VA space");
   if ((e = gid(g))) return step_fail(g, e, "GPU UUID");
-  if ((e = uvm_register(g))) return step_fail(g, e, "UVM registration");
+  if (!g->pci && (e = uvm_register(g))) return step_fail(g, e, "UVM registration");
   bg_nv_channel_group_alloc tg = {.engineType = NV2080_ENGINE_TYPE_GRAPHICS};
   if ((e = bg_nv_rm_alloc(&g->rm, g->hdevice, KEPLER_CHANNEL_GROUP_A, &tg, sizeof tg, &g->htsg)))
     return step_fail(g, e, "channel group");
@@ -355,11 +425,9 @@ static int open_objects(nv_gpu *g) {
   return 0;
 }
 
-int bg_nv_gpu_open(const bg_nv_sys *sys, int index, const char *name_prefix, nv_gpu **out) {
-  *out = NULL;
-  if (!sys || index < 0) return bg_error(BG_EINVAL, "nv: open: no system-call table or negative index %d", index);
+nv_gpu *bg_nv_gpu_new(const bg_nv_sys *sys, int index, const char *name_prefix) {
   nv_gpu *g = calloc(1, sizeof *g);
-  if (!g) return bg_error(BG_ENOMEM, "nv: out of host memory");
+  if (!g) return NULL;
   pthread_mutexattr_t ma;
   pthread_mutexattr_init(&ma);
   pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
@@ -370,8 +438,16 @@ int bg_nv_gpu_open(const bg_nv_sys *sys, int index, const char *name_prefix, nv_
   g->ctl_fd = g->gpu_fd = g->uvm_fd = g->uvm_fd2 = g->usermode_fd = -1;
   snprintf(g->key, sizeof g->key, "%s:%d", name_prefix ? name_prefix : "NVK", index);
   snprintf(g->name, sizeof g->name, "%s GPU %d", name_prefix ? name_prefix : "NVK", index);
+  return g;
+}
+
+int bg_nv_gpu_open(const bg_nv_sys *sys, int index, const char *name_prefix, nv_gpu **out) {
+  *out = NULL;
+  if (!sys || index < 0) return bg_error(BG_EINVAL, "nv: open: no system-call table or negative index %d", index);
+  nv_gpu *g = bg_nv_gpu_new(sys, index, name_prefix);
+  if (!g) return bg_error(BG_ENOMEM, "nv: out of host memory");
   int e = open_card(g, index);
-  if (e == 0) e = open_objects(g);
+  if (e == 0) e = bg_nv_gpu_objects(g);
   if (e) {
     bg_nv_gpu_close(g);
     return e;
@@ -442,6 +518,7 @@ void bg_nv_gpu_close(nv_gpu *g) {
   close_fd(g, &g->uvm_fd2);
   close_fd(g, &g->uvm_fd);
   close_fd(g, &g->ctl_fd);
+  if (g->pci) bg_nv_pci_gpu_fini(g); /* golden context, GSP-RM unload, the device */
   pthread_mutex_destroy(&g->lock);
   free(g);
 }

@@ -87,7 +87,7 @@ int bg_nv_fault_check(bg_dev *d) {
   nv_gpu *g = bg_nv_gpu(d);
   pthread_mutex_lock(&g->lock);
   bg_queue_hw *q = faulted(g);
-  int e = q ? hang(g, q) : 0;
+  int e = q ? hang(g, q) : g->pci ? bg_nv_pci_events(g) : 0; /* bare metal: faults come as GSP-RM events */
   for (int k = 0; k < 2 && e == 0; k++)
     if (g->q[k] && g->q[k]->userd[0x88 / 4] != g->q[k]->put) e = 1;
   pthread_mutex_unlock(&g->lock);

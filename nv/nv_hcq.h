@@ -32,6 +32,7 @@
 #include "nv/nv_rm.h"
 #include "nv/nv_sys.h"
 #include "nv/nv_version.h"
+#include "platform/pci.h"
 
 /* GPU global timer: nanoseconds. */
 #define BG_NV_TICKS_PER_US 1000.0
@@ -42,11 +43,13 @@ typedef struct nv_alloc {
   bool host;              /* host memory (OS descriptor) */
   bool cpu_mapped;        /* mmap'd at mem.va */
   bool huge;              /* 2 MiB pages */
+  struct bg_nv_pci_mem *pm; /* bare metal: the driver's own allocation (nv_pci_hcq.c); no RM memory object */
   int map_fd;             /* the fd the CPU mapping came from (-1 none) */
   uint64_t map_size;      /* size rounded to the page size */
 } nv_alloc;
 
 typedef struct nv_gpu nv_gpu;
+typedef struct nv_pci_gpu nv_pci_gpu; /* the bare-metal side (nv_pci_hcq.h) */
 
 /* One GPFIFO channel (a bg_queue_hw of the HCQ core). */
 struct bg_queue_hw {
@@ -137,7 +140,8 @@ struct nv_gpu {
   uint64_t fb_size;           /* card info: framebuffer BAR size */
   uint64_t alloc_bytes;       /* bytes allocated now (nv_mem.c) */
   struct nv_gpu *next;        /* the open GPUs of this process (nv_iface.c) */
-  char key[32];               /* "NVK:0", "MOCKNVK:0" */
+  char key[32];               /* "NVK:0", "MOCKNVK:0", "MOCKPCI:0" */
+  nv_pci_gpu *pci;            /* bare metal (PCI+NV, MOCKPCI+NV): RM over GSP RPC, own memory; NULL on NVK */
 };
 
 /* ---- nv_dev.c ---- */
@@ -149,6 +153,20 @@ int bg_nv_card_count(const bg_nv_sys *sys);
 int bg_nv_gpu_open(const bg_nv_sys *sys, int index, const char *name_prefix, nv_gpu **out);
 /* Free every object, mapping and fd of g (a partially opened one too), children before parents; frees g. */
 void bg_nv_gpu_close(nv_gpu *g);
+/* The steps both interfaces share (nv_pci_hcq.c calls them after its boot): a zeroed nv_gpu named "<prefix> GPU
+ * <index>", and the object graph from the device on (RM's root client already allocated). */
+nv_gpu *bg_nv_gpu_new(const bg_nv_sys *sys, int index, const char *name_prefix);
+int bg_nv_gpu_objects(nv_gpu *g);
+/* ---- nv_pci_hcq.c (bare metal) ---- */
+/* Open the NVIDIA GPU on pci (whose ownership passes to g) from cold or warm: boot, golden context, object graph. */
+int bg_nv_pci_gpu_open(bg_pci_dev *pci, const char *fw_dir, int index, const char *name_prefix, nv_gpu **out);
+/* What bg_nv_gpu_close does last on a bare-metal GPU: golden context, GSP-RM unload, the device. */
+void bg_nv_pci_gpu_fini(nv_gpu *g);
+int bg_nv_pci_mem_alloc(nv_gpu *g, uint64_t size, unsigned flags, bg_mem *out);
+void bg_nv_pci_mem_free(nv_gpu *g, bg_mem *m);
+void bg_nv_pci_doorbell(nv_gpu *g, uint32_t token);
+/* GSP-RM's events drained; -BG_EHANG naming what GSP-RM reported (MMU fault, OS error) once the device is in error. */
+int bg_nv_pci_events(nv_gpu *g);
 /* ---- nv_mem.c (g-level, the caller holds g->lock or owns g alone) ---- */
 int bg_nv_mem_alloc(nv_gpu *g, uint64_t size, unsigned flags, bg_mem *out);
 void bg_nv_mem_free(nv_gpu *g, bg_mem *m);

@@ -3,6 +3,8 @@
  *   NVK+NV      GPUs of the nvidia kernel module, through its RM and UVM ioctls (nv_sys.c: the system's calls)
  *   MOCKNVK+NV  the emulated kernel module and GPUs of tests/mockgpu (platform/mock_plugin.h: the plugin's system-call
  *               table); never chosen unless named
+ *   PCI+NV      bare metal: GPUs no kernel driver holds, booted from their BARs, RM over GSP RPC (nv_pci_hcq.c)
+ *   MOCKPCI+NV  the same on the emulated PCI GPUs of tests/mockgpu/nv_pci; never chosen unless named
  * and the bg_backend_ops table both use. One GPU is opened once per process and shared by the bg_devs that open it
  * (as am/am_hcq.c does): its channels, objects and memory are the nv_gpu's, used under nv_gpu.lock. */
 #include <stdio.h>
@@ -12,6 +14,8 @@
 #include "baregpu/error.h"
 #include "hcq/dev_internal.h"
 #include "nv/nv_hcq.h"
+#include "hcq/gpu_scan.h"
+#include "nv/nv_chips.h"
 #include "platform/mock_plugin.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -109,8 +113,68 @@ static void attach(bg_dev *d, nv_gpu *g) {
   snprintf(d->arch, sizeof d->arch, "sm_%u", g->sm);
 }
 
+enum nv_way { WAY_NVK, WAY_MOCKNVK, WAY_PCI, WAY_MOCKPCI };
+static const char *const way_name[] = {"NVK", "MOCKNVK", "PCI", "MOCKPCI"};
+
+/* BDFs of the NVIDIA GPUs the bare-metal interface claims (nv_chips.h), in bus order; count or a negative error. */
+static int scan_nv(char (*bdfs)[16], int max) {
+  bg_pci_info *list = NULL;
+  size_t n = 0;
+  int e = bg_pci_scan(0, &list, &n, NULL);
+  if (e < 0) return e;
+  int cnt = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!bg_nv_pci_claims(list[i].vendor, list[i].device, list[i].class_code)) continue;
+    if (cnt < max) snprintf(bdfs[cnt], 16, "%s", list[i].bdf);
+    cnt++;
+  }
+  bg_pci_free(list);
+  return cnt;
+}
+
+/* The PCI function of a bare-metal GPU, opened, and its firmware folder (NULL: the environment, linux-firmware). */
+static int open_pci_function(int index, bool mock, bg_pci_dev **pci, char *fw_dir, size_t cap) {
+  char bdf[16];
+  fw_dir[0] = '\0';
+  if (mock) {
+    bg_mock_devices md;
+    int e = bg_mock_plugin_start("MOCKPCI", "NV", &md);
+    if (e < 0) return e;
+    if (index >= md.count) return bg_error(BG_ENODEV, "MOCKPCI+NV: device %d of %d does not exist", index, md.count);
+    if ((e = bg_mock_plugin_enter(&md, true, "MOCKPCI+NV")) < 0) return e;
+    snprintf(bdf, sizeof bdf, "%s", md.bdf[index]);
+    snprintf(fw_dir, cap, "%s", md.fw_dir);
+  } else {
+    char bdfs[64][16];
+    int n = scan_nv(bdfs, 64);
+    if (n < 0) return n;
+    if (index >= n || index >= 64) return bg_error(BG_ENODEV, "PCI+NV: device %d of %d does not exist", index, n);
+    snprintf(bdf, sizeof bdf, "%s", bdfs[index]);
+  }
+  return bg_pci_open_sysfs(bdf, 0, pci); /* a GPU nvidia.ko holds: BG_EBUSY naming the driver (hcq_smi unbind) */
+}
+
+static int gpu_open(enum nv_way way, int index, nv_gpu **g) {
+  if (way == WAY_PCI || way == WAY_MOCKPCI) {
+    bg_pci_dev *pci = NULL;
+    char fw[256];
+    int e = open_pci_function(index, way == WAY_MOCKPCI, &pci, fw, sizeof fw);
+    if (e < 0) return e;
+    return bg_nv_pci_gpu_open(pci, fw[0] ? fw : NULL, index, way_name[way], g);
+  }
+  const bg_nv_sys *sys = &bg_nv_sys_real;
+  if (way == WAY_MOCKNVK) {
+    bg_mock_devices md;
+    int e = bg_mock_plugin_start("MOCKNVK", "NV", &md);
+    if (e < 0) return e;
+    if (index >= md.count) return bg_error(BG_ENODEV, "MOCKNVK+NV: device %d of %d does not exist", index, md.count);
+    if ((e = bg_mock_plugin_nv_sys(&sys)) < 0) return e;
+  }
+  return bg_nv_gpu_open(sys, index, way_name[way], g);
+}
+
 /* Under the GPU's key: share an open GPU of this process, else open it. */
-static int open_locked(bg_dev *d, int index, bool mock, const char *key) {
+static int open_locked(bg_dev *d, int index, enum nv_way way, const char *key) {
   pthread_mutex_lock(&registry_lock);
   nv_gpu *g = registry;
   while (g && strcmp(g->key, key) != 0) g = g->next;
@@ -124,15 +188,9 @@ static int open_locked(bg_dev *d, int index, bool mock, const char *key) {
     if (e == 0) BG_LOG(1, "%s: shared with an open device of this process", g->name);
     return e;
   }
-  const bg_nv_sys *sys = &bg_nv_sys_real;
-  if (mock) {
-    bg_mock_devices md;
-    if ((e = bg_mock_plugin_start("MOCKNVK", "NV", &md)) < 0) return e;
-    if (index >= md.count) return bg_error(BG_ENODEV, "MOCKNVK+NV: device %d of %d does not exist", index, md.count);
-    if ((e = bg_mock_plugin_nv_sys(&sys)) < 0) return e;
-  }
-  if ((e = bg_nv_gpu_open(sys, index, mock ? "MOCKNVK" : "NVK", &g)) < 0) return e;
-  g->mock = mock;
+  if ((e = gpu_open(way, index, &g)) < 0) return e;
+  g->mock = way == WAY_MOCKNVK || way == WAY_MOCKPCI; /* PTX through the emulated GPU's assembler */
+  snprintf(g->key, sizeof g->key, "%s", key);
   if ((e = setup_channels(g)) < 0) {
     bg_nv_gpu_close(g);
     return e;
@@ -145,13 +203,13 @@ static int open_locked(bg_dev *d, int index, bool mock, const char *key) {
   return 0;
 }
 
-static int open_dev(bg_dev *d, int index, bool mock) {
+static int open_dev(bg_dev *d, int index, enum nv_way way) {
   char key[32];
-  snprintf(key, sizeof key, "%s:%d", mock ? "MOCKNVK" : "NVK", index);
+  snprintf(key, sizeof key, "%s:%d", way_name[way], index);
   bg_phys_key *k;
   int e = bg_phys_lock(key, &k);
   if (e < 0) return e;
-  e = open_locked(d, index, mock, key);
+  e = open_locked(d, index, way, key);
   bg_phys_unlock(k);
   return e < 0 ? e : 0;
 }
@@ -191,7 +249,7 @@ static void nv_close(bg_dev *d) {
 /* ---------------- NVK+NV ---------------- */
 
 static int nvk_count(void) { return bg_nv_card_count(&bg_nv_sys_real); }
-static int nvk_open(bg_dev *d, int index) { return open_dev(d, index, false); }
+static int nvk_open(bg_dev *d, int index) { return open_dev(d, index, WAY_NVK); }
 
 const bg_iface bg_nvk_iface = {.kind = "NV", .name = "NVK", .mock = false, .count = nvk_count, .open = nvk_open};
 
@@ -204,6 +262,32 @@ static int mock_count(void) {
   return e < 0 ? e : md.count;
 }
 
-static int mock_open(bg_dev *d, int index) { return open_dev(d, index, true); }
+static int mock_open(bg_dev *d, int index) { return open_dev(d, index, WAY_MOCKNVK); }
 
 const bg_iface bg_mocknvk_iface = {.kind = "NV", .name = "MOCKNVK", .mock = true, .count = mock_count, .open = mock_open};
+
+/* ---------------- PCI+NV ---------------- */
+
+static int pci_count(void) {
+  char bdfs[1][16];
+  int n = scan_nv(bdfs, 0);
+  return n < 0 ? 0 : n; /* no PCI access in this build or no /sys: no devices */
+}
+
+static int pci_open(bg_dev *d, int index) { return open_dev(d, index, WAY_PCI); }
+
+const bg_iface bg_nv_pci_iface = {.kind = "NV", .name = "PCI", .mock = false, .count = pci_count, .open = pci_open};
+
+/* ---------------- MOCKPCI+NV ---------------- */
+
+static int mockpci_count(void) {
+  bg_mock_devices md;
+  int e = bg_mock_plugin_start("MOCKPCI", "NV", &md);
+  if (e < 0) BG_LOG(1, "MOCKPCI+NV: %s", bg_last_error());
+  return e < 0 ? e : md.count;
+}
+
+static int mockpci_open(bg_dev *d, int index) { return open_dev(d, index, WAY_MOCKPCI); }
+
+const bg_iface bg_nv_mockpci_iface = {
+    .kind = "NV", .name = "MOCKPCI", .mock = true, .count = mockpci_count, .open = mockpci_open};

@@ -276,6 +276,7 @@ static void release(nv_gpu *g, nv_alloc *a, uint64_t va, bool range) {
 }
 
 int bg_nv_mem_alloc(nv_gpu *g, uint64_t size, unsigned flags, bg_mem *out) {
+  if (g->pci) return bg_nv_pci_mem_alloc(g, size, flags, out); /* bare metal: the driver's own page tables */
   memset(out, 0, sizeof *out);
   if (size == 0) return bg_error(BG_EINVAL, "%s: allocation of 0 bytes", g->name);
   bool host = flags & BG_BUF_HOST;
@@ -314,6 +315,10 @@ int bg_nv_mem_alloc(nv_gpu *g, uint64_t size, unsigned flags, bg_mem *out) {
 }
 
 void bg_nv_mem_free(nv_gpu *g, bg_mem *m) {
+  if (g->pci) {
+    bg_nv_pci_mem_free(g, m);
+    return;
+  }
   nv_alloc *a = m->meta;
   if (!a) return;
   release(g, a, m->va, true);

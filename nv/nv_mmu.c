@@ -479,6 +479,12 @@ enum walk_mode { W_CHECK, W_CLEAR, W_ROLLBACK };
 /* Unmap [lo, hi) below `table`. W_CHECK: every page mapped and no leaf straddling lo or hi, nothing written.
  * W_CLEAR: clear leaves and free tables left empty. W_ROLLBACK: as W_CLEAR, skipping unmapped pages (undoing a map
  * that stopped part way, tables it made included). *wrote counts entries written. */
+static bool pinned(const bg_nv_mmu *m, uint64_t table) {
+  for (unsigned i = 0; i < m->npinned; i++)
+    if (m->pinned[i] == table) return true;
+  return false;
+}
+
 static int walk_unmap(bg_nv_mmu *m, const geo *g, int lv, uint64_t table, uint64_t base, uint64_t lo, uint64_t hi,
                       enum walk_mode mode, uint64_t *wrote) {
   static const bg_nv_pte zero;
@@ -506,7 +512,7 @@ static int walk_unmap(bg_nv_mmu *m, const geo *g, int lv, uint64_t table, uint64
       continue;
     }
     if ((r = walk_unmap(m, g, lv + 1, e.addr, eb, from, to, mode, wrote))) return r;
-    if (mode != W_CHECK && table_empty(m, g, lv + 1, e.addr)) {
+    if (mode != W_CHECK && !pinned(m, e.addr) && table_empty(m, g, lv + 1, e.addr)) {
       if ((r = wr(m, g, lv, table, i, &zero))) return r;
       m->ops.free_table(m->ops.ctx, e.addr);
       m->tables--;
@@ -541,6 +547,24 @@ static int table_for(bg_nv_mmu *m, const geo *g, int lv, uint64_t va, uint64_t *
     table = e.addr;
   }
   *out = table;
+  return 0;
+}
+
+int bg_nv_mmu_table_path(bg_nv_mmu *m, uint64_t va, int n, uint64_t *pa, unsigned *shift) {
+  const geo *g;
+  int r = check_va(m, &g, va, PAGE, "table path");
+  if (r) return r;
+  if (n < 1 || n >= g->levels) return bg_error(BG_EINVAL, "nv mmu: table path: %d levels (1..%d)", n, g->levels - 1);
+  for (int l = 0; l < n; l++) {
+    if ((r = table_for(m, g, l, va, &pa[l]))) return r;
+    shift[l] = g->shift[l];
+    if (l > 0 && !pinned(m, pa[l])) {
+      if (m->npinned >= sizeof m->pinned / sizeof m->pinned[0])
+        return bg_error(BG_ENOMEM, "nv mmu: table path: more than %zu pinned tables",
+                        sizeof m->pinned / sizeof m->pinned[0]);
+      m->pinned[m->npinned++] = pa[l];
+    }
+  }
   return 0;
 }
 

@@ -51,6 +51,8 @@ typedef struct bg_nv_mmu {
   bg_nv_mmu_ops ops;
   uint64_t tables;        /* table pages in use */
   uint64_t invalidates;   /* TLB invalidations issued */
+  uint64_t pinned[8];     /* tables an unmap never frees (bg_nv_mmu_table_path: GSP-RM holds their addresses) */
+  unsigned npinned;
 } bg_nv_mmu;
 
 int bg_nv_mmu_init(bg_nv_mmu *m, int ver, const bg_nv_mmu_ops *ops);
@@ -74,6 +76,10 @@ int bg_nv_mmu_map_contig(bg_nv_mmu *m, uint64_t va, uint64_t size, uint64_t pa, 
 /* Unmap (the whole range must be mapped, with leaves not straddling its ends: BG_EINVAL otherwise); empty tables
  * are freed; invalidates once at the end. */
 int bg_nv_mmu_unmap(bg_nv_mmu *m, uint64_t va, uint64_t size);
+/* The tables of levels 0..n-1 on the path to va (made where missing, zeroed, and pinned: an unmap never frees them),
+ * pa[l] the table of level l and shift[l] log2 of the VA span of one of its entries. For a range whose entries of
+ * level n-1 another agent fills in (VASPACE_COPY_SERVER_RESERVED_PDES: GSP-RM's own 512 MiB). n in 1..levels-1. */
+int bg_nv_mmu_table_path(bg_nv_mmu *m, uint64_t va, int n, uint64_t *pa, unsigned *shift);
 /* Walk: the leaf mapping va (0 with *e and the page size), or BG_ENOENT naming the level where the walk stopped. */
 int bg_nv_mmu_translate(const bg_nv_mmu *m, uint64_t va, bg_nv_pte *e, uint64_t *page_size);
 

@@ -110,5 +110,8 @@ void bg_nv_pci_free(bg_nv_pci *d, bg_nv_pci_mem *m);
 int bg_nv_pci_vm_init(bg_nv_pci *d);
 int bg_nv_pci_vaspace(bg_nv_pci *d);
 void bg_nv_pci_vm_fini(bg_nv_pci *d);
+/* SET_PAGE_DIRECTORY: point the FERMI_VASPACE_A hvaspace (of client's device hdevice) at the driver's root table, so
+ * every VA space shares the driver's page tables. */
+int bg_nv_pci_set_page_directory(bg_nv_pci *d, uint32_t client, uint32_t hdevice, uint32_t hvaspace);
 
 #endif

@@ -104,13 +104,18 @@ int bg_nv_pci_vaspace(bg_nv_pci *d) {
   int e = bg_nv_gsp_rm_alloc(&d->gsp, d->client, d->hdevice, 0, FERMI_VASPACE_A, va, sizeof(va), &h);
   if (e < 0) return bg_error_context(e, "RM_ALLOC FERMI_VASPACE_A: ");
   d->hvaspace = h;
+  return bg_nv_pci_set_page_directory(d, d->client, d->hdevice, h);
+}
+
+int bg_nv_pci_set_page_directory(bg_nv_pci *d, uint32_t client, uint32_t hdevice, uint32_t hvaspace) {
   uint8_t m[48];
   memset(m, 0, sizeof(m));
-  uint32_t w[] = {d->client, d->hdevice, 0xffffffffu};
+  uint32_t w[] = {client, hdevice, 0xffffffffu};
   memcpy(m, w, sizeof(w));
   uint64_t root = d->mmu.root_pa;
-  uint32_t p[] = {bg_nv_mmu_root_entries(d->mmu.ver), SET_PDIR_FLAGS_ALL_CHANNELS, h, 0 /* chId */, 1 /* subDeviceId */,
-                  0xffffffffu /* pasid */};
+  uint32_t p[] = {bg_nv_mmu_root_entries(d->mmu.ver), SET_PDIR_FLAGS_ALL_CHANNELS, hvaspace, 0 /* chId */,
+                  1 /* subDeviceId */, 0xffffffffu /* pasid */};
+  int e;
   memcpy(m + 16, &root, 8);
   memcpy(m + 24, p, sizeof(p));
   if ((e = bg_nv_gsp_send(&d->gsp, BG_NV_RPC_SET_PAGE_DIRECTORY, m, sizeof(m))) >= 0) {

@@ -28,6 +28,16 @@ void bg_nv_rm_init(bg_nv_rm *rm, int ctl_fd, const bg_nv_ioctl_ops *ops) {
   rm->ctl_fd = ctl_fd;
 }
 
+void bg_nv_rm_init_rpc(bg_nv_rm *rm, const bg_nv_rm_rpc *rpc) {
+  bg_nv_rm_init(rm, -1, NULL);
+  rm->rpc = rpc;
+}
+
+/* An escape only the kernel module has, asked of RM over RPC. */
+static int no_escape(const char *what) {
+  return bg_error(BG_ENOTSUP, "nv: %s: the kernel module's escape; RM over GSP RPC has no such call", what);
+}
+
 int bg_nv_rm_new_handle(bg_nv_rm *rm, uint32_t *handle) {
   if (rm->next_handle >= NV_RM_HANDLE_COUNT - 1)
     return bg_error(BG_ENOMEM, "nv: client 0x%x used up its %u object handles (0x%x..0x%x)", rm->root,
@@ -89,6 +99,15 @@ static int rm_send(bg_nv_rm *rm, int fd, uint32_t nr, void *arg, size_t size, co
 }
 
 int bg_nv_rm_alloc_root(bg_nv_rm *rm) {
+  if (rm->rpc) {
+    /* NV0000_ALLOC_PARAMETERS (120 bytes, zeroed): the client handle is the host's (tinygrad PCIIface.__init__) */
+    uint8_t params[120] = {0};
+    int r = rm->rpc->alloc(rm->rpc->ctx, rm->rpc->client, 0, rm->rpc->client, NV01_ROOT_CLIENT, params, sizeof params);
+    if (r) return bg_error_context(r, "nv: RM_ALLOC of class 0x41 (NV01_ROOT_CLIENT) over RPC: ");
+    rm->root = rm->rpc->client;
+    rm->next_handle = 0;
+    return 0;
+  }
   bg_nv_os21_alloc a = {.hClass = NV01_ROOT_CLIENT};
   int r = rm_send(rm, rm->ctl_fd, NV_ESC_RM_ALLOC, &a, sizeof a, &a.status, "RM_ALLOC of class 0x41 (NV01_ROOT_CLIENT)");
   if (r) return r;
@@ -113,6 +132,11 @@ int bg_nv_rm_alloc(bg_nv_rm *rm, uint32_t parent, uint32_t cls, void *params, ui
   if (r) return r;
   uint32_t h = 0;
   if ((r = bg_nv_rm_new_handle(rm, &h))) return r;
+  if (rm->rpc) {
+    if ((r = rm->rpc->alloc(rm->rpc->ctx, rm->root, parent, h, cls, params, size))) return bg_error_context(r, "nv: %s: ", what);
+    *handle = h;
+    return 0;
+  }
   bg_nv_os21_alloc a = {.hRoot = rm->root, .hObjectParent = parent, .hObjectNew = h, .hClass = cls,
                      .pAllocParms = (uint64_t)(uintptr_t)params, .paramsSize = size};
   if ((r = rm_send(rm, rm->ctl_fd, NV_ESC_RM_ALLOC, &a, sizeof a, &a.status, what))) return r;
@@ -127,6 +151,10 @@ int bg_nv_rm_control(bg_nv_rm *rm, uint32_t object, uint32_t cmd, void *params, 
   snprintf(what, sizeof what, "RM_CONTROL 0x%x (%s) on 0x%x", cmd, ctrl_name(cmd), object);
   int r = check_params(what, params, size);
   if (r) return r;
+  if (rm->rpc) {
+    r = rm->rpc->control(rm->rpc->ctx, rm->root, object, cmd, params, size);
+    return r ? bg_error_context(r, "nv: %s: ", what) : 0;
+  }
   bg_nv_os54_control c = {.hClient = rm->root, .hObject = object, .cmd = cmd, .params = (uint64_t)(uintptr_t)params,
                        .paramsSize = size};
   return rm_send(rm, rm->ctl_fd, NV_ESC_RM_CONTROL, &c, sizeof c, &c.status, what);
@@ -135,6 +163,13 @@ int bg_nv_rm_control(bg_nv_rm *rm, uint32_t object, uint32_t cmd, void *params, 
 int bg_nv_rm_free(bg_nv_rm *rm, uint32_t parent, uint32_t object) {
   char what[96];
   snprintf(what, sizeof what, "RM_FREE of 0x%x under 0x%x", object, parent);
+  if (rm->rpc) {
+    /* the client itself is freed as {client, 0, client} (rpc_free_v) */
+    int r = rm->rpc->free(rm->rpc->ctx, rm->root, parent, object);
+    if (r) return bg_error_context(r, "nv: %s: ", what);
+    if (parent == 0 && object == rm->root) rm->root = 0;
+    return 0;
+  }
   bg_nv_os00_free f = {.hRoot = rm->root, .hObjectParent = parent, .hObjectOld = object};
   int r = rm_send(rm, rm->ctl_fd, NV_ESC_RM_FREE, &f, sizeof f, &f.status, what);
   if (r == 0 && parent == 0 && object == rm->root) rm->root = 0;
@@ -143,6 +178,7 @@ int bg_nv_rm_free(bg_nv_rm *rm, uint32_t parent, uint32_t object) {
 
 int bg_nv_rm_map_memory(bg_nv_rm *rm, int map_fd, uint32_t device, uint32_t memory, uint64_t offset, uint64_t length,
                      uint32_t flags, uint64_t *linear) {
+  if (rm->rpc) return no_escape("RM_MAP_MEMORY");
   char what[96];
   snprintf(what, sizeof what, "RM_MAP_MEMORY of 0x%x on device 0x%x", memory, device);
   bg_nv_os33_with_fd m = {.params = {.hClient = rm->root, .hDevice = device, .hMemory = memory, .offset = offset,
@@ -154,6 +190,7 @@ int bg_nv_rm_map_memory(bg_nv_rm *rm, int map_fd, uint32_t device, uint32_t memo
 }
 
 int bg_nv_rm_unmap_memory(bg_nv_rm *rm, uint32_t device, uint32_t memory, uint64_t linear, uint32_t flags) {
+  if (rm->rpc) return no_escape("RM_UNMAP_MEMORY");
   char what[96];
   snprintf(what, sizeof what, "RM_UNMAP_MEMORY of 0x%x on device 0x%x", memory, device);
   bg_nv_os34_unmap_memory u = {.hClient = rm->root, .hDevice = device, .hMemory = memory, .pLinearAddress = linear,
@@ -163,6 +200,7 @@ int bg_nv_rm_unmap_memory(bg_nv_rm *rm, uint32_t device, uint32_t memory, uint64
 
 int bg_nv_rm_alloc_memory(bg_nv_rm *rm, int gpu_fd, uint32_t parent, uint32_t cls, uint32_t flags, uint64_t va,
                        uint64_t size, uint32_t *handle) {
+  if (rm->rpc) return no_escape("RM_ALLOC_MEMORY");
   char what[128];
   snprintf(what, sizeof what, "RM_ALLOC_MEMORY of class 0x%x (%s) under 0x%x", cls, class_name(cls), parent);
   if (size == 0) return bg_error(BG_EINVAL, "nv: %s: size 0", what);
@@ -179,6 +217,7 @@ int bg_nv_rm_alloc_memory(bg_nv_rm *rm, int gpu_fd, uint32_t parent, uint32_t cl
 
 int bg_nv_rm_map_memory_dma(bg_nv_rm *rm, const bg_nv_abi_layout *abi, uint32_t device, uint32_t dma, uint32_t memory,
                          uint64_t offset, uint64_t length, uint32_t flags, uint64_t *dma_offset) {
+  if (rm->rpc) return no_escape("RM_MAP_MEMORY_DMA");
   char what[128];
   snprintf(what, sizeof what, "RM_MAP_MEMORY_DMA of 0x%x into 0x%x", memory, dma);
   if (!abi || !dma_offset) return bg_error(BG_EINVAL, "nv: %s: NULL layout or dma_offset", what);
@@ -202,6 +241,7 @@ int bg_nv_rm_map_memory_dma(bg_nv_rm *rm, const bg_nv_abi_layout *abi, uint32_t 
 }
 
 int bg_nv_rm_query_version(bg_nv_rm *rm, bg_nv_driver_version *out) {
+  if (rm->rpc) return no_escape("NV_ESC_CHECK_VERSION_STR");
   bg_nv_rm_api_version v = {.cmd = NV_RM_API_VERSION_CMD_QUERY};
   const char *what = "NV_ESC_CHECK_VERSION_STR (query)";
   int r = do_ioctl(&rm->ops, rm->ctl_fd, NV_IOWR(NV_ESC_CHECK_VERSION_STR, sizeof v), &v, what);

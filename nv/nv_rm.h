@@ -34,8 +34,20 @@ typedef struct {
 /* The system's ioctl(), retried on EINTR. */
 extern const bg_nv_ioctl_ops bg_nv_sys_ioctl;
 
+/* RM over GSP-RM's RPCs (the bare-metal path, nv_pci_hcq.c) instead of the kernel module's escapes: the same object
+ * graph (nv_dev.c) goes through either. Each returns 0 or a negative BG_E* code with the message set (the RPC's
+ * rpc_result and the block's status both checked). The host chooses every handle, the client's too. */
+typedef struct bg_nv_rm_rpc {
+  void *ctx;
+  int (*alloc)(void *ctx, uint32_t client, uint32_t parent, uint32_t object, uint32_t cls, void *params, uint32_t size);
+  int (*control)(void *ctx, uint32_t client, uint32_t object, uint32_t cmd, void *params, uint32_t size);
+  int (*free)(void *ctx, uint32_t client, uint32_t parent, uint32_t object);
+  uint32_t client;      /* the handle bg_nv_rm_alloc_root gives the client */
+} bg_nv_rm_rpc;
+
 typedef struct {
   bg_nv_ioctl_ops ops;
+  const bg_nv_rm_rpc *rpc; /* non-NULL: RM calls go as GSP-RM RPCs (bg_nv_rm_init_rpc) */
   int ctl_fd;           /* /dev/nvidiactl */
   uint32_t root;        /* hClient returned by RM; 0 before bg_nv_rm_alloc_root */
   uint32_t next_handle; /* next child handle offset from NV_RM_HANDLE_BASE */
@@ -43,6 +55,9 @@ typedef struct {
 
 /* ops NULL = bg_nv_sys_ioctl. */
 void bg_nv_rm_init(bg_nv_rm *rm, int ctl_fd, const bg_nv_ioctl_ops *ops);
+/* RM calls through rpc (kept by pointer: it must outlive rm). Escapes that only the kernel module has (memory
+ * mapping, OS descriptors, version queries) fail with BG_ENOTSUP naming the escape. */
+void bg_nv_rm_init_rpc(bg_nv_rm *rm, const bg_nv_rm_rpc *rpc);
 /* A fresh child handle of this client; -BG_ENOMEM when the range is used up. */
 int bg_nv_rm_new_handle(bg_nv_rm *rm, uint32_t *handle);
 

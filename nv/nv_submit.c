@@ -104,7 +104,8 @@ int bg_nv_submit(bg_dev *d, bg_queue_hw *hq, const void *cmd, size_t len) {
   __atomic_thread_fence(__ATOMIC_SEQ_CST); /* pushbuffer and entry before GPPut */
   __atomic_store_n(&hq->userd[USERD_GPPUT], hq->put, __ATOMIC_RELEASE);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  g->sys->doorbell(g->sys->ctx, (volatile uint32_t *)(volatile void *)(g->usermode + NV_DOORBELL_OFFSET), hq->token);
+  if (g->pci) bg_nv_pci_doorbell(g, hq->token);
+  else g->sys->doorbell(g->sys->ctx, (volatile uint32_t *)(volatile void *)(g->usermode + NV_DOORBELL_OFFSET), hq->token);
   hq->nsubmits++;
   pthread_mutex_unlock(&g->lock);
   return 0;

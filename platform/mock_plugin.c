@@ -185,3 +185,19 @@ uint64_t bg_mock_plugin_exec_ns(void) {
   pthread_mutex_unlock(&plugin_lock);
   return ns;
 }
+
+static int set_env_once(const char *name, const char *value) {
+  static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&env_lock);
+  const char *cur = getenv(name);
+  int r = cur && strcmp(cur, value) == 0 ? 0 : setenv(name, value, 1);
+  pthread_mutex_unlock(&env_lock);
+  return r;
+}
+
+int bg_mock_plugin_enter(const bg_mock_devices *md, bool sysfs, const char *what) {
+  if ((sysfs && set_env_once("BG_SYSFS_ROOT", md->sysfs_root) < 0) ||
+      (md->lock_dir[0] && set_env_once("BG_LOCK_DIR", md->lock_dir) < 0))
+    return bg_error(BG_ENOMEM, "%s: cannot set %sBG_LOCK_DIR", what, sysfs ? "BG_SYSFS_ROOT/" : "");
+  return 0;
+}

@@ -112,6 +112,11 @@ int bg_mock_plugin_nv_assemble(const char *ptx, unsigned sm, uint8_t **cubin, si
 int bg_mock_plugin_inject(const char *iface, int index, const char *kind, unsigned count);
 /* After bg_mock_plugin_start(iface, ...): the shader statistics of device index (see shader_stats above). */
 int bg_mock_plugin_shader_stats(const char *iface, int index, bg_mock_shader_stats *out);
+/* Make the emulated tree the process's: BG_SYSFS_ROOT (when sysfs: platform/pci reads it for as long as a device
+ * lives, DMA mappings go through the root's hooks) and BG_LOCK_DIR, each set only when its value changes (after the
+ * first open every open finds them set, and no setenv runs while other threads read the environment). what names
+ * the interface in the error ("MOCKPCI+AMD"). */
+int bg_mock_plugin_enter(const bg_mock_devices *md, bool sysfs, const char *what);
 /* The loaded module's exec_ns(), 0 when no module is loaded. */
 uint64_t bg_mock_plugin_exec_ns(void);
 
