@@ -1175,8 +1175,8 @@ START_TEST(channels_graph_and_execution) {
   for (uint64_t k = 0; k < 4; k++) next = map4k(0x100000, next, 0x20000000 + 0x1000 * k, 0xb00000 + 0x1000 * k);
   next = map4k(0x100000, next, 0x30000000, 0xc00000); /* copy source: two pages, not contiguous */
   next = map4k(0x100000, next, 0x30001000, 0xc08000);
-  next = map4k(0x100000, next, 0x30004000, 0xc10000); /* copy destination */
-  next = map4k(0x100000, next, 0x30005000, 0xc11000);
+  next = map4k(0x100000, next, 0x30004000, 0xc10000); /* copy destination: two pages, not contiguous */
+  next = map4k(0x100000, next, 0x30005000, 0xc18000);
   next = map4k(0x100000, next, 0x30010000, 0xc20000); /* semaphores and the kernel's output */
   ck_assert_uint_lt(next, 0x200000);
 
@@ -1331,7 +1331,7 @@ START_TEST(channels_graph_and_execution) {
   submit(0x900000, 0x902000, &put_c, 0x20000000, n, token[1]);
   ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
   for (int i = 0; i < 0x1800; i++)
-    ck_assert_uint_eq(H.g.vram[(i < 0x800 ? 0xc10800 : 0xc11000 - 0x800) + i], (uint8_t)(i * 7));
+    ck_assert_uint_eq(H.g.vram[(i < 0x800 ? 0xc10800 : 0xc18000 - 0x800) + i], (uint8_t)(i * 7));
   ck_assert_uint_eq(g32(H.g.vram, 0xc20010), 0x77);
   ck_assert_uint_eq(g32(H.g.vram, 0x902088), 1); /* GPGet */
   /* compute channel: a host semaphore release and a launch of the kernel */
