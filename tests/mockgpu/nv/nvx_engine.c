@@ -89,8 +89,10 @@ static int host_sem(nvx_engine *e, nvx_chan *c, uint32_t v) {
     nvx_fault(e, c, fva, false, "SEM_EXECUTE acquire");
     return NVX_RUN_STOPPED;
   }
-  if (!is64) cur = c32;
-  if (!is64) payload &= 0xffffffffu;
+  if (!is64) {
+    cur = c32;
+    payload &= 0xffffffffu;
+  }
   bool met;
   switch (op) {
   case 0: met = cur == payload; break;                                       /* ACQUIRE */
