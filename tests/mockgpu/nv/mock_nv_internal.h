@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "mock_nv.h"
+#include "nvx_engine.h"
 #include "nv/nv_sys.h"
 
 /* ---- byte-offset access to parameter blocks ---- */
@@ -98,30 +99,15 @@ struct nvm_obj {
   nvm_obj *next;
 };
 
-/* A GPFIFO channel the engine executes. */
+/* A GPFIFO channel: the RM side here, its execution state in the shared engine (nvx_engine.h). */
 #define NVM_MAX_CHANNELS 64
 typedef struct nvm_chan {
-  bool used, stopped;
-  uint32_t handle, client, cls_engine;   /* engine class bound (SET_OBJECT must name it) */
+  bool used;
+  uint32_t handle, client;
   nvm_obj *obj;
-  uint8_t *ring;                    /* the model's view of the GPFIFO ring */
-  uint64_t ring_va;
-  uint32_t entries;
-  uint8_t *userd;                   /* USERD (GPGet +0x88, GPPut +0x8c) */
   uint32_t token;
-  /* Execution cursor (an unmet acquire resumes here): current GPFIFO entry, dword, method header state. */
-  bool in_entry;
-  uint64_t pb_va;
-  uint32_t pb_len, pb_pos;
-  uint32_t hdr_method, hdr_count, hdr_subc, hdr_op;
-  /* Method state */
-  uint32_t subc_class[8];
-  uint32_t sem_addr_lo, sem_addr_hi, sem_pay_lo, sem_pay_hi;
-  uint32_t ce_in_hi, ce_in_lo, ce_out_hi, ce_out_lo, ce_len, ce_sem_a, ce_sem_b, ce_sem_pay, ce_sem_pay_hi;
-  uint32_t pcas_a;
-  uint64_t local_mem, local_window, shared_window;
-  uint32_t entry_index;             /* for failure messages */
   uint8_t *notifier;                /* error notifier (hObjectError's memory): NvNotification[NVC86F_NOTIFIERS_RC] */
+  nvx_chan x;
 } nvm_chan;
 
 typedef struct nvm_gpu {
@@ -130,6 +116,7 @@ typedef struct nvm_gpu {
   bool thread_up, quit, kick;
   pthread_cond_t cond;
   nvm_chan chan[NVM_MAX_CHANNELS];
+  nvx_engine eng;
   uint8_t uuid[16];
   bool fault_valid;
   uint64_t fault_addr;
@@ -217,17 +204,13 @@ void nvm_gpu_stop(nvm_gpu *g);
 void nvm_gpu_kick(nvm_gpu *g);
 /* A new channel on gpu for the GPFIFO object; -1 when the table is full. Lock held. */
 int nvm_chan_new(int gpu, nvm_obj *o, uint8_t *ring, uint64_t ring_va, uint32_t entries, uint8_t *userd);
-/* Robust-channel error codes RM writes into a torn-down channel's error notifier (nverror.h). */
-enum { NVM_RC_GR_EXCEPTION = 13, NVM_RC_MMU_FAULT = 31, NVM_RC_PBDMA_ERROR = 32 };
 /* Stop channel c as RM's robust-channel recovery does: the channel runs nothing more and its error notifier gets the
  * time, the error code (info32) and a nonzero status, which is how the client learns of it (clc86fsw.h:
  * NVC86F_NOTIFIERS_RC = entry 0). */
 void nvm_chan_error(nvm_chan *c, uint32_t rc_code);
 void nvm_chan_drop(int gpu, int chan);
 uint64_t nvm_now_ns(void);
-/* mock_nv_qmd.c: run the QMD at qmd_va on channel c (dependent QMDs followed). 0, or -1 (failure recorded,
- * channel stopped). Lock held on entry and exit. */
-int nvm_qmd_launch(nvm_gpu *g, nvm_chan *c, uint64_t qmd_va);
+/* The engines' parsed-kernel caches (at teardown). */
 void nvm_qmd_cache_free(void);
 
 #endif

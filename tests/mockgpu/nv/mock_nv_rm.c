@@ -248,7 +248,7 @@ int nvm_rm_alloc(nvm_fd *f, void *arg) {
   } else if (cls == S.cfg->gpfifo) st = alloc_channel(o, p);
   else if (cls == S.cfg->compute || cls == S.cfg->copy) {
     nvm_obj *ch = parent;
-    if (ch->chan >= 0) S.gpu[ch->gpu].chan[ch->chan].cls_engine = cls;
+    if (ch->chan >= 0) S.gpu[ch->gpu].chan[ch->chan].x.cls_engine = cls;
     ch->engine_obj_cls = cls;
   }
   if (st) {

@@ -19,6 +19,7 @@
 #ifndef BG_MOCKGPU_NVPCI_H
 #define BG_MOCKGPU_NVPCI_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,6 +63,9 @@ uint8_t *nvpci_vram(nvpci_gpu *g, uint64_t *size);
 uint32_t nvpci_reg_read(nvpci_gpu *g, uint32_t reg);                    /* BAR0 register file, no side effects */
 void nvpci_reg_write(nvpci_gpu *g, uint32_t reg, uint32_t v);
 const char *nvpci_chip_name(const nvpci_gpu *g);
+/* The hardware model's lock (recursive): held across every BAR access and the GSP-RM model's work; the engine thread
+ * holds it while it runs methods and drops it while a kernel runs. */
+pthread_mutex_t *nvpci_lock_of(nvpci_gpu *g);
 /* The GSP-RM model attached to this GPU (NULL when none). */
 nvpci_gsp *nvpci_gsp_of(nvpci_gpu *g);
 /* TLB invalidates triggered through NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE (bit 31), and what the last one named:
@@ -96,5 +100,29 @@ int nvpci_gsp_mmu_version(const nvpci_gsp *s);
  * emulated VRAM (tables in system memory read by DMA). 0 with *pa and *aperture (NVPCI_MMU_APER_*), or -NVPCI_MMU_*
  * with why naming the level and entry (or that no page directory was set). */
 int nvpci_translate(nvpci_gpu *g, uint64_t va, uint64_t *pa, int *aperture, char *why, size_t n);
+
+/* ---- channels and their execution (nvpci_gsp_chan.c, nvpci_exec.c) ---- */
+
+/* A write of token to NV_VIRTUAL_FUNCTION_DOORBELL (BAR0 0xbb0090): channel id 15:0, runlist 29:16, bit 30 set on
+ * gb202 only (tinygrad ip.py); it must name a channel of a TSG that GPFIFO_SCHEDULE enabled, else a recorded failure
+ * "doorbell token 0x... names no scheduled channel". The engine thread then runs that channel from GPGet to GPPut. */
+void nvpci_gsp_doorbell(nvpci_gsp *s, uint32_t token);
+typedef struct nvpci_chan_info {
+  uint32_t client, handle, cls, tsg;   /* tsg: the parent KEPLER_CHANNEL_GROUP_A, 0 for a channel under the device */
+  uint32_t engine_cls;                 /* the compute / copy class SET_OBJECT must name (0: none allocated) */
+  uint32_t runlist, chid;              /* the work-submit token is chid | runlist << 16 (| 1 << 30 on gb202) */
+  uint64_t ring_va, userd_pa;
+  uint32_t entries;
+  bool scheduled;                      /* its TSG's GPFIFO_SCHEDULE bEnable */
+  bool gr_context;                     /* PROMOTE_CTX of buffers 0, 1, 2 with physical and virtual addresses */
+  bool stopped;                        /* a failure (method, fault, launch) stopped it */
+} nvpci_chan_info;
+/* Live GPFIFO channels, and the i-th of them (0, or -1 past the end). */
+unsigned nvpci_gsp_channels(nvpci_gsp *s);
+int nvpci_gsp_channel(nvpci_gsp *s, unsigned i, nvpci_chan_info *out);
+/* GPU faults (each also posted as NV_VGPU_MSG_EVENT_MMU_FAULT_QUEUED and recorded in nvpci_failures). */
+uint64_t nvpci_gsp_mmu_faults(const nvpci_gsp *s);
+/* Wait until no rung channel has work the engine could run (0), or timeout_ms passed (-1: e.g. an unmet acquire). */
+int nvpci_gsp_wait_idle(nvpci_gsp *s, unsigned timeout_ms);
 
 #endif

@@ -67,6 +67,7 @@ void nvpci_set_stage(nvpci_gpu *g, int stage) {
   pthread_mutex_unlock(&g->lock);
 }
 const char *nvpci_chip_name(const nvpci_gpu *g) { return g->c->name; }
+pthread_mutex_t *nvpci_lock_of(nvpci_gpu *g) { return &g->lock; }
 mock_pci *nvpci_pci(nvpci_gpu *g) { return g->pci; }
 void nvpci_set_gsp(nvpci_gpu *g, nvpci_gsp *s) { g->gsp = s; }
 const nvpci_fw *nvpci_firmware(const nvpci_gpu *g) { return &g->fw; }
@@ -149,6 +150,7 @@ static bool reg_wr(nvpci_gpu *g, uint32_t off, uint32_t v, bool fx) {
     }
   } else if (off == NV_VF_DOORBELL) {
     if (fx) g->doorbells++, g->last_doorbell = v;
+    if (fx && g->gsp) nvpci_gsp_doorbell(g->gsp, v);
   } else if (off == NV_PGSP_QUEUE_HEAD0) {
     g->gsp_queue_head0 = v;
     if (fx && g->gsp) nvpci_gsp_notify(g->gsp);

@@ -86,6 +86,13 @@ static void post(nvpci_gsp *s, uint32_t fn, uint32_t result, uint32_t rpc_seq, c
 }
 
 /* Write what fits below the host's read pointer (cmd queue + rxHdrOff). */
+static void flush(nvpci_gsp *s);
+void gspm_post_event(nvpci_gsp *s, uint32_t fn, const void *payload, size_t len) {
+  if (!s->running) return;
+  post(s, fn, GSPM_OK, 0, payload, len);
+  flush(s);
+}
+
 static void flush(nvpci_gsp *s) {
   while (s->out && s->running) {
     gspm_out *o = s->out;
@@ -599,11 +606,15 @@ void nvpci_gsp_reset(nvpci_gsp *s) {
   gspm_rm_clear(s);
   nvpci_gpu *g = s->g;
   unsigned boots = s->boots;
-  *s = (nvpci_gsp){.g = g, .boots = boots}; /* counters too: they count one boot */
+  nvpci_exec *exec = s->exec;
+  uint64_t serial = s->chan_serial;
+  /* counters too: they count one boot; the engine stays, channels go (serial 0: a running kernel finds its gone) */
+  *s = (nvpci_gsp){.g = g, .boots = boots, .exec = exec, .chan_serial = serial};
 }
 
 void nvpci_gsp_free(nvpci_gsp *s) {
   if (!s) return;
+  gspm_exec_free(s);
   nvpci_gsp_reset(s);
   free(s);
 }

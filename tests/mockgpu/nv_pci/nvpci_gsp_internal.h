@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "nvpci.h"
+#include "../nv/nvx_engine.h"
 
 /* ---- queue and record layout (r535.c struct r535_gsp_msg / nvfw_gsp_rpc, msgq_priv.h) ---- */
 enum {
@@ -39,6 +40,7 @@ enum {
   GSPM_FN_GSP_RM_ALLOC = 103,
   GSPM_EV_GSP_INIT_DONE = 0x1001,
   GSPM_EV_RUN_CPU_SEQUENCER = 0x1002,
+  GSPM_EV_MMU_FAULT_QUEUED = 0x1005,
 };
 
 /* NV_STATUS (nvstatuscodes.h). */
@@ -46,6 +48,7 @@ enum {
   GSPM_OK = 0x00,
   GSPM_ERR_INSERT_DUPLICATE_NAME = 0x19,
   GSPM_ERR_INVALID_ARGUMENT = 0x1f,
+  GSPM_ERR_INVALID_CHANNEL = 0x21,
   GSPM_ERR_INVALID_CLASS = 0x22,
   GSPM_ERR_INVALID_CLIENT = 0x23,
   GSPM_ERR_INVALID_DATA = 0x25,
@@ -73,6 +76,8 @@ typedef struct gspm_chip {
   uint32_t warps_per_sm;
   int mmu_ver;                 /* page-table format: 2 (GA/AD, 4 root entries) or 3 (GH/GB, 2 root entries) */
   uint32_t classes[8];         /* the chip's engine classes (g_gpu_class_list.c), 0-terminated */
+  uint32_t compute, copy;      /* the compute and DMA copy classes user channels bind */
+  unsigned qmd_major;          /* the compute class's QMD version: 3 (clc6c0qmd.h/clc7c0), 4 (clcbc0qmd.h), 5 (clcec0qmd.h) */
 } gspm_chip;
 const gspm_chip *gspm_chip_find(const char *name);
 
@@ -95,7 +100,26 @@ typedef struct gspm_obj {
   bool has_root;
   uint64_t root_pa;
   uint32_t root_entries;
+  /* KEPLER_CHANNEL_GROUP_A: its engine (NV2080_ENGINE_TYPE_*) and GPFIFO_SCHEDULE state */
+  uint32_t engine_type;
+  bool scheduled;
+  /* GPFIFO channel: its slot in nvpci_gsp.chan + 1 (0: none) */
+  unsigned chan;
 } gspm_obj;
+
+/* A GPFIFO channel as GSP-RM set it up (nvpci_gsp_chan.c) and the emulated GPU runs it (nvpci_exec.c). */
+#define GSPM_MAX_CHANNELS 64
+typedef struct gspm_chan {
+  bool used, pending;          /* pending: a doorbell since the engine last found it idle */
+  uint32_t client, handle, cls, tsg;   /* tsg: the parent KEPLER_CHANNEL_GROUP_A (0: under the device) */
+  uint32_t engine_type, runlist, chid;
+  uint64_t ring_va, userd_pa;
+  uint32_t entries;
+  uint32_t compute_obj, copy_obj;      /* engine objects under it (handles, 0: none) */
+  uint32_t prom_phys, prom_virt;       /* PROMOTE_CTX buffer ids promoted with a physical / virtual address */
+  nvx_chan x;
+} gspm_chan;
+typedef struct nvpci_exec nvpci_exec;
 
 struct nvpci_gsp {
   nvpci_gpu *g;
@@ -127,6 +151,10 @@ struct nvpci_gsp {
   bool pd_set;
   uint32_t pd_client, pd_vaspace, pd_entries;
   uint64_t pd_root;
+  /* Channels (nvpci_gsp_chan.c) and their execution (nvpci_exec.c; the engine and its thread survive a reset) */
+  gspm_chan chan[GSPM_MAX_CHANNELS];
+  nvpci_exec *exec;
+  uint64_t chan_serial, mmu_faults;
   /* Counters */
   uint64_t served, rejected, by_fn[128];
   unsigned reg_entries;        /* SET_REGISTRY entries accepted */
@@ -141,6 +169,22 @@ uint32_t gspm_rm_free(nvpci_gsp *s, uint8_t *p, size_t n);
 /* rpc_set_page_directory_v1E_05 (nvpci_gsp_vm.c). */
 uint32_t gspm_rm_set_page_directory(nvpci_gsp *s, uint8_t *p, size_t n);
 gspm_obj *gspm_rm_find(nvpci_gsp *s, uint32_t client, uint32_t handle);
+gspm_obj *gspm_rm_add(nvpci_gsp *s, uint32_t client, uint32_t handle, uint32_t parent, uint32_t cls);
+/* The runlist of an RM engine type (NV2080_ENGINE_TYPE_*) in the device-info table, -1 when the GPU has no such engine. */
+int gspm_engine_runlist(uint32_t engine_type);
+/* nvpci_gsp_chan.c: the channel object graph. gspm_chan_class: the class is one of it (then gspm_chan_alloc does the
+ * class's parent and parameter checks; the handle is free). gspm_chan_control: true when cmd is one of its controls
+ * (*st the status). gspm_chan_freed: an object is going (a channel's record goes with it). */
+bool gspm_chan_class(const nvpci_gsp *s, uint32_t cls);
+uint32_t gspm_chan_alloc(nvpci_gsp *s, uint32_t hc, uint32_t hp, uint32_t ho, uint32_t cls, gspm_obj *parent,
+                         uint8_t *prm, uint32_t psize);
+bool gspm_chan_control(nvpci_gsp *s, uint32_t hc, gspm_obj *o, uint32_t cmd, uint8_t *prm, uint32_t size, uint32_t *st);
+void gspm_chan_freed(nvpci_gsp *s, const gspm_obj *o);
+/* nvpci_exec.c: the engine (created on first use), its thread, stopped at free. */
+void gspm_exec_free(nvpci_gsp *s);
+void gspm_exec_chan_start(nvpci_gsp *s, gspm_chan *c);
+/* nvpci_gsp.c: an event on the status queue (MMU_FAULT_QUEUED). */
+void gspm_post_event(nvpci_gsp *s, uint32_t fn, const void *payload, size_t len);
 gspm_obj *gspm_rm_client(nvpci_gsp *s, uint32_t handle);
 void gspm_rm_clear(nvpci_gsp *s);
 

@@ -28,10 +28,10 @@ enum {
 
 /* g_gpu_class_list.c (engine classes the bare-metal path uses) and SM versions (sm_86 0x806, sm_89 0x809, sm_90 0x900, GB20x 0xa04). */
 static const gspm_chip CHIPS[] = {
-    {"ga102", 0x88000, 0x806, 48, 2, {0xc56f, 0xc7c0, 0xc7b5}},
-    {"ad102", 0x88000, 0x809, 48, 2, {0xc56f, 0xc9c0, 0xc7b5}},
-    {"gh100", 0x92000, 0x900, 64, 3, {0xc56f, 0xc86f, 0xcbc0, 0xc8b5, 0xc661}},
-    {"gb202", 0x92000, 0xa04, 48, 3, {0xc56f, 0xc86f, 0xc96f, 0xcec0, 0xcab5, 0xc661}},
+    {"ga102", 0x88000, 0x806, 48, 2, {0xc56f, 0xc7c0, 0xc7b5}, 0xc7c0, 0xc7b5, 3},
+    {"ad102", 0x88000, 0x809, 48, 2, {0xc56f, 0xc9c0, 0xc7b5}, 0xc9c0, 0xc7b5, 3},
+    {"gh100", 0x92000, 0x900, 64, 3, {0xc56f, 0xc86f, 0xcbc0, 0xc8b5, 0xc661}, 0xcbc0, 0xc8b5, 4},
+    {"gb202", 0x92000, 0xa04, 48, 3, {0xc56f, 0xc86f, 0xc96f, 0xcec0, 0xcab5, 0xc661}, 0xcec0, 0xcab5, 5},
 };
 
 const gspm_chip *gspm_chip_find(const char *name) {
@@ -72,7 +72,7 @@ static const class_rule *rule_of(uint32_t cls) {
   return NULL;
 }
 
-static gspm_obj *add(nvpci_gsp *s, uint32_t client, uint32_t handle, uint32_t parent, uint32_t cls) {
+gspm_obj *gspm_rm_add(nvpci_gsp *s, uint32_t client, uint32_t handle, uint32_t parent, uint32_t cls) {
   gspm_obj *o = calloc(1, sizeof *o);
   if (!o) return NULL;
   *o = (gspm_obj){.next = s->objs, .client = client, .handle = handle, .parent = parent, .cls = cls};
@@ -88,17 +88,19 @@ static uint32_t alloc(nvpci_gsp *s, uint8_t *p, size_t n) {
   const uint8_t *prm = p + 32;
   (void)n;
   const class_rule *r = rule_of(cls);
-  if (!r) return GSPM_ERR_INVALID_CLASS;
-  if (psize ? psize != r->size : !r->optional) return GSPM_ERR_INVALID_ARGUMENT;
+  bool chan_graph = !r && gspm_chan_class(s, cls);
+  if (!r && !chan_graph) return GSPM_ERR_INVALID_CLASS;
+  if (r && (psize ? psize != r->size : !r->optional)) return GSPM_ERR_INVALID_ARGUMENT;
   if (is_root(cls)) {
     if (ho == 0 || hc != ho) return GSPM_ERR_INVALID_OBJECT_HANDLE; /* the host names its client */
     for (gspm_obj *o = s->objs; o; o = o->next)
       if (is_root(o->cls) && o->handle == ho) return GSPM_ERR_INSERT_DUPLICATE_NAME;
-    return add(s, ho, ho, 0, cls) ? GSPM_OK : GSPM_ERR_NO_MEMORY;
+    return gspm_rm_add(s, ho, ho, 0, cls) ? GSPM_OK : GSPM_ERR_NO_MEMORY;
   }
   if (!client_of(s, hc)) return GSPM_ERR_INVALID_CLIENT;
   gspm_obj *parent = find(s, hc, hp);
-  if (!parent || (r->parent == CLS_ROOT ? !is_root(parent->cls) : parent->cls != r->parent))
+  if (chan_graph && !parent) return GSPM_ERR_INVALID_OBJECT_PARENT;
+  if (!chan_graph && (!parent || (r->parent == CLS_ROOT ? !is_root(parent->cls) : parent->cls != r->parent)))
     return GSPM_ERR_INVALID_OBJECT_PARENT;
   if (ho == 0) { /* RM picks the handle (serverAllocResource) */
     ho = RS_UNIQUE_HANDLE_BASE;
@@ -107,6 +109,7 @@ static uint32_t alloc(nvpci_gsp *s, uint8_t *p, size_t n) {
   } else if (find(s, hc, ho)) {
     return GSPM_ERR_INSERT_DUPLICATE_NAME;
   }
+  if (chan_graph) return gspm_chan_alloc(s, hc, hp, ho, cls, parent, p + 32, psize);
   if (cls == CLS_DEVICE && gspm_g32(prm, 0) != 0) return GSPM_ERR_INVALID_ARGUMENT; /* deviceId: one GPU */
   if (cls == CLS_SUBDEVICE && psize && gspm_g32(prm, 0) != 0) return GSPM_ERR_INVALID_ARGUMENT; /* subDeviceId */
   if (cls == CLS_DEVICE) /* one device per client and GPU */
@@ -115,7 +118,7 @@ static uint32_t alloc(nvpci_gsp *s, uint8_t *p, size_t n) {
   if (cls == CLS_SUBDEVICE)
     for (gspm_obj *o = s->objs; o; o = o->next)
       if (o->client == hc && o->parent == hp && o->cls == CLS_SUBDEVICE) return GSPM_ERR_INVALID_STATE;
-  return add(s, hc, ho, hp, cls) ? GSPM_OK : GSPM_ERR_NO_MEMORY;
+  return gspm_rm_add(s, hc, ho, hp, cls) ? GSPM_OK : GSPM_ERR_NO_MEMORY;
 }
 
 uint32_t gspm_rm_alloc(nvpci_gsp *s, uint8_t *p, size_t n) {
@@ -125,6 +128,7 @@ uint32_t gspm_rm_alloc(nvpci_gsp *s, uint8_t *p, size_t n) {
 }
 
 static void unlink_obj(nvpci_gsp *s, gspm_obj *o) {
+  gspm_chan_freed(s, o);
   for (gspm_obj **pp = &s->objs; *pp; pp = &(*pp)->next)
     if (*pp == o) {
       *pp = o->next;
@@ -199,9 +203,21 @@ static uint32_t class_list(const nvpci_gsp *s, uint32_t *out) {
 /* NV2080_CTRL_FIFO_DEVICE_ENTRY (100 B): engineData[16] (ENGINE_INFO_TYPE_*: RM_ENGINE_TYPE 2, RUNLIST 3,
  * INSTANCE_ID 10, RUNLIST_PRI_BASE 11; g_kernel_fifo_nvoc.h), pbdmaIds[2] @64, pbdmaFaultIds[2] @72, numPbdmas @80,
  * engineName[16] @84. One GR and two copy engines (RM_ENGINE_TYPE_GR0 1, COPY0 9, COPY1 10), a runlist each. */
+typedef struct {
+  uint32_t type, inst;
+  const char *name;
+} engine_info;
+static const engine_info ENGINES[] = {{1, 0, "GR0"}, {9, 0, "CE0"}, {10, 1, "CE1"}};
+
+int gspm_engine_runlist(uint32_t engine_type) {
+  for (size_t i = 0; i < sizeof ENGINES / sizeof ENGINES[0]; i++)
+    if (ENGINES[i].type == engine_type) return (int)i;
+  return -1;
+}
+
 static uint32_t device_info(uint8_t *p) {
-  static const struct { uint32_t type, inst; const char *name; } eng[] = {{1, 0, "GR0"}, {9, 0, "CE0"}, {10, 1, "CE1"}};
-  uint32_t n = sizeof eng / sizeof eng[0];
+  const engine_info *eng = ENGINES;
+  uint32_t n = sizeof ENGINES / sizeof ENGINES[0];
   if (gspm_g32(p, 0) > n) return GSPM_ERR_INVALID_ARGUMENT; /* baseIndex */
   memset(p + 4, 0, 3212 - 4);
   uint32_t k = 0;
@@ -279,6 +295,8 @@ static uint32_t control(nvpci_gsp *s, uint8_t *p) {
   const ctrl_rule *r = NULL;
   for (size_t i = 0; i < sizeof CTRLS / sizeof CTRLS[0]; i++)
     if (CTRLS[i].cmd == cmd) r = &CTRLS[i];
+  uint32_t st;
+  if (gspm_chan_control(s, hc, o, cmd, prm, size, &st)) return st;
   if (!r || r->cls != o->cls) return GSPM_ERR_NOT_SUPPORTED;
   if (size != r->size) return GSPM_ERR_INVALID_PARAM_STRUCT;
   uint32_t list[32], n;

@@ -91,6 +91,11 @@ uint8_t *nvpci_vram(nvpci_gpu *g, uint64_t *size) {
 }
 nvpci_gsp *nvpci_gsp_of(nvpci_gpu *g) { return g->gsp; }
 const char *nvpci_chip_name(const nvpci_gpu *g) { return g->chip; }
+static pthread_mutex_t stand_in_lock;
+pthread_mutex_t *nvpci_lock_of(nvpci_gpu *g) {
+  (void)g;
+  return &stand_in_lock;
+}
 
 /* ---- the test's host driver ---- */
 
@@ -1047,6 +1052,330 @@ START_TEST(translate_recorded_root) {
 }
 END_TEST
 
+/* ---- channels: the RM object graph a bare-metal driver builds, and GPFIFO execution ----
+ * Written from open-gpu-kernel-modules 570 layouts (alloc_channel.h NV_CHANNEL_ALLOC_PARAMS, ctrl2080gpu.h
+ * PROMOTE_CTX, ctrl90f1.h COPY_SERVER_RESERVED_PDES), tinygrad's graph (runtime/support/nv/ip.py init_golden_image,
+ * rpc_rm_alloc; ops_nv.py _new_gpu_fifo), NVIDIA/open-gpu-doc clc56f.h (GPFIFO entry, method header, semaphores),
+ * clc7b5.h (LAUNCH_DMA), clc6c0qmd.h / clcbc0qmd.h (QMD V03 / V04 fields). */
+
+#define C1 0xc1000000u
+enum { CH_PSIZE = 368, GR_MAIN = 0x400000, GR_PM = 0x600000, GR_PATCH = 0x620000 };
+
+static uint32_t alloc_c(uint32_t hc, uint32_t hp, uint32_t ho, uint32_t cls, const void *prm, uint32_t psize) {
+  uint8_t p[32 + 400] = {0}, out[32 + 400];
+  p32(p, 0, hc);
+  p32(p, 4, hp);
+  p32(p, 8, ho);
+  p32(p, 12, cls);
+  p32(p, 20, psize);
+  if (prm) memcpy(p + 32, prm, psize);
+  uint32_t res = rpc(GSPM_FN_GSP_RM_ALLOC, p, 32 + psize, out, sizeof out);
+  ck_assert_uint_eq(g32(out, 16), res);
+  return res;
+}
+static uint32_t ctrl_c(uint32_t hc, uint32_t ho, uint32_t cmd, uint8_t *params, uint32_t psize) {
+  uint8_t *p = calloc(1, 24 + (size_t)psize), *out = calloc(1, 24 + (size_t)psize);
+  p32(p, 0, hc);
+  p32(p, 4, ho);
+  p32(p, 8, cmd);
+  p32(p, 16, psize);
+  memcpy(p + 24, params, psize);
+  uint32_t res = rpc(GSPM_FN_GSP_RM_CONTROL, p, 24 + (size_t)psize, out, 24 + (size_t)psize);
+  memcpy(params, out + 24, psize);
+  free(p);
+  free(out);
+  return res;
+}
+static void mem_desc(uint8_t *d, uint64_t base, uint64_t size, uint32_t as) {
+  p64(d, 0, base);
+  p64(d, 8, size);
+  p32(d, 16, as);
+}
+/* A user channel (ip.py rpc_rm_alloc for gpfifo_class): ring at ring_va, USERD after it, a 4 KiB VRAM page for RAMFC
+ * and the instance block, 0x5000 B of method buffer, no error notifier. */
+static void user_chan(uint8_t *p, uint64_t ring_va, uint32_t share, uint64_t userd_pa, uint64_t inst_pa) {
+  memset(p, 0, CH_PSIZE);
+  p64(p, 8, ring_va);
+  p32(p, 16, 0x400);
+  p32(p, 24, share);
+  p64(p, 64, 0x400 * 8);
+  mem_desc(p + 144, inst_pa, 0x1000, 2);
+  mem_desc(p + 168, userd_pa, 0x400, 2);
+  mem_desc(p + 192, inst_pa, 0x200, 2);
+  mem_desc(p + 216, inst_pa + 0x10000, 0x5000, 2);
+  mem_desc(p + 248, 0, 0xecc, 0);
+}
+static uint32_t promote(uint32_t hc, uint32_t hsub, uint32_t hchan, const uint32_t *ids, unsigned n, bool phys,
+                        bool virt) {
+  uint8_t p[560] = {0};
+  static const uint64_t pa[3] = {GR_MAIN, GR_PM, GR_PATCH};
+  p32(p, 0, 1);
+  p32(p, 12, hc);
+  p32(p, 16, hchan);
+  p32(p, 40, n);
+  for (unsigned i = 0; i < n; i++) {
+    uint8_t *e = p + 48 + 32 * i;
+    uint32_t id = ids[i];
+    if (phys) p64(e, 0, id < 3 ? pa[id] : 0x680000), p64(e, 16, id == 0 ? 0x1e0000 : 0x20000), p32(e, 24, 4);
+    if (virt) p64(e, 8, 0x50000000ull + 0x200000ull * id);
+    e[28] = (uint8_t)id;
+    e[30] = phys;
+    e[31] = phys && !virt;
+  }
+  return ctrl_c(hc, hsub, 0x2080012b, p, sizeof p);
+}
+static uint32_t hdr(unsigned op, unsigned count, unsigned subc, uint32_t method) {
+  return op << 29 | count << 16 | subc << 13 | method >> 2;
+}
+/* One GPFIFO entry for the pushbuffer at pb_va (ndw dwords), GPPut advanced, the doorbell rung. */
+static void submit(uint64_t ring_pa, uint64_t userd_pa, uint32_t *put, uint64_t pb_va, uint32_t ndw, uint32_t token) {
+  p32(H.g.vram, ring_pa + 8ull * *put, (uint32_t)pb_va & ~3u);
+  p32(H.g.vram, ring_pa + 8ull * *put + 4, (uint32_t)(pb_va >> 32 & 0xff) | ndw << 10);
+  *put = (*put + 1) % 0x400;
+  p32(H.g.vram, userd_pa + 0x8c, *put);
+  nvpci_gsp_doorbell(H.g.gsp, token);
+  ck_assert_int_eq(nvpci_gsp_wait_idle(H.g.gsp, 5000), 0);
+}
+static void qset(uint8_t *q, unsigned hi, unsigned lo, uint32_t v) {
+  for (unsigned b = lo; b <= hi; b++, v >>= 1) q[b / 8] = (uint8_t)((q[b / 8] & ~(1u << b % 8)) | (v & 1) << b % 8);
+}
+/* A QMD for one thread of the program at prog with constant bank 0 at cb (0x1000 B). */
+static void make_qmd(uint8_t *q, unsigned major, uint64_t prog, uint64_t cb) {
+  memset(q, 0, 384);
+  qset(q, 583, 580, major);
+  if (major == 4) {
+    qset(q, 1055, 1024, 1), qset(q, 1071, 1056, 1), qset(q, 1103, 1088, 1);
+    qset(q, 1167, 1152, 1), qset(q, 1183, 1168, 1), qset(q, 1199, 1184, 1);
+    qset(q, 416, 416, 1), qset(q, 1567, 1536, (uint32_t)(cb >> 6)), qset(q, 1599, 1587, 0x100);
+    qset(q, 1247, 1216, (uint32_t)prog), qset(q, 1272, 1248, (uint32_t)(prog >> 32));
+  } else {
+    qset(q, 415, 384, 1), qset(q, 431, 416, 1), qset(q, 463, 448, 1);
+    qset(q, 607, 592, 1), qset(q, 623, 608, 1), qset(q, 639, 624, 1);
+    qset(q, 640, 640, 1), qset(q, 1055, 1024, (uint32_t)cb), qset(q, 1087, 1075, 0x100);
+    qset(q, 1567, 1536, (uint32_t)prog), qset(q, 1584, 1568, (uint32_t)(prog >> 32));
+  }
+}
+static const char KERNEL[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
+                             ".visible .entry k(.param .u64 out)\n{\n.reg .b64 %rd<2>;\n.reg .b32 %r<2>;\n"
+                             "ld.param.u64 %rd1, [out];\nmov.u32 %r1, 42;\nst.global.u32 [%rd1], %r1;\nret;\n}\n";
+
+START_TEST(channels_graph_and_execution) {
+  host_setup(&CHIPS[_i]);
+  boot();
+  const bool v3 = H.ci->sm >= 0x900, gb = H.ci->sm >= 0xa00;
+  const uint32_t gpf = H.ci->gpfifo, comp = H.ci->compute, copy = H.ci->copy, root = root_entries();
+  uint8_t p[CH_PSIZE], c[1664];
+  /* page tables: the driver's root at 1 MiB; rings, pushbuffers, data */
+  uint64_t next = 0x101000;
+  for (uint64_t k = 0; k < 3; k++) {
+    next = map4k(0x100000, next, 0x10000000 + 0x1000 * k, 0x800000 + 0x1000 * k); /* compute ring + USERD */
+    next = map4k(0x100000, next, 0x10100000 + 0x1000 * k, 0x900000 + 0x1000 * k); /* copy ring + USERD */
+    next = map4k(0x100000, next, 0x10200000 + 0x1000 * k, 0x980000 + 0x1000 * k); /* third channel */
+  }
+  for (uint64_t k = 0; k < 4; k++) next = map4k(0x100000, next, 0x20000000 + 0x1000 * k, 0xb00000 + 0x1000 * k);
+  next = map4k(0x100000, next, 0x30000000, 0xc00000); /* copy source: two pages, not contiguous */
+  next = map4k(0x100000, next, 0x30001000, 0xc08000);
+  next = map4k(0x100000, next, 0x30004000, 0xc10000); /* copy destination: two pages, not contiguous */
+  next = map4k(0x100000, next, 0x30005000, 0xc18000);
+  next = map4k(0x100000, next, 0x30010000, 0xc20000); /* semaphores and the kernel's output */
+  ck_assert_uint_lt(next, 0x200000);
+
+  /* golden context under C0 (ip.py init_golden_image) */
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0, CLIENT, 0, 120), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, CLIENT, 0xd0, 0x80, 56), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd1, 0x2080, 4), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd2, 0x90f1, 48), GSPM_OK);
+  ck_assert_uint_eq(set_pd(CLIENT, 0xd0, 0xd2, 0x100000, root, 0x8, 48), GSPM_OK);
+  ck_assert_uint_eq(rm_alloc(CLIENT, 0xd0, 0xd3, 0x90f1, 48), GSPM_OK);
+  uint8_t pd[184] = {0};
+  static const uint8_t sh2[] = {47, 38, 29}, sh3[] = {56, 47, 38};
+  p64(pd, 8, 512ull << 20);
+  p64(pd, 16, 0x80000000ull);
+  p64(pd, 24, 0x80000000ull + (512ull << 20) - 1);
+  p32(pd, 32, 3);
+  for (int i = 0; i < 3; i++) {
+    uint8_t *l = pd + 40 + 24 * i;
+    p64(l, 0, 0x210000 + 0x1000 * (uint64_t)i);
+    p64(l, 8, i == 0 ? 8ull * root : 0x1000);
+    p32(l, 16, 1);
+    l[20] = v3 ? sh3[i] : sh2[i];
+  }
+  uint8_t bad[184];
+  memcpy(bad, pd, sizeof bad);
+  p32(bad + 40 + 24, 16, 2); /* a level in system memory */
+  ck_assert_uint_eq(ctrl_c(CLIENT, 0xd3, 0x90f10106, bad, 184), GSPM_ERR_INVALID_ARGUMENT);
+  memcpy(bad, pd, sizeof bad);
+  bad[40 + 24 + 20] = 21; /* a pageShift the format does not have there */
+  ck_assert_uint_eq(ctrl_c(CLIENT, 0xd3, 0x90f10106, bad, 184), GSPM_ERR_INVALID_ARGUMENT);
+  ck_assert_uint_eq(ctrl_c(CLIENT, 0xd3, 0x90f10106, pd, 184), GSPM_OK);
+  memset(p, 0, CH_PSIZE);
+  p64(p, 8, 0x40000000);
+  p32(p, 16, 32);
+  p32(p, 28, 0xd3);
+  p64(p, 64, 0x100);
+  p32(p, 128, 1);
+  p32(p, 132, 3);
+  p32(p, 20, 0x200320);
+  p32(p, 244, 0x1a);
+  mem_desc(p + 168, 0x200100, 0x20, 2);
+  mem_desc(p + 192, 0x201000, 0x200, 2);
+  mem_desc(p + 144, 0x201000, 0x1000, 2);
+  mem_desc(p + 216, 0x202000, 0x5000, 2);
+  ck_assert_uint_eq(alloc_c(CLIENT, 0xd0, 0xd4, gpf, p, CH_PSIZE), GSPM_OK);
+  memset(c, 0, sizeof c);
+  ck_assert_uint_eq(ctrl_c(CLIENT, 0xd1, 0x20800a32, c, sizeof c), GSPM_OK);
+  ck_assert_uint_ge(g32(c, 0), 0x1000); /* GRAPHICS */
+  ck_assert_uint_ne(g32(c, 8 * 0x13 + 4), 0); /* ATTRIBUTE_CB's alignment */
+  const uint32_t golden_ids[] = {0, 2, 9};
+  ck_assert_uint_eq(promote(CLIENT, 0xd1, 0xd4, golden_ids, 3, true, true), GSPM_OK);
+  ck_assert_uint_eq(alloc_c(CLIENT, 0xd4, 0xd5, comp, NULL, 0), GSPM_OK);
+  ck_assert_uint_eq(alloc_c(CLIENT, 0xd4, 0xd6, copy, NULL, 0), GSPM_OK);
+
+  /* user graph under C1 (ops_nv.py NVDevice.__init__, _new_gpu_fifo) */
+  uint8_t q[56] = {0};
+  ck_assert_uint_eq(alloc_c(C1, 0, C1, 0x41, NULL, 0), GSPM_OK);
+  p32(q, 4, C1);
+  p32(q, 48, 2); /* vaMode OPTIONAL_MULTIPLE_VASPACES */
+  ck_assert_uint_eq(alloc_c(C1, C1, 0xe0, 0x80, q, 56), GSPM_OK);
+  ck_assert_uint_eq(alloc_c(C1, 0xe0, 0xe1, 0x2080, NULL, 0), GSPM_OK);
+  memset(q, 0, sizeof q);
+  p64(q, 8, 0x1ffffffffffffull);
+  ck_assert_uint_eq(alloc_c(C1, 0xe0, 0xe2, 0x70, q, 24), GSPM_OK);
+  uint8_t boost[8] = {0};
+  ck_assert_uint_eq(ctrl_c(C1, 0xe1, 0x2080200a, boost, 8), GSPM_OK);
+  uint8_t va[48] = {0};
+  p32(va, 4, 0x20 | 0x8);
+  p64(va, 8, 0x1fffffb000000ull);
+  p64(va, 40, 0x1000);
+  ck_assert_uint_eq(alloc_c(C1, 0xe0, 0xe3, 0x90f1, va, 48), GSPM_OK);
+  ck_assert_uint_eq(set_pd(C1, 0xe0, 0xe3, 0x100000, root, 0x8, 48), GSPM_OK);
+  memset(q, 0, sizeof q);
+  p32(q, 12, 77);
+  ck_assert_uint_eq(alloc_c(C1, 0xe0, 0xe4, 0xa06c, q, 20), GSPM_ERR_INVALID_ARGUMENT); /* no engine type 77 */
+  p32(q, 12, 1);
+  ck_assert_uint_eq(alloc_c(C1, 0xe0, 0xe4, 0xa06c, q, 20), GSPM_OK);
+  memset(q, 0, sizeof q);
+  p32(q, 0, 0xe3);
+  p32(q, 4, 1);
+  ck_assert_uint_eq(alloc_c(C1, 0xe4, 0xe5, 0x9067, q, 12), GSPM_OK);
+  /* refusals of a channel */
+  user_chan(p, 0x10000000, 0xe5, 0x802000, 0xa00000);
+  ck_assert_uint_eq(alloc_c(C1, 0xe4, 0xe6, gpf, p, 360), GSPM_ERR_INVALID_ARGUMENT);          /* params size */
+  ck_assert_uint_eq(alloc_c(C1, 0xe1, 0xe6, gpf, p, CH_PSIZE), GSPM_ERR_INVALID_OBJECT_PARENT); /* subdevice */
+  p32(p, 0, 0x800000);                                                                          /* tinygrad's paddr */
+  ck_assert_uint_eq(alloc_c(C1, 0xe4, 0xe6, gpf, p, CH_PSIZE), GSPM_ERR_INVALID_OBJECT_HANDLE);
+  p32(p, 0, 0);
+  p32(p + 168, 16, 1); /* USERD in system memory */
+  ck_assert_uint_eq(alloc_c(C1, 0xe4, 0xe6, gpf, p, CH_PSIZE), GSPM_ERR_INVALID_ARGUMENT);
+  p32(p + 168, 16, 2);
+  p64(p + 144, 0, VRAM_SIZE); /* instance block outside VRAM */
+  ck_assert_uint_eq(alloc_c(C1, 0xe4, 0xe6, gpf, p, CH_PSIZE), GSPM_ERR_INVALID_ARGUMENT);
+  p64(p + 144, 0, 0xa00000);
+  p32(p, 24, 0xe3); /* hContextShare names the VA space */
+  ck_assert_uint_eq(alloc_c(C1, 0xe4, 0xe6, gpf, p, CH_PSIZE), GSPM_ERR_INVALID_OBJECT_HANDLE);
+  ck_assert_uint_eq(nvpci_gsp_channels(H.g.gsp), 1);
+  /* the channels */
+  user_chan(p, 0x10000000, 0xe5, 0x802000, 0xa00000);
+  ck_assert_uint_eq(alloc_c(C1, 0xe4, 0xe6, gpf, p, CH_PSIZE), GSPM_OK);
+  user_chan(p, 0x10100000, 0xe5, 0x902000, 0xa20000);
+  ck_assert_uint_eq(alloc_c(C1, 0xe4, 0xe7, gpf, p, CH_PSIZE), GSPM_OK);
+  user_chan(p, 0x10200000, 0xe5, 0x982000, 0xa40000);
+  ck_assert_uint_eq(alloc_c(C1, 0xe4, 0xeb, gpf, p, CH_PSIZE), GSPM_OK);
+  ck_assert_uint_eq(alloc_c(C1, 0xe4, 0xe8, comp, NULL, 0), GSPM_ERR_INVALID_OBJECT_PARENT); /* under the TSG */
+  ck_assert_uint_eq(alloc_c(C1, 0xe6, 0xe8, comp, NULL, 0), GSPM_OK);
+  ck_assert_uint_eq(alloc_c(C1, 0xe6, 0xef, comp, NULL, 0), GSPM_ERR_INVALID_STATE); /* a second compute object */
+  ck_assert_uint_eq(alloc_c(C1, 0xe7, 0xe9, copy, NULL, 0), GSPM_OK);
+  ck_assert_uint_eq(alloc_c(C1, 0xeb, 0xec, comp, NULL, 0), GSPM_OK);
+  const uint32_t ids[] = {0, 1, 2}, bad_id[] = {13};
+  ck_assert_uint_eq(promote(C1, 0xe1, 0xe2, ids, 3, true, false), GSPM_ERR_INVALID_CHANNEL); /* not a channel */
+  ck_assert_uint_eq(promote(C1, 0xe1, 0xe6, bad_id, 1, true, false), GSPM_ERR_INVALID_ARGUMENT); /* buffer id */
+  ck_assert_uint_eq(promote(C1, 0xe1, 0xe6, ids, 3, true, false), GSPM_OK);
+  ck_assert_uint_eq(promote(C1, 0xe1, 0xe6, ids, 3, false, true), GSPM_OK);
+  memset(q, 0, sizeof q);
+  p32(q, 4, C1);
+  p32(q, 8, 0xe9);
+  ck_assert_uint_eq(alloc_c(C1, 0xe0, 0xea, 0x83de, q, 12), GSPM_ERR_INVALID_OBJECT_HANDLE); /* a copy object */
+  p32(q, 8, 0xe8);
+  ck_assert_uint_eq(alloc_c(C1, 0xe0, 0xea, 0x83de, q, 12), GSPM_OK);
+  uint8_t tok[4] = {0};
+  ck_assert_uint_eq(ctrl_c(C1, 0xe4, 0xc36f0108, tok, 4), GSPM_ERR_NOT_SUPPORTED); /* on the TSG */
+  uint32_t token[3];
+  const uint32_t chans[3] = {0xe6, 0xe7, 0xeb};
+  for (int i = 0; i < 3; i++) {
+    ck_assert_uint_eq(ctrl_c(C1, chans[i], 0xc36f0108, tok, 4), GSPM_OK);
+    token[i] = g32(tok, 0) | (gb ? 1u << 30 : 0); /* runlist 0: GR0's */
+  }
+  ck_assert_uint_ne(token[0], token[1]);
+  uint8_t sched[4] = {1};
+  ck_assert_uint_eq(ctrl_c(C1, 0xe4, 0xa06c0101, sched, 4), GSPM_ERR_INVALID_PARAM_STRUCT);
+  ck_assert_uint_eq(ctrl_c(C1, 0xe4, 0xa06c0101, sched, 2), GSPM_OK);
+  ck_assert_uint_eq(nvpci_gsp_channels(H.g.gsp), 4);
+  nvpci_chan_info ci;
+  ck_assert_int_eq(nvpci_gsp_channel(H.g.gsp, 3, &ci), 0);
+  ck_assert_int_eq(nvpci_gsp_channel(H.g.gsp, 4, &ci), -1);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+
+  /* a doorbell naming no scheduled channel */
+  nvpci_gsp_doorbell(H.g.gsp, token[0] + 0x30);
+  expect_fail("names no scheduled channel");
+  /* copy channel: a copy across non-contiguous source pages, then a semaphore release */
+  uint32_t put_c = 0, put_k = 0, put_t = 0;
+  for (int i = 0; i < 0x1800; i++) H.g.vram[(i < 0x1000 ? 0xc00000 : 0xc08000 - 0x1000) + i] = (uint8_t)(i * 7);
+  uint32_t pb[64], n = 0;
+  pb[n++] = hdr(1, 1, 0, 0x0), pb[n++] = copy;
+  pb[n++] = hdr(1, 4, 0, 0x400), pb[n++] = 0, pb[n++] = 0x30000000, pb[n++] = 0, pb[n++] = 0x30004800;
+  pb[n++] = hdr(1, 1, 0, 0x418), pb[n++] = 0x1800;
+  pb[n++] = hdr(1, 3, 0, 0x240), pb[n++] = 0, pb[n++] = 0x30010010, pb[n++] = 0x77;
+  pb[n++] = hdr(1, 1, 0, 0x300), pb[n++] = 2 | 1 << 2 | 1 << 3 | 1 << 7 | 1 << 8;
+  memcpy(H.g.vram + 0xb00000, pb, 4 * n);
+  submit(0x900000, 0x902000, &put_c, 0x20000000, n, token[1]);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+  for (int i = 0; i < 0x1800; i++)
+    ck_assert_uint_eq(H.g.vram[(i < 0x800 ? 0xc10800 : 0xc18000 - 0x800) + i], (uint8_t)(i * 7));
+  ck_assert_uint_eq(g32(H.g.vram, 0xc20010), 0x77);
+  ck_assert_uint_eq(g32(H.g.vram, 0x902088), 1); /* GPGet */
+  /* compute channel: a host semaphore release and a launch of the kernel */
+  memcpy(H.g.vram + 0xb03000, KERNEL, sizeof KERNEL);
+  p64(H.g.vram, 0xb02000 + 0x210, 0x30010020); /* the parameter: out */
+  make_qmd(H.g.vram + 0xb01000, v3 ? (gb ? 5 : 4) : 3, 0x20003000, 0x20002000);
+  n = 0;
+  pb[n++] = hdr(1, 1, 0, 0x0), pb[n++] = comp;
+  pb[n++] = hdr(1, 5, 0, 0x5c), pb[n++] = 0x30010000, pb[n++] = 0, pb[n++] = 0xabc, pb[n++] = 0, pb[n++] = 1;
+  pb[n++] = hdr(1, 1, 0, 0x2b4), pb[n++] = 0x20001000 >> 8;
+  pb[n++] = hdr(1, 1, 0, 0x2c0), pb[n++] = 9;
+  memcpy(H.g.vram + 0xb00400, pb, 4 * n);
+  submit(0x800000, 0x802000, &put_k, 0x20000400, n, token[0]);
+  ck_assert_uint_eq(g32(H.g.vram, 0xc20000), 0xabc);
+  if (gb) {
+    expect_fail("QMD version 5"); /* no V05 field table: clcec0qmd.h is not modelled */
+  } else {
+    ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+    ck_assert_uint_eq(g32(H.g.vram, 0xc20020), 42);
+  }
+  /* the third channel had no PROMOTE_CTX: its launch is a failure */
+  memcpy(H.g.vram + 0xb00800, pb, 4 * n);
+  p32(H.g.vram, 0xb00800 + 4, comp);
+  submit(0x980000, 0x982000, &put_t, 0x20000800, n, token[2]);
+  expect_fail("no GR context");
+  ck_assert_int_eq(nvpci_gsp_channel(H.g.gsp, 3, &ci), 0);
+  ck_assert(ci.stopped && !ci.gr_context);
+  /* a GPU fault: the copy engine reads an unmapped VA; the channel stops and GSP-RM posts MMU_FAULT_QUEUED */
+  n = 0;
+  pb[n++] = hdr(1, 4, 0, 0x400), pb[n++] = 0, pb[n++] = 0x3f000000, pb[n++] = 0, pb[n++] = 0x30004000;
+  pb[n++] = hdr(1, 1, 0, 0x418), pb[n++] = 16;
+  pb[n++] = hdr(1, 1, 0, 0x300), pb[n++] = 2 | 1 << 7 | 1 << 8;
+  memcpy(H.g.vram + 0xb00c00, pb, 4 * n);
+  submit(0x900000, 0x902000, &put_c, 0x20000c00, n, token[1]);
+  expect_fail("MMU fault: copy engine read of unmapped GPU VA 0x3f000000");
+  ck_assert_uint_eq(nvpci_gsp_mmu_faults(H.g.gsp), 1);
+  uint32_t fn, res;
+  ck_assert_int_ge(recv_msg(&fn, &res, NULL, 0), 0);
+  ck_assert_uint_eq(fn, GSPM_EV_MMU_FAULT_QUEUED);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+  host_teardown();
+}
+END_TEST
+
 static void plain_setup(void) { setup_ad(); }
 static void plain_teardown(void) {
   ck_assert_msg(H.g.nfail == 0, "unexpected model failures:\n%s", H.g.fails);
@@ -1054,6 +1383,11 @@ static void plain_teardown(void) {
 }
 
 int main(void) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&stand_in_lock, &a);
+  pthread_mutexattr_destroy(&a);
   Suite *s = suite_create("nvpci-gsp");
   TCase *each = tcase_create("each-chip");
   tcase_set_timeout(each, 60);
@@ -1061,6 +1395,7 @@ int main(void) {
   tcase_add_loop_test(each, rm_objects_and_controls, 0, 4);
   tcase_add_loop_test(each, set_page_directory, 0, 4);
   tcase_add_loop_test(each, translate_recorded_root, 0, 4);
+  tcase_add_loop_test(each, channels_graph_and_execution, 0, 4);
   suite_add_tcase(s, each);
   TCase *tc = tcase_create("ad102");
   tcase_set_timeout(tc, 60);

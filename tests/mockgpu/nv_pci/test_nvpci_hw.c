@@ -86,8 +86,8 @@ struct nvpci_gsp {
   nvpci_gpu *g;
   bool running;
   uint64_t meta, libos;
-  unsigned starts, notifies, resets, writes;
-  uint32_t last_reg, last_val;
+  unsigned starts, notifies, resets, writes, doorbells;
+  uint32_t last_reg, last_val, last_token;
 };
 nvpci_gsp *nvpci_gsp_new(nvpci_gpu *g) {
   nvpci_gsp *s = calloc(1, sizeof(*s));
@@ -95,6 +95,10 @@ nvpci_gsp *nvpci_gsp_new(nvpci_gpu *g) {
   return s;
 }
 void nvpci_gsp_free(nvpci_gsp *s) { free(s); }
+void nvpci_gsp_doorbell(nvpci_gsp *s, uint32_t token) { /* recorded: the hardware passes doorbell writes on */
+  s->doorbells++;
+  s->last_token = token;
+}
 int nvpci_gsp_start(nvpci_gsp *s, uint64_t wpr_meta_bus, uint64_t libos_args_bus) {
   s->starts++;
   s->meta = wpr_meta_bus, s->libos = libos_args_bus;
@@ -382,6 +386,8 @@ START_TEST(identity) {
     uint32_t last;
     ck_assert_uint_eq(nvpci_doorbells(E.g, &last), 1);
     ck_assert_uint_eq(last, 7);
+    ck_assert_uint_eq(E.gsp->doorbells, 1); /* passed on to GSP-RM's channels */
+    ck_assert_uint_eq(E.gsp->last_token, 7);
     /* the files of the chip's folder */
     char path[512];
     snprintf(path, sizeof(path), "%s/%s", E.dir, c[i].fsp ? "fmc-570.144.bin" : "booter_load-570.144.bin");

@@ -1,20 +1,20 @@
-/* tests/mockgpu/nv/mock_nv_qmd.c: the compute launch: a QMD read with the model's own field tables, checked, and
- * its kernel (PTX text in the program image, as the emulated GPU's assembler mock_nv_asm.c lays it out) run by the
- * PTX interpreter (tests/mockgpu/ptx) over the GPU VA map.
+/* tests/mockgpu/nv/nvx_qmd.c: the engine's compute launch (nvx_engine.h): a QMD read with the model's own field
+ * tables, checked, and its kernel (PTX text in the program image, as the emulated GPU's assembler mock_nv_asm.c lays it
+ * out) run by the PTX interpreter (tests/mockgpu/ptx) over the host's GPU-VA access.
  *
  * Field positions (bit hi:lo of the QMD): V03 from NVIDIA/open-gpu-doc classes/compute/clc6c0qmd.h / clcbc0qmd.h
- * QMDV03_00, V04 from clcbc0qmd.h QMDV04_00 (HOPPER_COMPUTE_A). The configured compute class decides the version;
- * a QMD whose QMD_MAJOR_VERSION differs is rejected. Checks: grid >= 1 and <= (2^31-1, 65535, 65535), block
+ * QMDV03_00, V04 from clcbc0qmd.h QMDV04_00 (HOPPER_COMPUTE_A). The configured QMD major decides the version; a QMD
+ * whose QMD_MAJOR_VERSION differs is rejected, and a major the engine has no table for (V05, Blackwell) refuses every
+ * launch. Checks: the host allows the launch (a GR context exists), grid >= 1 and <= (2^31-1, 65535, 65535), block
  * 1..1024 threads with dims <= (1024, 1024, 64), constant buffer 0 valid with an address and SIZE_SHIFTED4 * 16
  * covering the parameter base 0x210 plus the kernel's parameters, the program address mapped and holding PTX,
  * SHARED_MEMORY_SIZE >= the kernel's static .shared bytes, dependent QMD action SCHEDULE only. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "mock_nv_internal.h"
+#include "nvx_engine.h"
 #include "ptx.h"
-
-#define S nvm_S
 
 typedef struct {
   uint16_t hi, lo;
@@ -55,26 +55,14 @@ static uint32_t get(const uint8_t *q, bits b) {
   return v;
 }
 
-/* ---- parsed-module cache, by program address and content hash ---- */
-/* Per GPU: a kernel runs without the module lock, and only its own engine thread touches its GPU's cache. */
-#define CACHE_N 64
-typedef struct {
-  uint64_t addr, hash;
-  ptx_module *m;
-  uint32_t shared;
-  char entry[128];
-} cache_ent;
-static cache_ent caches[8][CACHE_N];
-static unsigned cache_next[8];
-
-void nvm_qmd_cache_free(void) {
-  for (int g = 0; g < 8; g++) {
-    for (int i = 0; i < CACHE_N; i++) {
-      ptx_free(caches[g][i].m);
-      memset(&caches[g][i], 0, sizeof caches[g][i]);
-    }
-    cache_next[g] = 0;
+/* ---- parsed-module cache (per engine), by program address and content hash ---- */
+void nvx_engine_fini(nvx_engine *e) {
+  for (int i = 0; i < NVX_CACHE_N; i++) {
+    ptx_free(e->cache[i].m);
+    free(e->cache[i].text);
+    memset(&e->cache[i], 0, sizeof e->cache[i]);
   }
+  e->cache_next = 0;
 }
 
 /* Static shared bytes of the module: the .shared declarations ("... .shared .align A .b8 name[N];"). */
@@ -103,77 +91,95 @@ static uint64_t fnv(const char *s, size_t n) {
 }
 
 typedef struct {
-  int gpu;
+  nvx_engine *e;
   bool faulted, write;
   uint64_t addr;
 } mem_ctx;
-/* The kernel runs without the module lock (the driver keeps calling in): each access takes it. */
+/* The kernel runs without the host's lock (the driver keeps calling in): each access takes it. */
 static int mread(void *ctx, uint64_t addr, void *dst, size_t n) {
   mem_ctx *m = ctx;
-  pthread_mutex_lock(&S.lock);
-  uint8_t *p = nvm_va(m->gpu, addr, n);
-  if (p) memcpy(dst, p, n);
-  else if (!m->faulted) m->faulted = true, m->addr = addr, m->write = false;
-  pthread_mutex_unlock(&S.lock);
-  return p ? 0 : -1;
+  uint64_t fva = addr;
+  m->e->host.lock(m->e->host.ctx);
+  int r = m->e->host.read(m->e->host.ctx, addr, dst, n, &fva);
+  m->e->host.unlock(m->e->host.ctx);
+  if (r && !m->faulted) m->faulted = true, m->addr = fva, m->write = false;
+  return r ? -1 : 0;
 }
 static int mwrite(void *ctx, uint64_t addr, const void *src, size_t n) {
   mem_ctx *m = ctx;
-  pthread_mutex_lock(&S.lock);
-  uint8_t *p = nvm_va(m->gpu, addr, n);
-  if (p) memcpy(p, src, n);
-  else if (!m->faulted) m->faulted = true, m->addr = addr, m->write = true;
-  pthread_mutex_unlock(&S.lock);
-  return p ? 0 : -1;
+  uint64_t fva = addr;
+  m->e->host.lock(m->e->host.ctx);
+  int r = m->e->host.write(m->e->host.ctx, addr, src, n, &fva);
+  m->e->host.unlock(m->e->host.ctx);
+  if (r && !m->faulted) m->faulted = true, m->addr = fva, m->write = true;
+  return r ? -1 : 0;
 }
 
-static int qfail_code(nvm_gpu *g, nvm_chan *c, uint64_t qva, const char *what, uint32_t rc_code) {
-  nvm_fail("GPU %d channel 0x%x GPFIFO entry %u: QMD at 0x%llx: %s", g->index, c->handle, c->entry_index,
+static int qfail_code(nvx_engine *e, nvx_chan *c, uint64_t qva, const char *what, uint32_t rc, bool is_fault,
+                      uint64_t va, bool write) {
+  char m[700];
+  snprintf(m, sizeof m, "%s channel 0x%x GPFIFO entry %u: QMD at 0x%llx: %.560s", e->name, c->handle, c->entry_index,
            (unsigned long long)qva, what);
-  nvm_chan_error(c, rc_code);
+  c->stopped = true;
+  e->host.stopped(e->host.ctx, c, m, rc, is_fault, va, write);
   return -1;
 }
-static int qfail(nvm_gpu *g, nvm_chan *c, uint64_t qva, const char *what) {
-  return qfail_code(g, c, qva, what, NVM_RC_GR_EXCEPTION);
+static int qfail(nvx_engine *e, nvx_chan *c, uint64_t qva, const char *what) {
+  return qfail_code(e, c, qva, what, NVX_RC_GR_EXCEPTION, false, 0, false);
 }
-static int qfault(nvm_gpu *g, nvm_chan *c, uint64_t qva, uint64_t va, bool write, const char *who) {
-  if (!g->fault_valid) {
-    g->fault_valid = true;
-    g->fault_addr = va;
-    g->fault_access = write;
-  }
+static int qfault(nvx_engine *e, nvx_chan *c, uint64_t qva, uint64_t va, bool write, const char *who) {
   char m[400];
   snprintf(m, sizeof m, "MMU fault: %.300s %s of unmapped GPU VA 0x%llx", who, write ? "write" : "read", (unsigned long long)va);
-  return qfail_code(g, c, qva, m, NVM_RC_MMU_FAULT);
+  return qfail_code(e, c, qva, m, NVX_RC_MMU_FAULT, true, va, write);
+}
+static int rd(nvx_engine *e, uint64_t va, void *dst, size_t n, uint64_t *fva) {
+  return e->host.read(e->host.ctx, va, dst, n, fva);
 }
 
 /* The module at program address prog (cached), its entry (NULL: first) and static shared bytes. */
-static int program(nvm_gpu *g, nvm_chan *c, uint64_t qva, uint64_t prog, const ptx_module **mod, const char **entry,
+static int program(nvx_engine *e, nvx_chan *c, uint64_t qva, uint64_t prog, const ptx_module **mod, const char **entry,
                    uint32_t *shared) {
-  /* The text runs to its NUL within one mapping: find the mapping's end by probing page by page. */
-  uint8_t *p = nvm_va(g->index, prog, 1);
-  if (!p) return qfault(g, c, qva, prog, false, "program fetch");
-  size_t n = 0;
+  /* The text runs to its NUL: read it page by page (a fault on the first byte is an MMU fault, later the text has no
+   * NUL before the end of its mapping). */
+  size_t n = 0, cap = 0;
+  char *text = NULL;
   for (;;) {
-    uint64_t page_end = ((prog + n) | 4095) + 1;
+    uint64_t page_end = ((prog + n) | 4095) + 1, fva = prog + n;
     size_t avail = (size_t)(page_end - (prog + n));
-    uint8_t *q = nvm_va(g->index, prog + n, avail);
-    if (!q) return qfail(g, c, qva, "program text has no NUL before the end of its mapping (not PTX from the assembler)");
-    uint8_t *z = memchr(q, 0, avail);
+    if (n + avail + 1 > cap) {
+      cap = (n + avail + 1) * 2;
+      char *t = realloc(text, cap);
+      if (!t) {
+        free(text);
+        return qfail(e, c, qva, "out of host memory reading the program text");
+      }
+      text = t;
+    }
+    if (rd(e, prog + n, text + n, avail, &fva)) {
+      free(text);
+      if (n == 0) return qfault(e, c, qva, fva, false, "program fetch");
+      return qfail(e, c, qva, "program text has no NUL before the end of its mapping (not PTX from the assembler)");
+    }
+    char *z = memchr(text + n, 0, avail);
     if (z) {
-      n += (size_t)(z - q);
+      n = (size_t)(z - text);
       break;
     }
     n += avail;
-    if (n > (64u << 20)) return qfail(g, c, qva, "program text longer than 64 MiB");
+    if (n > (64u << 20)) {
+      free(text);
+      return qfail(e, c, qva, "program text longer than 64 MiB");
+    }
   }
-  const char *text = (const char *)p;
-  if (n == 0 || (!strstr(text, ".entry") && !strstr(text, ".version")))
-    return qfail(g, c, qva, "program address does not point at PTX text (the assembler's .text section)");
+  if (n == 0 || (!strstr(text, ".entry") && !strstr(text, ".version"))) {
+    free(text);
+    return qfail(e, c, qva, "program address does not point at PTX text (the assembler's .text section)");
+  }
   uint64_t h = fnv(text, n);
-  cache_ent *cache = caches[g->index];
-  for (int i = 0; i < CACHE_N; i++)
+  nvx_module *cache = e->cache;
+  for (int i = 0; i < NVX_CACHE_N; i++)
     if (cache[i].m && cache[i].addr == prog && cache[i].hash == h) {
+      free(text);
       *mod = cache[i].m;
       *entry = cache[i].entry[0] ? cache[i].entry : NULL;
       *shared = cache[i].shared;
@@ -184,10 +190,13 @@ static int program(nvm_gpu *g, nvm_chan *c, uint64_t qva, uint64_t prog, const p
   if (ptx_parse(text, &m, err, sizeof err)) {
     char w[600];
     snprintf(w, sizeof w, "PTX does not parse: %s", err);
-    return qfail(g, c, qva, w);
+    free(text);
+    return qfail(e, c, qva, w);
   }
-  unsigned k = cache_next[g->index]++ % CACHE_N;
+  unsigned k = e->cache_next++ % NVX_CACHE_N;
   ptx_free(cache[k].m);
+  free(cache[k].text);
+  cache[k].text = text;
   cache[k].m = m;
   cache[k].addr = prog;
   cache[k].hash = h;
@@ -207,35 +216,41 @@ static int program(nvm_gpu *g, nvm_chan *c, uint64_t qva, uint64_t prog, const p
   return 0;
 }
 
-static int release(nvm_gpu *g, nvm_chan *c, uint64_t qva, const qmd_layout *L, const uint8_t *q, int i) {
+static int release(nvx_engine *e, nvx_chan *c, uint64_t qva, const qmd_layout *L, const uint8_t *q, int i) {
   if (!get(q, L->rel_en[i])) return 0;
   uint64_t va = get(q, L->rel_addr_lo[i]) | (uint64_t)get(q, L->rel_addr_hi[i]) << 32;
   uint64_t pay = get(q, L->rel_pay_lo[i]) | (uint64_t)get(q, L->rel_pay_hi[i]) << 32;
   /* STRUCTURE_SIZE 0 four words (payload + timestamp), 1 one word, 2 two words. The payload of two and four words is
    * written as 64 bits whatever PAYLOAD64B says (lenient: tinygrad leaves it 0 and signals are 64-bit). */
   unsigned st = get(q, L->rel_struct[i]);
-  if (st == 3) return qfail(g, c, qva, "release STRUCTURE_SIZE 3 is reserved");
-  uint8_t *p = nvm_va(g->index, va, st == 0 ? 16 : st == 1 ? 4 : 8);
-  if (!p) return qfault(g, c, qva, va, true, i ? "QMD release1" : "QMD release0");
-  if (st == 1) __atomic_store_n((uint32_t *)p, (uint32_t)pay, __ATOMIC_SEQ_CST);
-  else __atomic_store_n((uint64_t *)p, pay, __ATOMIC_SEQ_CST);
-  if (st == 0) __atomic_store_n((uint64_t *)(p + 8), nvm_now_ns(), __ATOMIC_SEQ_CST);
+  if (st == 3) return qfail(e, c, qva, "release STRUCTURE_SIZE 3 is reserved");
+  uint64_t fva = va, now = nvx_now_ns();
+  uint32_t p32 = (uint32_t)pay;
+  if ((st == 0 && e->host.write(e->host.ctx, va + 8, &now, 8, &fva)) ||
+      (st == 1 ? e->host.write(e->host.ctx, va, &p32, 4, &fva) : e->host.write(e->host.ctx, va, &pay, 8, &fva)))
+    return qfault(e, c, qva, fva, true, i ? "QMD release1" : "QMD release0");
   return 0;
 }
 
-int nvm_qmd_launch(nvm_gpu *g, nvm_chan *c, uint64_t qva) {
-  const qmd_layout *L = S.cfg->qmd_major == 4 ? &V04 : &V03;
+int nvx_qmd_launch(nvx_engine *e, nvx_chan *c, uint64_t qva) {
+  char why[256];
+  if (e->host.may_launch && !e->host.may_launch(e->host.ctx, c, why, sizeof why)) return qfail(e, c, qva, why);
+  if (e->cfg.qmd_major != 3 && e->cfg.qmd_major != 4) {
+    snprintf(why, sizeof why, "compute class 0x%x takes QMD version %u, which the emulated GPU does not model (V03, "
+             "V04 only)", e->cfg.compute, e->cfg.qmd_major);
+    return qfail(e, c, qva, why);
+  }
+  const qmd_layout *L = e->cfg.qmd_major == 4 ? &V04 : &V03;
   for (unsigned chain = 0; chain < 1000000; chain++) {
     uint8_t q[384];
-    const uint8_t *qp = nvm_va(g->index, qva, L->size);
-    if (!qp) return qfault(g, c, qva, qva, false, "QMD fetch");
-    memcpy(q, qp, L->size);
+    uint64_t fva = qva;
+    if (rd(e, qva, q, L->size, &fva)) return qfault(e, c, qva, fva, false, "QMD fetch");
     char w[256];
     unsigned major = get(q, L->major);
-    if (major != S.cfg->qmd_major) {
-      snprintf(w, sizeof w, "QMD_MAJOR_VERSION %u: class 0x%x takes QMD version %u", major, S.cfg->compute,
-               S.cfg->qmd_major);
-      return qfail(g, c, qva, w);
+    if (major != e->cfg.qmd_major) {
+      snprintf(w, sizeof w, "QMD_MAJOR_VERSION %u: class 0x%x takes QMD version %u", major, e->cfg.compute,
+               e->cfg.qmd_major);
+      return qfail(e, c, qva, w);
     }
     ptx_launch l = {0};
     static const uint32_t gmax[3] = {0x7fffffffu, 65535, 65535}, bmax[3] = {1024, 1024, 64};
@@ -248,63 +263,65 @@ int nvm_qmd_launch(nvm_gpu *g, nvm_chan *c, uint64_t qva) {
         snprintf(w, sizeof w, "grid (%u, %u, %u) / block (%u, %u, %u) out of range (grid <= (2^31-1, 65535, 65535), "
                  "block <= (1024, 1024, 64), each >= 1)", get(q, L->grid[0]), get(q, L->grid[1]), get(q, L->grid[2]),
                  get(q, L->block[0]), get(q, L->block[1]), get(q, L->block[2]));
-        return qfail(g, c, qva, w);
+        return qfail(e, c, qva, w);
       }
     }
-    if (threads > 1024) return qfail(g, c, qva, "block has more than 1024 threads");
-    if (!get(q, L->cb_valid)) return qfail(g, c, qva, "constant buffer 0 is not valid");
+    if (threads > 1024) return qfail(e, c, qva, "block has more than 1024 threads");
+    if (!get(q, L->cb_valid)) return qfail(e, c, qva, "constant buffer 0 is not valid");
     uint64_t cb = ((uint64_t)get(q, L->cb_addr_lo) | (uint64_t)get(q, L->cb_addr_hi) << 32) << L->cb_addr_shift;
     uint64_t cb_size = (uint64_t)get(q, L->cb_size) * 16;
     uint64_t prog = get(q, L->prog_lo) | (uint64_t)get(q, L->prog_hi) << 32;
-    if (!cb) return qfail(g, c, qva, "constant buffer 0 has address 0");
+    if (!cb) return qfail(e, c, qva, "constant buffer 0 has address 0");
     const ptx_module *mod = NULL;
     const char *entry = NULL;
     uint32_t shared = 0;
-    if (program(g, c, qva, prog, &mod, &entry, &shared)) return -1;
+    if (program(e, c, qva, prog, &mod, &entry, &shared)) return -1;
     size_t psize = 0, off, sz;
     for (unsigned i = 0; ptx_param_layout(mod, entry, i, &off, &sz) == 0; i++)
       if (off + sz > psize) psize = off + sz;
     if (cb_size < 0x210 + psize) {
       snprintf(w, sizeof w, "constant buffer 0 size %llu (SIZE_SHIFTED4 %llu) does not cover the parameters at "
                "0x210..0x%zx", (unsigned long long)cb_size, (unsigned long long)cb_size / 16, 0x210 + psize);
-      return qfail(g, c, qva, w);
+      return qfail(e, c, qva, w);
     }
     uint32_t shm = get(q, L->shared);
     if (shm < shared) {
       snprintf(w, sizeof w, "SHARED_MEMORY_SIZE %u is below the kernel's static shared memory %u", shm, shared);
-      return qfail(g, c, qva, w);
+      return qfail(e, c, qva, w);
     }
-    uint8_t *params = psize ? nvm_va(g->index, cb + 0x210, psize) : NULL;
-    if (psize && !params) return qfault(g, c, qva, cb + 0x210, false, "constant buffer 0 read");
-    if (!nvm_va(g->index, cb, cb_size)) return qfault(g, c, qva, cb, false, "constant buffer 0 read");
     uint8_t pbuf[4096];
-    if (psize > sizeof pbuf) return qfail(g, c, qva, "kernel parameters exceed 4 KiB");
-    if (psize) memcpy(pbuf, params, psize);
-    mem_ctx mc = {.gpu = g->index};
+    if (psize > sizeof pbuf) return qfail(e, c, qva, "kernel parameters exceed 4 KiB");
+    for (uint64_t at = 0; at < cb_size; at += 4096) { /* the whole bank must be mapped */
+      uint8_t probe[4096];
+      size_t k = cb_size - at < 4096 ? (size_t)(cb_size - at) : 4096;
+      if (rd(e, cb + at, probe, k, &fva)) return qfault(e, c, qva, fva, false, "constant buffer 0 read");
+    }
+    if (psize && rd(e, cb + 0x210, pbuf, psize, &fva)) return qfault(e, c, qva, fva, false, "constant buffer 0 read");
+    mem_ctx mc = {.e = e};
     l.entry = entry;
     l.params = pbuf;
     l.params_size = psize;
     l.mem = (ptx_mem){.ctx = &mc, .read = mread, .write = mwrite};
     ptx_report rep;
-    uint32_t handle = c->handle;
-    pthread_mutex_unlock(&S.lock);
+    uint64_t serial = c->serial;
+    e->host.unlock(e->host.ctx);
     int rr = ptx_run(mod, &l, &rep);
-    pthread_mutex_lock(&S.lock);
+    e->host.lock(e->host.ctx);
     /* The driver may have freed the channel meanwhile (another thread: cppcheck cannot know). */
     // cppcheck-suppress knownConditionTrueFalse
-    if (!c->used || c->handle != handle) return -1;
+    if (c->serial != serial) return -1;
     if (rr) {
       if (mc.faulted) {
         snprintf(w, sizeof w, "kernel: %.180s", rep.msg);
-        return qfault(g, c, qva, mc.addr, mc.write, w);
+        return qfault(e, c, qva, mc.addr, mc.write, w);
       }
       snprintf(w, sizeof w, "kernel failed: %.220s", rep.msg);
-      return qfail(g, c, qva, w);
+      return qfail(e, c, qva, w);
     }
-    if (release(g, c, qva, L, q, 0) || release(g, c, qva, L, q, 1)) return -1;
+    if (release(e, c, qva, L, q, 0) || release(e, c, qva, L, q, 1)) return -1;
     if (!get(q, L->dep_en)) return 0;
-    if (get(q, L->dep_action) != 1) return qfail(g, c, qva, "dependent QMD0 action other than QMD_SCHEDULE (1)");
+    if (get(q, L->dep_action) != 1) return qfail(e, c, qva, "dependent QMD0 action other than QMD_SCHEDULE (1)");
     qva = (uint64_t)get(q, L->dep_ptr) << 8;
   }
-  return qfail(g, c, qva, "more than a million chained QMDs");
+  return qfail(e, c, qva, "more than a million chained QMDs");
 }
