@@ -4,7 +4,8 @@
  * The core calls these for every bg_buf_write/read. After a synchronize, memory with a CPU view (host memory, the
  * CPU-visible low window) is read and written directly. Memory without one goes through a host staging buffer
  * (BG_BUF_HOST | BG_BUF_CPU_ACCESS, 16 MiB) and the copy channel: a queue program of the device (copy, then a timeline
- * signal) per chunk, waited for. Each bg_dev has its own staging buffer and queue (nv_gpu.stages, under nv_gpu.lock). */
+ * signal) per chunk, waited for. Each bg_dev has its own staging buffer and queue (nv_gpu.stages, under nv_gpu.lock).
+ * Behind the USB bridge the GPU reaches no host memory: copies stream through BAR1 (nv_pci_hcq.c). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,8 @@ int bg_nv_copyin(bg_dev *d, bg_mem *dst, uint64_t off, const void *src, uint64_t
     memcpy((uint8_t *)dst->cpu + off, src, n);
     return 0;
   }
+  nv_gpu *g = bg_nv_gpu(d);
+  if (bg_nv_pci_bridged(g)) return bg_nv_pci_copy(g, dst, off, src, NULL, n); /* no host DMA: through BAR1 */
   struct nv_stage *s;
   if ((e = stage_ready(d, &s)) < 0) return e;
   for (uint64_t done = 0; done < n && e >= 0; done += STAGE_SIZE) {
@@ -79,6 +82,8 @@ int bg_nv_copyout(bg_dev *d, const bg_mem *src, uint64_t off, void *dst, uint64_
     memcpy(dst, (const uint8_t *)src->cpu + off, n);
     return 0;
   }
+  nv_gpu *g = bg_nv_gpu(d);
+  if (bg_nv_pci_bridged(g)) return bg_nv_pci_copy(g, src, off, NULL, dst, n);
   struct nv_stage *s;
   if ((e = stage_ready(d, &s)) < 0) return e;
   for (uint64_t done = 0; done < n && e >= 0; done += STAGE_SIZE) {

@@ -266,9 +266,16 @@ static int channel_views(nv_gpu *g, bg_queue_hw *q, uint32_t ring_off) {
   bool compute = q->kind == BG_QUEUE_COMPUTE;
   int e;
   uint8_t *cpu = g->gpfifo_area.cpu;
-  q->ring = (volatile uint64_t *)(void *)(cpu + ring_off);
-  q->userd = (volatile uint32_t *)(void *)(cpu + ring_off + (size_t)q->entries * 8);
   if ((e = bg_nv_mem_alloc(g, NV_CMDQ_SIZE, BG_BUF_CPU_ACCESS, &q->cmdq))) return e;
+  if (cpu && q->cmdq.cpu) {
+    q->ring = (volatile uint64_t *)(void *)(cpu + ring_off);
+    q->userd = (volatile uint32_t *)(void *)(cpu + ring_off + (size_t)q->entries * 8);
+  } else if (!g->pci) {
+    return bg_error(BG_EINVAL, "nv: the GPFIFO area and pushbuffer ring have no CPU view");
+  } else if ((e = bg_nv_pci_cpu_view(g, &g->gpfifo_area, &q->area_view, &q->area_base)) < 0 ||
+             (e = bg_nv_pci_cpu_view(g, &q->cmdq, &q->cmdq_view, &q->cmdq_base)) < 0) {
+    return e; /* behind the bridge: through BAR1 */
+  }
   /* a GPFIFO entry holds address bits 39:2 (clc56f.h NVC56F_GP_ENTRY0_GET, ENTRY1_GET_HI) */
   if (q->cmdq.va + NV_CMDQ_SIZE > (1ull << 40) || g->gpfifo_area.va + NV_GPFIFO_AREA_SIZE > (1ull << 40))
     return bg_error(BG_ENOMEM, "nv: the pushbuffer ring (0x%" PRIx64 ") and GPFIFO area (0x%" PRIx64 ") must lie below 2^40 "

@@ -79,7 +79,7 @@ static int hang(nv_gpu *g, bg_queue_hw *q) {
   char rep[768];
   bg_nv_fault_report(g, rep, sizeof rep);
   return bg_error(BG_EHANG, "%s: %s was stopped by the driver (error notifier: error %u, status 0x%x; GPGet %u, "
-                  "GPPut %u)%s%s", g->name, q->name, n->info32, n->status, q->userd[0x88 / 4], q->put, rep[0] ? ": " : "",
+                  "GPPut %u)%s%s", g->name, q->name, n->info32, n->status, bg_nv_gpget(q), q->put, rep[0] ? ": " : "",
                   rep);
 }
 
@@ -89,7 +89,7 @@ int bg_nv_fault_check(bg_dev *d) {
   bg_queue_hw *q = faulted(g);
   int e = q ? hang(g, q) : g->pci ? bg_nv_pci_events(g) : 0; /* bare metal: faults come as GSP-RM events */
   for (int k = 0; k < 2 && e == 0; k++)
-    if (g->q[k] && g->q[k]->userd[0x88 / 4] != g->q[k]->put) e = 1;
+    if (g->q[k] && bg_nv_gpget(g->q[k]) != g->q[k]->put) e = 1;
   pthread_mutex_unlock(&g->lock);
   return e;
 }

@@ -62,6 +62,9 @@ struct bg_queue_hw {
   volatile uint64_t *ring;    /* GPFIFO entries (CPU view) */
   uint32_t entries;           /* ring length */
   volatile uint32_t *userd;   /* USERD (AmpereAControlGPFifo): GPGet at 0x88, GPPut at 0x8c (byte offsets) */
+  /* behind the USB bridge ring and userd are NULL: the GPFIFO area's and the pushbuffer ring's BAR1 views instead */
+  const struct bg_mmio *area_view, *cmdq_view;
+  uint64_t area_base, cmdq_base;  /* their offsets in those views */
   uint32_t put;               /* next GPFIFO entry index (mod entries) */
   bg_mem cmdq;                /* pushbuffer ring this channel's submits are copied into (CPU and GPU view) */
   uint64_t cmdq_put;          /* bytes written so far (never wrapped) */
@@ -165,6 +168,15 @@ void bg_nv_pci_gpu_fini(nv_gpu *g);
 int bg_nv_pci_mem_alloc(nv_gpu *g, uint64_t size, unsigned flags, bg_mem *out);
 void bg_nv_pci_mem_free(nv_gpu *g, bg_mem *m);
 void bg_nv_pci_doorbell(nv_gpu *g, uint32_t token);
+/* Behind the USB bridge (no host DMA, no pointer into VRAM): */
+bool bg_nv_pci_bridged(const nv_gpu *g);
+/* the core's access to memory without a CPU view (bg_backend_ops mem_read/mem_write), through the BAR1 view */
+int bg_nv_pci_mem_read(bg_dev *dev, const bg_mem *m, uint64_t off, void *dst, uint64_t n);
+int bg_nv_pci_mem_write(bg_dev *dev, const bg_mem *m, uint64_t off, const void *src, uint64_t n);
+/* a host copy to (src set) or from (into dst) the VRAM of m at off, through BAR1 with the device's bulk copy */
+int bg_nv_pci_copy(nv_gpu *g, const bg_mem *m, uint64_t off, const void *src, void *dst, uint64_t n);
+/* where the CPU reaches a buffer: *view at *base (its own view at 0, or BAR1 at its VRAM address) */
+int bg_nv_pci_cpu_view(const nv_gpu *g, const bg_mem *m, const struct bg_mmio **view, uint64_t *base);
 /* GSP-RM's events drained; -BG_EHANG naming what GSP-RM reported (MMU fault, OS error) once the device is in error. */
 int bg_nv_pci_events(nv_gpu *g);
 /* ---- nv_mem.c (g-level, the caller holds g->lock or owns g alone) ---- */
@@ -174,6 +186,8 @@ void bg_nv_mem_free(nv_gpu *g, bg_mem *m);
 int bg_nv_va_low(uint64_t size, uint64_t align, uint64_t *va);
 void bg_nv_va_free(uint64_t va, uint64_t size);
 /* ---- nv_submit.c ---- */
+/* The channel's GPGet (USERD +0x88), through the CPU view or the bridge. */
+uint32_t bg_nv_gpget(const bg_queue_hw *hq);
 /* Wait until the channel's GPGet reaches GPPut (bounded by BG_WAIT_TIMEOUT_MS): -BG_EHANG naming the channel. */
 int bg_nv_channel_wait_idle(bg_queue_hw *hq);
 /* ---- nv_fault.c ---- */

@@ -5,6 +5,8 @@
  *               table); never chosen unless named
  *   PCI+NV      bare metal: GPUs no kernel driver holds, booted from their BARs, RM over GSP RPC (nv_pci_hcq.c)
  *   MOCKPCI+NV  the same on the emulated PCI GPUs of tests/mockgpu/nv_pci; never chosen unless named
+ *   USB+NV      bare metal behind an ASM24 USB bridge: no host DMA, every buffer in VRAM reached through BAR1
+ *   MOCKUSB+NV  the same behind the emulated bridge; never chosen unless named
  * and the bg_backend_ops table both use. One GPU is opened once per process and shared by the bg_devs that open it
  * (as am/am_hcq.c does): its channels, objects and memory are the nv_gpu's, used under nv_gpu.lock. */
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "hcq/gpu_scan.h"
 #include "nv/nv_chips.h"
 #include "platform/mock_plugin.h"
+#include "platform/pci_usb.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static nv_gpu *registry;
@@ -71,26 +74,31 @@ static int locked_copyout(bg_dev *d, const bg_mem *src, uint64_t off, void *dst,
 
 static void nv_close(bg_dev *d);
 
-static const bg_backend_ops nv_ops = {
-    .kind = "NV",
-    .ticks_per_us = BG_NV_TICKS_PER_US,
-    .has_copy_queue = true,
-    .alloc = bg_nv_alloc,
-    .free = bg_nv_free,
-    .copyin = locked_copyin,
-    .copyout = locked_copyout,
-    .queue_create = queue_create,
-    .queue_destroy = queue_destroy,
-    .lower = locked_lower,
-    .submit = bg_nv_submit,
-    .program_load = locked_program_load,
-    .program_free = locked_program_free,
-    .sleep = bg_nv_sleep,
-    .fault_check = bg_nv_fault_check,
-    .program_max_workgroup = bg_nv_program_max_workgroup,
-    .max_workgroup = 1024,
-    .close = nv_close,
-};
+/* The operations every NV interface shares; behind the USB bridge memory has no CPU pointer and the core reaches
+ * signals and kernel arguments through mem_read/mem_write (BAR1). */
+#define NV_OPS_COMMON \
+  .kind = "NV", \
+  .ticks_per_us = BG_NV_TICKS_PER_US, \
+  .has_copy_queue = true, \
+  .alloc = bg_nv_alloc, \
+  .free = bg_nv_free, \
+  .copyin = locked_copyin, \
+  .copyout = locked_copyout, \
+  .queue_create = queue_create, \
+  .queue_destroy = queue_destroy, \
+  .lower = locked_lower, \
+  .submit = bg_nv_submit, \
+  .program_load = locked_program_load, \
+  .program_free = locked_program_free, \
+  .sleep = bg_nv_sleep, \
+  .fault_check = bg_nv_fault_check, \
+  .program_max_workgroup = bg_nv_program_max_workgroup, \
+  .max_workgroup = 1024, \
+  .close = nv_close
+
+static const bg_backend_ops nv_ops = {NV_OPS_COMMON};
+static const bg_backend_ops nv_usb_ops = {NV_OPS_COMMON, .mem_read = bg_nv_pci_mem_read,
+                                          .mem_write = bg_nv_pci_mem_write};
 
 /* The channels' first pushbuffers (nv_lower.c: SET_OBJECT, shared and local memory windows), each waited for. */
 static int setup_channels(nv_gpu *g) {
@@ -108,13 +116,13 @@ static int setup_channels(nv_gpu *g) {
 
 static void attach(bg_dev *d, nv_gpu *g) {
   g->devs[g->ndevs++] = d;
-  d->ops = &nv_ops;
+  d->ops = bg_nv_pci_bridged(g) ? &nv_usb_ops : &nv_ops;
   d->priv = g;
   snprintf(d->arch, sizeof d->arch, "sm_%u", g->sm);
 }
 
-enum nv_way { WAY_NVK, WAY_MOCKNVK, WAY_PCI, WAY_MOCKPCI };
-static const char *const way_name[] = {"NVK", "MOCKNVK", "PCI", "MOCKPCI"};
+enum nv_way { WAY_NVK, WAY_MOCKNVK, WAY_PCI, WAY_MOCKPCI, WAY_USB, WAY_MOCKUSB };
+static const char *const way_name[] = {"NVK", "MOCKNVK", "PCI", "MOCKPCI", "USB", "MOCKUSB"};
 
 /* BDFs of the NVIDIA GPUs the bare-metal interface claims (nv_chips.h), in bus order; count or a negative error. */
 static int scan_nv(char (*bdfs)[16], int max) {
@@ -154,7 +162,30 @@ static int open_pci_function(int index, bool mock, bg_pci_dev **pci, char *fw_di
   return bg_pci_open_sysfs(bdf, 0, pci); /* a GPU nvidia.ko holds: BG_EBUSY naming the driver (hcq_smi unbind) */
 }
 
+/* The GPU behind bridge `index` (the emulated one's transport is locked like a libusb one: "in use by pid N"). */
+static int open_usb_function(int index, bool mock, bg_pci_dev **pci, char *fw_dir, size_t cap) {
+  fw_dir[0] = '\0';
+  if (!mock) return bg_usb_pci_open_index(index, pci);
+  bg_mock_devices md;
+  int e = bg_mock_plugin_start("MOCKUSB", "NV", &md);
+  if (e < 0) return e;
+  if (index >= md.count) return bg_error(BG_ENODEV, "MOCKUSB+NV: device %d of %d does not exist", index, md.count);
+  if ((e = bg_mock_plugin_enter(&md, false, "MOCKUSB+NV")) < 0) return e;
+  snprintf(fw_dir, cap, "%s", md.fw_dir);
+  bg_usb_transport *t = NULL;
+  if ((e = bg_mock_plugin_usb_transport(index, &t)) >= 0 && (e = bg_usb_transport_lock(&t)) >= 0)
+    e = bg_usb_pci_open(t, pci);
+  return e;
+}
+
 static int gpu_open(enum nv_way way, int index, nv_gpu **g) {
+  if (way == WAY_USB || way == WAY_MOCKUSB) {
+    bg_pci_dev *pci = NULL;
+    char fw[256];
+    int e = open_usb_function(index, way == WAY_MOCKUSB, &pci, fw, sizeof fw);
+    if (e < 0) return e;
+    return bg_nv_pci_gpu_open(pci, fw[0] ? fw : NULL, index, way_name[way], g);
+  }
   if (way == WAY_PCI || way == WAY_MOCKPCI) {
     bg_pci_dev *pci = NULL;
     char fw[256];
@@ -189,7 +220,7 @@ static int open_locked(bg_dev *d, int index, enum nv_way way, const char *key) {
     return e;
   }
   if ((e = gpu_open(way, index, &g)) < 0) return e;
-  g->mock = way == WAY_MOCKNVK || way == WAY_MOCKPCI; /* PTX through the emulated GPU's assembler */
+  g->mock = way == WAY_MOCKNVK || way == WAY_MOCKPCI || way == WAY_MOCKUSB; /* PTX through the emulator's assembler */
   snprintf(g->key, sizeof g->key, "%s", key);
   if ((e = setup_channels(g)) < 0) {
     bg_nv_gpu_close(g);
@@ -227,7 +258,12 @@ static void nv_close(bg_dev *d) {
     if (g->devs[i] != d) g->devs[n++] = g->devs[i];
   g->ndevs = n;
   pthread_mutex_unlock(&g->lock);
-  if (n == 0)
+  /* Behind the USB bridge there is no function reset to boot GSP-RM again after it unloads (WPR2 stays set: nv_pci.h),
+   * so the GPU stays up, its channels idle, for the rest of the process and the next open of it shares it (tinygrad
+   * keeps its devices for the process's life too). After an error it goes, so a later open reports the state. */
+  bool keep = n == 0 && bg_nv_pci_bridged(g) && !d->error;
+  if (keep) BG_LOG(1, "%s: kept up for the next open in this process (no function reset behind the bridge)", g->name);
+  if (n == 0 && !keep)
     for (nv_gpu **pp = &registry; *pp; pp = &(*pp)->next)
       if (*pp == g) {
         *pp = g->next;
@@ -235,7 +271,7 @@ static void nv_close(bg_dev *d) {
       }
   pthread_mutex_unlock(&registry_lock);
   d->priv = NULL;
-  if (n == 0) {
+  if (n == 0 && !keep) {
     /* the core synchronized the device; what other work the channels hold drains before their objects go */
     for (int q = 0; q < 2; q++)
       if (g->q[q] && !d->error && bg_nv_channel_wait_idle(g->q[q]) < 0)
@@ -291,3 +327,29 @@ static int mockpci_open(bg_dev *d, int index) { return open_dev(d, index, WAY_MO
 
 const bg_iface bg_nv_mockpci_iface = {
     .kind = "NV", .name = "MOCKPCI", .mock = true, .count = mockpci_count, .open = mockpci_open};
+
+/* ---------------- USB+NV ---------------- */
+
+static int usb_count(void) {
+  char names[1][16];
+  int n = bg_usb_pci_scan(names, 0);
+  return n < 0 ? 0 : n; /* built without libusb, or no USB access: no bridges (which GPU is behind one shows at open) */
+}
+
+static int usb_open(bg_dev *d, int index) { return open_dev(d, index, WAY_USB); }
+
+const bg_iface bg_nv_usb_iface = {.kind = "NV", .name = "USB", .mock = false, .count = usb_count, .open = usb_open};
+
+/* ---------------- MOCKUSB+NV ---------------- */
+
+static int mockusb_count(void) {
+  bg_mock_devices md;
+  int e = bg_mock_plugin_start("MOCKUSB", "NV", &md);
+  if (e < 0) BG_LOG(1, "MOCKUSB+NV: %s", bg_last_error());
+  return e < 0 ? e : md.count;
+}
+
+static int mockusb_open(bg_dev *d, int index) { return open_dev(d, index, WAY_MOCKUSB); }
+
+const bg_iface bg_nv_mockusb_iface = {
+    .kind = "NV", .name = "MOCKUSB", .mock = true, .count = mockusb_count, .open = mockusb_open};

@@ -97,7 +97,8 @@ typedef struct bg_nv_pci_mem {
   uint64_t vram_pa;         /* VRAM address (BG_NV_MEM_VRAM) */
   uint64_t page;            /* 4 KiB, or 2 MiB for VRAM of 8 MiB and more */
   bg_sysmem sys;            /* the host pages (BG_NV_MEM_SYSMEM) */
-  bg_mmio view;             /* CPU view (size 0: none; VRAM outside a small BAR1) */
+  bg_mmio view;             /* direct CPU view (size 0: none: VRAM outside a small BAR1, or BAR1 behind the USB
+                               bridge, where d->bar1 at vram_pa reaches it) */
 } bg_nv_pci_mem;
 
 /* Memory mapped at a fresh GPU VA in the driver's VA space (TLB invalidated); errors name the size and what ran out. */

@@ -57,6 +57,88 @@ int bg_nv_pci_keep(nv_pci_gpu *p, uint64_t size, unsigned flags, bg_nv_pci_mem *
 
 /* ---------------- memory ---------------- */
 
+/* BAR1 bus address of VRAM [pa, pa+n) (BAR1 is in physical mode after boot: offset == VRAM address). */
+static int bar1_addr(const bg_nv_pci *d, uint64_t pa, uint64_t n, uint64_t *addr) {
+  if (pa > d->bar1_size || n > d->bar1_size - pa)
+    return bg_error(BG_ENOTSUP, "nv: %s: VRAM 0x%" PRIx64 "+0x%" PRIx64 " is beyond the %" PRIu64 " MiB BAR1: the "
+                    "CPU reaches VRAM only through BAR1", bg_pci_name(d->pci), pa, n, d->bar1_size >> 20);
+  *addr = d->bar1_bus + pa;
+  return 0;
+}
+
+static int zero_vram(const bg_nv_pci *d, const bg_nv_pci_mem *m) {
+  uint64_t addr = 0, chunk = m->size < (1u << 20) ? m->size : (1u << 20);
+  int e = bar1_addr(d, m->vram_pa, m->size, &addr);
+  void *z = e < 0 ? NULL : calloc(1, chunk);
+  if (e == 0 && !z) e = bg_error(BG_ENOMEM, "nv: out of host memory");
+  for (uint64_t done = 0; e == 0 && done < m->size; done += chunk)
+    e = bg_pci_copy_in(d->pci, addr + done, z, m->size - done < chunk ? m->size - done : chunk, NULL, NULL);
+  free(z);
+  return e;
+}
+
+/* The driver's allocation behind m and a check that [off, off+n) lies in it. */
+static const bg_nv_pci_mem *pci_mem(const nv_gpu *g, const bg_mem *m, uint64_t off, uint64_t n) {
+  const nv_alloc *a = m->meta;
+  if (!a || !a->pm || off > m->size || n > m->size - off) {
+    bg_error(BG_EINVAL, "%s: device access of %" PRIu64 " bytes at offset %" PRIu64 " of a %" PRIu64 "-byte buffer: "
+             "expected a range inside a buffer of this GPU", g->name, n, off, m->size);
+    return NULL;
+  }
+  return a->pm;
+}
+
+/* Where the CPU reaches [off, off+n) of pm: its own view, or BAR1 at its VRAM address (behind the bridge). */
+static int cpu_at(const nv_gpu *g, const bg_nv_pci_mem *pm, uint64_t off, uint64_t n, const bg_mmio **v, uint64_t *at) {
+  if (pm->view.size) return *v = &pm->view, *at = off, 0;
+  const bg_nv_pci *d = g->pci->d;
+  if ((pm->flags & BG_NV_MEM_SYSMEM) || pm->vram_pa + off + n > d->bar1.size)
+    return bg_error(BG_ENOTSUP, "%s: buffer at GPU VA 0x%" PRIx64 " has no CPU view (VRAM beyond BAR1)", g->name, pm->va);
+  *v = &d->bar1;
+  *at = pm->vram_pa + off;
+  return 0;
+}
+
+int bg_nv_pci_mem_read(bg_dev *dev, const bg_mem *m, uint64_t off, void *dst, uint64_t n) {
+  nv_gpu *g = bg_nv_gpu(dev);
+  const bg_nv_pci_mem *pm = pci_mem(g, m, off, n);
+  const bg_mmio *v = NULL;
+  uint64_t at = 0;
+  if (!pm) return -BG_EINVAL;
+  int e = cpu_at(g, pm, off, n, &v, &at);
+  return e < 0 ? e : bg_mmio_read(v, at, dst, n);
+}
+
+int bg_nv_pci_mem_write(bg_dev *dev, const bg_mem *m, uint64_t off, const void *src, uint64_t n) {
+  nv_gpu *g = bg_nv_gpu(dev);
+  const bg_nv_pci_mem *pm = pci_mem(g, m, off, n);
+  const bg_mmio *v = NULL;
+  uint64_t at = 0;
+  if (!pm) return -BG_EINVAL;
+  int e = cpu_at(g, pm, off, n, &v, &at);
+  return e < 0 ? e : bg_mmio_write(v, at, src, n);
+}
+
+int bg_nv_pci_cpu_view(const nv_gpu *g, const bg_mem *m, const bg_mmio **view, uint64_t *base) {
+  const bg_nv_pci_mem *pm = pci_mem(g, m, 0, m->size);
+  return pm ? cpu_at(g, pm, 0, m->size, view, base) : -BG_EINVAL;
+}
+
+int bg_nv_pci_copy(nv_gpu *g, const bg_mem *m, uint64_t off, const void *src, void *dst, uint64_t n) {
+  const bg_nv_pci_mem *pm = pci_mem(g, m, off, n);
+  if (!pm) return -BG_EINVAL;
+  bg_nv_pci *d = g->pci->d;
+  uint64_t addr = 0;
+  int e = (pm->flags & BG_NV_MEM_SYSMEM) ? bg_error(BG_EINVAL, "%s: bridge copy of system memory", g->name)
+                                         : bar1_addr(d, pm->vram_pa + off, n, &addr);
+  if (e == 0) e = src ? bg_pci_copy_in(d->pci, addr, src, n, NULL, NULL) : bg_pci_copy_out(d->pci, addr, dst, n, NULL, NULL);
+  return e < 0 ? bg_error_context(e, "%s: copy of %" PRIu64 " bytes %s VRAM through BAR1: ", g->name, n,
+                                  src ? "to" : "from")
+               : 0;
+}
+
+bool bg_nv_pci_bridged(const nv_gpu *g) { return g->pci && g->pci->d->no_host_dma; }
+
 int bg_nv_pci_mem_alloc(nv_gpu *g, uint64_t size, unsigned flags, bg_mem *out) {
   memset(out, 0, sizeof *out);
   bg_nv_pci *d = g->pci->d;
@@ -76,24 +158,28 @@ int bg_nv_pci_mem_alloc(nv_gpu *g, uint64_t size, unsigned flags, bg_mem *out) {
     return bg_error(BG_ENOMEM, "nv: out of host memory");
   }
   int e = bg_nv_pci_alloc(d, size, pf, m);
-  if (e == 0 && cpu && !m->view.ptr) {
+  /* behind the USB bridge the CPU reaches VRAM only through the bridge: no pointer, the core goes through
+   * mem_read/mem_write and copies through bg_pci_copy_in/out (tinygrad USBIface: "alloc always uses VRAM") */
+  bool direct = cpu && m->view.ptr;
+  if (e == 0 && cpu && !direct && !d->no_host_dma) {
     bg_nv_pci_free(d, m);
-    e = bg_error(BG_ENOTSUP, "%s: %s memory of %" PRIu64 " bytes needs a CPU view, and this device's %s has no direct "
-                 "mapping (behind the USB bridge)", g->name, sys ? "system" : "video", size, sys ? "memory" : "BAR1");
+    e = bg_error(BG_ENOTSUP, "%s: %s memory of %" PRIu64 " bytes needs a CPU view and has no direct mapping", g->name,
+                 sys ? "system" : "video", size);
   }
+  if (e == 0 && (flags & BG_BUF_ZERO) && !direct) e = zero_vram(d, m);
   if (e) {
     free(a), free(m);
     return bg_error_context(e, "%s: %s memory of %" PRIu64 " bytes: ", g->name, sys ? "system" : "video", size);
   }
   a->pm = m;
   a->host = sys;
-  a->cpu_mapped = cpu;
+  a->cpu_mapped = direct;
   a->huge = m->page > 0x1000;
   a->map_fd = -1;
   a->map_size = m->size;
   out->va = m->va;
   out->size = size;
-  out->cpu = cpu ? (void *)(uintptr_t)m->view.ptr : NULL;
+  out->cpu = direct ? (void *)(uintptr_t)m->view.ptr : NULL;
   out->meta = a;
   if ((flags & BG_BUF_ZERO) && out->cpu) memset(out->cpu, 0, m->size);
   g->alloc_bytes += m->size;

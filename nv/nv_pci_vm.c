@@ -150,7 +150,8 @@ int bg_nv_pci_alloc(bg_nv_pci *d, uint64_t size, unsigned flags, bg_nv_pci_mem *
   } else {
     if ((e = bg_tlsf_alloc(d->vram_main, size, page, &out->vram_pa)) < 0)
       return bg_error_context(e, "nv: %s: alloc: 0x%" PRIx64 " bytes of VRAM: ", bg_pci_name(d->pci), size);
-    if (out->vram_pa + size <= d->bar1.size) e = bg_mmio_sub(&d->bar1, out->vram_pa, size, &out->view);
+    /* behind the USB bridge BAR1 has no direct mapping to narrow: the range is reached through d->bar1 at vram_pa */
+    if (out->vram_pa + size <= d->bar1.size) e = d->bar1.ops ? 0 : bg_mmio_sub(&d->bar1, out->vram_pa, size, &out->view);
     else if (flags & BG_NV_MEM_CPU)
       e = bg_error(BG_ENOMEM, "nv: %s: alloc: VRAM 0x%" PRIx64 " (+0x%" PRIx64 ") lies outside BAR1 (0x%" PRIx64
                    " bytes) and a CPU view was asked for", bg_pci_name(d->pci), out->vram_pa, size, d->bar1.size);

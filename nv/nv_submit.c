@@ -28,7 +28,32 @@ static uint64_t now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static uint32_t gpget(const bg_queue_hw *hq) { return __atomic_load_n(&hq->userd[USERD_GPGET], __ATOMIC_ACQUIRE); }
+/* USERD's byte offset in the GPFIFO area: after the ring (nv_dev.c). */
+static uint64_t userd_off(const bg_queue_hw *hq) { return hq->ring_off + (uint64_t)hq->entries * 8; }
+
+uint32_t bg_nv_gpget(const bg_queue_hw *hq) {
+  if (hq->userd) return __atomic_load_n(&hq->userd[USERD_GPGET], __ATOMIC_ACQUIRE);
+  return bg_mmio_rd32(hq->area_view, hq->area_base + userd_off(hq) + USERD_GPGET * 4); /* behind the bridge: one read */
+}
+
+static uint32_t gpget(const bg_queue_hw *hq) { return bg_nv_gpget(hq); }
+
+/* The pushbuffer bytes, the GPFIFO entry and GPPut: through the CPU views, or behind the bridge as writes through
+ * BAR1 (queued by the bridge in order, ahead of the doorbell's register write). */
+static int publish(bg_queue_hw *hq, uint64_t pos, const void *cmd, size_t len, uint64_t entry) {
+  if (hq->userd) {
+    memcpy((uint8_t *)hq->cmdq.cpu + pos, cmd, len);
+    hq->ring[hq->put] = entry;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* pushbuffer and entry before GPPut */
+    __atomic_store_n(&hq->userd[USERD_GPPUT], (hq->put + 1) % hq->entries, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return 0;
+  }
+  int e = bg_mmio_write(hq->cmdq_view, hq->cmdq_base + pos, cmd, len);
+  if (e >= 0) e = bg_mmio_wr64(hq->area_view, hq->area_base + hq->ring_off + (uint64_t)hq->put * 8, entry);
+  if (e >= 0) e = bg_mmio_wr32(hq->area_view, hq->area_base + userd_off(hq) + USERD_GPPUT * 4, (hq->put + 1) % hq->entries);
+  return e < 0 ? bg_error_context(e, "%s: %s: submit through BAR1: ", hq->g->name, hq->name) : 0;
+}
 
 /* cmdq bytes the GPU has read: everything up to the end of the entry before GPGet (all of them when idle). */
 static uint64_t consumed(const bg_queue_hw *hq, uint32_t get) {
@@ -95,15 +120,15 @@ int bg_nv_submit(bg_dev *d, bg_queue_hw *hq, const void *cmd, size_t len) {
     pthread_mutex_unlock(&g->lock);
     return e;
   }
-  memcpy((uint8_t *)hq->cmdq.cpu + pos, cmd, len);
   uint64_t va = hq->cmdq.va + pos;
+  uint64_t entry = (va & 0xfffffffffcull) | GP_ENTRY_LEVEL_SUBROUTINE | ((uint64_t)(len / 4) << GP_ENTRY_LENGTH_SHIFT);
+  if ((e = publish(hq, pos, cmd, len, entry))) {
+    pthread_mutex_unlock(&g->lock);
+    return e;
+  }
   hq->cmdq_put = start + len;
   hq->entry_end[hq->put] = hq->cmdq_put;
-  hq->ring[hq->put] = (va & 0xfffffffffcull) | GP_ENTRY_LEVEL_SUBROUTINE | ((uint64_t)(len / 4) << GP_ENTRY_LENGTH_SHIFT);
   hq->put = (hq->put + 1) % hq->entries;
-  __atomic_thread_fence(__ATOMIC_SEQ_CST); /* pushbuffer and entry before GPPut */
-  __atomic_store_n(&hq->userd[USERD_GPPUT], hq->put, __ATOMIC_RELEASE);
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
   if (g->pci) bg_nv_pci_doorbell(g, hq->token);
   else g->sys->doorbell(g->sys->ctx, (volatile uint32_t *)(volatile void *)(g->usermode + NV_DOORBELL_OFFSET), hq->token);
   hq->nsubmits++;
