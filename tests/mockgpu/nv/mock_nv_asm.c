@@ -3,9 +3,10 @@
  * gpuocelot).
  *
  * Per entry: .text.<entry> ("// entry <name>\n" + the module's PTX, NUL-terminated), .nv.info.<entry> with
- * EIATTR_KPARAM_INFO per parameter (ptxas writes them last parameter first), EIATTR_PARAM_CBANK {symbol, 0x210 |
- * size << 16}, EIATTR_CBANK_PARAM_SIZE, EIATTR_MAX_THREADS / EIATTR_REQNTID from .maxntid / .reqntid,
- * .nv.constant0.<entry> (0x210 driver bytes + the parameters), .nv.shared.<entry> (NOBITS, the static .shared bytes)
+ * EIATTR_KPARAM_INFO per parameter (ptxas writes them last parameter first), EIATTR_PARAM_CBANK {symbol, base |
+ * size << 16} (base 0x210, from sm_100 on 0x380), EIATTR_CBANK_PARAM_SIZE, EIATTR_MAX_THREADS / EIATTR_REQNTID from
+ * .maxntid / .reqntid, .nv.constant0.<entry> (base driver bytes + the parameters), .nv.shared.<entry> (NOBITS, the
+ * static .shared bytes)
  * and a global function symbol; the file-wide .nv.info holds EIATTR_REGCOUNT (32) per entry. Parameter offsets and
  * sizes come from the PTX interpreter's ptx_param_layout, so the launch reads them where the driver wrote them.
  * Attribute ids and record formats: cuobjdump -elf spellings, as formats/cubin.c reads them. */
@@ -18,7 +19,7 @@
 
 enum { SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_NOBITS = 8, SHT_CUDA_INFO = 0x70000000 };
 enum { SHF_WRITE = 1, SHF_ALLOC = 2, SHF_EXECINSTR = 4 };
-enum { PARAM_BASE = 0x210, REGS = 32, MAX_ENTRIES = 32 };
+enum { REGS = 32, MAX_ENTRIES = 32 };
 
 typedef struct buf {
   uint8_t *p;
@@ -137,6 +138,9 @@ int mock_nv_plugin_assemble(const char *ptx, unsigned sm, uint8_t **cubin, size_
       return fail(err, errlen, BG_EINVAL, "PTX ", m);
     }
   }
+  /* Parameter base in constant bank 0: 0x210 before Blackwell, 0x380 from sm_100 on (224 driver words: tinygrad
+   * tinygrad/runtime/ops_nv.py NVProgram "Blackwell needs index 223 (224 entries)"). */
+  const uint32_t pbase = sm >= 100 ? 0x380 : 0x210;
   ptx_module *m = NULL;
   if (ptx_parse(ptx, &m, err, errlen)) return -BG_EINVAL;
   static entry ents[MAX_ENTRIES];
@@ -204,7 +208,7 @@ int mock_nv_plugin_assemble(const char *ptx, unsigned sm, uint8_t **cubin, size_
       /* {index 0, ordinal | offset << 16, flags: size << 18 | cbank 0x1f << 12} (EIATTR_KPARAM_INFO) */
       sval(&in->data, 0x17, (uint32_t[]){0, i | (uint32_t)off << 16, (uint32_t)size << 18 | 0x1f000u}, 3);
     }
-    sval(&in->data, 0x0a, (uint32_t[]){(uint32_t)e->sym, PARAM_BASE | (uint32_t)psize << 16}, 2); /* EIATTR_PARAM_CBANK */
+    sval(&in->data, 0x0a, (uint32_t[]){(uint32_t)e->sym, pbase | (uint32_t)psize << 16}, 2); /* EIATTR_PARAM_CBANK */
     le(&in->data, 3, 1);                                                                          /* EIFMT_HVAL */
     le(&in->data, 0x19, 1);                                                                       /* EIATTR_CBANK_PARAM_SIZE */
     le(&in->data, psize, 2);
@@ -215,7 +219,7 @@ int mock_nv_plugin_assemble(const char *ptx, unsigned sm, uint8_t **cubin, size_
     c0->flags = SHF_ALLOC;
     c0->align = 4;
     c0->info = (uint32_t)e->text;
-    put(&c0->data, NULL, PARAM_BASE + psize);
+    put(&c0->data, NULL, pbase + psize);
     snprintf(sh->name, sizeof sh->name, ".nv.shared.%s", e->name);
     sh->type = SHT_NOBITS;
     sh->flags = SHF_ALLOC | SHF_WRITE;

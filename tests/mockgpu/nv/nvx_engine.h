@@ -62,7 +62,7 @@ typedef struct nvx_host {
 
 typedef struct nvx_cfg {
   uint32_t compute, copy;           /* the engine classes */
-  unsigned qmd_major;               /* 3 (QMDV03_00), 4 (QMDV04_00); other values: launches are refused */
+  unsigned qmd_major;               /* 3 (QMDV03_00), 4 (QMDV04_00), 5 (QMDV05_00); others: launches refused */
 } nvx_cfg;
 
 #define NVX_CACHE_N 64

@@ -1056,7 +1056,8 @@ END_TEST
  * Written from open-gpu-kernel-modules 570 layouts (alloc_channel.h NV_CHANNEL_ALLOC_PARAMS, ctrl2080gpu.h
  * PROMOTE_CTX, ctrl90f1.h COPY_SERVER_RESERVED_PDES), tinygrad's graph (runtime/support/nv/ip.py init_golden_image,
  * rpc_rm_alloc; ops_nv.py _new_gpu_fifo), NVIDIA/open-gpu-doc clc56f.h (GPFIFO entry, method header, semaphores),
- * clc7b5.h (LAUNCH_DMA), clc6c0qmd.h / clcbc0qmd.h (QMD V03 / V04 fields). */
+ * clc7b5.h (LAUNCH_DMA), clc6c0qmd.h / clcbc0qmd.h (QMD V03 / V04 fields), clcec0qmd.h (QMD V05, tinygrad
+ * extra/nv_gpu_driver/clcec0qmd.h). */
 
 #define C1 0xc1000000u
 enum { CH_PSIZE = 368, GR_MAIN = 0x400000, GR_PM = 0x600000, GR_PATCH = 0x620000 };
@@ -1139,9 +1140,19 @@ static void submit(uint64_t ring_pa, uint64_t userd_pa, uint32_t *put, uint64_t 
 static void qset(uint8_t *q, unsigned hi, unsigned lo, uint32_t v) {
   for (unsigned b = lo; b <= hi; b++, v >>= 1) q[b / 8] = (uint8_t)((q[b / 8] & ~(1u << b % 8)) | (v & 1) << b % 8);
 }
-/* A QMD for one thread of the program at prog with constant bank 0 at cb (0x1000 B). */
+/* A QMD for one thread of the program at prog with constant bank 0 at cb (0x1000 B); V05 also releases a one-word
+ * semaphore 0x5a5 at 0x30010030. */
 static void make_qmd(uint8_t *q, unsigned major, uint64_t prog, uint64_t cb) {
   memset(q, 0, 384);
+  if (major == 5) { /* NVCEC0_QMDV05_00_*: QMD_MAJOR_VERSION 471:468, QMD_TYPE GRID_CTA, REGISTER_COUNT 32 */
+    qset(q, 471, 468, 5), qset(q, 153, 151, 2), qset(q, 1136, 1128, 32);
+    qset(q, 1279, 1248, 1), qset(q, 1295, 1280, 1), qset(q, 1327, 1312, 1);          /* GRID_WIDTH/HEIGHT/DEPTH */
+    qset(q, 1103, 1088, 1), qset(q, 1119, 1104, 1), qset(q, 1127, 1120, 1);          /* CTA_THREAD_DIMENSION0..2 */
+    qset(q, 1856, 1856, 1), qset(q, 1375, 1344, (uint32_t)(cb >> 6)), qset(q, 1407, 1395, 0x100); /* CB 0 */
+    qset(q, 1055, 1024, (uint32_t)(prog >> 4)), qset(q, 1076, 1056, (uint32_t)(prog >> 36)); /* PROGRAM_ADDRESS */
+    qset(q, 288, 288, 1), qset(q, 290, 289, 1), qset(q, 511, 480, 0x30010030), qset(q, 575, 544, 0x5a5); /* release0 */
+    return;
+  }
   qset(q, 583, 580, major);
   if (major == 4) {
     qset(q, 1055, 1024, 1), qset(q, 1071, 1056, 1), qset(q, 1103, 1088, 1);
@@ -1336,7 +1347,7 @@ START_TEST(channels_graph_and_execution) {
   ck_assert_uint_eq(g32(H.g.vram, 0x902088), 1); /* GPGet */
   /* compute channel: a host semaphore release and a launch of the kernel */
   memcpy(H.g.vram + 0xb03000, KERNEL, sizeof KERNEL);
-  p64(H.g.vram, 0xb02000 + 0x210, 0x30010020); /* the parameter: out */
+  p64(H.g.vram, 0xb02000 + (gb ? 0x380 : 0x210), 0x30010020); /* the parameter: out (sm_100 on: after 0x380) */
   make_qmd(H.g.vram + 0xb01000, v3 ? (gb ? 5 : 4) : 3, 0x20003000, 0x20002000);
   n = 0;
   pb[n++] = hdr(1, 1, 0, 0x0), pb[n++] = comp;
@@ -1346,11 +1357,14 @@ START_TEST(channels_graph_and_execution) {
   memcpy(H.g.vram + 0xb00400, pb, 4 * n);
   submit(0x800000, 0x802000, &put_k, 0x20000400, n, token[0]);
   ck_assert_uint_eq(g32(H.g.vram, 0xc20000), 0xabc);
-  if (gb) {
-    expect_fail("QMD version 5"); /* no V05 field table: clcec0qmd.h is not modelled */
-  } else {
-    ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
-    ck_assert_uint_eq(g32(H.g.vram, 0xc20020), 42);
+  ck_assert_msg(H.g.nfail == 0, "%s", H.g.fails);
+  ck_assert_uint_eq(g32(H.g.vram, 0xc20020), 42);
+  if (gb) { /* V05: release0 written; a QMDV05_01 (minor 1, the sub-task layout) is refused */
+    ck_assert_uint_eq(g32(H.g.vram, 0xc20030), 0x5a5);
+    qset(H.g.vram + 0xb01000, 467, 464, 1);
+    memcpy(H.g.vram + 0xb00600, pb, 4 * n);
+    submit(0x800000, 0x802000, &put_k, 0x20000600, n, token[0]);
+    expect_fail("QMD_MINOR_VERSION 1");
   }
   /* the third channel had no PROMOTE_CTX: its launch is a failure */
   memcpy(H.g.vram + 0xb00800, pb, 4 * n);

@@ -111,6 +111,20 @@ static int float_alu(ptx_cta *c, ptx_thread *t, const ptx_ins *in, int ty) {
     r = ftz(r, z);
     if (in->flags & F_SAT) r = isnan(r) ? 0.0f : r < 0.0f ? 0.0f : r > 1.0f ? 1.0f : r;
     out = b32(r);
+  } else if (ty == T_F32X2) { /* sm_100+ add/sub/mul/fma .f32x2 on a .b64 register: two f32 lanes, low first */
+    if (in->op != OP_ADD && in->op != OP_SUB && in->op != OP_MUL && in->op != OP_FMA) {
+      fesetround(old);
+      return unknown(c, ".f32x2 takes add, sub, mul and fma only");
+    }
+    out = 0;
+    for (int k = 0; k < 2; k++) {
+      float a = ftz(f32((uint32_t)(va >> 32 * k)), z), b = ftz(f32((uint32_t)(vb >> 32 * k)), z);
+      float x = ftz(f32((uint32_t)(vc >> 32 * k)), z), r;
+      FLOAT_OP(float, sqrtf, fmaf, fminf, fmaxf, fabsf, exp2f, log2f, sinf, cosf)
+      r = ftz(r, z);
+      if (in->flags & F_SAT) r = isnan(r) ? 0.0f : r < 0.0f ? 0.0f : r > 1.0f ? 1.0f : r;
+      out |= (uint64_t)(uint32_t)b32(r) << 32 * k;
+    }
   } else if (ty == T_F16 || ty == T_F16X2) { /* f16x2: the same on both halves, low half first */
     out = 0;
     for (int k = 0; k < (ty == T_F16X2 ? 2 : 1); k++) {
@@ -207,12 +221,31 @@ static int mov(ptx_cta *c, ptx_thread *t, const ptx_ins *in, int ty) {
   return 0;
 }
 
+/* Mixed precision (PTX ISA 8.6, sm_100+): add/sub.f32.f16 d, a, c and fma.f32.f16 d, a, b, c: the .f16 sources
+ * widened exactly, one f32 rounding (a product of two halves is exact in float). */
+static int mixed_f32(ptx_cta *c, ptx_thread *t, const ptx_ins *in) {
+  bool fma_op = in->op == OP_FMA;
+  if ((in->op != OP_ADD && in->op != OP_SUB && !fma_op) || in->type[0] != T_F32 || in->type[1] != T_F16 ||
+      in->nops != (fma_op ? 4 : 3) || !in->rnd || (in->flags & ~F_SAT))
+    return unknown(c, "two-type arithmetic other than add/sub/fma.rnd{.sat}.f32.f16");
+  float a = ptx_h2f((uint16_t)ptx_get(c, t, &in->ops[1], T_F16));
+  float b = fma_op ? ptx_h2f((uint16_t)ptx_get(c, t, &in->ops[2], T_F16)) : 0.0f;
+  float x = f32(ptx_get(c, t, &in->ops[fma_op ? 3 : 2], T_F32)), r;
+  int old = set_round(in->rnd);
+  r = fma_op ? fmaf(a, b, x) : in->op == OP_ADD ? a + x : a - x;
+  fesetround(old);
+  if (in->flags & F_SAT) r = isnan(r) ? 0.0f : r < 0.0f ? 0.0f : r > 1.0f ? 1.0f : r;
+  ptx_set(t, &in->ops[0], b32(r), T_F32);
+  return 0;
+}
+
 int ptx_exec_alu(ptx_cta *c, ptx_thread *t, const ptx_ins *in) {
   int ty = in->type[0];
   if (in->nops < 2 && in->op != OP_BRA) return unknown(c, "missing operands");
   for (int i = 0; i < in->nops; i++)
     if (in->ops[i].kind == O_ADDR || in->ops[i].kind == O_LABEL || (in->ops[i].kind == O_VEC && in->op != OP_MOV))
       return unknown(c, "operand kind not allowed here");
+  if (in->ntypes == 2) return mixed_f32(c, t, in);
   switch (in->op) {
   case OP_MOV: return mov(c, t, in, ty);
   case OP_SHF: { /* funnel shift of b:a (b the high word); .wrap: n & 31, .clamp: min(n, 32) (PTX ISA "shf") */
@@ -233,6 +266,7 @@ int ptx_exec_alu(ptx_cta *c, ptx_thread *t, const ptx_ins *in) {
     if (ty == T_F32) r = fcmp(in->cmp, ftz(f32(a), in->flags & F_FTZ), ftz(f32(b), in->flags & F_FTZ));
     else if (ty == T_F64) r = fcmp(in->cmp, f64(a), f64(b));
     else if (ty == T_F16) r = fcmp(in->cmp, ptx_h2f((uint16_t)a), ptx_h2f((uint16_t)b));
+    else if (ty == T_F32X2) return unknown(c, "setp on .f32x2");
     else if (in->cmp >= C_EQU) return unknown(c, "unordered comparison of integers");
     else r = icmp(in->cmp, a, b, ptx_type_signed(ty));
     ptx_set(t, &in->ops[0], r, T_PRED);

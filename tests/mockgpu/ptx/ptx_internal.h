@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 enum ptx_type { T_NONE, T_PRED, T_B8, T_B16, T_B32, T_B64, T_U8, T_U16, T_U32, T_U64, T_S8, T_S16, T_S32, T_S64,
-                T_F16, T_F16X2, T_F32, T_F64 };
+                T_F16, T_F16X2, T_F32, T_F64, T_F32X2 };
 enum ptx_space { SP_GENERIC, SP_PARAM, SP_GLOBAL, SP_SHARED, SP_LOCAL };
 enum ptx_rnd { R_NONE, R_RN, R_RZ, R_RM, R_RP, R_RNI, R_RZI, R_RMI, R_RPI };
 enum ptx_cmp { C_NONE, C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE, C_LO, C_LS, C_HI, C_HS, C_EQU, C_NEU, C_LTU, C_LEU,

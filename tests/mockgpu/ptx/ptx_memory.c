@@ -63,7 +63,7 @@ static int atomic(ptx_cta *c, ptx_thread *t, const ptx_ins *in) {
   const ptx_opnd *ao = &in->ops[red ? 0 : 1];
   int nsrc = in->atom_op == 5 ? 2 : 1; /* cas: compare, swap */
   if (ao->kind != O_ADDR || in->nops != (red ? 1 : 2) + nsrc) return fail(c, "bad atom/red operands");
-  if (sz != 4 && sz != 8) return fail(c, "atom/red type not implemented");
+  if ((sz != 4 && sz != 8) || ty == T_F32X2) return fail(c, "atom/red type not implemented");
   if (in->space != SP_GLOBAL && in->space != SP_SHARED && in->space != SP_GENERIC) return fail(c, "atom/red state space");
   uint64_t addr = address(c, t, ao), old = 0, b = ptx_get(c, t, &in->ops[red ? 1 : 2], ty), r;
   if (access(c, t, in->space, addr, &old, (size_t)sz, false)) return -1;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *const type_names[] = {"", "pred", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64", "s8",
-                                         "s16", "s32", "s64", "f16", "f16x2", "f32", "f64"};
+                                         "s16", "s32", "s64", "f16", "f16x2", "f32", "f64", "f32x2"};
 
 int ptx_parse_type(const char *s) {
   for (int i = 1; i < (int)(sizeof type_names / sizeof type_names[0]); i++)
@@ -21,12 +21,12 @@ int ptx_type_size(int t) {
   switch (t) {
   case T_B8: case T_U8: case T_S8: return 1;
   case T_B16: case T_U16: case T_S16: case T_F16: return 2;
-  case T_B64: case T_U64: case T_S64: case T_F64: return 8;
+  case T_B64: case T_U64: case T_S64: case T_F64: case T_F32X2: return 8;
   case T_PRED: return 1;
   default: return 4;
   }
 }
-bool ptx_type_float(int t) { return t == T_F16 || t == T_F16X2 || t == T_F32 || t == T_F64; }
+bool ptx_type_float(int t) { return t == T_F16 || t == T_F16X2 || t == T_F32 || t == T_F64 || t == T_F32X2; }
 bool ptx_type_signed(int t) { return t == T_S8 || t == T_S16 || t == T_S32 || t == T_S64; }
 
 static int fail(char *err, size_t n, int line, const char *stmt, const char *what) {

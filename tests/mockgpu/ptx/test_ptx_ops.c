@@ -68,6 +68,14 @@ static const op_case int_cases[] = {
   /* two f32 packed into f16x2: a in the upper half (1.0 -> 0x3c00), b in the lower (-2.0009765625 rounds to -2.0) */
   {"cvt.rn.f16x2.f32 %r3, %r1, %r2;", 0x3f800000u, 0xc0001000u, 0, 0x3c00c000u},
   {"cvt.rz.f16x2.f32 %r3, %r1, %r2;", 0x3f800000u, 0xc0003000u, 0, 0x3c00c001u}, /* -2.0029296875: .rn gives c002 */
+  /* sm_100 .f32x2 on b64 (low lane first): (2, 3) * (4, -0.5) = (8, -1.5); fma + (1, 1) = (9, -0.5) */
+  {"mul.rn.f32x2 %rd3, %rd1, %rd2;", 0x4040000040000000ull, 0xbf00000040800000ull, 0, 0xbfc0000041000000ull},
+  {"fma.rn.f32x2 %rd3, %rd1, %rd2, %rd4;", 0x4040000040000000ull, 0xbf00000040800000ull, 0x3f8000003f800000ull,
+   0xbf00000041100000ull},
+  /* sm_100 mixed precision: f16 1.5 (low half of %r1) +/- f32 0.25 */
+  {"mov.b32 {%rs1, %rs2}, %r1; add.rn.f32.f16 %r3, %rs1, %r2;", 0x3e00, 0x3e800000u, 0, 0x3fe00000u},
+  {"mov.b32 {%rs1, %rs2}, %r1; sub.rn.f32.f16 %r3, %rs1, %r2;", 0x3e00, 0x3e800000u, 0, 0x3fa00000u},
+  {"mov.b32 {%rs1, %rs2}, %r1; fma.rn.f32.f16 %r3, %rs1, %rs1, %r2;", 0x3e00, 0x3e800000u, 0, 0x40200000u},
   {"mov.b64 %rd3, {0f3F800000, 7};", 0, 0, 0, 0x000000073f800000ull},
   {"ld.param.b64 %rd6, [k_param_0];\n\tst.global.v2.b32 [%rd6+8], {0f3F800000, 9};\n\tld.global.b64 %rd3, [%rd6+8];", 0, 0, 0,
    0x000000093f800000ull},
