@@ -260,8 +260,9 @@ static void nv_close(bg_dev *d) {
   pthread_mutex_unlock(&g->lock);
   /* Behind the USB bridge there is no function reset to boot GSP-RM again after it unloads (WPR2 stays set: nv_pci.h),
    * so the GPU stays up, its channels idle, for the rest of the process and the next open of it shares it (tinygrad
-   * keeps its devices for the process's life too). After an error it goes, so a later open reports the state. */
-  bool keep = n == 0 && bg_nv_pci_bridged(g) && !d->error;
+   * keeps its devices for the process's life too). After an error too: closing could not make it usable again, and
+   * the next open meets whatever state its channels are in (a stopped channel fails that open's first wait). */
+  bool keep = n == 0 && bg_nv_pci_bridged(g);
   if (keep) BG_LOG(1, "%s: kept up for the next open in this process (no function reset behind the bridge)", g->name);
   if (n == 0 && !keep)
     for (nv_gpu **pp = &registry; *pp; pp = &(*pp)->next)
