@@ -67,12 +67,16 @@ static int bar1_addr(const bg_nv_pci *d, uint64_t pa, uint64_t n, uint64_t *addr
 }
 
 static int zero_vram(const bg_nv_pci *d, const bg_nv_pci_mem *m) {
-  uint64_t addr = 0, chunk = m->size < (1u << 20) ? m->size : (1u << 20);
+  enum { CHUNK = 1 << 20 };
+  uint64_t addr = 0;
   int e = bar1_addr(d, m->vram_pa, m->size, &addr);
-  void *z = e < 0 ? NULL : calloc(1, chunk);
+  void *z = e < 0 ? NULL : calloc(1, CHUNK);
   if (e == 0 && !z) e = bg_error(BG_ENOMEM, "nv: out of host memory");
-  for (uint64_t done = 0; e == 0 && done < m->size; done += chunk)
-    e = bg_pci_copy_in(d->pci, addr + done, z, m->size - done < chunk ? m->size - done : chunk, NULL, NULL);
+  for (uint64_t done = 0; e == 0 && done < m->size;) {
+    uint64_t left = m->size - done, n = left < CHUNK ? left : CHUNK;
+    e = bg_pci_copy_in(d->pci, addr + done, z, n, NULL, NULL);
+    done += n;
+  }
   free(z);
   return e;
 }
