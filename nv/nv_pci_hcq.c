@@ -272,9 +272,10 @@ int bg_nv_pci_gpu_open(bg_pci_dev *pci, const char *fw_dir, int index, const cha
     bg_nv_gpu_close(g);
     return e;
   }
-  BG_LOG(1, "%s: %s %s, sm_%u, QMD v%d, %" PRIu64 " MiB VRAM", g->name, g->cls.generation,
+  BG_LOG(1, "%s: %s %s, sm_%u, QMD v%d, %" PRIu64 " MiB VRAM; open: %" PRIu64 " register reads, %" PRIu64
+         " writes, %" PRIu64 " RPCs", g->name, g->cls.generation,
          bg_nv_class_name(g->cls.compute) ? bg_nv_class_name(g->cls.compute) : "compute", g->sm, g->cls.qmd_version,
-         p->d->vram_size >> 20);
+         p->d->vram_size >> 20, p->d->reg_reads, p->d->reg_writes, p->d->gsp.nrpc);
   *out = g;
   return 0;
 }
