@@ -103,24 +103,24 @@ static int cpu_at(const nv_gpu *g, const bg_nv_pci_mem *pm, uint64_t off, uint64
   return 0;
 }
 
-int bg_nv_pci_mem_read(bg_dev *dev, const bg_mem *m, uint64_t off, void *dst, uint64_t n) {
+/* The core's access to m at off: read into dst, or write src. */
+static int mem_access(bg_dev *dev, const bg_mem *m, uint64_t off, void *dst, const void *src, uint64_t n) {
   nv_gpu *g = bg_nv_gpu(dev);
   const bg_nv_pci_mem *pm = pci_mem(g, m, off, n);
   const bg_mmio *v = NULL;
   uint64_t at = 0;
   if (!pm) return -BG_EINVAL;
   int e = cpu_at(g, pm, off, n, &v, &at);
-  return e < 0 ? e : bg_mmio_read(v, at, dst, n);
+  if (e < 0) return e;
+  return src ? bg_mmio_write(v, at, src, n) : bg_mmio_read(v, at, dst, n);
+}
+
+int bg_nv_pci_mem_read(bg_dev *dev, const bg_mem *m, uint64_t off, void *dst, uint64_t n) {
+  return mem_access(dev, m, off, dst, NULL, n);
 }
 
 int bg_nv_pci_mem_write(bg_dev *dev, const bg_mem *m, uint64_t off, const void *src, uint64_t n) {
-  nv_gpu *g = bg_nv_gpu(dev);
-  const bg_nv_pci_mem *pm = pci_mem(g, m, off, n);
-  const bg_mmio *v = NULL;
-  uint64_t at = 0;
-  if (!pm) return -BG_EINVAL;
-  int e = cpu_at(g, pm, off, n, &v, &at);
-  return e < 0 ? e : bg_mmio_write(v, at, src, n);
+  return mem_access(dev, m, off, NULL, src, n);
 }
 
 int bg_nv_pci_cpu_view(const nv_gpu *g, const bg_mem *m, const bg_mmio **view, uint64_t *base) {
