@@ -17,6 +17,7 @@
 #include "mock_sysfs.h"
 #include "nv/nv_falcon.h"
 #include "nv/nv_pci.h"
+#include "nv/nv_pci_hcq.h"
 #include "nvpci_internal.h"
 #include "platform/mock_plugin.h"
 #include "platform/pci_usb.h"
@@ -513,6 +514,28 @@ static void plugin_usb_boot(const char *chip) {
   bg_pci_close(pci);
 }
 
+/* Reference quirk 10: tinygrad's promote_ctx evaluates `bufs.get(k, valloc(...))` eagerly, so the second PROMOTE_CTX
+ * of a compute object (virtual side, buffers supplied) allocates three more context buffers and leaks them. The HCQ
+ * open allocates each buffer once: the golden context's 9 context buffers and its ring, instance block and method
+ * buffer (12), each user channel's instance block and method buffer (2 x 2), the compute channel's buffers 0, 1, 2
+ * (3): 19, none more. */
+START_TEST(hcq_context_buffers_once) {
+  setenv("MOCKGPU_CHIP", "ga102", 1);
+  bg_mock_devices md;
+  OK(bg_mock_plugin_start("MOCKPCI", "NV", &md));
+  setenv("BG_SYSFS_ROOT", md.sysfs_root, 1);
+  if (md.lock_dir[0]) setenv("BG_LOCK_DIR", md.lock_dir, 1);
+  bg_pci_dev *pci = NULL;
+  OK(bg_pci_open_sysfs(md.bdf[0], 0, &pci));
+  nv_gpu *g = NULL;
+  OK(bg_nv_pci_gpu_open(pci, md.fw_dir, 0, "MOCKPCI", &g));
+  ck_assert_uint_eq(g->pci->nbufs, 19);
+  ck_assert_uint_ne(g->pci->golden_compute, 0);
+  ck_assert_uint_ne(g->pci->reserved_va, 0);
+  bg_nv_gpu_close(g); /* closes pci too */
+}
+END_TEST
+
 START_TEST(plugin_usb_gb202) {
   plugin_usb_boot("gb202");
 }
@@ -573,6 +596,7 @@ void nv_pci_boot_emu_tests(Suite *s) {
   tcase_add_test(e, plugin_gh100);
   tcase_add_test(e, plugin_ga102);
   tcase_add_test(e, plugin_usb_gb202);
+  tcase_add_test(e, hcq_context_buffers_once);
   tcase_add_test(e, plugin_usb_ad102);
   tcase_add_test(e, busy_second_process);
   suite_add_tcase(s, e);
