@@ -1,7 +1,7 @@
 /* tests/conformance/tiny_bad_dev.c: bg-tiny with a bad device exits 2 with one message and runs no test.
  *
  * Usage: tiny-bad-dev BG_TINY. Runs bg-tiny with a --dev or DEV that does not parse (BOGUS) or names a kind or
- * interface this build lacks (MOCKPCI+NV, PCI+NV: NV is driven through NVK only): each must exit with status 2, print nothing on stdout (no FAIL line
+ * interface this build lacks (MOCKNVK+AMD, NVK+AMD: interfaces of another kind): each must exit with status 2, print nothing on stdout (no FAIL line
  * per test) and one line on stderr that names the device string. As a control, `--dev CPU const` must exit 0 with
  * "1 passed, 0 failed, 0 skipped", so the harness can tell the cases apart. Exit 0 when all hold, 1 otherwise. */
 #include <stdio.h>
@@ -59,10 +59,10 @@ int main(int argc, char **argv) {
   }
   const char *tiny = argv[1];
   int bad = 0;
-  bad += bad_case(tiny, "MOCKPCI+NV", 0);
-  bad += bad_case(tiny, "PCI+NV", 0);
+  bad += bad_case(tiny, "MOCKNVK+AMD", 0);
+  bad += bad_case(tiny, "NVK+AMD", 0);
   bad += bad_case(tiny, "BOGUS", 1);
-  bad += bad_case(tiny, "MOCKPCI+NV", 1);
+  bad += bad_case(tiny, "MOCKNVK+AMD", 1);
   char *ctl[] = {(char *)tiny, "--dev", "CPU", "const", NULL};
   char *out = NULL, *err = NULL;
   int st = run(ctl, NULL, &out, &err);
