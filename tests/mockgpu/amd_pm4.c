@@ -165,6 +165,7 @@ static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   memset(&d, 0, sizeof(d));
   uint32_t r[R_N];
   for (int i = 0; i < R_N; i++) r[i] = amd_get(g, p->a[i]);
+  d.gen = g->ip.gc.maj >= 12 ? RDNA3_GEN_GFX12 : RDNA3_GEN_GFX11; /* GC 12.x runs the RDNA4 variant of the core */
   d.pgm_addr = ((uint64_t)r[R_PGM_HI] << 32 | r[R_PGM_LO]) << 8;
   d.pgm_rsrc1 = r[R_RSRC1], d.pgm_rsrc2 = r[R_RSRC2], d.pgm_rsrc3 = r[R_RSRC3];
   for (unsigned i = 0; i < 16; i++) d.user_data[i] = amd_get(g, p->a[R_USER0] + i);

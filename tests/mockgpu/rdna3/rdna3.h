@@ -16,6 +16,12 @@
  * (reads 0); this model stops the dispatch instead, so an understated descriptor is found.
  * RSRC1.SGPRS must be 0: gfx10+ always allocates 106 SGPRs (AMDGPUUsage: "Reserved, must be 0").
  *
+ * RDNA4 (gfx12, rdna3_dispatch.gen = RDNA3_GEN_GFX12; rdna3_isa.c): the same core with the gfx12 encodings (SMEM with
+ * a 24-bit offset, the 96-bit VFLAT/VGLOBAL/VSCRATCH forms, renumbered VALU ops such as v_max_num_f32, SALU float
+ * ops, s_barrier_signal/s_barrier_wait, the gfx12 WMMA operand layout) and the split wait counters: s_wait_loadcnt
+ * (vector loads, returning atomics), s_wait_dscnt (LDS), s_wait_kmcnt (scalar loads) each land their own loads;
+ * s_wait_storecnt / _samplecnt / _bvhcnt / _expcnt have nothing outstanding here (stores take effect at issue).
+ *
  * Memory latency: a load's result lands in its destination registers only when the wave waits for
  * it (s_waitcnt vmcnt / lgkmcnt, s_waitcnt_vmcnt / _lgkmcnt) or ends, or when more loads are
  * outstanding than the model keeps (rdna3_internal.h RDNA3_PEND_MAX: the oldest lands early, which
@@ -72,8 +78,16 @@ typedef struct rdna3_mem {
   bool (*preempted)(void *ctx);
 } rdna3_mem;
 
+/* The shader core generation a dispatch runs on (rdna3_isa.h): one decode and semantic code base, the
+ * encodings and opcode numbers that differ from gfx11 in per-generation tables. */
+typedef enum rdna3_gen {
+  RDNA3_GEN_GFX11 = 0,        /* RDNA3 (GC 11.x) */
+  RDNA3_GEN_GFX12,            /* RDNA4 (GC 12.x): split wait counters, new SMEM/VFLAT/VGLOBAL/VSCRATCH encodings */
+} rdna3_gen;
+
 /* Register values at the DISPATCH_DIRECT (names as in gc_11_0_0_offset.h / _sh_mask.h). */
 typedef struct rdna3_dispatch {
+  rdna3_gen gen;              /* the emulated chip's shader core (the command processor knows its GC version) */
   uint64_t pgm_addr;          /* (COMPUTE_PGM_HI << 32 | COMPUTE_PGM_LO) << 8: the first instruction */
   uint32_t pgm_rsrc1, pgm_rsrc2, pgm_rsrc3;  /* COMPUTE_PGM_RSRC1/2/3 */
   uint32_t user_data[16];     /* COMPUTE_USER_DATA_0..15 (RSRC2.USER_SGPR of them are loaded) */
@@ -120,5 +134,7 @@ int rdna3_dispatch_run(const rdna3_dispatch *d, const rdna3_mem *mem, rdna3_repo
 /* Disassembly of one instruction for reports: "v_add_f32_e32 v0, v1, v2" via LLVM's disassembler
  * (llvm-mc-22/-19 --disassemble on PATH) when present, else "no disassembler". buf gets a NUL-terminated line. */
 void rdna3_disasm(const uint32_t *enc, unsigned ndw, char *buf, size_t n);
+/* The same for the processor mcpu names (LLVM's -mcpu, e.g. "gfx1200"). */
+void rdna3_disasm_mcpu(const char *mcpu, const uint32_t *enc, unsigned ndw, char *buf, size_t n);
 
 #endif

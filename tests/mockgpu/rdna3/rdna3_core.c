@@ -18,12 +18,13 @@ int rdna3_fail(rdna3_ctx *c, const rdna3_wave *w, const char *fmt, ...) {
   if (n > c->avail) n = c->avail ? c->avail : 1;
   /* The disassembler decodes the first instruction of all fetched dwords: an encoding this
    * emulator does not know still shows with its real length. */
-  rdna3_disasm(c->enc, c->avail ? c->avail : 1, dis, sizeof dis);
+  rdna3_disasm_mcpu(c->isa ? c->isa->mcpu : "gfx1100", c->enc, c->avail ? c->avail : 1, dis, sizeof dis);
   char hex[40] = "";
   for (unsigned i = 0, o = 0; i < n; i++)
     o += (unsigned)snprintf(hex + o, sizeof hex - o, "%s%08x", i ? " " : "", c->enc[i]);
-  snprintf(r->msg, sizeof r->msg, "rdna3: %s at pc 0x%llx [%s] (%s), workgroup (%u,%u,%u) wave %u", what,
-           (unsigned long long)w->pc, hex, dis, w->wg[0], w->wg[1], w->wg[2], w->wave);
+  snprintf(r->msg, sizeof r->msg, "rdna3: %s at pc 0x%llx [%s] (%s), workgroup (%u,%u,%u) wave %u%s", what,
+           (unsigned long long)w->pc, hex, dis, w->wg[0], w->wg[1], w->wg[2], w->wave,
+           c->isa && c->isa->gen == RDNA3_GEN_GFX12 ? " (gfx12 core)" : "");
   r->pc = w->pc;
   memcpy(r->enc, c->enc, sizeof r->enc);
   memcpy(r->wg, w->wg, sizeof r->wg);
@@ -139,7 +140,9 @@ static int fetch(rdna3_ctx *c, rdna3_wave *w) {
 }
 
 int rdna3_step(rdna3_ctx *c, rdna3_wave *w) {
+  if (!c->isa) c->isa = &rdna3_isa_gfx11;
   if (fetch(c, w)) return -1;
+  bool gfx12 = c->isa->gen == RDNA3_GEN_GFX12;
   uint32_t e = c->enc[0];
   int rc;
   uint64_t *cls;                                     /* the class counter of rdna3_stats */
@@ -163,10 +166,10 @@ int rdna3_step(rdna3_ctx *c, rdna3_wave *w) {
   } else if ((e >> 26) == 0x36) {
     cls = &c->st.lds_insts;
     rc = rdna3_exec_ds(c, w);
-  } else if ((e >> 26) == 0x37) {
+  } else if ((e >> 26) == (gfx12 ? 0x3bu : 0x37u)) {  /* gfx11 FLAT; gfx12 VFLAT/VSCRATCH/VGLOBAL (SEG [25:24]) */
     cls = &c->st.vmem_insts;
     rc = rdna3_exec_flat(c, w);
-  } else if ((e >> 26) == 0x38) {
+  } else if ((e >> 26) == (gfx12 ? 0x31u : 0x38u)) {  /* gfx11 MUBUF; gfx12 VBUFFER */
     cls = &c->st.vmem_insts;
     rc = rdna3_exec_mubuf(c, w);
   } else {

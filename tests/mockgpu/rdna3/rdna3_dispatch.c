@@ -24,9 +24,13 @@
 #define CS_W32_EN (1u << 15)      /* COMPUTE_DISPATCH_INITIATOR */
 #define TMPRING_WAVESIZE(t) (((t) >> 12) & 0x7fff)  /* in 64-dword units */
 
+/* gfx12 has architected SGPRs (LLVM AMDGPUUsage "Initial Kernel Execution State", FeatureArchitectedSGPRs): the
+ * workgroup ids are also in TTMP9 (X) and TTMP7 (Y [15:0], Z [31:16]), where LLVM's gfx12 code reads them. */
+enum { TTMP7 = 115, TTMP9 = 117 };
+
 static void init_wave(const rdna3_dispatch *d, rdna3_wave *w, const uint32_t wg[3], unsigned wave,
                       unsigned nwaves, unsigned nthreads) {
-  memset(w, 0, offsetof(rdna3_wave, pq));  /* the pending-load entries are written before use */
+  memset(w, 0, offsetof(rdna3_wave, pq));  /* barrier_signaled too */  /* the pending-load entries are written before use */
   rdna3_wave_reset_pending(w);
   w->pc = d->pgm_addr;
   w->wave = wave;
@@ -37,6 +41,7 @@ static void init_wave(const rdna3_dispatch *d, rdna3_wave *w, const uint32_t wg[
   for (unsigned i = 0; i < 3; i++)
     if (RSRC2_TGID_EN(r2, i)) w->s[s++] = wg[i];
   if (RSRC2_TG_SIZE_EN(r2)) w->s[s++] = nwaves & 0x3f;
+  if (d->gen == RDNA3_GEN_GFX12) w->s[TTMP9] = wg[0], w->s[TTMP7] = (wg[1] & 0xffff) | wg[2] << 16;
   if (RSRC2_SCRATCH_EN(r2)) w->s[s++] = 0;  /* scratch addresses are relative to the wave here */
   unsigned cnt = RSRC2_TIDIG_COMP_CNT(r2), nx = d->num_thread[0], ny = d->num_thread[1];
   uint32_t exec = 0;
@@ -92,8 +97,14 @@ int rdna3_dispatch_run(const rdna3_dispatch *d, const rdna3_mem *mem, rdna3_repo
              d->pgm_rsrc1, RSRC1_SGPRS(d->pgm_rsrc1));
     return -1;
   }
+  for (unsigned i = 1; i < 3 && d->gen == RDNA3_GEN_GFX12; i++)
+    if (d->grid[i] && (uint64_t)d->start[i] + d->grid[i] - 1 > 0xffff) {
+      snprintf(rep->msg, sizeof rep->msg, "rdna3: workgroup id %c up to %llu does not fit the 16 bits of TTMP7 (gfx12)",
+               "XYZ"[i], (unsigned long long)d->start[i] + d->grid[i] - 1);
+      return -1;
+    }
   unsigned nwaves = (nthreads + RDNA3_LANES - 1) / RDNA3_LANES;
-  rdna3_ctx c = {.mem = mem, .rep = rep, .budget = d->max_insts ? d->max_insts : 1000000000ull,
+  rdna3_ctx c = {.isa = rdna3_isa_of(d->gen), .mem = mem, .rep = rep, .budget = d->max_insts ? d->max_insts : 1000000000ull,
                  .lds_size = RSRC2_LDS_SIZE(d->pgm_rsrc2) * LDS_GRANULE, .denorm_mode = (d->pgm_rsrc1 >> 16) & 3,
                  .nvgpr = nvgpr};
   if (d->scratch_base && RSRC2_SCRATCH_EN(d->pgm_rsrc2)) {

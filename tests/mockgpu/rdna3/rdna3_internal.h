@@ -4,6 +4,7 @@
 #define BG_MOCKGPU_RDNA3_INTERNAL_H
 
 #include "rdna3.h"
+#include "rdna3_isa.h"
 
 /* Scalar operand numbers (RDNA3 ISA guide, "Scalar ALU operands"; LLVM SIDefines.h). */
 enum {
@@ -28,7 +29,9 @@ enum {
 
 /* Outstanding loads (rdna3.h "Memory latency"): per counter a ring in issue order. An entry holds
  * the data read at issue and lands it in the destination when the wave waits. */
-enum { RDNA3_VMCNT, RDNA3_LGKMCNT, RDNA3_NCNT };
+/* gfx11: vmcnt and lgkmcnt (LDS and scalar loads in one order). gfx12 splits them: loadcnt (RDNA3_VMCNT), dscnt
+ * (RDNA3_LGKMCNT, LDS only) and kmcnt (scalar loads, rdna3_isa.smem_counter). */
+enum { RDNA3_VMCNT, RDNA3_LGKMCNT, RDNA3_KMCNT, RDNA3_NCNT };
 #define RDNA3_PEND_MAX 16u
 typedef struct rdna3_pend {
   uint16_t reg;                            /* first destination: SGPR number, or RDNA3_SRC_VGPR + VGPR */
@@ -48,6 +51,7 @@ typedef struct rdna3_wave {
   uint64_t pc;
   bool scc;
   bool done, at_barrier;
+  bool barrier_signaled;                   /* gfx12: s_barrier_signal done, s_barrier_wait not yet */
   uint32_t wave;                           /* index within the workgroup */
   uint16_t wmma_d;                         /* the last VALU op was a WMMA writing v[wmma_d-1 ..+8) (0: not) */
   uint32_t wg[3];
@@ -57,6 +61,7 @@ typedef struct rdna3_wave {
 
 /* What one dispatch shares between its waves. */
 typedef struct rdna3_ctx {
+  const rdna3_isa *isa;                    /* the generation's tables; NULL: gfx11 */
   const rdna3_mem *mem;
   rdna3_report *rep;
   uint8_t *lds;

@@ -39,6 +39,20 @@ enum rdna3_sop1 {
   S_AND_NOT0_SAVEEXEC_B32 = 44, S_OR_NOT0_SAVEEXEC_B32 = 46, S_AND_NOT1_SAVEEXEC_B32 = 48,
   S_OR_NOT1_SAVEEXEC_B32 = 50, S_AND_NOT0_WREXEC_B32 = 52, S_AND_NOT1_WREXEC_B32 = 54,
   S_GETPC_B64 = 71, S_SETPC_B64 = 72, S_SWAPPC_B64 = 73,
+  /* gfx12 only (RDNA4 ISA guide; the SALU float ops of gfx1150+) */
+  S_BARRIER_SIGNAL = 78, S_CEIL_F32 = 96, S_FLOOR_F32 = 97, S_TRUNC_F32 = 98, S_RNDNE_F32 = 99,
+  S_CVT_F32_I32 = 100, S_CVT_F32_U32 = 101, S_CVT_I32_F32 = 102, S_CVT_U32_F32 = 103, S_CVT_F16_F32 = 104,
+  S_CVT_F32_F16 = 105, S_CVT_HI_F32_F16 = 106, S_CEIL_F16 = 107, S_FLOOR_F16 = 108, S_TRUNC_F16 = 109,
+  S_RNDNE_F16 = 110,
+};
+
+/* gfx12-only SOP2 */
+enum rdna3_sop2_gfx12 {
+  S_ADD_F32 = 64, S_SUB_F32 = 65, S_MIN_NUM_F32 = 66, S_MAX_NUM_F32 = 67, S_MUL_F32 = 68, S_FMAAK_F32 = 69,
+  S_FMAMK_F32 = 70, S_FMAC_F32 = 71, S_CVT_PK_RTZ_F16_F32 = 72, S_ADD_F16 = 73, S_SUB_F16 = 74,
+  S_MIN_NUM_F16 = 75, S_MAX_NUM_F16 = 76, S_MUL_F16 = 77, S_FMAC_F16 = 78, S_MINIMUM_F32 = 79,
+  S_MAXIMUM_F32 = 80, S_MINIMUM_F16 = 81, S_MAXIMUM_F16 = 82, S_ADD_NC_U64 = 83, S_SUB_NC_U64 = 84,
+  S_MUL_U64 = 85,
 };
 
 enum rdna3_sopc {
@@ -46,6 +60,8 @@ enum rdna3_sopc {
   S_CMP_LE_I32 = 5, S_CMP_EQ_U32 = 6, S_CMP_LG_U32 = 7, S_CMP_GT_U32 = 8, S_CMP_GE_U32 = 9,
   S_CMP_LT_U32 = 10, S_CMP_LE_U32 = 11, S_BITCMP0_B32 = 12, S_BITCMP1_B32 = 13,
   S_BITCMP0_B64 = 14, S_BITCMP1_B64 = 15, S_CMP_EQ_U64 = 16, S_CMP_LG_U64 = 17,
+  /* gfx12 only: s_cmp_{lt,eq,le,gt,lg,ge,o,u,nge,nlg,ngt,nle,neq,nlt}_f32 / _f16, the VOPC float conditions 1..14 */
+  S_CMP_LT_F32 = 65, S_CMP_NLT_F32 = 78, S_CMP_LT_F16 = 81, S_CMP_NLT_F16 = 94,
 };
 
 enum rdna3_sopp {
@@ -54,6 +70,10 @@ enum rdna3_sopp {
   S_DENORM_MODE = 18, S_CODE_END = 31, S_BRANCH = 32, S_CBRANCH_SCC0 = 33, S_CBRANCH_SCC1 = 34,
   S_CBRANCH_VCCZ = 35, S_CBRANCH_VCCNZ = 36, S_CBRANCH_EXECZ = 37, S_CBRANCH_EXECNZ = 38,
   S_ENDPGM = 48, S_SETPRIO = 53, S_SENDMSG = 54, S_ICACHE_INV = 60, S_BARRIER = 61,
+  /* gfx12 only: the split wait counters (SIMM16 is the count; the two combined forms carry loadcnt or storecnt
+   * in [13:8] and dscnt in [5:0], LLVM AMDGPUUsage / SIInsertWaitcnts) and the split barrier */
+  S_BARRIER_WAIT = 20, S_WAIT_LOADCNT = 64, S_WAIT_STORECNT = 65, S_WAIT_SAMPLECNT = 66, S_WAIT_BVHCNT = 67,
+  S_WAIT_EXPCNT = 68, S_WAIT_DSCNT = 70, S_WAIT_KMCNT = 71, S_WAIT_LOADCNT_DSCNT = 72, S_WAIT_STORECNT_DSCNT = 73,
 };
 
 enum rdna3_smem {

@@ -2,6 +2,22 @@
  * SOPP). Semantics per the RDNA3 ISA guide's pseudocode; wave32, so EXEC and VCC are 32-bit. */
 #include "rdna3_internal.h"
 #include "rdna3_ops.h"
+#include "rdna3_valu.h"
+
+/* The instruction's internal opcode (rdna3_isa.h), or -1 with the report when the generation has none. */
+static int isa_op(rdna3_ctx *c, const rdna3_wave *w, const rdna3_optab *t, const char *fmt, unsigned op) {
+  int m = rdna3_isa_op(t, op);
+  if (m < 0) rdna3_fail(c, w, "unimplemented %s opcode %u (%s has no such instruction)", fmt, op, c->isa->name);
+  return m;
+}
+
+/* The gfx12 SALU float ops compute what their VALU twins compute in one lane (rdna3_valu_lane.c): the ISA
+ * guide gives both the same pseudocode. 16-bit results are zero-extended. */
+static uint32_t salu_float(unsigned vop, uint32_t a, uint32_t b, uint32_t c) {
+  rdna3_lane x = {.s = {a, b, c}};
+  rdna3_lane_op(vop, &x);
+  return (uint32_t)x.d;
+}
 
 static int sources_literal(rdna3_ctx *c, const rdna3_wave *w, unsigned a, unsigned b) {
   if (a == RDNA3_SRC_LITERAL || b == RDNA3_SRC_LITERAL) return rdna3_take_literal(c, w);
@@ -35,7 +51,11 @@ static uint64_t bfe64(uint64_t v, uint32_t ctl, bool sign) {
 int rdna3_exec_sop2(rdna3_ctx *c, rdna3_wave *w) {
   uint32_t e = c->enc[0];
   unsigned op = (e >> 23) & 0x7f, dst = (e >> 16) & 0x7f, s1 = (e >> 8) & 0xff, s0 = e & 0xff;
+  int mop = isa_op(c, w, &c->isa->sop2, "SOP2", op);
+  if (mop < 0) return -1;
+  op = (unsigned)mop;
   if (sources_literal(c, w, s0, s1)) return -1;
+  if ((op == S_FMAAK_F32 || op == S_FMAMK_F32) && c->ndw == 1 && rdna3_take_literal(c, w)) return -1;
   uint32_t a = rdna3_sreg32(c, w, s0), b = rdna3_sreg32(c, w, s1);
   uint64_t a64 = 0, b64 = 0;
   uint32_t r = 0;
@@ -115,6 +135,26 @@ int rdna3_exec_sop2(rdna3_ctx *c, rdna3_wave *w) {
   case S_PACK_LH_B32_B16: r = (a & 0xffff) | (b & 0xffff0000u); break;
   case S_PACK_HH_B32_B16: r = a >> 16 | (b & 0xffff0000u); break;
   case S_PACK_HL_B32_B16: r = a >> 16 | b << 16; break;
+  case S_ADD_NC_U64: wide = true; r64 = rdna3_sreg64(c, w, s0) + rdna3_sreg64(c, w, s1); break;
+  case S_SUB_NC_U64: wide = true; r64 = rdna3_sreg64(c, w, s0) - rdna3_sreg64(c, w, s1); break;
+  case S_MUL_U64: wide = true; r64 = rdna3_sreg64(c, w, s0) * rdna3_sreg64(c, w, s1); break;
+  case S_ADD_F32: r = salu_float(V_ADD_F32, a, b, 0); break;
+  case S_SUB_F32: r = salu_float(V_SUB_F32, a, b, 0); break;
+  case S_MIN_NUM_F32: r = salu_float(V_MIN_F32, a, b, 0); break;
+  case S_MAX_NUM_F32: r = salu_float(V_MAX_F32, a, b, 0); break;
+  case S_MUL_F32: r = salu_float(V_MUL_F32, a, b, 0); break;
+  case S_FMAAK_F32: r = salu_float(V_FMA_F32, a, b, c->lit); break;
+  case S_FMAMK_F32: r = salu_float(V_FMA_F32, a, c->lit, b); break;
+  case S_FMAC_F32: r = salu_float(V_FMA_F32, a, b, dst < RDNA3_NSGPR ? w->s[dst] : 0); break;
+  case S_CVT_PK_RTZ_F16_F32: r = salu_float(V_CVT_PK_RTZ_F16_F32, a, b, 0); break;
+  case S_ADD_F16: r = salu_float(V_ADD_F16, a & 0xffff, b & 0xffff, 0) & 0xffff; break;
+  case S_SUB_F16: r = salu_float(V_SUB_F16, a & 0xffff, b & 0xffff, 0) & 0xffff; break;
+  case S_MIN_NUM_F16: r = salu_float(V_MIN_F16, a & 0xffff, b & 0xffff, 0) & 0xffff; break;
+  case S_MAX_NUM_F16: r = salu_float(V_MAX_F16, a & 0xffff, b & 0xffff, 0) & 0xffff; break;
+  case S_MUL_F16: r = salu_float(V_MUL_F16, a & 0xffff, b & 0xffff, 0) & 0xffff; break;
+  case S_FMAC_F16:
+    r = salu_float(V_FMA_F16, a & 0xffff, b & 0xffff, (dst < RDNA3_NSGPR ? w->s[dst] : 0) & 0xffff) & 0xffff;
+    break;
   default: return rdna3_fail(c, w, "unimplemented SOP2 opcode %u", op);
   }
   if (wide) rdna3_swrite64(w, dst, r64);
@@ -125,6 +165,9 @@ int rdna3_exec_sop2(rdna3_ctx *c, rdna3_wave *w) {
 int rdna3_exec_sopk(rdna3_ctx *c, rdna3_wave *w) {
   uint32_t e = c->enc[0];
   unsigned op = (e >> 23) & 0x1f, dst = (e >> 16) & 0x7f;
+  int mop = isa_op(c, w, &c->isa->sopk, "SOPK", op);
+  if (mop < 0) return -1;
+  op = (unsigned)mop;
   uint32_t k = e & 0xffff, sk = (uint32_t)(int32_t)(int16_t)k;
   uint32_t d = dst < RDNA3_NSGPR ? w->s[dst] : 0;
   switch (op) {
@@ -182,6 +225,9 @@ static uint32_t saveexec(unsigned op, uint32_t s, uint32_t exec) {
 int rdna3_exec_sop1(rdna3_ctx *c, rdna3_wave *w) {
   uint32_t e = c->enc[0];
   unsigned op = (e >> 8) & 0xff, dst = (e >> 16) & 0x7f, s0 = e & 0xff;
+  int mop = isa_op(c, w, &c->isa->sop1, "SOP1", op);
+  if (mop < 0) return -1;
+  op = (unsigned)mop;
   if (sources_literal(c, w, s0, 0)) return -1;
   uint32_t a = rdna3_sreg32(c, w, s0);
   uint32_t exec = w->s[RDNA3_EXEC_LO];
@@ -270,6 +316,29 @@ int rdna3_exec_sop1(rdna3_ctx *c, rdna3_wave *w) {
     c->jumped = true;
     break;
   }
+  case S_BARRIER_SIGNAL:
+    /* gfx12 split barrier: the signal, then s_barrier_wait. -1 names the workgroup barrier; named barriers are not
+     * modelled. The wave yields here until every wave of the workgroup has signalled (a legal schedule). */
+    if (a != ~0u) return rdna3_fail(c, w, "s_barrier_signal %d: only the workgroup barrier (-1) is implemented", (int32_t)a);
+    if (w->barrier_signaled) return rdna3_fail(c, w, "s_barrier_signal twice without s_barrier_wait");
+    w->barrier_signaled = true;
+    w->at_barrier = true;
+    break;
+  case S_CEIL_F32: rdna3_swrite32(w, dst, salu_float(V_CEIL_F32, a, 0, 0)); break;
+  case S_FLOOR_F32: rdna3_swrite32(w, dst, salu_float(V_FLOOR_F32, a, 0, 0)); break;
+  case S_TRUNC_F32: rdna3_swrite32(w, dst, salu_float(V_TRUNC_F32, a, 0, 0)); break;
+  case S_RNDNE_F32: rdna3_swrite32(w, dst, salu_float(V_RNDNE_F32, a, 0, 0)); break;
+  case S_CVT_F32_I32: rdna3_swrite32(w, dst, salu_float(V_CVT_F32_I32, a, 0, 0)); break;
+  case S_CVT_F32_U32: rdna3_swrite32(w, dst, salu_float(V_CVT_F32_U32, a, 0, 0)); break;
+  case S_CVT_I32_F32: rdna3_swrite32(w, dst, salu_float(V_CVT_I32_F32, a, 0, 0)); break;
+  case S_CVT_U32_F32: rdna3_swrite32(w, dst, salu_float(V_CVT_U32_F32, a, 0, 0)); break;
+  case S_CVT_F16_F32: rdna3_swrite32(w, dst, salu_float(V_CVT_F16_F32, a, 0, 0) & 0xffff); break;
+  case S_CVT_F32_F16: rdna3_swrite32(w, dst, salu_float(V_CVT_F32_F16, a & 0xffff, 0, 0)); break;
+  case S_CVT_HI_F32_F16: rdna3_swrite32(w, dst, salu_float(V_CVT_F32_F16, a >> 16, 0, 0)); break;
+  case S_CEIL_F16: rdna3_swrite32(w, dst, salu_float(V_CEIL_F16, a & 0xffff, 0, 0) & 0xffff); break;
+  case S_FLOOR_F16: rdna3_swrite32(w, dst, salu_float(V_FLOOR_F16, a & 0xffff, 0, 0) & 0xffff); break;
+  case S_TRUNC_F16: rdna3_swrite32(w, dst, salu_float(V_TRUNC_F16, a & 0xffff, 0, 0) & 0xffff); break;
+  case S_RNDNE_F16: rdna3_swrite32(w, dst, salu_float(V_RNDNE_F16, a & 0xffff, 0, 0) & 0xffff); break;
   default: return rdna3_fail(c, w, "unimplemented SOP1 opcode %u", op);
   }
   return 0;
@@ -278,9 +347,21 @@ int rdna3_exec_sop1(rdna3_ctx *c, rdna3_wave *w) {
 int rdna3_exec_sopc(rdna3_ctx *c, rdna3_wave *w) {
   uint32_t e = c->enc[0];
   unsigned op = (e >> 16) & 0x7f, s1 = (e >> 8) & 0xff, s0 = e & 0xff;
+  int mop = isa_op(c, w, &c->isa->sopc, "SOPC", op);
+  if (mop < 0) return -1;
+  op = (unsigned)mop;
   if (sources_literal(c, w, s0, s1)) return -1;
   uint32_t a = rdna3_sreg32(c, w, s0), b = rdna3_sreg32(c, w, s1);
   int32_t ia = (int32_t)a, ib = (int32_t)b;
+  /* gfx12 float compares: the VOPC conditions 1..14 of the f32 (0x10+) and f16 (0x00+) groups */
+  if (op >= S_CMP_LT_F32 && op <= S_CMP_NLT_F32) {
+    w->scc = rdna3_vopc_compare(V_CMP_F_F32 + (op - S_CMP_LT_F32 + 1), VT_F32, a, b);
+    return 0;
+  }
+  if (op >= S_CMP_LT_F16 && op <= S_CMP_NLT_F16) {
+    w->scc = rdna3_vopc_compare(V_CMP_F_F16 + (op - S_CMP_LT_F16 + 1), VT_F16, a & 0xffff, b & 0xffff);
+    return 0;
+  }
   switch (op) {
   case S_CMP_EQ_I32: case S_CMP_EQ_U32: w->scc = a == b; break;
   case S_CMP_LG_I32: case S_CMP_LG_U32: w->scc = a != b; break;
@@ -306,6 +387,9 @@ int rdna3_exec_sopc(rdna3_ctx *c, rdna3_wave *w) {
 int rdna3_exec_sopp(rdna3_ctx *c, rdna3_wave *w) {
   uint32_t e = c->enc[0];
   unsigned op = (e >> 16) & 0x7f;
+  int mop = isa_op(c, w, &c->isa->sopp, "SOPP", op);
+  if (mop < 0) return -1;
+  op = (unsigned)mop;
   int16_t simm = (int16_t)(e & 0xffff);
   bool take;
   switch (op) {
@@ -318,6 +402,22 @@ int rdna3_exec_sopp(rdna3_ctx *c, rdna3_wave *w) {
     rdna3_wait(w, RDNA3_LGKMCNT, (e >> 4) & 0x3f);
     return 0;
   case S_WAIT_IDLE: rdna3_wait_all(w); return 0;
+  /* gfx12 split counters (rdna3.h "RDNA4"): loadcnt, dscnt and kmcnt land their loads; stores, samples, BVH
+   * and exports take effect at issue here, so their counters are always 0 */
+  case S_WAIT_LOADCNT: rdna3_wait(w, RDNA3_VMCNT, e & 0x3f); return 0;
+  case S_WAIT_DSCNT: rdna3_wait(w, RDNA3_LGKMCNT, e & 0x3f); return 0;
+  case S_WAIT_KMCNT: rdna3_wait(w, RDNA3_KMCNT, e & 0x1f); return 0;
+  case S_WAIT_LOADCNT_DSCNT:
+    rdna3_wait(w, RDNA3_VMCNT, (e >> 8) & 0x3f);
+    rdna3_wait(w, RDNA3_LGKMCNT, e & 0x3f);
+    return 0;
+  case S_WAIT_STORECNT_DSCNT: rdna3_wait(w, RDNA3_LGKMCNT, e & 0x3f); return 0;
+  case S_WAIT_STORECNT: case S_WAIT_SAMPLECNT: case S_WAIT_BVHCNT: case S_WAIT_EXPCNT: return 0;
+  case S_BARRIER_WAIT:
+    if (simm != -1) return rdna3_fail(c, w, "s_barrier_wait %d: only the workgroup barrier (-1) is implemented", simm);
+    if (!w->barrier_signaled) return rdna3_fail(c, w, "s_barrier_wait without s_barrier_signal: the wave would wait forever");
+    w->barrier_signaled = false;
+    return 0;
   case S_SENDMSG:
     if ((e & 0xffff) == 3) return 0;  /* MSG_DEALLOC_VGPRS before s_endpgm */
     return rdna3_fail(c, w, "s_sendmsg %u is not supported", e & 0xffff);

@@ -1,8 +1,8 @@
 /* tests/mockgpu/rdna3/rdna3_smem.c: scalar memory loads (SMEM: s_load_b32..b512, s_buffer_load_*).
- * Address = SBASE pair (or a buffer descriptor's base) + signed 21-bit offset + SOFFSET SGPR. The
+ * Address = SBASE pair (or a buffer descriptor's base) + signed offset (21 bits gfx11, 24 bits gfx12) + SOFFSET SGPR. The
  * hardware drops the low two address bits; a misaligned address is a compiler or driver bug here,
  * so it stops the dispatch. The data is read at issue (through the K$ when the dispatch has one)
- * and lands in the SGPRs at s_waitcnt lgkmcnt (rdna3_wait.c). */
+ * and lands in the SGPRs at s_waitcnt lgkmcnt (gfx11) or s_wait_kmcnt (gfx12) (rdna3_wait.c). */
 #include <string.h>
 
 #include "rdna3_internal.h"
@@ -36,29 +36,61 @@ static int kcache_read(rdna3_ctx *c, const rdna3_wave *w, uint64_t va, void *dst
   return 0;
 }
 
+/* The fields of an SMEM instruction; gfx11 and gfx12 place them differently (RDNA3 / RDNA4 ISA guide "SMEM"):
+ *   gfx11: SBASE [5:0] (pairs), SDATA [12:6], OP [25:18]; OFFSET [52:32] (21-bit signed), SOFFSET [63:57].
+ *   gfx12: SBASE [5:0], SDATA [12:6], OP [18:13] (loads 0..5 = b32,b64,b128,b256,b512,b96; buffer loads 16..21);
+ *          OFFSET [55:32] (24-bit signed), SOFFSET [63:57]. */
+typedef struct smem_inst {
+  unsigned op, sdata, sbase, soff;
+  int32_t off;
+} smem_inst;
+
+static void decode(const rdna3_ctx *c, smem_inst *m) {
+  uint32_t e0 = c->enc[0], e1 = c->enc[1];
+  m->sdata = (e0 >> 6) & 0x7f, m->sbase = (e0 & 0x3f) * 2, m->soff = e1 >> 25;
+  if (c->isa->gen == RDNA3_GEN_GFX12) {
+    m->op = (e0 >> 13) & 0xff;
+    m->off = (int32_t)(e1 << 8) >> 8;
+  } else {
+    m->op = (e0 >> 18) & 0xff;
+    m->off = (int32_t)(e1 << 11) >> 11;
+  }
+}
+
+/* Dwords loaded and whether it is a buffer load, or 0 for an opcode that is not a load on this generation. */
+static unsigned load_dwords(const rdna3_isa *isa, unsigned op, bool *buffer) {
+  static const uint8_t gfx12_sizes[6] = {1, 2, 4, 8, 16, 3};
+  *buffer = false;
+  if (isa->gen == RDNA3_GEN_GFX12) {
+    if (op >= 16 && op <= 21) *buffer = true, op -= 16;
+    return op < 6 ? gfx12_sizes[op] : 0;
+  }
+  if (op <= S_LOAD_B512) return 1u << op;
+  if (op >= S_BUFFER_LOAD_B32 && op <= S_BUFFER_LOAD_B512) return *buffer = true, 1u << (op - S_BUFFER_LOAD_B32);
+  return 0;
+}
+
 int rdna3_exec_smem(rdna3_ctx *c, rdna3_wave *w) {
   c->ndw = 2;
   if (rdna3_need(c, w, 2)) return -1;
-  uint32_t e0 = c->enc[0], e1 = c->enc[1];
-  unsigned op = (e0 >> 18) & 0xff, sdata = (e0 >> 6) & 0x7f, sbase = (e0 & 0x3f) * 2;
-  int32_t off = (int32_t)(e1 << 11) >> 11;
-  unsigned soff = e1 >> 25;
-  if (op == S_GL1_INV) return 0;  /* GL1 is not modelled */
-  if (op == S_DCACHE_INV) {
-    if (c->mem->kcache) rdna3_kcache_invalidate(c->mem->kcache);
-    return 0;
+  smem_inst m;
+  decode(c, &m);
+  if (c->isa->gen == RDNA3_GEN_GFX11) {
+    if (m.op == S_GL1_INV) return 0;  /* GL1 is not modelled */
+    if (m.op == S_DCACHE_INV) {
+      if (c->mem->kcache) rdna3_kcache_invalidate(c->mem->kcache);
+      return 0;
+    }
   }
-  unsigned n;
-  bool buffer = false;
-  if (op <= S_LOAD_B512) n = 1u << op;
-  else if (op >= S_BUFFER_LOAD_B32 && op <= S_BUFFER_LOAD_B512) n = 1u << (op - S_BUFFER_LOAD_B32), buffer = true;
-  else return rdna3_fail(c, w, "unimplemented SMEM opcode %u", op);
-  uint64_t base = w->s[sbase] | (uint64_t)w->s[sbase + 1] << 32;
+  bool buffer;
+  unsigned n = load_dwords(c->isa, m.op, &buffer);
+  if (!n) return rdna3_fail(c, w, "unimplemented SMEM opcode %u", m.op);
+  uint64_t base = w->s[m.sbase] | (uint64_t)w->s[m.sbase + 1] << 32;
   if (buffer) base &= 0xffffffffffffull;  /* V# BASE_ADDRESS [47:0] */
-  uint64_t va = base + (int64_t)off + (soff == RDNA3_NULL ? 0 : w->s[soff]);
+  uint64_t va = base + (int64_t)m.off + (m.soff == RDNA3_NULL ? 0 : w->s[m.soff]);
   if (va & 3) return rdna3_fail(c, w, "misaligned scalar load from 0x%llx", (unsigned long long)va);
-  if (sdata + n > RDNA3_NSGPR - 22)  /* s106.. are VCC, TTMP, M0, EXEC */
-    return rdna3_fail(c, w, "scalar load destination s%u..s%u out of range", sdata, sdata + n - 1);
-  rdna3_pend *p = rdna3_pend_new(w, RDNA3_LGKMCNT, sdata, n, 0, 0xffffffffu);
+  if (m.sdata + n > RDNA3_NSGPR - 22)  /* s106.. are VCC, TTMP, M0, EXEC */
+    return rdna3_fail(c, w, "scalar load destination s%u..s%u out of range", m.sdata, m.sdata + n - 1);
+  rdna3_pend *p = rdna3_pend_new(w, c->isa->smem_counter, m.sdata, n, 0, 0xffffffffu);
   return c->mem->kcache ? kcache_read(c, w, va, p->d[0], 4u * n) : rdna3_mem_read(c, w, va, p->d[0], 4u * n);
 }

@@ -70,7 +70,7 @@ static bool takes_carry(unsigned op) {
          op == V_CNDMASK_B32 || op == V_CNDMASK_B16;
 }
 
-static bool vopc_compare(unsigned op, uint8_t t, uint64_t a, uint64_t b) {
+bool rdna3_vopc_compare(unsigned op, uint8_t t, uint64_t a, uint64_t b) {
   unsigned cmp = op & 0x7f;
   if (cmp >= V_CMP_CLASS_F16) {
     unsigned bits = t == VT_F16 ? 16 : t == VT_F32 ? 32 : 64;
@@ -284,7 +284,7 @@ int rdna3_valu_run(rdna3_ctx *c, rdna3_wave *w, const rdna3_vinst *in, rdna3_vre
     for (unsigned i = 0; i < nsrc; i++)
       if (info->src[i] != VT_NONE) x.s[i] = (rd(&s[i], l) & keep[i]) ^ flip[i];
     if (vopc) {
-      x.cout = vopc_compare(in->op, info->src[0], x.s[0], x.s[1]);
+      x.cout = rdna3_vopc_compare(in->op, info->src[0], x.s[0], x.s[1]);
     } else if (rdna3_lane_op(in->op, &x)) {
       return rdna3_fail(c, w, "unimplemented VALU opcode 0x%x (%s)", in->op, info->name);
     }

@@ -42,6 +42,8 @@ typedef struct rdna3_lane {
   unsigned lane;
 } rdna3_lane;
 
+/* The VOPC condition of op (VOP3 numbering) on operands of type t. */
+bool rdna3_vopc_compare(unsigned op, uint8_t t, uint64_t a, uint64_t b);
 /* Compute one lane of op; 0, or -1 when op has no lane semantics here. */
 int rdna3_lane_op(unsigned op, rdna3_lane *l);
 

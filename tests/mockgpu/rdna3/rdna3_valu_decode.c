@@ -36,6 +36,14 @@ static void fold_vop2(rdna3_vinst *in) {
   }
 }
 
+/* The internal (gfx11) VOP3 number of the encoded op (rdna3_isa.h), or -1 with the report. */
+static int map_op(rdna3_ctx *c, const rdna3_wave *w, rdna3_vinst *in) {
+  int m = rdna3_isa_op(&c->isa->vop, in->op);
+  if (m < 0) return rdna3_fail(c, w, "unimplemented VALU opcode 0x%x (%s has no such instruction)", in->op, c->isa->name);
+  in->op = (unsigned)m;
+  return 0;
+}
+
 static bool needs_literal(const rdna3_vinst *in) {
   return in->src[0] == RDNA3_SRC_LITERAL || in->src[1] == RDNA3_SRC_LITERAL || in->src[2] == RDNA3_SRC_LITERAL;
 }
@@ -61,6 +69,7 @@ static int decode_e32(rdna3_ctx *c, rdna3_wave *w, rdna3_vinst *in) {
     if (in->op == V_FMAMK_F32 || in->op == V_FMAAK_F32 || in->op == V_FMAMK_F16 || in->op == V_FMAAK_F16)
       if (rdna3_take_literal(c, w)) return -1;
   }
+  if (map_op(c, w, in)) return -1;
   rdna3_vop_info scratch;
   const rdna3_vop_info *info = rdna3_vop_lookup(in->op, &scratch);
   if (info) {
@@ -78,6 +87,7 @@ static int decode_vop3(rdna3_ctx *c, rdna3_wave *w, rdna3_vinst *in) {
   if (rdna3_need(c, w, 2)) return -1;   /* before reading dword 1: it may lie on the next page */
   uint32_t e0 = c->enc[0], e1 = c->enc[1];
   in->op = (e0 >> 16) & 0x3ff;
+  if (map_op(c, w, in)) return -1;
   in->vdst = e0 & 0xff;
   in->clamp = (e0 >> 15) & 1;
   in->src[0] = e1 & 0x1ff;

@@ -2,7 +2,8 @@
  * GLOBAL: SADDR pair + 32-bit VGPR offset, or a 64-bit VGPR address (SADDR off), + signed offset.
  * SCRATCH: per-lane private addresses, swizzled the way the hardware lays them out (dword i of
  * lane l at wave base + i*128 + l*4; TMPRING_SIZE.WAVESIZE says the bytes per wave).
- * FLAT: the shared and private apertures map to LDS and scratch, everything else is global. */
+ * FLAT: the shared and private apertures map to LDS and scratch, everything else is global.
+ * gfx12 (RDNA4) has the same operations in the 96-bit VFLAT/VGLOBAL/VSCRATCH encodings (decode_flat). */
 #include "rdna3_float.h"
 #include "rdna3_ops.h"
 #include "rdna3_valu.h"
@@ -58,16 +59,51 @@ static uint32_t atomic32(unsigned op, uint32_t old, uint32_t v, uint32_t cmp) {
   }
 }
 
+/* The fields of a FLAT/GLOBAL/SCRATCH instruction (RDNA3 ISA guide "FLAT"; RDNA4 ISA guide "VFLAT, VGLOBAL,
+ * VSCRATCH"): the same opcode numbers, placed differently.
+ *   gfx11 (64 bits): OFFSET [12:0] (13-bit signed; 12-bit unsigned for FLAT), GLC [14], SEG [17:16], OP [25:18];
+ *     VADDR [39:32], DATA [47:40], SADDR [54:48], SVE [55], VDST [63:56].
+ *   gfx12 (96 bits): SADDR [6:0], OP [21:14], SEG [25:24]; VDST [39:32], SVE [49], SCOPE [51:50], TH [54:52]
+ *     (TH bit 0 on an atomic: return the old value), DATA [62:55]; VADDR [71:64], OFFSET [95:72] (24-bit signed). */
+typedef struct flat_inst {
+  unsigned op, seg, vaddr, data, saddr, vdst;
+  int32_t offset;
+  bool returns_atomic, sve;
+} flat_inst;
+
+static int decode_flat(rdna3_ctx *c, const rdna3_wave *w, flat_inst *f) {
+  bool gfx12 = c->isa->gen == RDNA3_GEN_GFX12;
+  c->ndw = gfx12 ? 3 : 2;
+  if (rdna3_need(c, w, c->ndw)) return -1;
+  uint32_t e0 = c->enc[0], e1 = c->enc[1], e2 = c->enc[2];
+  if (gfx12) {
+    *f = (flat_inst){.op = (e0 >> 14) & 0xff, .seg = (e0 >> 24) & 3, .saddr = e0 & 0x7f, .vdst = e1 & 0xff,
+                     .sve = (e1 >> 17) & 1, .returns_atomic = (e1 >> 20) & 1, .data = (e1 >> 23) & 0xff,
+                     .vaddr = e2 & 0xff, .offset = (int32_t)e2 >> 8};
+  } else {
+    unsigned seg = (e0 >> 16) & 3;
+    *f = (flat_inst){.op = (e0 >> 18) & 0xff, .seg = seg, .returns_atomic = (e0 >> 14) & 1,
+                     .offset = seg == SEG_FLAT ? (int32_t)(e0 & 0xfff) : (int32_t)(e0 << 19) >> 19,
+                     .vaddr = e1 & 0xff, .data = (e1 >> 8) & 0xff, .saddr = (e1 >> 16) & 0x7f, .vdst = e1 >> 24,
+                     .sve = (e1 >> 23) & 1};
+  }
+  if (f->seg == 3) return rdna3_fail(c, w, "reserved FLAT segment 3");
+  return 0;
+}
+
+/* gfx12 GLOBAL_INV / GLOBAL_WB / GLOBAL_WBINV (the cache maintenance of LLVM's gfx12 memory model): memory is
+ * coherent here, so they only need to be well-formed. */
+enum { GLOBAL_INV_GFX12 = 43, GLOBAL_WB_GFX12 = 44, GLOBAL_WBINV_GFX12 = 79 };
+
 int rdna3_exec_flat(rdna3_ctx *c, rdna3_wave *w) {
-  c->ndw = 2;
-  if (rdna3_need(c, w, 2)) return -1;
-  uint32_t e0 = c->enc[0], e1 = c->enc[1];
-  unsigned op = (e0 >> 18) & 0xff, seg = (e0 >> 16) & 3;
-  bool glc = (e0 >> 14) & 1;
-  int32_t offset = seg == SEG_FLAT ? (int32_t)(e0 & 0xfff) : (int32_t)(e0 << 19) >> 19;
-  unsigned vaddr = e1 & 0xff, data = (e1 >> 8) & 0xff, saddr = (e1 >> 16) & 0x7f, vdst = e1 >> 24;
-  bool sve = (e1 >> 23) & 1, use_saddr = saddr != RDNA3_NULL && saddr != 0x7f;
-  if (seg == 3) return rdna3_fail(c, w, "reserved FLAT segment 3");
+  flat_inst f;
+  if (decode_flat(c, w, &f)) return -1;
+  unsigned op = f.op, seg = f.seg, vaddr = f.vaddr, data = f.data, saddr = f.saddr, vdst = f.vdst;
+  int32_t offset = f.offset;
+  bool glc = f.returns_atomic, sve = f.sve, use_saddr = saddr != RDNA3_NULL && saddr != 0x7f;
+  if (c->isa->gen == RDNA3_GEN_GFX12 && seg == SEG_GLOBAL &&
+      (op == GLOBAL_INV_GFX12 || op == GLOBAL_WB_GFX12 || op == GLOBAL_WBINV_GFX12))
+    return 0;
   bool is_store = (op >= FLAT_STORE_B8 && op <= FLAT_STORE_B128) || op == FLAT_STORE_D16_HI_B8 || op == FLAT_STORE_D16_HI_B16;
   bool is_atomic = op >= FLAT_ATOMIC_SWAP_B32 && op <= FLAT_ATOMIC_ADD_F32;
   bool is_load = (op >= FLAT_LOAD_U8 && op <= FLAT_LOAD_B128) || (op >= FLAT_LOAD_D16_U8 && op <= FLAT_LOAD_D16_HI_B16);
@@ -149,6 +185,11 @@ int rdna3_exec_flat(rdna3_ctx *c, rdna3_wave *w) {
 enum { BUFFER_GL0_INV = 43, BUFFER_GL1_INV = 44 };
 
 int rdna3_exec_mubuf(rdna3_ctx *c, rdna3_wave *w) {
+  if (c->isa->gen == RDNA3_GEN_GFX12) {  /* VBUFFER, 96 bits, OP [21:14]: no cache-invalidate forms on gfx12 */
+    c->ndw = 3;
+    if (rdna3_need(c, w, 3)) return -1;
+    return rdna3_fail(c, w, "unimplemented VBUFFER opcode %u (buffer memory is not emulated)", (c->enc[0] >> 14) & 0xff);
+  }
   c->ndw = 2;
   if (rdna3_need(c, w, 2)) return -1;
   unsigned op = (c->enc[0] >> 18) & 0xff;

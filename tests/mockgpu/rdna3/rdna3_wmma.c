@@ -32,6 +32,18 @@ static uint16_t f2bf(float f) {
   return (uint16_t)(u >> 16);
 }
 
+/* gfx12 (RDNA4 ISA guide "WMMA", wave32): A and B in 4 VGPRs; lane l holds row (A) or column (B) l%16 with
+ * K = 8*(l/16) + 2j (low half) and + 2j+1 (high half) in VGPR j, so no lane repeats another. m[i][k] as below. */
+static void read_ab_gfx12(const rdna3_wave *w, unsigned r, bool bf16, float m[16][16]) {
+  for (unsigned j = 0; j < 4; j++)
+    for (unsigned l = 0; l < RDNA3_LANES; l++) {
+      uint32_t v = w->v[r + j][l];
+      unsigned i = l % 16, k = 8 * (l / 16) + 2 * j;
+      m[i][k] = bf16 ? bf2f((uint16_t)v) : rdna3_h2f((uint16_t)v);
+      m[i][k + 1] = bf16 ? bf2f((uint16_t)(v >> 16)) : rdna3_h2f((uint16_t)(v >> 16));
+    }
+}
+
 /* A or B from 8 VGPRs at r: m[i][k] = element k of lane i. */
 static int read_ab(rdna3_ctx *c, rdna3_wave *w, unsigned r, bool bf16, const char *name, float m[16][16]) {
   for (unsigned j = 0; j < 8; j++) {
@@ -56,28 +68,31 @@ int rdna3_exec_wmma(rdna3_ctx *c, rdna3_wave *w) {
   bool f32_out = op == V_WMMA_F32_16X16X16_F16 || op == V_WMMA_F32_16X16X16_BF16;
   bool bf16_in = op == V_WMMA_F32_16X16X16_BF16 || op == V_WMMA_BF16_16X16X16_BF16;
   bool bf16_out = op == V_WMMA_BF16_16X16X16_BF16;
+  bool g12 = c->isa->wmma_gfx12;
+  /* registers per operand: gfx11 A/B/C/D 8 each; gfx12 A/B 4, C/D 8 (f32) or 4 (f16/bf16 packed in pairs) */
+  unsigned nab = g12 ? 4 : 8, ncd = g12 && !f32_out ? 4 : 8;
   uint32_t exec = w->s[RDNA3_EXEC_LO];
   if (exec != 0xffffffffu)
-    return rdna3_fail(c, w, "WMMA with EXEC 0x%08x: the RDNA3 ISA guide defines WMMA only for a full wave (EXEC all ones)", exec);
+    return rdna3_fail(c, w, "WMMA with EXEC 0x%08x: the ISA guide defines WMMA only for a full wave (EXEC all ones)", exec);
   if (neg || neg_hi) return rdna3_fail(c, w, "WMMA NEG/NEG_HI modifiers on f16/bf16 inputs are not implemented");
   if ((e0 >> 15) & 1) return rdna3_fail(c, w, "WMMA CLAMP is not implemented");
-  if ((opsel & 3) || (f32_out && opsel))
+  if ((opsel & 3) || ((f32_out || g12) && opsel))
     return rdna3_fail(c, w, "WMMA OPSEL 0x%x: only OPSEL[2] on f16/bf16 results (destination half) is defined", opsel);
   for (unsigned i = 0; i < 2; i++) {
     if (src[i] < RDNA3_SRC_VGPR) return rdna3_fail(c, w, "WMMA SRC%u must be VGPRs", i);
-    if (rdna3_vgprs(c, w, src[i] - RDNA3_SRC_VGPR, 8, i ? "WMMA B" : "WMMA A")) return -1;
+    if (rdna3_vgprs(c, w, src[i] - RDNA3_SRC_VGPR, nab, i ? "WMMA B" : "WMMA A")) return -1;
   }
-  if (rdna3_vgprs(c, w, vdst, 8, "WMMA D")) return -1;
+  if (rdna3_vgprs(c, w, vdst, ncd, "WMMA D")) return -1;
   /* ISA guide 7.9.1 "WMMA scheduling": a WMMA reading as A or B what the WMMA just before it wrote as D needs a V_NOP
    * or another VALU op between them (LLVM's GCNHazardRecognizer inserts one); without it the result is undefined. */
-  for (unsigned i = 0; i < 2 && c->prev_wmma_d; i++) {
+  for (unsigned i = 0; i < 2 && c->prev_wmma_d && !g12; i++) {
     unsigned r = src[i] - RDNA3_SRC_VGPR, d = c->prev_wmma_d - 1u;
     if (r < d + 8 && d < r + 8)
       return rdna3_fail(c, w, "WMMA %s v[%u:%u] overlaps the D v[%u:%u] of the WMMA just before it, with no VALU "
                         "instruction between (RDNA3 ISA guide 7.9.1: undefined)", i ? "B" : "A", r, r + 7, d, d + 7);
   }
   bool c_vgpr = src[2] >= RDNA3_SRC_VGPR;
-  if (c_vgpr && rdna3_vgprs(c, w, src[2] - RDNA3_SRC_VGPR, 8, "WMMA C")) return -1;
+  if (c_vgpr && rdna3_vgprs(c, w, src[2] - RDNA3_SRC_VGPR, ncd, "WMMA C")) return -1;
   uint32_t kc = 0;
   if (!c_vgpr) {
     bool inl = (src[2] >= RDNA3_SRC_ZERO && src[2] <= RDNA3_SRC_NEG_MAX) ||
@@ -88,28 +103,38 @@ int rdna3_exec_wmma(rdna3_ctx *c, rdna3_wave *w) {
     if (src[2] < RDNA3_SRC_HALF) kc = rdna3_u((float)(int32_t)kc);  /* integer constants as floats */
   }
   float ma[16][16], mb[16][16];
-  if (read_ab(c, w, src[0] - RDNA3_SRC_VGPR, bf16_in, "A (SRC0)", ma) ||
-      read_ab(c, w, src[1] - RDNA3_SRC_VGPR, bf16_in, "B (SRC1)", mb))
+  if (g12) {
+    read_ab_gfx12(w, src[0] - RDNA3_SRC_VGPR, bf16_in, ma);
+    read_ab_gfx12(w, src[1] - RDNA3_SRC_VGPR, bf16_in, mb);
+  } else if (read_ab(c, w, src[0] - RDNA3_SRC_VGPR, bf16_in, "A (SRC0)", ma) ||
+             read_ab(c, w, src[1] - RDNA3_SRC_VGPR, bf16_in, "B (SRC1)", mb)) {
     return -1;
-  unsigned sh = (opsel >> 2) & 1 ? 16 : 0;
+  }
+  unsigned sh = (opsel >> 2) & 1 ? 16 : 0;  /* gfx11; gfx12 picks the half per element below */
+  /* D element r (0..7) of lane l: row 2r + l/16 (gfx11) or 8*(l/16) + r (gfx12), column l%16; in VGPR r, or on
+   * gfx12 f16/bf16 results in VGPR r/2, half r%2 */
   uint32_t out[8][RDNA3_LANES];
+  for (unsigned r = 0; r < ncd; r++)
+    for (unsigned l = 0; l < RDNA3_LANES; l++) out[r][l] = w->v[vdst + r][l];
   for (unsigned r = 0; r < 8; r++)
     for (unsigned l = 0; l < RDNA3_LANES; l++) {
-      unsigned m = 2 * r + l / 16, n = l % 16;
-      uint32_t cv = c_vgpr ? w->v[src[2] - RDNA3_SRC_VGPR + r][l] : kc;
+      unsigned m = g12 ? 8 * (l / 16) + r : 2 * r + l / 16, n = l % 16;
+      unsigned reg = ncd == 8 ? r : r / 2;
+      if (g12 && !f32_out) sh = 16 * (r % 2);
+      uint32_t cv = c_vgpr ? w->v[src[2] - RDNA3_SRC_VGPR + reg][l] : kc;
       float acc;
       if (f32_out) acc = rdna3_f(cv);
       else if (!c_vgpr) acc = 0.0f;
       else acc = bf16_out ? bf2f((uint16_t)(cv >> sh)) : rdna3_h2f((uint16_t)(cv >> sh));
       for (unsigned k = 0; k < 16; k++) acc += ma[m][k] * mb[n][k];  /* product exact in f32 */
       if (f32_out) {
-        out[r][l] = rdna3_u(acc);
+        out[reg][l] = rdna3_u(acc);
       } else {
         uint32_t h = bf16_out ? f2bf(acc) : rdna3_f2h(acc);
-        out[r][l] = (w->v[vdst + r][l] & ~(0xffffu << sh)) | h << sh;
+        out[reg][l] = (out[reg][l] & ~(0xffffu << sh)) | h << sh;
       }
     }
-  for (unsigned r = 0; r < 8; r++) memcpy(w->v[vdst + r], out[r], sizeof out[r]);
+  for (unsigned r = 0; r < ncd; r++) memcpy(w->v[vdst + r], out[r], sizeof out[r]);
   c->st.wmma_insts++;
   w->wmma_d = (uint16_t)(vdst + 1);
   return 0;

@@ -1,12 +1,12 @@
 #!/bin/sh
 # tests/unit/rdna3/build_code.sh: turn test sources into raw code for the emulator.
-#   asm TOOLS... in.s out.bin out.sym  -- llvm-mc object; .text as raw bytes; symbol table (llvm-nm)
-#   ll  TOOLS... in.ll out.bin out.s   -- llc -O3 object; 64-byte kernel descriptor (.rodata) then .text
-# TOOLS: llvm-mc llc llvm-objcopy llvm-nm
+#   asm TOOLS... in.s out.bin out.sym [MCPU]  -- llvm-mc object; .text as raw bytes; symbol table (llvm-nm)
+#   ll  TOOLS... in.ll out.bin out.s [MCPU]   -- llc -O3 object; 64-byte kernel descriptor (.rodata) then .text
+# TOOLS: llvm-mc llc llvm-objcopy llvm-nm; MCPU: gfx1100 (default) or gfx1200 (the RDNA4 variant of the core)
 set -eu
-mode=$1 mc=$2 llc=$3 objcopy=$4 nm=$5 in=$6 out=$7 aux=$8
+mode=$1 mc=$2 llc=$3 objcopy=$4 nm=$5 in=$6 out=$7 aux=$8 mcpu=${9:-gfx1100}
 tmp=$out.o
-target="-mcpu=gfx1100 -mattr=+wavefrontsize32"
+target="-mcpu=$mcpu -mattr=+wavefrontsize32"
 if [ "$mode" = asm ]; then
   "$mc" --triple=amdgcn-amd-amdhsa $target -filetype=obj "$in" -o "$tmp"
   "$objcopy" -O binary --only-section=.text "$tmp" "$out"

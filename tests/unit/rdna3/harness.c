@@ -58,17 +58,20 @@ uint8_t *read_built(const char *name, size_t *n) {
   return b;
 }
 
+rdna3_gen harness_gen = RDNA3_GEN_GFX11;
+
 uint64_t snippet_va(gpu *g, const char *name) {
+  bool g12 = harness_gen == RDNA3_GEN_GFX12;
   if (!g->snippets_va) {
     size_t n;
-    uint8_t *text = read_built("asm_snippets.bin", &n);
+    uint8_t *text = read_built(g12 ? "asm_snippets_gfx12.bin" : "asm_snippets.bin", &n);
     g->snippets_va = gpu_alloc(g, n + 64, 256);
     memcpy(gpu_ptr(g, g->snippets_va), text, n);
     free(text);
   }
   uint64_t text_va = g->snippets_va;
   size_t n;
-  char *sym = (char *)read_built("asm_snippets.sym", &n);
+  char *sym = (char *)read_built(g12 ? "asm_snippets_gfx12.sym" : "asm_snippets.sym", &n);
   sym[n] = 0;
   uint64_t off = ~0ull;
   for (char *line = strtok(sym, "\n"); line; line = strtok(NULL, "\n")) {
@@ -85,7 +88,7 @@ void wave_setup(wave_run *r, gpu *g, const char *snippet) {
   memset(r, 0, sizeof *r);
   static rdna3_mem mem;
   mem = gpu_mem(g);
-  r->c = (rdna3_ctx){.mem = &mem, .rep = &r->rep, .lds = r->lds, .lds_size = sizeof r->lds, .budget = 100000,
+  r->c = (rdna3_ctx){.isa = rdna3_isa_of(harness_gen), .mem = &mem, .rep = &r->rep, .lds = r->lds, .lds_size = sizeof r->lds, .budget = 100000,
                     .nvgpr = RDNA3_NVGPR};
   r->w.pc = snippet_va(g, snippet);
   r->w.s[RDNA3_EXEC_LO] = 0xffffffffu;
@@ -99,7 +102,7 @@ int wave_go(wave_run *r) {
 
 void kernel_load(gpu *g, const char *name, kernel *k) {
   char file[128];
-  snprintf(file, sizeof file, "%s.bin", name);
+  snprintf(file, sizeof file, "%s%s.bin", name, harness_gen == RDNA3_GEN_GFX12 ? ".gfx12" : "");
   size_t n;
   uint8_t *b = read_built(file, &n);
   ck_assert_uint_gt(n, 64);
@@ -123,7 +126,7 @@ int kernel_run(gpu *g, const kernel *k, const uint32_t grid[3], const uint32_t l
   uint64_t ka = gpu_alloc(g, kernarg_n + 256, 64);
   memcpy(gpu_ptr(g, ka), kernarg, kernarg_n);
   uint64_t aql = gpu_alloc(g, 64, 64), queue = gpu_alloc(g, 256, 64);
-  rdna3_dispatch d = {.pgm_addr = k->code_va, .pgm_rsrc1 = k->rsrc1, .pgm_rsrc3 = k->rsrc3,
+  rdna3_dispatch d = {.gen = harness_gen, .pgm_addr = k->code_va, .pgm_rsrc1 = k->rsrc1, .pgm_rsrc3 = k->rsrc3,
                       .initiator = 1u << 15, .max_insts = 2000000000ull};
   /* User SGPRs in the order of kernel_code_properties' ENABLE_SGPR_* bits. */
   unsigned s = 0;

@@ -29,6 +29,11 @@ rdna3_mem gpu_mem(gpu *g);
 uint8_t *read_built(const char *name, size_t *n);
 bool have_llvm(void);
 
+/* The core generation the tests run (default gfx11): gfx12 loads NAME.gfx12.bin kernels and asm_snippets_gfx12.s,
+ * and dispatches and single waves run the gfx12 variant. A fixture sets it per test (each test runs in its own
+ * process). */
+extern rdna3_gen harness_gen;
+
 /* Assembly snippets (asm_snippets.s): the code address of label name, loaded once into g. */
 uint64_t snippet_va(gpu *g, const char *name);
 

@@ -481,8 +481,11 @@ START_TEST(bf16_bytes) {
 }
 END_TEST
 
-TCase *kernel_tests(void) {
-  TCase *tc = tcase_create("kernels");
+TCase *kernel_tests_named(const char *name);
+TCase *kernel_tests(void) { return kernel_tests_named("kernels"); }
+
+TCase *kernel_tests_named(const char *name) {
+  TCase *tc = tcase_create(name);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, ew_f32);
   tcase_add_test(tc, math_f32);

@@ -20,6 +20,8 @@ int main(void) {
   suite_add_tcase(s, wmma_tests());
   suite_add_tcase(s, stats_tests());
   suite_add_tcase(s, f64_tests());
+  suite_add_tcase(s, gfx12_kernel_tests());
+  suite_add_tcase(s, gfx12_tests());
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

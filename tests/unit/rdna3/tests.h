@@ -12,5 +12,7 @@ TCase *limit_tests(void);   /* test_limits.c: s_waitcnt, VGPR and LDS grants, th
 TCase *wmma_tests(void);    /* test_wmma.c: V_WMMA_* against a C reference, lane layout, strictness */
 TCase *stats_tests(void);   /* test_stats.c: shader statistics and the LDS bank model */
 TCase *f64_tests(void);     /* test_f64.c: the float64 instructions of LLVM's float64 lowering */
+TCase *gfx12_kernel_tests(void);  /* test_gfx12.c: the kernels of test_kernels.c compiled for gfx1200 */
+TCase *gfx12_tests(void);   /* test_gfx12.c: gfx12 encodings, split wait counters, gfx12 WMMA */
 
 #endif
