@@ -38,7 +38,8 @@ static int kcache_read(rdna3_ctx *c, const rdna3_wave *w, uint64_t va, void *dst
 
 /* The fields of an SMEM instruction; gfx11 and gfx12 place them differently (RDNA3 / RDNA4 ISA guide "SMEM"):
  *   gfx11: SBASE [5:0] (pairs), SDATA [12:6], OP [25:18]; OFFSET [52:32] (21-bit signed), SOFFSET [63:57].
- *   gfx12: SBASE [5:0], SDATA [12:6], OP [18:13] (loads 0..5 = b32,b64,b128,b256,b512,b96; buffer loads 16..21);
+ *   gfx12: SBASE [5:0], SDATA [12:6], OP [20:13] (loads 0..5 = b32,b64,b128,b256,b512,b96, 8..11 = i8,u8,i16,u16;
+ *          buffer loads the same + 16; s_dcache_inv 33);
  *          OFFSET [55:32] (24-bit signed), SOFFSET [63:57]. */
 typedef struct smem_inst {
   unsigned op, sdata, sbase, soff;
@@ -57,12 +58,17 @@ static void decode(const rdna3_ctx *c, smem_inst *m) {
   }
 }
 
-/* Dwords loaded and whether it is a buffer load, or 0 for an opcode that is not a load on this generation. */
-static unsigned load_dwords(const rdna3_isa *isa, unsigned op, bool *buffer) {
+/* gfx12 sub-dword scalar loads: s_load_i8, _u8, _i16, _u16 (and the buffer forms) fill one SGPR, extended. */
+enum { S_LOAD_I8_GFX12 = 8, S_LOAD_U16_GFX12 = 11, S_DCACHE_INV_GFX12 = 33 };
+
+/* Dwords loaded and whether it is a buffer load, or 0 for an opcode that is not a load on this generation
+ * (gfx12 sub-dword loads: 1, *small the bytes). */
+static unsigned load_dwords(const rdna3_isa *isa, unsigned op, bool *buffer, unsigned *small) {
   static const uint8_t gfx12_sizes[6] = {1, 2, 4, 8, 16, 3};
-  *buffer = false;
+  *buffer = false, *small = 0;
   if (isa->gen == RDNA3_GEN_GFX12) {
-    if (op >= 16 && op <= 21) *buffer = true, op -= 16;
+    if (op >= 16 && op <= 27) *buffer = true, op -= 16;
+    if (op >= S_LOAD_I8_GFX12 && op <= S_LOAD_U16_GFX12) return *small = op <= S_LOAD_I8_GFX12 + 1 ? 1 : 2, 1;
     return op < 6 ? gfx12_sizes[op] : 0;
   }
   if (op <= S_LOAD_B512) return 1u << op;
@@ -75,22 +81,30 @@ int rdna3_exec_smem(rdna3_ctx *c, rdna3_wave *w) {
   if (rdna3_need(c, w, 2)) return -1;
   smem_inst m;
   decode(c, &m);
-  if (c->isa->gen == RDNA3_GEN_GFX11) {
-    if (m.op == S_GL1_INV) return 0;  /* GL1 is not modelled */
-    if (m.op == S_DCACHE_INV) {
-      if (c->mem->kcache) rdna3_kcache_invalidate(c->mem->kcache);
-      return 0;
-    }
+  bool gfx12 = c->isa->gen == RDNA3_GEN_GFX12;
+  if (!gfx12 && m.op == S_GL1_INV) return 0;  /* GL1 is not modelled */
+  if (m.op == (gfx12 ? S_DCACHE_INV_GFX12 : S_DCACHE_INV)) {
+    if (c->mem->kcache) rdna3_kcache_invalidate(c->mem->kcache);
+    return 0;
   }
   bool buffer;
-  unsigned n = load_dwords(c->isa, m.op, &buffer);
+  unsigned small;
+  unsigned n = load_dwords(c->isa, m.op, &buffer, &small);
   if (!n) return rdna3_fail(c, w, "unimplemented SMEM opcode %u", m.op);
   uint64_t base = w->s[m.sbase] | (uint64_t)w->s[m.sbase + 1] << 32;
   if (buffer) base &= 0xffffffffffffull;  /* V# BASE_ADDRESS [47:0] */
   uint64_t va = base + (int64_t)m.off + (m.soff == RDNA3_NULL ? 0 : w->s[m.soff]);
-  if (va & 3) return rdna3_fail(c, w, "misaligned scalar load from 0x%llx", (unsigned long long)va);
+  if (va & (small ? small - 1 : 3)) return rdna3_fail(c, w, "misaligned scalar load from 0x%llx", (unsigned long long)va);
   if (m.sdata + n > RDNA3_NSGPR - 22)  /* s106.. are VCC, TTMP, M0, EXEC */
     return rdna3_fail(c, w, "scalar load destination s%u..s%u out of range", m.sdata, m.sdata + n - 1);
   rdna3_pend *p = rdna3_pend_new(w, c->isa->smem_counter, m.sdata, n, 0, 0xffffffffu);
-  return c->mem->kcache ? kcache_read(c, w, va, p->d[0], 4u * n) : rdna3_mem_read(c, w, va, p->d[0], 4u * n);
+  if (!small)
+    return c->mem->kcache ? kcache_read(c, w, va, p->d[0], 4u * n) : rdna3_mem_read(c, w, va, p->d[0], 4u * n);
+  uint8_t b[2] = {0, 0};
+  if (c->mem->kcache ? kcache_read(c, w, va, b, small) : rdna3_mem_read(c, w, va, b, small)) return -1;
+  bool sign = (m.op & 15) == S_LOAD_I8_GFX12 || (m.op & 15) == S_LOAD_I8_GFX12 + 2;  /* i8, i16 */
+  uint32_t v = small == 1 ? b[0] : (uint32_t)(b[0] | b[1] << 8);
+  if (sign) v = small == 1 ? (uint32_t)(int32_t)(int8_t)v : (uint32_t)(int32_t)(int16_t)v;
+  p->d[0][0] = v;
+  return 0;
 }

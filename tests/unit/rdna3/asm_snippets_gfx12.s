@@ -53,6 +53,13 @@ global12: global_load_b32 v1, v0, s[0:1] offset:0x100
   s_wait_loadcnt 0x0
   s_wait_kmcnt 0x0
   s_endpgm
+// gfx12 sub-dword scalar loads (s[0:1] = buffer of bytes 0x80, 0x81, ...)
+smem_small: s_load_i8 s4, s[0:1], 0x1
+  s_load_u8 s5, s[0:1], 0x1
+  s_load_i16 s6, s[0:1], 0x2
+  s_load_u16 s7, s[0:1], 0x2
+  s_wait_kmcnt 0x0
+  s_endpgm
 scratch12: scratch_store_b32 v0, v1, off offset:8
   scratch_store_b32 off, v2, s4
   scratch_load_b32 v3, v0, off offset:8

@@ -109,6 +109,19 @@ START_TEST(global_encodings) {
 }
 END_TEST
 
+START_TEST(smem_sub_dword) {
+  uint64_t va;
+  uint8_t *b = (uint8_t *)buffer_setup("smem_small", 64, &va);
+  for (unsigned i = 0; i < 16; i++) b[i] = (uint8_t)(0x80 + i);
+  ck_assert_msg(wave_go(&r) == 0, "%s", r.rep.msg);
+  ck_assert_uint_eq(r.w.s[4], 0xffffff81u);   /* sign-extended */
+  ck_assert_uint_eq(r.w.s[5], 0x81u);
+  ck_assert_uint_eq(r.w.s[6], 0xffff8382u);
+  ck_assert_uint_eq(r.w.s[7], 0x8382u);
+  gpu_free(&g);
+}
+END_TEST
+
 START_TEST(scratch_encodings) {
   uint64_t va;
   buffer_setup("scratch12", 64, &va);
@@ -253,6 +266,7 @@ TCase *gfx12_tests(void) {
   tcase_add_test(tc, wait_dscnt);
   tcase_add_test(tc, wait_loadcnt_order);
   tcase_add_test(tc, global_encodings);
+  tcase_add_test(tc, smem_sub_dword);
   tcase_add_test(tc, scratch_encodings);
   tcase_add_test(tc, valu_renumbered);
   tcase_add_test(tc, salu_float);
