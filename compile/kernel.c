@@ -37,7 +37,9 @@ static int pass_failed(ir_ctx *ctx, const char *pass) {
   return bg_error(BG_EINVAL, "kernel: %s: %s", pass, ir_error(ctx));
 }
 
-static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum renderer which, bg_kernel *k) {
+/* mcpu: the AMD processor (RENDER_AMDGPU), for the tensor-core form (ktc.h); NULL otherwise. */
+static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum renderer which, const char *mcpu,
+                  bg_kernel *k) {
   if (!k) return bg_error(BG_EINVAL, "kernel: no output kernel");
   memset(k, 0, sizeof *k);
   if (!ctx) return bg_error(BG_EINVAL, "kernel: no ir context");
@@ -48,7 +50,7 @@ static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum r
   bg_clear_error();
   const ir_node *s = ksimplify(ctx, sink);
   if (!s) return pass_failed(ctx, "simplify");
-  rc = which == RENDER_AMDGPU ? kopt_choose_amdgpu(ctx, s, &info, opts, &applied) : kopt_choose(&info, opts, &applied);
+  rc = which == RENDER_AMDGPU ? kopt_choose_amdgpu(ctx, s, &info, opts, mcpu, &applied) : kopt_choose(&info, opts, &applied);
   if (rc) return rc;
   if (!opts && which == RENDER_CPU_LLVM) kopt_host_heuristics(&info, &applied);
   if (!(s = kopt_apply(ctx, s, &info, &applied))) return pass_failed(ctx, "optimize");
@@ -64,7 +66,7 @@ static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum r
   } else if (!rc) {
     enum kllvm_flavour f = which == RENDER_AMDGPU ? KLLVM_AMDGPU : which == RENDER_NVPTX ? KLLVM_NVPTX
                            : which == RENDER_CPU_LLVM ? KLLVM_HOST : KLLVM_HOST_TEST;
-    rc = krender_llvm(ctx, &info, &lin, k->name, f, &k->src, &k->flops, k->gsz, k->lsz);
+    rc = krender_llvm(ctx, &info, &lin, k->name, f, mcpu, &k->src, &k->flops, k->gsz, k->lsz);
   }
   klin_free(&lin);
   if (rc) {
@@ -90,23 +92,27 @@ static int render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, enum r
 }
 
 int bg_kernel_render(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
-  return render(ctx, sink, opts, RENDER_C, k);
+  return render(ctx, sink, opts, RENDER_C, NULL, k);
 }
 
 int bg_kernel_render_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
-  return render(ctx, sink, opts, RENDER_AMDGPU, k);
+  return render(ctx, sink, opts, RENDER_AMDGPU, "gfx1100", k);
+}
+
+int bg_kernel_render_amdgpu_for(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, const char *mcpu, bg_kernel *k) {
+  return render(ctx, sink, opts, RENDER_AMDGPU, mcpu, k);
 }
 
 int bg_kernel_render_nvptx(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
-  return render(ctx, sink, opts, RENDER_NVPTX, k);
+  return render(ctx, sink, opts, RENDER_NVPTX, NULL, k);
 }
 
 int bg_kernel_render_llvm_host(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
-  return render(ctx, sink, opts, RENDER_LLVM_HOST, k);
+  return render(ctx, sink, opts, RENDER_LLVM_HOST, NULL, k);
 }
 
 int bg_kernel_render_cpu_llvm(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k) {
-  return render(ctx, sink, opts, RENDER_CPU_LLVM, k);
+  return render(ctx, sink, opts, RENDER_CPU_LLVM, NULL, k);
 }
 
 /* Free k, keeping its name for the message: "kernel NAME (cpu): " (cpu NULL: "kernel NAME: ") before rc's. */
@@ -165,11 +171,8 @@ int bg_kernel_compile_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *o
   if (!mcpu || strncmp(mcpu, "gfx", 3) != 0)
     return bg_error(BG_EINVAL, "kernel: mcpu '%s' is not an AMD GPU (expected gfx<digits>)", mcpu ? mcpu : "(null)");
 #if BG_HAVE_LLVM
-  int rc = bg_kernel_render_amdgpu(ctx, sink, opts, k);
+  int rc = bg_kernel_render_amdgpu_for(ctx, sink, opts, mcpu, k);
   if (rc) return rc;
-  if (k->opts.tc && strncmp(mcpu, "gfx11", 5))   /* LLVM would fail instruction selection, fatally */
-    return kernel_failed(k, mcpu, bg_error(BG_ENOTSUP, "tc: the WMMA form used (wave32 16x16x16, RDNA3) needs a gfx11 "
-                                            "processor"));
   if (!(rc = bg_llvm_amdgpu_compile(k->src, mcpu, elf, n)) && !(rc = check_code_object(k, mcpu, *elf, *n))) return 0;
   free(*elf);
   *elf = NULL;

@@ -21,6 +21,7 @@
 #include "baregpu/error.h"
 #include "compile/kernel_internal.h"
 #include "compile/krender_llvm.h"
+#include "compile/ktc.h"
 
 typedef const ir_node *node;
 
@@ -96,8 +97,8 @@ static int tile_fits(ir_ctx *ctx, node sink, const kinfo *info, unsigned t, bool
   const char *why = NULL;
   int64_t e[3] = {0, 0, 0};
   bool tc = t == KR_TC, bf;
-  if (tc) t = 16;
-  else if (t < 2 || t > 16) why = "T must be 2..16 (T x T threads <= 256)";
+  if (tc) t = 16;   /* then the shape checks below, as for a tile of 16 */
+  if (!tc && (t < 2 || t > 16)) why = "T must be 2..16 (T x T threads <= 256)";
   else if (info->nout != 2 || info->nred != 1) why = "needs exactly 2 output axes and 1 reduce axis";
   else if (!const_extent(info->out[0], &e[0]) || !const_extent(info->out[1], &e[1]) || !const_extent(info->red[0], &e[2]))
     why = "needs constant extents";
@@ -142,6 +143,8 @@ static void heuristics(const kinfo *info, bg_kopts *a) {
 typedef struct gpu_ctx {
   ir_ctx *ctx;
   node sink;
+  const char *mcpu;
+  ktc_form tc;       /* the processor's tensor-core form (ktc.h) */
 } gpu_ctx;
 
 static int choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a, const gpu_ctx *gpu);
@@ -156,7 +159,11 @@ static int choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a, const gp
   }
   if (!opts) {
     heuristics(info, a);
-    if (gpu && tile_fits(gpu->ctx, gpu->sink, info, 16, false) == 0) {
+    const ktc_shape *tc = gpu ? ktc_shape_of(gpu->tc) : NULL;
+    if (tc && tc->by_default && tile_fits(gpu->ctx, gpu->sink, info, KR_TC, false) == 0) {
+      memset(a, 0, sizeof *a);   /* matmuls use WMMA on RDNA4 and MFMA on CDNA3 (not RDNA3: ktc.h) */
+      a->tc = true;
+    } else if (gpu && tile_fits(gpu->ctx, gpu->sink, info, 16, false) == 0) {
       memset(a, 0, sizeof *a);   /* the tiled GEMM replaces the register tile */
       a->tile = 16;
     } else if (gpu && tile_fits(gpu->ctx, gpu->sink, info, 8, false) == 0) {
@@ -169,6 +176,10 @@ static int choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a, const gp
   }
   if (opts->tc) {
     if (!gpu) return bg_error(BG_EINVAL, "kernel: tc (WMMA) needs an AMD GPU target");
+    /* LLVM would fail instruction selection, fatally, on a matrix intrinsic the processor lacks */
+    if (gpu->tc == KTC_NONE)
+      return bg_error(BG_ENOTSUP, "kernel: tc: %s has no tensor-core form here (WMMA on gfx11 and gfx1200/gfx1201, MFMA "
+                      "on gfx942/gfx950)", gpu->mcpu ? gpu->mcpu : "(no processor)");
     if (opts->group > 1 || opts->unroll > 1 || opts->tile > 1)
       return bg_error(BG_EINVAL, "kernel: tc (WMMA) excludes tile, group and unroll");
     for (int i = 0; i < 8; i++)
@@ -219,8 +230,9 @@ static int choose(const kinfo *info, const bg_kopts *opts, bg_kopts *a, const gp
   return 0;
 }
 
-int kopt_choose_amdgpu(ir_ctx *ctx, const ir_node *sink, const kinfo *info, const bg_kopts *opts, bg_kopts *applied) {
-  gpu_ctx g = {ctx, sink};
+int kopt_choose_amdgpu(ir_ctx *ctx, const ir_node *sink, const kinfo *info, const bg_kopts *opts, const char *mcpu,
+                       bg_kopts *applied) {
+  gpu_ctx g = {ctx, sink, mcpu, ktc_form_of(mcpu)};
   return choose(info, opts, applied, &g);
 }
 

@@ -27,6 +27,7 @@
 
 #include "baregpu/error.h"
 #include "compile/kmath64.h"
+#include "compile/ktc.h"
 #include "util/half.h"
 
 typedef const ir_node *node;
@@ -72,7 +73,9 @@ typedef struct rctx {
   kstr glob;                /* module-level definitions (LDS arrays) */
   uint32_t tile;            /* local tiles: T (0: none); the row and column output loops */
   const kitem *tile_row, *tile_col;
-  unsigned wmma;            /* WMMA intrinsics used: bit 0 f16, bit 1 bf16 */
+  unsigned wmma;            /* matrix intrinsics used: bit 0 f16, bit 1 bf16 (declared once at the end) */
+  ktc_form tcf;             /* the processor's tensor-core form (ktc.h), for tc kernels */
+  const ktc_shape *tcs;
   unsigned nlds;
   bool barrier;
 } rctx;
@@ -805,14 +808,18 @@ static void plan_grid(rctx *r, klin *l, uint32_t gsz[3], uint32_t lsz[3]) {
   for (kitem *it = output_loop(l->root); it && n < KMAX_RANGES; it = output_loop(it->body)) chain[n++] = it;
   for (int d = 0; d < 3; d++) gsz[d] = lsz[d] = 1;
   unsigned ng = 0, nl = 0, threads = 1;
-  if (r->tile == KR_TC) {   /* WMMA: one wave32 per 16 x 16 output tile: columns -> gsz x, rows -> gsz y */
+  if (r->tile == KR_TC) {   /* WMMA / MFMA: one wave per 16 x 16 output tile: columns -> gsz x, rows -> gsz y */
     int64_t e[2];
     if (n != 2 || !ir_is_const(chain[0]->u->src[0], &e[0]) || !ir_is_const(chain[1]->u->src[0], &e[1]) || e[0] % 16 ||
         e[1] % 16) {
       if (!r->err) r->err = bg_error(BG_EINVAL, "kernel: llvm render: tc needs 2 output axes 16 divides");
       return;
     }
-    lsz[0] = 32;
+    if (!r->tcs) {
+      if (!r->err) r->err = bg_error(BG_ENOTSUP, "kernel: llvm render: tc on a processor without a tensor-core form");
+      return;
+    }
+    lsz[0] = r->tcs->wave;
     gsz[0] = (uint32_t)(e[1] / 16);
     gsz[1] = (uint32_t)(e[0] / 16);
     r->tile_row = chain[0];
@@ -1212,13 +1219,43 @@ static void render_tile_loop(rctx *r, kitem *it) {
   loop_close(r, n, k0);
 }
 
-/* ---- WMMA (RDNA3) ---- */
+/* ---- tensor cores: WMMA (RDNA3, RDNA4), MFMA (CDNA3) ---- */
 
-/* The reduce loop `loop` as WMMA steps, then the stores after it in its scope, once per accumulator
- * element. Lane layout (RDNA3 ISA guide "Wave Matrix Multiply-Accumulate", as LLVM's
- * llvm.amdgcn.wmma.f32.16x16x16.f16 and tinygrad's AMD tensor core use it, wave32): lane l holds row
- * l%16 of A (16 halves along k) and column l%16 of B (lanes 16..31 repeat 0..15); element i of the
- * <8 x float> accumulator is D[2i + l/16][l%16]. */
+/* The intrinsic call of form f on A and B vectors of n elements of et and the accumulator c (<nacc x float>). */
+static void tc_call(rctx *r, unsigned d, bool bf, const char *et, unsigned n, const char *a, const char *b, unsigned c) {
+  const ktc_shape *t = r->tcs;
+  if (r->tcf == KTC_CDNA3_MFMA)   /* cbsz, abid, blgp 0: no broadcast */
+    emit(r, "%%v%u = call <4 x float> @llvm.amdgcn.mfma.f32.16x16x16%s(<4 x %s> %s, <4 x %s> %s, <4 x float> %%v%u, i32 0, "
+         "i32 0, i32 0)", d, bf ? "bf16.1k" : "f16", et, a, et, b, c);
+  else if (r->tcf == KTC_RDNA4_WMMA)
+    emit(r, "%%v%u = call <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.%s.v8f32.v8%s(<8 x %s> %s, <8 x %s> %s, <8 x float> %%v%u)",
+         d, bf ? "bf16" : "f16", bf ? "i16" : "f16", et, a, et, b, c);
+  else
+    emit(r, "%%v%u = call <%u x float> @llvm.amdgcn.wmma.f32.16x16x16.%s(<%u x %s> %s, <%u x %s> %s, <%u x float> %%v%u)", d,
+         t->nacc, bf ? "bf16" : "f16", n, et, a, n, et, b, t->nacc, c);
+}
+
+/* The declarations of the matrix intrinsics the kernel calls (r->wmma: bit 0 f16, bit 1 bf16). */
+static void tc_declare(const rctx *r, kstr *out) {
+  for (unsigned bf = 0; bf < 2; bf++) {
+    if (!((r->wmma >> bf) & 1)) continue;
+    const char *et = bf ? "i16" : "half";
+    if (r->tcf == KTC_CDNA3_MFMA)
+      kstr_printf(out, "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16%s(<4 x %s>, <4 x %s>, <4 x float>, i32, i32, i32)\n",
+                  bf ? "bf16.1k" : "f16", et, et);
+    else if (r->tcf == KTC_RDNA4_WMMA)
+      kstr_printf(out, "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.%s.v8f32.v8%s(<8 x %s>, <8 x %s>, <8 x float>)\n",
+                  bf ? "bf16" : "f16", bf ? "i16" : "f16", et, et);
+    else
+      kstr_printf(out, "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.%s(<16 x %s>, <16 x %s>, <8 x float>)\n",
+                  bf ? "bf16" : "f16", et, et);
+  }
+}
+
+/* The reduce loop `loop` as matrix steps of 16 along k, then the stores after it in its scope, once per
+ * accumulator element, in the lane layout of the processor's form (ktc.h): lane l loads k_per_lane elements of
+ * A row l%16 and of B column l%16 from k = 16 * step + k_lane_step * (l/16); accumulator element i is
+ * D[row_mul * i + row_hi * (l/16)][l%16]. */
 static void render_tc(rctx *r, kitem *loop) {
   kitem *acc[MAX_GROUP_ACC + 1];
   unsigned na = group_accs(loop->body, loop->scope, acc, 0);
@@ -1230,28 +1267,31 @@ static void render_tc(rctx *r, kitem *loop) {
     fail_node(r, loop->u, "tc: the reduce loop is not one float sum of a float16/bfloat16 matmul");
     return;
   }
-  const char *et = bf ? "i16" : "half", *fn = bf ? "llvm.amdgcn.wmma.f32.16x16x16.bf16" : "llvm.amdgcn.wmma.f32.16x16x16.f16";
+  const ktc_shape *t = r->tcs;
+  const char *et = bf ? "i16" : "half";
+  unsigned nk = t->k_per_lane, nacc = t->nacc;
   r->wmma |= bf ? 2u : 1u;
   unsigned w = r->nacc++;
-  kstr_printf(&r->pro, "  %%tcw%u = alloca <8 x float>, align 32%s\n", w, r->tg->alloca_as);
-  emit(r, "store <8 x float> zeroinitializer, %s %%tcw%u", r->pptr, w);
+  kstr_printf(&r->pro, "  %%tcw%u = alloca <%u x float>, align 32%s\n", w, nacc, r->tg->alloca_as);
+  emit(r, "store <%u x float> zeroinitializer, %s %%tcw%u", nacc, r->pptr, w);
   unsigned n = r->nloops++;
   char k0[32];
   snprintf(k0, sizeof k0, "%%tk%u", n);
   loop_open(r, n, k0, (uint32_t)(ext / 16));
   char vec[2][TXT];
-  for (int i = 0; i < 2 && !r->err; i++) {   /* A: row l%16, k0*16 + e; B: k0*16 + e, column l%16 */
+  for (int i = 0; i < 2 && !r->err; i++) {   /* A: row l%16, k0*16 + koff + e; B: k0*16 + koff + e, column l%16 */
     const ir_node *index = ld[i]->src[0], *other = i ? r->tile_col->u : r->tile_row->u;
     const char *ity = lty(r, index->src[1]), *mt = mem_ty(IR_DT_SCALAR(ld[i]->dt));
     const ir_node *from[2] = {loop->u, other};
     snprintf(vec[i], TXT, "undef");
-    for (unsigned e = 0; e < 16 && !r->err; e++) {
+    for (unsigned e = 0; e < nk && !r->err; e++) {
       char kv[TXT], ov[TXT], idx[TXT] = "";
-      unsigned t = fresh(r);
-      emit(r, "%%v%u = mul i32 %s, 16", t, k0);
-      emit(r, "%%v%u.e = add i32 %%v%u, %u", t, t, e);
+      unsigned kn = fresh(r);
+      emit(r, "%%v%u = mul i32 %s, 16", kn, k0);
+      emit(r, "%%v%u.k = add i32 %%v%u, %%tc.koff", kn, kn);
+      emit(r, "%%v%u.e = add i32 %%v%u.k, %u", kn, kn, e);
       char kt[32];
-      snprintf(kt, sizeof kt, "%%v%u.e", t);
+      snprintf(kt, sizeof kt, "%%v%u.e", kn);
       snprintf(kv, sizeof kv, "%s", convert(r, kt, "i32", true, false, ity, true, false));
       snprintf(ov, sizeof ov, "%s", convert(r, i ? "%tc.col" : "%tc.row", "i32", true, false, ity, true, false));
       const char *to[2] = {kv, ov};
@@ -1266,24 +1306,25 @@ static void render_tc(rctx *r, kitem *loop) {
         snprintf(val, sizeof val, "%%v%u.i", v);
         emit(r, "%s = bitcast bfloat %%v%u to i16", val, v);
       }
-      emit(r, "%%v%u = insertelement <16 x %s> %s, %s %s, i32 %u", nv, et, vec[i], et, val, e);
+      emit(r, "%%v%u = insertelement <%u x %s> %s, %s %s, i32 %u", nv, nk, et, vec[i], et, val, e);
       snprintf(vec[i], TXT, "%%v%u", nv);
     }
   }
   unsigned c = fresh(r), d = fresh(r);
-  emit(r, "%%v%u = load <8 x float>, %s %%tcw%u", c, r->pptr, w);
-  emit(r, "%%v%u = call <8 x float> @%s(<16 x %s> %s, <16 x %s> %s, <8 x float> %%v%u)", d, fn, et, vec[0], et, vec[1], c);
-  emit(r, "store <8 x float> %%v%u, %s %%tcw%u", d, r->pptr, w);
-  r->flops += 2 * 16 * 16 * (uint64_t)ext / 32 * loop->scope->iters;
+  emit(r, "%%v%u = load <%u x float>, %s %%tcw%u", c, nacc, r->pptr, w);
+  tc_call(r, d, bf, et, nk, vec[0], vec[1], c);
+  emit(r, "store <%u x float> %%v%u, %s %%tcw%u", nacc, d, r->pptr, w);
+  r->flops += 2 * 16 * 16 * (uint64_t)ext / t->wave * loop->scope->iters;
   loop_close(r, n, k0);
   unsigned dv = fresh(r);
-  emit(r, "%%v%u = load <8 x float>, %s %%tcw%u", dv, r->pptr, w);
+  emit(r, "%%v%u = load <%u x float>, %s %%tcw%u", dv, nacc, r->pptr, w);
   const char *aty = lty(r, acc[0]->u);
-  for (unsigned el = 0; el < 8 && !r->err; el++) {
+  for (unsigned el = 0; el < nacc && !r->err; el++) {
     unsigned x = fresh(r), row = fresh(r);
-    emit(r, "%%v%u = extractelement <8 x float> %%v%u, i32 %u", x, dv, el);
-    emit(r, "%%v%u = add i32 %%tc.r0, %u", row, 2 * el);
-    emit(r, "%%v%u.r = add i32 %%v%u, %%tc.hi", row, row);
+    emit(r, "%%v%u = extractelement <%u x float> %%v%u, i32 %u", x, nacc, dv, el);
+    emit(r, "%%v%u = add i32 %%tc.r0, %u", row, t->row_mul * el);
+    emit(r, "%%v%u.h = mul i32 %%tc.hi, %u", row, t->row_hi);
+    emit(r, "%%v%u.r = add i32 %%v%u, %%v%u.h", row, row, row);
     char x0[TXT], xv[TXT], rv[TXT];
     snprintf(x0, sizeof x0, "%%v%u", x);
     snprintf(xv, sizeof xv, "%s", convert(r, x0, "float", true, false, aty, true, false));
@@ -1529,11 +1570,13 @@ static void emit_group_ids(rctx *r, const uint32_t lsz[3]) {
   kstr_printf(&r->pro, "  %%gl.base = mul i32 %%gl.yz, %u\n  %%gl.slot = add i32 %%gl.base, %%lid.x\n", lsz[0]);
 }
 
-int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
-                 uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]) {
+int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, const char *mcpu,
+                 char **src, uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]) {
   bool host = flavour == KLLVM_HOST_TEST || flavour == KLLVM_HOST, cpu = flavour == KLLVM_HOST;
   const ktarget *tg = flavour == KLLVM_AMDGPU ? &TG_AMDGPU : flavour == KLLVM_NVPTX ? &TG_NVPTX : &TG_HOST;
-  rctx r = {.ctx = ctx, .info = info, .host = host, .cpu = cpu, .tg = tg, .gptr = tg->gptr, .pptr = tg->pptr};
+  rctx r = {.ctx = ctx, .info = info, .host = host, .cpu = cpu, .tg = tg, .gptr = tg->gptr, .pptr = tg->pptr,
+            .tcf = ktc_form_of(mcpu)};
+  r.tcs = ktc_shape_of(r.tcf);
   *src = NULL;
   snprintf(r.cur, sizeof r.cur, "entry");
   if (tg == &TG_AMDGPU) {   /* other flavours run the group loop as a plain loop (same result) */
@@ -1556,6 +1599,7 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
   if (r.group) emit_group_ids(&r, lsz);
   if (r.tile == KR_TC && !r.err) {
     kstr_printf(&r.pro, "  %%tc.li = and i32 %%lid.x, 15\n  %%tc.hi = lshr i32 %%lid.x, 4\n");
+    kstr_printf(&r.pro, "  %%tc.koff = mul i32 %%tc.hi, %u\n", r.tcs->k_lane_step);   /* k this lane starts at */
     kstr_printf(&r.pro, "  %%tc.r0 = mul i32 %s, 16\n  %%tc.row = add i32 %%tc.r0, %%tc.li\n", gsz[1] > 1 ? "%gid.y" : "0");
     kstr_printf(&r.pro, "  %%tc.c0 = mul i32 %s, 16\n  %%tc.col = add i32 %%tc.c0, %%tc.li\n", gsz[0] > 1 ? "%gid.x" : "0");
   }
@@ -1602,10 +1646,7 @@ int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum
   kstr_puts(&out, "\n");
   if (r.glob.p) kstr_printf(&out, "%s\n", r.glob.p);
   if (r.barrier) kstr_puts(&out, "declare void @llvm.amdgcn.s.barrier()\n");
-  if (r.wmma & 1)
-    kstr_puts(&out, "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16(<16 x half>, <16 x half>, <8 x float>)\n");
-  if (r.wmma & 2)
-    kstr_puts(&out, "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16(<16 x i16>, <16 x i16>, <8 x float>)\n");
+  tc_declare(&r, &out);
   static const char xyz[] = "xyz";
   for (int d = 0; d < 3 && !host; d++) {
     if (gsz[d] > 1) kstr_printf(&out, "declare i32 @%s%c()\n", tg->group_id, xyz[d]);

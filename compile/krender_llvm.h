@@ -39,7 +39,9 @@ int kllvm_tc_loads(ir_ctx *ctx, const ir_node *value, const ir_node *red, const 
                    const ir_node *ld[2], bool *bf);
 /* kopt_choose for AMD GPUs: bg_kopts.group and tile allowed; the heuristics add a group to reduces with
  * few outputs and tiles to matmul-shaped kernels (sink: the simplified kernel, for the pattern). */
-int kopt_choose_amdgpu(ir_ctx *ctx, const ir_node *sink, const kinfo *info, const bg_kopts *opts, bg_kopts *applied);
+/* mcpu picks the tensor-core form (ktc.h): tc is refused without one, and chosen by default where the form says so. */
+int kopt_choose_amdgpu(ir_ctx *ctx, const ir_node *sink, const kinfo *info, const bg_kopts *opts, const char *mcpu,
+                       bg_kopts *applied);
 
 /* LLVM IR text of the linearized kernel l: `define amdgpu_kernel void @name(ptr addrspace(1) noalias
  * align 16 %data0, ..., i32 %var0, ...)`, buffers by slot then int32 variables (the CPU kernarg
@@ -58,12 +60,15 @@ enum kllvm_flavour {
                        * klin_plan_cpu_grid (gid.x picks a chunk of the outermost output loop), lsz 1,1,1; float32/64
                        * multiply-adds as llvm.fma, "prefer-vector-width"="512" */
 };
-int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, char **src,
-                 uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]);
+/* mcpu: the AMD processor (KLLVM_AMDGPU), whose tensor-core form (ktc.h) renders a tc kernel; else NULL. */
+int krender_llvm(ir_ctx *ctx, const kinfo *info, klin *l, const char *name, enum kllvm_flavour flavour, const char *mcpu,
+                 char **src, uint64_t *flops, uint32_t gsz[3], uint32_t lsz[3]);
 
 /* ---- compile/kernel.c: the AMD and NVIDIA paths of the kernel compiler ---- */
 /* bg_kernel_render with the LLVM IR renderer: k->src holds the IR, k->gsz/lsz the launch dims. */
-int bg_kernel_render_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);
+int bg_kernel_render_amdgpu(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);   /* for gfx1100 */
+/* The same for processor mcpu: its tensor-core form (ktc.h) and the heuristics' choice of it. */
+int bg_kernel_render_amdgpu_for(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, const char *mcpu, bg_kernel *k);
 /* The same render in the KLLVM_NVPTX flavour (compile/llvm_nvptx.h turns it into PTX text). */
 int bg_kernel_render_nvptx(ir_ctx *ctx, const ir_node *sink, const bg_kopts *opts, bg_kernel *k);
 /* The same render in the KLLVM_HOST_TEST flavour (tests run it with a host JIT against the C path). */

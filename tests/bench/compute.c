@@ -11,7 +11,9 @@
  *     it prints per kernel the shader core's deterministic counters (wave instructions, global and LDS bytes, LDS bank
  *     conflict cycles; contract C3: bg_mock_plugin_shader_stats, the difference of two reads around one run) for a
  *     matmul and a row sum as the compiler optimizes them, beside the same AST compiled naive (no_opt), and checks
- *     the two results agree (default N 64).
+ *     the two results agree (default N 64); and a float16 matmul (float32 sums) with the tensor cores (tc: WMMA on
+ *     gfx11/gfx12, MFMA on gfx942) beside the same without them (local tiles of 16) and naive, where the processor has a
+ *     tensor-core form (compile/ktc.h) and N is a multiple of 16.
  * Usage: bench-compute [DEV] [N...]   (BG_CACHE_DIR is set to a fresh temporary folder for (a)) */
 #include <cblas.h>
 #include <ftw.h>
@@ -25,7 +27,9 @@
 #include "baregpu/hcq.h"
 #include "baregpu/tensor.h"
 #include "compile/kernel.h"
+#include "compile/ktc.h"
 #include "util/clock.h"
+#include "util/half.h"
 #if BENCH_HAVE_SHADER_STATS
 #include "platform/mock_plugin.h"
 #endif
@@ -192,12 +196,12 @@ static void proxy_of(const bg_mock_shader_stats *a, const bg_mock_shader_stats *
 }
 #endif
 
-/* Compiles sink (heuristics, or naive) on d, runs it once on bufs and reads the counters around the run. */
-static void run_counted(bg_dev *d, const bg_target *t, N sink, bool naive, bg_buf **bufs, unsigned nbufs, proxy *p) {
-  static const bg_kopts no_opt = {.no_opt = true};
+/* Compiles sink with opts (NULL: the heuristics) on d, runs it once on bufs and reads the counters around the run. */
+static void run_counted(bg_dev *d, const bg_target *t, N sink, const bg_kopts *opts, bg_buf **bufs, unsigned nbufs,
+                        proxy *p) {
   bg_kernel k;
   bg_program *prg;
-  TRY(bg_kernel_build(d, C, sink, naive ? &no_opt : NULL, &k, &prg));
+  TRY(bg_kernel_build(d, C, sink, opts, &k, &prg));
   snprintf(p->name, sizeof p->name, "%s", k.name);
   for (int i = 0; i < 3; i++) {
     if (!k.gsz[i]) k.gsz[i] = 1;
@@ -240,12 +244,13 @@ static bg_buf *dev_buf(bg_dev *d, const float *data, size_t n) {
 /* One kernel AST run optimized and naive on the same inputs: counters side by side, results compared. */
 static bool compare_kernel(bg_dev *d, const bg_target *t, const char *what, N sink, const float *const *in,
                            const size_t *insz, unsigned nin, size_t outn) {
+  static const bg_kopts no_opt = {.no_opt = true};
   float *out[2];
   proxy px[2];
   for (int naive = 0; naive < 2; naive++) {
     bg_buf *bufs[4] = {dev_buf(d, NULL, outn)};
     for (unsigned i = 0; i < nin; i++) bufs[i + 1] = dev_buf(d, in[i], insz[i]);
-    run_counted(d, t, sink, naive, bufs, nin + 1, &px[naive]);
+    run_counted(d, t, sink, naive ? &no_opt : NULL, bufs, nin + 1, &px[naive]);
     out[naive] = malloc(outn * sizeof(float));
     if (!out[naive]) { fprintf(stderr, "bench-compute: out of memory\n"); exit(1); }
     TRY(bg_buf_read(bufs[0], 0, out[naive], outn * sizeof(float)));
@@ -261,6 +266,45 @@ static bool compare_kernel(bg_dev *d, const bg_target *t, const char *what, N si
   free(out[0]);
   free(out[1]);
   return err <= 1e-3;
+}
+
+/* A float16 matmul (float32 sums) with and without the tensor cores: out[i, j] = sum_k float(a[i, k]) * float(b[k, j]).
+ * The tc result only differs from the others by the order of exact float32 products' sums. */
+static bool half_matmul_tc(bg_dev *d, const bg_target *t, int64_t n, const float *a, const float *b) {
+  if (n % 16 || ktc_form_of(bg_dev_arch(d)) == KTC_NONE) return true;
+  size_t cnt = (size_t)(n * n);
+  uint16_t *h[2] = {malloc(cnt * 2), malloc(cnt * 2)};
+  if (!h[0] || !h[1]) { fprintf(stderr, "bench-compute: out of memory\n"); exit(1); }
+  for (size_t i = 0; i < cnt; i++) h[0][i] = bg_f32_to_f16(a[i]), h[1][i] = bg_f32_to_f16(b[i]);
+  const enum ir_scalar F = IR_DT_FLOAT32, H = IR_DT_FLOAT16;
+  N i = out_r(0, n), j = out_r(1, n), k = red_r(2, n);
+  N x = ir_cast(C, F, ld(buf(1, H), add(mul(i, ki(n)), k))), y = ir_cast(C, F, ld(buf(2, H), add(mul(k, ki(n)), j)));
+  N mm = sink1(st(buf(0, F), add(mul(i, ki(n)), j), reduce(IR_ADD, mul(x, y), k, NULL)));
+  static const bg_kopts opts[3] = {{.tc = true}, {.tile = 16}, {.no_opt = true}};
+  static const char *const label[3] = {"tc", "no tc", "naive"};
+  proxy px[3];
+  float *out[3];
+  for (int v = 0; v < 3; v++) {
+    bg_buf *bufs[3] = {dev_buf(d, NULL, cnt)};
+    for (int s = 0; s < 2; s++) {
+      TRY(bg_buf_alloc(d, cnt * 2, 0, &bufs[s + 1]));
+      TRY(bg_buf_write(bufs[s + 1], 0, h[s], cnt * 2));
+    }
+    run_counted(d, t, mm, &opts[v], bufs, 3, &px[v]);
+    if (!(out[v] = malloc(cnt * sizeof(float)))) { fprintf(stderr, "bench-compute: out of memory\n"); exit(1); }
+    TRY(bg_buf_read(bufs[0], 0, out[v], cnt * sizeof(float)));
+    for (int s = 0; s < 3; s++) bg_buf_free(bufs[s]);
+  }
+  double err = rel_err(out[0], out[2], cnt), err1 = rel_err(out[1], out[2], cnt);
+  printf("  float16 matmul %lldx%lldx%lld (float32 sums) on %s: max |x - naive| / (1 + |naive|): tc %.2g, no tc %.2g\n",
+         (long long)n, (long long)n, (long long)n, bg_dev_arch(d), err, err1);
+  for (int v = 0; v < 3; v++) print_proxy(label[v], &px[v]);
+  if (px[0].have && px[1].have && px[0].insts)
+    printf("    %-10s %-28s %10s %11.2fx\n", "no tc/tc", "", "", (double)px[1].insts / (double)px[0].insts);
+  for (int v = 0; v < 3; v++) free(out[v]);
+  free(h[0]);
+  free(h[1]);
+  return err <= 1e-3 && err1 <= 1e-3;
 }
 
 static bool emulated_proxies(const char *dev, int64_t n) {
@@ -299,6 +343,7 @@ static bool emulated_proxies(const char *dev, int64_t n) {
   size_t rs_sz[1] = {cnt};
   snprintf(what, sizeof what, "float32 row sum %lldx%lld", (long long)n, (long long)n);
   ok = compare_kernel(d, &t, what, rs, rs_in, rs_sz, 1, (size_t)n) && ok;
+  ok = half_matmul_tc(d, &t, n, a, b) && ok;
   free(a);
   free(b);
   ir_free(C);

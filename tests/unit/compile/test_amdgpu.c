@@ -368,37 +368,88 @@ START_TEST(group_reduce_compile) {
 }
 END_TEST
 
-/* WMMA (bg_kopts.tc) on gfx1100: the intrinsic in the IR, one wave32 per 16 x 16 tile, v_wmma_* in the
- * machine code, no scratch; a processor without that WMMA form is -BG_ENOTSUP naming gfx11. */
-START_TEST(wmma_compile) {
-  static const enum ir_scalar in[2] = {IR_DT_FLOAT16, IR_DT_BFLOAT16};
-  static const char *const intr[2] = {"@llvm.amdgcn.wmma.f32.16x16x16.f16(", "@llvm.amdgcn.wmma.f32.16x16x16.bf16("};
-  static const char *const inst[2] = {"v_wmma_f32_16x16x16_f16", "v_wmma_f32_16x16x16_bf16"};
+/* Tensor cores (bg_kopts.tc; compile/ktc.h) for each form: RDNA3 WMMA (gfx1100), RDNA4 WMMA (gfx1200), CDNA3 MFMA
+ * (gfx942): the intrinsic in the IR, one wave (32 or 64 lanes) per 16 x 16 tile, the matrix instruction in the machine
+ * code, no scratch. Loop index: dtype (float16, bfloat16) x processor. */
+static const struct tc_case {
+  const char *mcpu, *intr[2], *inst[2];
+  unsigned wave;
+} tc_cases[] = {
+  {"gfx1100", {"@llvm.amdgcn.wmma.f32.16x16x16.f16(<16 x half>", "@llvm.amdgcn.wmma.f32.16x16x16.bf16(<16 x i16>"},
+   {"v_wmma_f32_16x16x16_f16", "v_wmma_f32_16x16x16_bf16"}, 32},
+  {"gfx1200", {"@llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16(<8 x half>", "@llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v8i16(<8 x i16>"},
+   {"v_wmma_f32_16x16x16_f16", "v_wmma_f32_16x16x16_bf16"}, 32},
+  {"gfx942", {"@llvm.amdgcn.mfma.f32.16x16x16f16(<4 x half>", "@llvm.amdgcn.mfma.f32.16x16x16bf16.1k(<4 x i16>"},
+   {"v_mfma_f32_16x16x16_f16", "v_mfma_f32_16x16x16_bf16"}, 64},
+};
+
+static N tc_matmul(enum ir_scalar in) {
   const enum ir_scalar F = IR_DT_FLOAT32;
   N r = out_r(0, 32), c = out_r(1, 48), k = red_r(2, 64);
-  N a = ir_cast(C, F, ld(buf(1, in[_i]), add(mul(r, ki(64)), k))), b = ir_cast(C, F, ld(buf(2, in[_i]), add(mul(k, ki(48)), c)));
-  N sink = sink1(st(buf(0, F), add(mul(r, ki(48)), c), reduce(IR_ADD, mul(a, b), k, NULL)));
+  N a = ir_cast(C, F, ld(buf(1, in), add(mul(r, ki(64)), k))), b = ir_cast(C, F, ld(buf(2, in), add(mul(k, ki(48)), c)));
+  return sink1(st(buf(0, F), add(mul(r, ki(48)), c), reduce(IR_ADD, mul(a, b), k, NULL)));
+}
+
+START_TEST(wmma_compile) {
+  static const enum ir_scalar in[2] = {IR_DT_FLOAT16, IR_DT_BFLOAT16};
+  const struct tc_case *t = &tc_cases[_i / 2];
+  int d = _i % 2;
+  N sink = tc_matmul(in[d]);
   bg_kopts opts = {.tc = true};
   bg_kernel kk;
   void *elf = NULL;
   size_t n = 0;
-  OK(bg_kernel_compile_amdgpu(C, sink, &opts, "gfx1100", &kk, &elf, &n));
-  if (dump()) printf("---- %s (tc)\n%s", kk.name, kk.src);
+  OK(bg_kernel_compile_amdgpu(C, sink, &opts, t->mcpu, &kk, &elf, &n));
+  if (dump()) printf("---- %s (tc, %s)\n%s", kk.name, t->mcpu, kk.src);
   ck_assert(kk.opts.tc);
-  ck_assert_ptr_nonnull(strstr(kk.src, intr[_i]));
-  ck_assert_uint_eq(kk.lsz[0] * kk.lsz[1] * kk.lsz[2], 32);
+  ck_assert_msg(strstr(kk.src, t->intr[d]), "%s: no %s in\n%s", t->mcpu, t->intr[d], kk.src);
+  ck_assert_uint_eq(kk.lsz[0] * kk.lsz[1] * kk.lsz[2], t->wave);
   ck_assert_uint_eq(kk.gsz[0], 48 / 16);
   ck_assert_uint_eq(kk.gsz[1], 32 / 16);
   bg_amdgpu_image img;
   OK(bg_amdgpu_elf_load(elf, n, kk.name, &img));
   ck_assert_uint_eq(img.kd.private_segment_fixed_size, 0);
-  const char *const need[] = {inst[_i], NULL};
-  check_disassembly_has("wmma", "gfx1100", elf, n, need);
+  const char *const need[] = {t->inst[d], NULL};
+  check_disassembly_has("tc", t->mcpu, elf, n, need);
   bg_amdgpu_image_free(&img);
   free(elf);
   bg_kernel_free(&kk);
-  ck_assert_int_eq(bg_kernel_compile_amdgpu(C, sink, &opts, "gfx942", &kk, &elf, &n), -BG_ENOTSUP);
-  ck_assert_msg(strstr(bg_last_error(), "gfx11"), "%s", bg_last_error());
+}
+END_TEST
+
+/* A processor without a tensor-core form here (gfx90a: CDNA2, not among the chips; gfx1030: RDNA2 has none) refuses
+ * tc with -BG_ENOTSUP naming it, before LLVM would abort on the intrinsic. */
+START_TEST(tc_refused) {
+  static const char *const cpus[] = {"gfx90a", "gfx1030"};
+  bg_kopts opts = {.tc = true};
+  bg_kernel kk;
+  void *elf = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(bg_kernel_compile_amdgpu(C, tc_matmul(IR_DT_FLOAT16), &opts, cpus[_i], &kk, &elf, &n), -BG_ENOTSUP);
+  ck_assert_msg(strstr(bg_last_error(), cpus[_i]) && strstr(bg_last_error(), "no tensor-core form"), "%s", bg_last_error());
+}
+END_TEST
+
+/* The default heuristics (no options) use the tensor cores for a float16/bfloat16 matmul that fits on RDNA4 and CDNA3,
+ * not on RDNA3 (opt-in there), and not for a float32 matmul. */
+START_TEST(tc_by_default) {
+  static const char *const cpus[] = {"gfx1100", "gfx1200", "gfx942"};
+  static const bool want[] = {false, true, true};
+  for (unsigned i = 0; i < 3; i++)
+    for (unsigned bf = 0; bf < 2; bf++) {
+      bg_kernel kk;
+      OK(bg_kernel_render_amdgpu_for(C, tc_matmul(bf ? IR_DT_BFLOAT16 : IR_DT_FLOAT16), NULL, cpus[i], &kk));
+      ck_assert_msg(kk.opts.tc == want[i], "%s: tc %d by default", cpus[i], kk.opts.tc);
+      bg_kernel_free(&kk);
+    }
+  const enum ir_scalar F = IR_DT_FLOAT32;
+  N r = out_r(0, 32), c = out_r(1, 48), k = red_r(2, 64);
+  N f32 = sink1(st(buf(0, F), add(mul(r, ki(48)), c),
+                   reduce(IR_ADD, mul(ld(buf(1, F), add(mul(r, ki(64)), k)), ld(buf(2, F), add(mul(k, ki(48)), c))), k, NULL)));
+  bg_kernel kk;
+  OK(bg_kernel_render_amdgpu_for(C, f32, NULL, "gfx1200", &kk));
+  ck_assert(!kk.opts.tc);
+  bg_kernel_free(&kk);
 }
 END_TEST
 
@@ -785,7 +836,9 @@ int main(void) {
   tcase_add_loop_test(tc, compile_and_load, 0, NKERNELS * 4);
   tcase_add_loop_test(tc, integer_ops_compile, 0, 8);
   tcase_add_loop_test(tc, group_reduce_compile, 0, 4);
-  tcase_add_loop_test(tc, wmma_compile, 0, 2);
+  tcase_add_loop_test(tc, wmma_compile, 0, 6);
+  tcase_add_loop_test(tc, tc_refused, 0, 2);
+  tcase_add_test(tc, tc_by_default);
   tcase_add_test(tc, casts_and_floats_compile);
   tcase_add_test(tc, linked_object);
   tcase_add_loop_test(tc, host_semantics, 0, NKERNELS * 2);
