@@ -7,6 +7,7 @@
 #include "compile/beam.h"
 #include "compile/kcache.h"
 #include "compile/kernel_internal.h"
+#include "compile/ktc.h"
 #include "compile/sha256.h"
 #include "util/env.h"
 
@@ -48,15 +49,16 @@ static void canonical(bg_kopts *o) {
 /* ---------------- candidates ---------------- */
 
 /* GPU actions (AMD): a work-group reduce of 8..256 threads over the outermost reduce range, local tiles
- * of 4, 8, 16 and, on gfx11, WMMA (tc) for a kernel without other options (the compile rejects a
- * kernel they do not fit: the search drops it). */
+ * of 4, 8, 16 and, on a processor with a tensor-core form (compile/ktc.h: WMMA on gfx11/gfx1200/gfx1201, MFMA on
+ * gfx942/gfx950), tc for a kernel without other options (the compile rejects a kernel they do not fit: the search
+ * drops it). */
 static size_t gpu_actions(const kinfo *info, const bg_kopts *base, bg_kopts *out, size_t max, size_t n, const char *arch) {
   if (!info->nred || base->tile > 1 || base->tc) return n;
   bool plain = base->unroll <= 1 && base->group <= 1;
   for (int i = 0; i < 8; i++) plain &= base->upcast[i] <= 1;
   static const uint8_t tiles[] = {4, 8, 16, 0};   /* 0: tc */
   for (size_t t = 0; plain && info->nout == 2 && info->nred == 1 && t < sizeof tiles; t++) {
-    if (!tiles[t] && strncmp(arch, "gfx11", 5)) continue;
+    if (!tiles[t] && ktc_form_of(arch) == KTC_NONE) continue;
     if (n < max) {
       memset(&out[n], 0, sizeof out[n]);
       out[n].tile = tiles[t];

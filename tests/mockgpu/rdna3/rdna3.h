@@ -1,5 +1,5 @@
-/* tests/mockgpu/rdna3/rdna3.h: a wave32 RDNA3 (gfx11) shader core, the part of the emulated AMD GPU
- * that executes dispatched code.
+/* tests/mockgpu/rdna3/rdna3.h: a wave32 RDNA3 (gfx11) shader core, with an RDNA4 (gfx12) variant, the part of
+ * the emulated AMD GPU that executes dispatched code.
  *
  * The command processor model (tests/mockgpu/amd_pm4.c) calls rdna3_dispatch when it executes a
  * DISPATCH_DIRECT packet, with the COMPUTE_* register values the driver programmed, exactly as the
@@ -37,7 +37,8 @@
  * read stale, as on hardware.
  *
  * WMMA (rdna3_wmma.c): V_WMMA_{F32,F16,BF16}_16X16X16_{F16,BF16} with the ISA guide's wave32 operand layout;
- * EXEC must be all ones and lanes 16-31 of A and B must repeat lanes 0-15, else the dispatch stops.
+ * EXEC must be all ones and lanes 16-31 of A and B must repeat lanes 0-15 (gfx11), else the dispatch stops; gfx12
+ * has its own layout (A/B in 4 VGPRs, lanes 16-31 carry k 8..15).
  *
  * Statistics: rdna3_report.stats counts what the dispatch executed (instructions by class once per wave, bytes of
  * active lanes moved to/from global memory and LDS, LDS bank-conflict cycles from the 32-bank model in rdna3_lds.c);

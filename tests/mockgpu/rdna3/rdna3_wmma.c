@@ -16,6 +16,8 @@
  * Arithmetic: products of f16/bf16 inputs are exact in f32 and are added to C in f32, k = 0..15
  * in order, each sum rounded to nearest even (the guide does not specify the order); f16/bf16
  * forms round the f32 result to their type (nearest even). Denormals are kept.
+ * gfx12 (RDNA4 ISA guide "WMMA", rdna3_isa.wmma_gfx12): the same opcodes with A/B in 4 VGPRs (read_ab_gfx12), C/D in
+ * 8 VGPRs (f32) or 4 (f16/bf16 packed two a VGPR), D element r of lane l at row 8*(l/16) + r; OPSEL must be 0.
  * Strict: EXEC must be all ones (the guide runs WMMA on the whole wave only), sources must be
  * VGPRs, a WMMA may not read as A/B the D of the WMMA right before it (7.9.1: a V_NOP between), and
  * NEG/NEG_HI, CLAMP, OPSEL[1:0] and OPSEL[2] on f32 forms are refused as undefined or not implemented. */

@@ -164,7 +164,8 @@ END_TEST
 
 static bool same(const bg_kopts *a, const bg_kopts *b) { return !memcmp(a->upcast, b->upcast, 8) && a->unroll == b->unroll; }
 
-/* AMD actions: group sizes that divide the reduce, local tiles and (gfx11 only) WMMA from no options; the CPU
+/* AMD actions: group sizes that divide the reduce, local tiles and (where the processor has a tensor-core form:
+ * gfx11, gfx1201, gfx942; not gfx1030) tc from no options; the CPU
  * list has none of them; a tile takes no further action; the cache text round-trips them. */
 START_TEST(gpu_actions_and_cache_text) {
   bg_kopts acts[64];
@@ -183,15 +184,16 @@ START_TEST(gpu_actions_and_cache_text) {
   ck_assert_int_eq(groups, 6);   /* 8, 16, ..., 256 */
   na = bg_beam_actions(C, sum, NULL, acts, 64);
   for (int a = 0; a < na; a++) ck_assert_uint_eq(acts[a].group, 0);
-  for (int m = 0; m < 2; m++) {   /* matmul 8x16x24: tiles 4, 8, 16; tc on gfx11 only */
-    na = bg_beam_actions_amdgpu(C, matmul(), m ? "gfx1201" : "gfx1100", NULL, acts, 64);
+  static const char *const cpus[] = {"gfx1100", "gfx1201", "gfx942", "gfx1030"};
+  for (int m = 0; m < 4; m++) {   /* matmul 8x16x24: tiles 4, 8, 16; tc where there is a form */
+    na = bg_beam_actions_amdgpu(C, matmul(), cpus[m], NULL, acts, 64);
     int tiles = 0, tc = 0;
     for (int a = 0; a < na; a++) {
       tiles += acts[a].tile > 1;
       tc += acts[a].tc;
     }
     ck_assert_int_eq(tiles, 3);
-    ck_assert_int_eq(tc, m ? 0 : 1);
+    ck_assert_int_eq(tc, m == 3 ? 0 : 1);
   }
   bg_kopts tile = {.tile = 8};
   ck_assert_int_eq(bg_beam_actions_amdgpu(C, matmul(), "gfx1100", &tile, acts, 64), 0);
