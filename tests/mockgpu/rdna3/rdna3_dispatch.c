@@ -17,7 +17,10 @@
 #define RSRC2_TIDIG_COMP_CNT(r) (((r) >> 11) & 3)
 #define RSRC2_LDS_SIZE(r) (((r) >> 15) & 0x1ff)
 #define LDS_GRANULE 512           /* bytes per RSRC2.LDS_SIZE unit on gfx11 */
-/* COMPUTE_PGM_RSRC1 fields: VGPRS [5:0] in blocks of 8 (wave32), SGPRS [9:6] reserved (0) on gfx10+ */
+/* COMPUTE_PGM_RSRC1 fields: VGPRS [5:0] in blocks of 8 (wave32), SGPRS [9:6] reserved (0) on gfx10+. gfx12 keeps
+ * both (AMDGPUUsage: the wave32 VGPR encoding granule is 8 on GFX10-GFX12; bits 21/23, DX10_CLAMP/IEEE_MODE on
+ * gfx11, are WG_RR_EN/DISABLE_PERF on gfx12, which this model does not read), and LDS_SIZE keeps its 512-byte encoding unit (AMDGPUUsage "LDS_SIZE":
+ * GFX10.3, GFX11 and GFX12.0 encode in 512-byte units). */
 #define RSRC1_VGPRS(r) ((r) & 0x3f)
 #define RSRC1_SGPRS(r) (((r) >> 6) & 0xf)
 #define VGPR_GRANULE 8
