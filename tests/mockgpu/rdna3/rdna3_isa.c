@@ -14,6 +14,7 @@ static const int16_t gfx11_sopp[80] = {[S_BARRIER_WAIT] = ABSENT, RANGE_ABSENT(S
 static const int16_t gfx11_sop1[112] = {RANGE_ABSENT(S_BARRIER_SIGNAL, 88), RANGE_ABSENT(S_CEIL_F32, S_RNDNE_F16)};
 static const int16_t gfx11_sop2[86] = {RANGE_ABSENT(S_ADD_F32, S_MUL_U64)};
 static const int16_t gfx11_sopc[95] = {RANGE_ABSENT(S_CMP_LT_F32, S_CMP_NLT_F16)};
+static const int16_t gfx11_vop[0x28a] = {RANGE_ABSENT(V_S_EXP_F32, V_S_SQRT_F16)};
 
 /* gfx12 drops s_waitcnt (the split counters replace it), the single s_barrier (signal + wait), the
  * prefetch-distance hint, the s_cmpk_* compares and the SOPK s_waitcnt_* forms. */
@@ -48,7 +49,7 @@ static const int16_t gfx12_vop[0x340] = {
 
 const rdna3_isa rdna3_isa_gfx11 = {
   .gen = RDNA3_GEN_GFX11, .name = "gfx11", .mcpu = "gfx1100",
-  .sopp = TAB(gfx11_sopp), .sop1 = TAB(gfx11_sop1), .sop2 = TAB(gfx11_sop2), .sopc = TAB(gfx11_sopc),
+  .sopp = TAB(gfx11_sopp), .sop1 = TAB(gfx11_sop1), .sop2 = TAB(gfx11_sop2), .sopc = TAB(gfx11_sopc), .vop = TAB(gfx11_vop),
   .smem_counter = RDNA3_LGKMCNT,
 };
 

@@ -149,6 +149,9 @@ enum rdna3_vop {
   V_MUL_HI_I32 = 0x32e, V_LSHLREV_B16 = 0x338, V_LSHRREV_B16 = 0x339, V_ASHRREV_I16 = 0x33a,
   V_LSHLREV_B64 = 0x33c, V_LSHRREV_B64 = 0x33d, V_ASHRREV_I64 = 0x33e, V_READLANE_B32 = 0x360,
   V_WRITELANE_B32 = 0x361, V_AND_B16 = 0x362, V_OR_B16 = 0x363, V_XOR_B16 = 0x364,
+  /* gfx12 only: pseudo-scalar transcendentals (VOP3, SGPR destination, scalar source) */
+  V_S_EXP_F32 = 0x280, V_S_EXP_F16 = 0x281, V_S_LOG_F32 = 0x282, V_S_LOG_F16 = 0x283, V_S_RCP_F32 = 0x284,
+  V_S_RCP_F16 = 0x285, V_S_RSQ_F32 = 0x286, V_S_RSQ_F16 = 0x287, V_S_SQRT_F32 = 0x288, V_S_SQRT_F16 = 0x289,
   RDNA3_VOP_COUNT = 0x400,
 };
 

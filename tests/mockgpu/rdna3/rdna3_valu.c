@@ -239,11 +239,29 @@ static bool fast_path(rdna3_wave *w, const rdna3_vinst *in, const rdna3_vop_info
   return true;
 }
 
+/* gfx12 pseudo-scalar transcendentals (RDNA4 ISA guide "Pseudo-scalar transcendental ALU ops"): the VALU op of the
+ * same name on one scalar value (its lane code), written to the SGPR in VDST (16-bit results zero-extended); EXEC
+ * does not mask them (the result is not per lane). */
+static int pseudo_scalar(rdna3_ctx *c, rdna3_wave *w, const rdna3_vinst *in, const rdna3_vop_info *info) {
+  static const uint16_t twin[10] = {V_EXP_F32, V_EXP_F16, V_LOG_F32, V_LOG_F16, V_RCP_F32,
+                                    V_RCP_F16, V_RSQ_F32, V_RSQ_F16, V_SQRT_F32, V_SQRT_F16};
+  if (in->src[0] >= RDNA3_SRC_VGPR) return rdna3_fail(c, w, "pseudo-scalar VALU op with a VGPR source");
+  vsrc s0;
+  if (resolve(c, w, in->src[0], info->src[0], (in->src_hi & 1) != 0, &s0)) return -1;
+  uint64_t sb = sign_bit(info->src[0]);
+  rdna3_lane x = {.s = {(rd(&s0, 0) & (in->abs & 1 ? ~sb : ~0ull)) ^ (in->neg & 1 ? sb : 0)}};
+  rdna3_lane_op(twin[in->op - V_S_EXP_F32], &x);
+  uint64_t d = in->clamp || in->omod ? out_mods(in, info->dst, x.d) : x.d;
+  rdna3_swrite32(w, in->vdst, rdna3_vt16(info->dst) ? (uint32_t)d & 0xffff : (uint32_t)d);
+  return 0;
+}
+
 int rdna3_valu_run(rdna3_ctx *c, rdna3_wave *w, const rdna3_vinst *in, rdna3_vresult *defer) {
   rdna3_vop_info cmpinfo;
   const rdna3_vop_info *info = rdna3_vop_lookup(in->op, &cmpinfo);
   if (!info) return rdna3_fail(c, w, "unimplemented VALU opcode 0x%x (VOP3 numbering)", in->op);
   if (in->op == V_NOP) return 0;
+  if (in->op >= V_S_EXP_F32 && in->op <= V_S_SQRT_F16) return pseudo_scalar(c, w, in, info);
   if (in->op == V_READFIRSTLANE_B32 || in->op == V_READLANE_B32 || in->op == V_WRITELANE_B32)
     return lane_moves(c, w, in);
   if (in->op == V_MOVRELD_B32 || in->op == V_MOVRELS_B32 || in->op == V_MOVRELSD_B32 || in->op == V_MOVRELSD_2_B32)

@@ -121,6 +121,11 @@ const rdna3_vop_info rdna3_vops[RDNA3_VOP_COUNT] = {
   OP(V_READLANE_B32, B32, B32, NONE, B32), OP(V_WRITELANE_B32, B32, B32, NONE, B32),
   OP(V_AND_B16, B16, B16, NONE, B16), OP(V_OR_B16, B16, B16, NONE, B16),
   OP(V_XOR_B16, B16, B16, NONE, B16),
+  /* gfx12 pseudo-scalar transcendentals (rdna3_isa.c keeps them from gfx11) */
+  OP(V_S_EXP_F32, F32, NONE, NONE, F32), OP(V_S_EXP_F16, F16, NONE, NONE, F16), OP(V_S_LOG_F32, F32, NONE, NONE, F32),
+  OP(V_S_LOG_F16, F16, NONE, NONE, F16), OP(V_S_RCP_F32, F32, NONE, NONE, F32), OP(V_S_RCP_F16, F16, NONE, NONE, F16),
+  OP(V_S_RSQ_F32, F32, NONE, NONE, F32), OP(V_S_RSQ_F16, F16, NONE, NONE, F16), OP(V_S_SQRT_F32, F32, NONE, NONE, F32),
+  OP(V_S_SQRT_F16, F16, NONE, NONE, F16),
 };
 
 /* VOPC: 16 float conditions per type (f16, f32, f64), 8 integer ones per type. */

@@ -90,6 +90,14 @@ salu12: s_add_f32 s10, s4, s5
   s_cvt_f16_f32 s17, s4
   s_endpgm
 
+// pseudo-scalar transcendentals: SGPR results (s4 = 4.0, s5 = 2.0 as f16 in the low half)
+pseudo_scalar: v_s_sqrt_f32 s10, s4
+  v_s_rcp_f32 s11, s4
+  v_s_exp_f32 s12, 2.0
+  v_s_log_f32 s13, -s4
+  v_s_sqrt_f16 s14, s5
+  s_endpgm
+
 // ---- the split barrier; a wait without a signal would hang
 barrier12: s_barrier_signal -1
   s_barrier_wait -1

@@ -187,6 +187,21 @@ START_TEST(salu_float) {
 }
 END_TEST
 
+START_TEST(pseudo_scalar) {
+  gpu_init(&g);
+  wave_setup(&r, &g, "pseudo_scalar");
+  r.w.s[4] = fu(4.0f), r.w.s[5] = 0xabcd4000u;   /* 2.0 as f16 in the low half */
+  r.w.s[RDNA3_EXEC_LO] = 0;                       /* EXEC does not mask them */
+  ck_assert_msg(wave_go(&r) == 0, "%s", r.rep.msg);
+  ck_assert_float_eq(uf(r.w.s[10]), 2.0f);
+  ck_assert_float_eq(uf(r.w.s[11]), 0.25f);
+  ck_assert_float_eq(uf(r.w.s[12]), 4.0f);        /* 2^2 */
+  ck_assert(isnan(uf(r.w.s[13])));               /* log2(-4) */
+  ck_assert_uint_eq(r.w.s[14], 0x3da8);           /* sqrt(2) as f16, zero-extended */
+  gpu_free(&g);
+}
+END_TEST
+
 START_TEST(split_barrier) {
   gpu_init(&g);
   wave_setup(&r, &g, "barrier12");
@@ -270,6 +285,7 @@ TCase *gfx12_tests(void) {
   tcase_add_test(tc, scratch_encodings);
   tcase_add_test(tc, valu_renumbered);
   tcase_add_test(tc, salu_float);
+  tcase_add_test(tc, pseudo_scalar);
   tcase_add_test(tc, split_barrier);
   tcase_add_test(tc, cross_generation);
   tcase_add_test(tc, wmma_llvm_gfx12);
