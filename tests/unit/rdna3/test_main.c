@@ -1,4 +1,4 @@
-/* tests/unit/rdna3/test_main.c: the `rdna3` suite (the emulated gfx11 shader core). Exits 77
+/* tests/unit/rdna3/test_main.c: the `rdna3` suite (the emulated gfx11 shader core and its gfx12 variant). Exits 77
  * (skipped) when the LLVM tools that build its inputs were not found at build time. */
 #include <stdio.h>
 #include <stdlib.h>
