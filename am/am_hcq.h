@@ -7,6 +7,7 @@
  *   am_hcq_queue.c  the two hardware queues: compute = the HQD ring am_gfx set up (PM4, pointers in dwords,
  *                   doorbell 3), copy = SDMA0 queue 0 (SDMA packets, pointers in bytes, doorbell 256); submit
  *   am_hcq_lower.c  bg_cmd -> PM4 / SDMA bytes, every operand through bg_tmpl_put
+ *   am_hcq_aql.c    gfx942: the AQL compute queue (amd_queue_t, dispatch packets, PM4 IBs in vendor packets)
  *   am_hcq_prog.c   code objects (formats/amdgpu_elf.h), kernel descriptor -> dispatch registers, scratch
  *   am_hcq_usb.c    behind an ASM24 USB bridge: VRAM accesses through the bridge, pipelined host copies
  *   am_hcq_peer.c   peer access between AM devices: bus pages of an allocation, peer mappings (SYSTEM pages)
