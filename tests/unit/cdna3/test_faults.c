@@ -110,6 +110,20 @@ START_TEST(xcc_share) {
   for (int i = 0; i < N; i++) ck_assert_float_eq(o[i], (i / 64) % 3 == 1 ? 2.0f * (float)i + 1.0f : 0.0f);
   for (unsigned x = 0; x < 3; x += 2) ck_assert_msg(kernel_run_xcc(&g, &k, grid, local, args, 32, x, 3, &rep) == 0, "%s", rep.msg);
   for (int i = 0; i < N; i++) ck_assert_float_eq(o[i], 2.0f * (float)i + 1.0f);
+  /* a 3-D grid (3x2x2 workgroups of 4x2x2): the linear id is x + 3 * (y + 2 * z), not x */
+  kernel_load(&g, "grid3d", &k);
+  uint64_t out3 = gpu_alloc(&g, 12 * 4 * 4 * 4, 256);
+  memcpy(args, &out3, 8);
+  const uint32_t grid3[3] = {3, 2, 2}, local3[3] = {4, 2, 2};
+  ck_assert_msg(kernel_run_xcc(&g, &k, grid3, local3, args, 8, 1, 4, &rep) == 0, "%s", rep.msg);
+  const uint32_t *o3 = gpu_ptr(&g, out3);
+  for (uint32_t z = 0; z < 4; z++)
+    for (uint32_t y = 0; y < 4; y++)
+      for (uint32_t x = 0; x < 12; x++) {
+        uint32_t linear = x / 4 + 3 * (y / 2 + 2 * (z / 2));
+        uint32_t want = (z / 2) << 24 | (y / 2) << 20 | (x / 4) << 16 | (z % 2) << 8 | (y % 2) << 4 | (x % 4);
+        ck_assert_uint_eq(o3[(z * 4 + y) * 12 + x], linear % 4 == 1 ? want : 0);
+      }
   gpu_free(&g);
 }
 END_TEST
