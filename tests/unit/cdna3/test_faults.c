@@ -128,6 +128,33 @@ START_TEST(xcc_share) {
 }
 END_TEST
 
+/* Statistics: every instruction in exactly one class, bytes of active lanes only (200 of 256 work-items). */
+START_TEST(stats) {
+  gpu g;
+  gpu_init(&g);
+  kernel k;
+  kernel_load(&g, "ew_f32", &k);
+  enum { N = 200 };
+  uint64_t out = gpu_alloc(&g, 256 * 4, 256), pa = gpu_alloc(&g, 256 * 4, 256), pb = gpu_alloc(&g, 256 * 4, 256);
+  uint8_t args[32];
+  float cc = 1.0f;
+  uint32_t n = N;
+  memcpy(args, &out, 8), memcpy(args + 8, &pa, 8), memcpy(args + 16, &pb, 8), memcpy(args + 24, &cc, 4);
+  memcpy(args + 28, &n, 4);
+  const uint32_t grid[3] = {4, 1, 1}, local[3] = {64, 1, 1};
+  rdna3_report rep;
+  ck_assert_msg(kernel_run(&g, &k, grid, local, args, 32, &rep) == 0, "%s", rep.msg);
+  const rdna3_stats *st = &rep.stats;
+  ck_assert_uint_eq(st->waves, 4);
+  ck_assert_uint_eq(st->wave_insts, rep.insts);
+  ck_assert_uint_eq(st->valu_insts + st->salu_insts + st->smem_insts + st->vmem_insts + st->lds_insts, st->wave_insts);
+  ck_assert_uint_eq(st->global_load_bytes, 2 * N * 4);
+  ck_assert_uint_eq(st->global_store_bytes, N * 4);
+  ck_assert_uint_eq(st->vmem_insts, 3 * 4);  /* two loads and a store per wave: the last has 8 live lanes */
+  gpu_free(&g);
+}
+END_TEST
+
 TCase *fault_tests(void) {
   TCase *tc = tcase_create("faults");
   tcase_set_timeout(tc, 60);
@@ -136,5 +163,6 @@ TCase *fault_tests(void) {
   tcase_add_test(tc, budget_and_preempt);
   tcase_add_test(tc, dispatch_rules);
   tcase_add_test(tc, xcc_share);
+  tcase_add_test(tc, stats);
   return tc;
 }
