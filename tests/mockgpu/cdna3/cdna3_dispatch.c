@@ -37,6 +37,9 @@ static void init_wave(const rdna3_dispatch *d, cdna3_wave *w, const uint32_t wg[
   cdna3_wave_reset_pending(w);
   w->pc = d->pgm_addr;
   w->wave = wave;
+  /* MODE from RSRC1: FLOAT_MODE [19:12] -> FP_ROUND/FP_DENORM [7:0], DX10_CLAMP [21] -> [8], IEEE_MODE [23] -> [9] */
+  uint32_t r1 = d->pgm_rsrc1;
+  w->mode = ((r1 >> 12) & 0xff) | ((r1 >> 21) & 1) << 8 | ((r1 >> 23) & 1) << 9;
   memcpy(w->wg, wg, sizeof w->wg);
   uint32_t r2 = d->pgm_rsrc2;
   unsigned s = 0, nuser = RSRC2_USER_SGPR(r2);

@@ -50,6 +50,7 @@ typedef struct cdna3_wave {
   bool scc;
   bool done, at_barrier;
   bool gpr_idx_en;               /* MODE.gpr_idx_en (s_set_gpr_idx_on): VGPR operands offset by M0[7:0] */
+  uint32_t mode;                 /* HW_REG_MODE as s_getreg/s_setreg see it (the float modes are not modelled) */
   uint32_t wave;
   uint32_t wg[3];
   cdna3_pq pq[CDNA3_NCNT];       /* last: reset clears only the ring heads */

@@ -20,7 +20,7 @@ enum cdna3_sop2 {
 
 enum cdna3_sopk {
   C3_S_MOVK_I32 = 0, C3_S_CMOVK_I32 = 1, C3_S_CMPK_EQ_I32 = 2, C3_S_CMPK_LE_U32 = 13, C3_S_ADDK_I32 = 14,
-  C3_S_MULK_I32 = 15,
+  C3_S_MULK_I32 = 15, C3_S_GETREG_B32 = 17, C3_S_SETREG_B32 = 18, C3_S_SETREG_IMM32_B32 = 20,
 };
 
 enum cdna3_sop1 {

@@ -113,6 +113,24 @@ int cdna3_exec_sopk(cdna3_ctx *c, cdna3_wave *w) {
     w->scc = cmp32(i, cdna3_sreg32(c, w, sdst), i < 6 ? sk : k);
     return 0;
   }
+  if (op == C3_S_GETREG_B32 || op == C3_S_SETREG_B32 || op == C3_S_SETREG_IMM32_B32) {
+    /* hwreg(ID [5:0], OFFSET [10:6], SIZE-1 [15:11]); only HW_REG_MODE (1) is modelled: LLVM switches float modes
+     * with it. The value is kept but the float modes do not change the arithmetic (denormals stay on). */
+    unsigned id = k & 0x3f, off = (k >> 6) & 0x1f, size = ((k >> 11) & 0x1f) + 1;
+    uint32_t mask = (size >= 32 ? ~0u : (1u << size) - 1) << off;
+    if (id != 1) return cdna3_fail(c, w, "hardware register %u is not modelled (only HW_REG_MODE)", id);
+    if (op == C3_S_GETREG_B32) {
+      cdna3_swrite32(w, sdst, (w->mode & mask) >> off);
+      return 0;
+    }
+    uint32_t v = op == C3_S_SETREG_B32 ? cdna3_sreg32(c, w, sdst) : 0;
+    if (op == C3_S_SETREG_IMM32_B32) {
+      if (cdna3_take_literal(c, w)) return -1;
+      v = c->lit;
+    }
+    w->mode = (w->mode & ~mask) | ((v << off) & mask);
+    return 0;
+  }
   switch (op) {
   case C3_S_MOVK_I32: cdna3_swrite32(w, sdst, sk); return 0;
   case C3_S_CMOVK_I32: if (w->scc) cdna3_swrite32(w, sdst, sk); return 0;

@@ -79,7 +79,7 @@ static uint32_t sdwa_dst(uint32_t old, uint32_t d, unsigned sel, unsigned unused
   unsigned bits = sel < 4 ? 8 : 16, sh = sel < 4 ? 8 * sel : 16 * (sel - 4);
   uint32_t m = ((1u << bits) - 1) << sh, x = (d << sh) & m;
   if (unused == 2) return (old & ~m) | x;                                     /* UNUSED_PRESERVE */
-  if (unused == 1 && ((x >> (sh + bits - 1)) & 1)) x |= ~0u << (sh + bits);   /* UNUSED_SEXT */
+  if (unused == 1 && sh + bits < 32 && ((x >> (sh + bits - 1)) & 1)) x |= ~0u << (sh + bits);  /* UNUSED_SEXT */
   return x;                                                                   /* UNUSED_PAD */
 }
 

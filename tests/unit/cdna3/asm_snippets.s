@@ -113,7 +113,19 @@ lds:
   s_waitcnt lgkmcnt(0)
   s_endpgm
 
+// Hardware register MODE: the float-mode switch LLVM emits around f32 division when denormals are flushed.
+hwreg_mode:
+  s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 3
+  s_getreg_b32 s0, hwreg(HW_REG_MODE, 0, 8)
+  s_mov_b32 s1, 0x2a
+  s_setreg_b32 hwreg(HW_REG_MODE, 0, 4), s1
+  s_getreg_b32 s2, hwreg(HW_REG_MODE)
+  s_endpgm
+
 // Faults.
+hwreg_other:
+  s_getreg_b32 s0, hwreg(HW_REG_HW_ID)
+  s_endpgm
 unknown_op:
   v_sad_u32 v1, v2, v3, v4
   s_endpgm

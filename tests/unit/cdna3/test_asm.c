@@ -217,6 +217,23 @@ START_TEST(lds) {
 }
 END_TEST
 
+START_TEST(hwreg_mode) {
+  gpu g;
+  gpu_init(&g);
+  wave_run *r = wave_new(&g, "hwreg_mode");
+  r->w.mode = 0x3c0;  /* FP_DENORM f64/f16 3, DX10_CLAMP, IEEE_MODE */
+  ck_assert_msg(wave_go(r) == 0, "%s", r->rep.msg);
+  ck_assert_uint_eq(r->w.s[0], 0x30);     /* bits 4..7 set to 3 */
+  ck_assert_uint_eq(r->w.s[2], 0x33a);    /* bits 0..3 from s1's low 4 bits (0xa) */
+  free(r);
+  r = wave_new(&g, "hwreg_other");
+  ck_assert_int_eq(wave_go(r), -1);
+  ck_assert_msg(strstr(r->rep.msg, "hardware register 4 is not modelled"), "%s", r->rep.msg);
+  free(r);
+  gpu_free(&g);
+}
+END_TEST
+
 TCase *asm_tests(void) {
   TCase *tc = tcase_create("asm");
   tcase_add_test(tc, vcc_exec_wave64);
@@ -229,5 +246,6 @@ TCase *asm_tests(void) {
   tcase_add_test(tc, waitcnt);
   tcase_add_test(tc, smem_lgkmcnt);
   tcase_add_test(tc, lds);
+  tcase_add_test(tc, hwreg_mode);
   return tc;
 }
