@@ -484,6 +484,45 @@ START_TEST(bf16_bytes) {
 }
 END_TEST
 
+/* kernels/atomics.ll: workgroups of 96 (a full wave64 and one of 32 lanes). The returned old values must be the
+ * running totals of some order of the additions: sorted by value, each is the previous plus the previous adder. */
+static int cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+START_TEST(atomics) {
+  gpu g;
+  gpu_init(&g);
+  kernel k;
+  kernel_load(&g, "atomics", &k);
+  enum { WG = 3, N = WG * 96 };
+  uint64_t counter = gpu_alloc(&g, 4, 64), fsum = gpu_alloc(&g, 4, 64), olds = gpu_alloc(&g, N * 4, 256);
+  *(uint32_t *)gpu_ptr(&g, counter) = 1000;
+  kargs args = {.n = 0};
+  karg64(&args, counter);
+  karg64(&args, fsum);
+  karg64(&args, olds);
+  rdna3_report rep;
+  run_ok(&g, &k, WG, 1, 1, 96, 1, 1, args.b, args.n, &rep);
+  ck_assert_uint_eq(*(uint32_t *)gpu_ptr(&g, counter), 1000 + N * (N + 1) / 2);
+  float f;
+  memcpy(&f, gpu_ptr(&g, fsum), 4);
+  ck_assert_float_eq(f, 0.5f * N);
+  const uint32_t *o = gpu_ptr(&g, olds);
+  static uint64_t pairs[N];  /* old value << 32 | the adder (id + 1) */
+  for (uint32_t i = 0; i < N; i++) pairs[i] = (uint64_t)o[i] << 32 | (i + 1);
+  qsort(pairs, N, sizeof pairs[0], cmp_u64);
+  uint64_t want = 1000;
+  for (uint32_t i = 0; i < N; i++) {
+    ck_assert_msg(pairs[i] >> 32 == want, "old value #%u = %llu, want %llu", i, (unsigned long long)(pairs[i] >> 32),
+                  (unsigned long long)want);
+    want += (uint32_t)pairs[i];
+  }
+  gpu_free(&g);
+}
+END_TEST
+
 TCase *kernel_tests(void) {
   TCase *tc = tcase_create("kernels");
   tcase_set_timeout(tc, 120);
@@ -500,5 +539,6 @@ TCase *kernel_tests(void) {
   tcase_add_test(tc, logsoftmax);
   tcase_add_test(tc, math_f64);
   tcase_add_test(tc, bf16_bytes);
+  tcase_add_test(tc, atomics);
   return tc;
 }
