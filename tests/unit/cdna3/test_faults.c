@@ -81,6 +81,29 @@ START_TEST(dispatch_rules) {
   d.regs.initiator = 0, d.xcc = 2, d.nxcc = 2;
   ck_assert_int_eq(cdna3_dispatch_run(&d, &mem, &rep), -1);
   ck_assert_msg(strstr(rep.msg, "XCC 2 of 2"), "%s", rep.msg);
+  /* an understated descriptor: 4 VGPRs (ACCUM_OFFSET too) for a kernel that uses more */
+  d.xcc = 0, d.nxcc = 1;
+  d.regs.pgm_rsrc1 = k.rsrc1 & ~0x3fu, d.regs.pgm_rsrc3 = k.rsrc3 & ~0x3fu;
+  uint64_t ka0 = gpu_alloc(&g, 64, 64), data = gpu_alloc(&g, 1024, 256);
+  uint64_t ew_args[4] = {data, data, data, (uint64_t)64 << 32};  /* out, a, b, c = 0, n = 64 */
+  memcpy(gpu_ptr(&g, ka0), ew_args, sizeof ew_args);
+  d.regs.user_data[4] = (uint32_t)ka0, d.regs.user_data[5] = (uint32_t)(ka0 >> 32);  /* after dispatch, queue ptrs */
+  ck_assert_int_eq(cdna3_dispatch_run(&d, &mem, &rep), -1);
+  ck_assert_msg(strstr(rep.msg, "beyond the 4 VGPRs the dispatch grants") && strstr(rep.msg, "workgroup (0,0,0) wave 0"),
+                "%s", rep.msg);
+  /* LDS: reduce_lds needs 512 bytes; RSRC2.LDS_SIZE 0 grants none */
+  kernel_load(&g, "reduce_lds", &k);
+  d.regs = (rdna3_dispatch){.pgm_addr = k.code_va, .pgm_rsrc1 = k.rsrc1, .pgm_rsrc2 = k.rsrc2, .pgm_rsrc3 = k.rsrc3,
+                            .num_thread = {128, 1, 1}, .grid = {1, 1, 1}};
+  uint64_t buf = gpu_alloc(&g, 4096, 256), ka = gpu_alloc(&g, 64, 64);
+  uint64_t kargs[2] = {buf, buf};
+  memcpy(gpu_ptr(&g, ka), kargs, sizeof kargs);
+  d.regs.user_data[4] = (uint32_t)ka, d.regs.user_data[5] = (uint32_t)(ka >> 32);
+  ck_assert_int_eq(cdna3_dispatch_run(&d, &mem, &rep), -1);
+  ck_assert_msg(strstr(rep.msg, "outside the workgroup's 0 bytes (RSRC2.LDS_SIZE)") && strstr(rep.msg, "(ds_write"),
+                "%s", rep.msg);
+  d.regs.pgm_rsrc2 |= 1u << 15;  /* one 512-byte unit: enough */
+  ck_assert_msg(cdna3_dispatch_run(&d, &mem, &rep) == 0, "%s", rep.msg);
   gpu_free(&g);
 }
 END_TEST
