@@ -33,8 +33,8 @@ static bool run_mc(const uint32_t *enc, unsigned n, char *buf, size_t size) {
 }
 
 void cdna3_disasm(const uint32_t *enc, unsigned ndw, char *buf, size_t n) {
-  /* llvm-mc 22 aborts, printing nothing, when the dwords after the first instruction start one that is cut
-   * short: fewer dwords then give the first instruction alone. */
+  /* llvm-mc 22 crashes, printing nothing, when the dwords after the first instruction end inside a literal
+   * constant (a VOP with src 0xff and no dword after it): fewer dwords then give the first instruction alone. */
   for (unsigned k = ndw < 3 ? ndw : 3; k >= 1; k--)
     if (run_mc(enc, k, buf, n)) return;
   snprintf(buf, n, "no disassembler");

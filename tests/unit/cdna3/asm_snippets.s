@@ -138,9 +138,15 @@ high_vgpr:
 high_agpr:
   v_accvgpr_write_b32 a9, 1
   s_endpgm
-unmapped_load:
+unmapped_load:                           // a 64-bit instruction after it: the report's disassembly still shows it
   global_load_dword v1, v[2:3], off
+  global_load_dword v4, v[2:3], off
   s_waitcnt vmcnt(0)
+  s_endpgm
+unmapped_sload:                          // llvm-mc 22 crashes on the 3 dwords (a literal cut short): the report
+  s_load_dword s4, s[0:1], 0x0           // retries with the first 2
+  v_and_b32_e32 v1, 0x3ff, v0
+  s_waitcnt lgkmcnt(0)
   s_endpgm
 mfma_broadcast:
   v_mfma_f32_16x16x16_f16 v[4:7], v[0:1], v[2:3], 0 cbsz:1

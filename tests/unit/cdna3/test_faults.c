@@ -41,6 +41,12 @@ START_TEST(unmapped) {
   ck_assert_int_eq(wave_go(r), -1);
   ck_assert_msg(strstr(r->rep.msg, "read fault") && strstr(r->rep.msg, "global_load_dword"), "%s", r->rep.msg);
   free(r);
+  r = wave_new(&g, "unmapped_sload");
+  r->w.s[0] = (uint32_t)hole, r->w.s[1] = (uint32_t)(hole >> 32);
+  ck_assert_int_eq(wave_go(r), -1);
+  ck_assert_msg(strstr(r->rep.msg, "read fault") && strstr(r->rep.msg, "(s_load_dword s4, s[0:1], 0x0)"), "%s",
+                r->rep.msg);
+  free(r);
   gpu_free(&g);
 }
 END_TEST
@@ -89,7 +95,8 @@ START_TEST(dispatch_rules) {
   memcpy(gpu_ptr(&g, ka0), ew_args, sizeof ew_args);
   d.regs.user_data[4] = (uint32_t)ka0, d.regs.user_data[5] = (uint32_t)(ka0 >> 32);  /* after dispatch, queue ptrs */
   ck_assert_int_eq(cdna3_dispatch_run(&d, &mem, &rep), -1);
-  ck_assert_msg(strstr(rep.msg, "beyond the 4 VGPRs the dispatch grants") && strstr(rep.msg, "workgroup (0,0,0) wave 0"),
+  ck_assert_msg(strstr(rep.msg, "beyond the 4 VGPRs the dispatch grants") && strstr(rep.msg, "), workgroup (0,0,0) wave 0") &&
+                    strstr(rep.msg, "(v_"),
                 "%s", rep.msg);
   /* LDS: reduce_lds needs 512 bytes; RSRC2.LDS_SIZE 0 grants none */
   kernel_load(&g, "reduce_lds", &k);
