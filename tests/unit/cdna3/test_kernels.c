@@ -80,6 +80,31 @@ START_TEST(ew_f32) {
 }
 END_TEST
 
+/* The same kernel with its s_waitcnt vmcnt(0) deleted: the multiply reads the load destinations before the loads
+ * land, so every element is wrong (the registers' old values), as on hardware. */
+START_TEST(ew_f32_missing_waitcnt) {
+  gpu g;
+  gpu_init(&g);
+  kernel k;
+  kernel_load(&g, "ew_f32_nowait", &k);
+  enum { N = 64 };
+  float a[N], b[N], c = 0.75f;
+  for (int i = 0; i < N; i++) a[i] = rndf(1, 4), b[i] = rndf(1, 4);
+  uint64_t out = gpu_alloc(&g, N * 4, 256);
+  kargs args = {.n = 0};
+  karg64(&args, out);
+  karg64(&args, upload(&g, a, sizeof a));
+  karg64(&args, upload(&g, b, sizeof b));
+  karg(&args, &c, 4);
+  karg32(&args, (uint32_t)N);
+  rdna3_report rep;
+  run_ok(&g, &k, 1, 1, 1, 64, 1, 1, args.b, args.n, &rep);
+  const float *o = gpu_ptr(&g, out);
+  for (int i = 0; i < N; i++) ck_assert_msg(o[i] != a[i] * b[i] + c, "out[%d] is right without the waitcnt", i);
+  gpu_free(&g);
+}
+END_TEST
+
 START_TEST(math_f32) {
   gpu g;
   gpu_init(&g);
@@ -527,6 +552,7 @@ TCase *kernel_tests(void) {
   TCase *tc = tcase_create("kernels");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, ew_f32);
+  tcase_add_test(tc, ew_f32_missing_waitcnt);
   tcase_add_test(tc, math_f32);
   tcase_add_test(tc, ew_half);
   tcase_add_test(tc, ew_int);
