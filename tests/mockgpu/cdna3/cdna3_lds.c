@@ -2,12 +2,16 @@
  * bytes, the two-address read2/write2 forms with ST64), d16 reads, and the 32-bit atomics. Address: ADDR VGPR +
  * OFFSET (OFFSET1:OFFSET0, or each 8-bit offset times the element size for the 2-address forms, times 64 for ST64).
  * The ACC bit (gfx90a+) makes the data and destination registers AGPRs. An access outside the workgroup's LDS
- * allocation (COMPUTE_PGM_RSRC2.LDS_SIZE) stops the dispatch. Results land on lgkmcnt. */
+ * allocation (COMPUTE_PGM_RSRC2.LDS_SIZE) stops the dispatch. Results land on lgkmcnt. Bank conflicts: the LDS of
+ * a CDNA3 CU has 32 dword-wide banks (CDNA3 ISA guide "Local Data Share"); a wave64 access is served as two halves of
+ * 32 lanes, each costed by the RDNA3 core's 32-bank model (rdna3_lds_conflicts). */
+#include <assert.h>
 #include <string.h>
 
 #include "cdna3_ops.h"
 #include "cdna3_internal.h"
 #include "rdna3_float.h"
+#include "rdna3_internal.h"
 
 static int lds_at(cdna3_ctx *c, const cdna3_wave *w, uint32_t addr, unsigned n, uint8_t **p) {
   if ((uint64_t)addr + n > c->lds_size)
@@ -92,9 +96,13 @@ int cdna3_exec_ds(cdna3_ctx *c, cdna3_wave *w) {
   uint64_t exec = cdna3_exec(w);
   cdna3_pend *p = cdna3_pend_new(w, CDNA3_LGKMCNT, returns ? CDNA3_SRC_VGPR + (unsigned)pv : 0, returns ? nreg : 0, exec,
                                  !d16 ? 0xffffffffu : hi ? 0xffff0000u : 0xffffu);
+  static_assert(RDNA3_LDS_BANKS == 32 && 2 * RDNA3_LANES == CDNA3_LANES, "two 32-bank halves per wave64");
+  uint32_t half_addr[2][2][RDNA3_LANES] = {{{0}}};
   for (unsigned l = 0; l < CDNA3_LANES; l++) {
     if (!((exec >> l) & 1)) continue;
     uint32_t base = w->v[pa][l];
+    for (unsigned t = 0; t < 2; t++)
+      half_addr[l / RDNA3_LANES][t][l % RDNA3_LANES] = two ? base + (t ? off1 : off0) * n * stride : base + (off1 << 8 | off0);
     for (unsigned t = 0; t < (two ? 2u : 1u); t++) {
       uint32_t addr = two ? base + (t ? off1 : off0) * n * stride : base + (off1 << 8 | off0);
       uint8_t *m = NULL;
@@ -132,5 +140,8 @@ int cdna3_exec_ds(cdna3_ctx *c, cdna3_wave *w) {
       }
     }
   }
+  for (unsigned h = 0; h < 2; h++)
+    c->st.lds_bank_conflict_cycles +=
+        rdna3_lds_conflicts((const uint32_t(*)[RDNA3_LANES])half_addr[h], two ? 2 : 1, (n + 3) / 4, (uint32_t)(exec >> (32 * h)));
   return 0;
 }

@@ -122,6 +122,15 @@ hwreg_mode:
   s_getreg_b32 s2, hwreg(HW_REG_MODE)
   s_endpgm
 
+// LDS banks: dword stride 1 (no conflict) and 32 (every lane of a half-wave in bank 0).
+lds_banks:
+  v_lshlrev_b32_e32 v1, 2, v0
+  ds_write_b32 v1, v0
+  v_lshlrev_b32_e32 v1, 7, v0
+  ds_write_b32 v1, v0
+  s_waitcnt lgkmcnt(0)
+  s_endpgm
+
 // Faults.
 hwreg_other:
   s_getreg_b32 s0, hwreg(HW_REG_HW_ID)

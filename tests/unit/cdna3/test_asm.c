@@ -217,6 +217,18 @@ START_TEST(lds) {
 }
 END_TEST
 
+START_TEST(lds_banks) {
+  gpu g;
+  gpu_init(&g);
+  wave_run *r = run_snippet(&g, "lds_banks", NULL);
+  /* stride 32 dwords: 32 lanes of each half meet bank 0 at distinct dwords, 31 extra cycles per half */
+  ck_assert_uint_eq(r->c.st.lds_bank_conflict_cycles, 2 * 31);
+  ck_assert_uint_eq(r->c.st.lds_store_bytes, 2 * 64 * 4);
+  free(r);
+  gpu_free(&g);
+}
+END_TEST
+
 START_TEST(hwreg_mode) {
   gpu g;
   gpu_init(&g);
@@ -247,5 +259,6 @@ TCase *asm_tests(void) {
   tcase_add_test(tc, smem_lgkmcnt);
   tcase_add_test(tc, lds);
   tcase_add_test(tc, hwreg_mode);
+  tcase_add_test(tc, lds_banks);
   return tc;
 }
