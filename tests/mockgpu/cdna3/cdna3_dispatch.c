@@ -32,8 +32,12 @@
 #define TMPRING_WAVESIZE_UNIT 1024u
 
 static void init_wave(const rdna3_dispatch *d, cdna3_wave *w, const uint32_t wg[3], unsigned wave, unsigned nwaves,
-                      unsigned nthreads) {
-  memset(w, 0, offsetof(cdna3_wave, pq));
+                      unsigned nthreads, unsigned nreg) {
+  /* Zero the SGPRs, the granted registers and the scalar state: clearing all 512 x 64 would dominate small
+   * workgroups' cost; registers beyond the grant are never read (cdna3_reg). */
+  memset(w->s, 0, sizeof w->s);
+  memset(w->v, 0, nreg * sizeof w->v[0]);
+  memset(&w->pc, 0, offsetof(cdna3_wave, pq) - offsetof(cdna3_wave, pc));
   cdna3_wave_reset_pending(w);
   w->pc = d->pgm_addr;
   w->wave = wave;
@@ -126,7 +130,7 @@ int cdna3_dispatch_run(const cdna3_dispatch *dd, const rdna3_mem *mem, rdna3_rep
       for (uint32_t x = 0; x < d->grid[0] && !rc; x++, linear++) {
         if (linear % dd->nxcc != dd->xcc) continue;
         uint32_t wg[3] = {d->start[0] + x, d->start[1] + y, d->start[2] + z};
-        for (unsigned i = 0; i < nwaves; i++) init_wave(d, &waves[i], wg, i, nwaves, nthreads);
+        for (unsigned i = 0; i < nwaves; i++) init_wave(d, &waves[i], wg, i, nwaves, nthreads, nreg);
         memset(c.lds, 0, c.lds_size);
         rc = run_workgroup(&c, waves, nwaves);
         rep->waves += nwaves;

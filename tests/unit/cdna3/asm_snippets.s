@@ -131,6 +131,17 @@ lds_banks:
   s_waitcnt lgkmcnt(0)
   s_endpgm
 
+// Packed math: f32 pairs with OP_SEL picking dwords, f16 halves with OP_SEL/OP_SEL_HI and NEG, dot2.
+packed:
+  v_pk_fma_f32 v[10:11], v[0:1], v[2:3], v[4:5]
+  v_pk_mul_f32 v[12:13], v[0:1], v[2:3] op_sel:[1,0] op_sel_hi:[0,1]
+  v_pk_add_f32 v[14:15], v[0:1], v[2:3] neg_lo:[0,1]
+  v_pk_mov_b32 v[16:17], v[0:1], v[2:3] op_sel:[1,0]
+  v_pk_add_f16 v18, v6, v7 op_sel:[1,0] op_sel_hi:[0,1]
+  v_pk_mul_f16 v19, v6, v7 neg_hi:[1,0]
+  v_dot2_f32_f16 v20, v6, v7, v0
+  s_endpgm
+
 // Faults.
 hwreg_other:
   s_getreg_b32 s0, hwreg(HW_REG_HW_ID)

@@ -2,6 +2,7 @@
  * here from the CDNA3 ISA guide's pseudocode: 64-bit VCC/EXEC masks, carries, saveexec, v_cmpx, mbcnt and lane
  * moves, AccVGPR moves, SDWA, 64-bit index math, M0-relative indexing, LDS, and the load latency model. */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,6 +218,45 @@ START_TEST(lds) {
 }
 END_TEST
 
+static float fv(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t uv(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float hv(uint32_t u, unsigned hi) { _Float16 h; uint16_t x = (uint16_t)(u >> (16 * hi)); memcpy(&h, &x, 2); return (float)h; }
+static uint32_t hu(float f) { _Float16 h = (_Float16)f; uint16_t x; memcpy(&x, &h, 2); return x; }
+
+static void preset_packed(wave_run *r) {
+  for (unsigned l = 0; l < 64; l++) {
+    for (unsigned i = 0; i < 6; i++) r->w.v[i][l] = uv(0.25f * (float)(l + 1) * (float)(i + 1) - 3.0f);
+    r->w.v[6][l] = hu(0.5f * (float)l) | hu(-1.5f) << 16;
+    r->w.v[7][l] = hu(2.0f) | hu(0.125f * (float)l) << 16;
+  }
+}
+
+START_TEST(packed) {
+  gpu g;
+  gpu_init(&g);
+  wave_run *r = run_snippet(&g, "packed", preset_packed);
+  for (unsigned l = 0; l < 64; l++) {
+    const uint32_t *v[6];
+    for (unsigned i = 0; i < 6; i++) v[i] = &r->w.v[i][l];
+    float a0 = fv(*v[0]), a1 = fv(*v[1]), b0 = fv(*v[2]), b1 = fv(*v[3]), c0 = fv(*v[4]), c1 = fv(*v[5]);
+    ck_assert_uint_eq(r->w.v[10][l], uv(fmaf(a0, b0, c0)));
+    ck_assert_uint_eq(r->w.v[11][l], uv(fmaf(a1, b1, c1)));
+    ck_assert_uint_eq(r->w.v[12][l], uv(a1 * b0));          /* low: src0's high dword (op_sel), src1's low */
+    ck_assert_uint_eq(r->w.v[13][l], uv(a0 * b1));          /* high: src0's low dword (op_sel_hi 0), src1's high */
+    ck_assert_uint_eq(r->w.v[14][l], uv(a0 - b0));          /* neg_lo on src1: low result only */
+    ck_assert_uint_eq(r->w.v[15][l], uv(a1 + b1));
+    ck_assert_uint_eq(r->w.v[16][l], *v[1]);                /* v_pk_mov_b32: src0's high dword, src1's low */
+    ck_assert_uint_eq(r->w.v[17][l], *v[2]);
+    uint32_t x = r->w.v[6][l], y = r->w.v[7][l];
+    ck_assert_uint_eq(r->w.v[18][l], hu(hv(x, 1) + hv(y, 0)) | hu(hv(x, 0) + hv(y, 1)) << 16);
+    ck_assert_uint_eq(r->w.v[19][l], hu(hv(x, 0) * hv(y, 0)) | hu(-hv(x, 1) * hv(y, 1)) << 16);
+    ck_assert_uint_eq(r->w.v[20][l], uv((float)((double)hv(x, 0) * hv(y, 0) + (double)hv(x, 1) * hv(y, 1) + a0)));
+  }
+  free(r);
+  gpu_free(&g);
+}
+END_TEST
+
 START_TEST(lds_banks) {
   gpu g;
   gpu_init(&g);
@@ -260,5 +300,6 @@ TCase *asm_tests(void) {
   tcase_add_test(tc, lds);
   tcase_add_test(tc, hwreg_mode);
   tcase_add_test(tc, lds_banks);
+  tcase_add_test(tc, packed);
   return tc;
 }
