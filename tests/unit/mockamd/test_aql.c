@@ -26,8 +26,14 @@
 #include "amd_gpu.h"
 #include "amd_sdma_exec.h"
 #include "amd_testbed.h"
+#include "amd_test_kernels.h"
 #include "baregpu/error.h"
+#include "bg_config.h"
+#include "formats/amdgpu_elf.h"
 #include "platform/pci.h"
+#if BG_HAVE_LLVM
+#include "compile/llvm_amdgpu.h"
+#endif
 
 #define BDF "0000:03:00.0"
 #define OK(call) ck_assert_msg((call) == 0, "%s: %s", #call, bg_last_error())
@@ -234,6 +240,60 @@ START_TEST(xcc_split) {
 }
 END_TEST
 
+static void dispatch_pkt(uint32_t *pk, uint32_t setup, uint64_t kobj, uint64_t kargs);
+
+/* A real kernel (add1, LLVM-compiled for gfx942) over 37 work-groups of 32: every XCC runs its round-robin share on
+ * the CDNA3 core, the completion signal drops once. Skipped without LLVM or the core. */
+START_TEST(xcc_dispatch) {
+#if BG_HAVE_LLVM && defined(BG_MOCK_CDNA3)
+  void *obj;
+  size_t n;
+  OK(bg_llvm_amdgpu_compile(AMD_TEST_ADD1_IR, "gfx942", &obj, &n));
+  bg_amdgpu_image img;
+  memset(&img, 0, sizeof(img));
+  OK(bg_amdgpu_elf_load(obj, n, "add1", &img));
+  free(obj);
+  ck_assert_uint_le(img.size, 0x10000);
+  OK(bg_amdgpu_image_relocate(&img, va_vram + 0x10000));
+  OK(bg_mmio_write(&D->vram, vbuf + 0x10000, img.data, img.size));
+  uint64_t kd_va = va_vram + 0x10000 + img.kd_offset;
+  bg_amdgpu_image_free(&img);
+  enum { WGS = 37, LOCAL = 32 };
+  float in[WGS * LOCAL];
+  for (unsigned i = 0; i < WGS * LOCAL; i++) in[i] = (float)i * 0.5f;
+  OK(bg_mmio_write(&D->vram, vbuf + 0x20000, in, sizeof(in)));
+  uint64_t kargs[32] = {va_vram + 0x30000, va_vram + 0x20000}; /* out, in; hidden arguments read 0 */
+  OK(bg_mmio_write(&D->vram, vbuf + 0x4000, kargs, sizeof(kargs)));
+  uint64_t done = signal_at(0x500, 1);
+  uint32_t pk[16];
+  dispatch_pkt(pk, 1, kd_va, va_vram + 0x4000);
+  pk[1] = LOCAL | 1u << 16, pk[3] = WGS * LOCAL;
+  pk[14] = (uint32_t)done, pk[15] = (uint32_t)(done >> 32);
+  mock_amd_aql_stats st0, st;
+  stats(&st0);
+  aql_submit((const uint32_t(*)[16])&pk, 1);
+  wait_idle();
+  ck_assert_msg(mock_amd_nfail(G) == 0, "%s", mock_amd_failures(G));
+  float out[WGS * LOCAL];
+  OK(bg_mmio_read(&D->vram, vbuf + 0x30000, out, sizeof(out)));
+  for (unsigned i = 0; i < WGS * LOCAL; i++) ck_assert_msg(out[i] == in[i] + 1.0f, "out[%u] = %g", i, (double)out[i]);
+  ck_assert_int_eq(*host64(0x508), 0);
+  stats(&st);
+  uint64_t sum = 0;
+  for (unsigned x = 0; x < st.nxcc; x++) {
+    ck_assert_uint_eq(st.xcc_dispatches[x] - st0.xcc_dispatches[x], 1);
+    ck_assert_uint_eq(st.xcc_workgroups[x] - st0.xcc_workgroups[x], x < WGS % 8 ? WGS / 8 + 1 : WGS / 8);
+    ck_assert_uint_eq(st.xcc_waves[x] - st0.xcc_waves[x], st.xcc_workgroups[x] - st0.xcc_workgroups[x]);
+    sum += st.xcc_waves[x] - st0.xcc_waves[x];
+    printf("# XCC %u: %" PRIu64 " dispatch, %" PRIu64 " work-groups, %" PRIu64 " waves\n", x,
+           st.xcc_dispatches[x] - st0.xcc_dispatches[x], st.xcc_workgroups[x] - st0.xcc_workgroups[x],
+           st.xcc_waves[x] - st0.xcc_waves[x]);
+  }
+  ck_assert_uint_eq(sum, WGS); /* one wave64 per 32-thread work-group, each run once */
+#endif
+}
+END_TEST
+
 /* ---------------- strict refusals ---------------- */
 
 /* Submit one packet that must be refused with `want` in the failure; the queue hangs there. */
@@ -356,6 +416,7 @@ int main(void) {
   tcase_add_test(t, barrier_or);
   tcase_add_test(t, completion_signal);
   tcase_add_test(t, xcc_split);
+  tcase_add_test(t, xcc_dispatch);
   tcase_add_test(t, refuse_kernarg_alignment);
   tcase_add_test(t, refuse_setup);
   tcase_add_test(t, refuse_wave32);
