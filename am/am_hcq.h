@@ -205,6 +205,8 @@ int bg_am_hcq_lower_aql(const am_hcq *h, bg_queue_hw *hq, const bg_cmd *cmds, si
  * vendor IB) on a condition that does not hold yet? */
 int bg_am_hcq_aql_blocking(am_hcq *h, const bg_queue_hw *q, bool *blocking);
 void bg_am_hcq_aql_state(const bg_queue_hw *q, char *buf, size_t n);
+/* BG_DEBUG=2: log the KERNEL_DISPATCH packets of a submission (kernel, grid in work-items, local size, kernargs). */
+void bg_am_hcq_aql_log(const bg_queue_hw *q, const void *cmd, size_t len);
 
 /* am_hcq_peer.c: bg_backend_ops.peer_export / peer_reach / peer_map / peer_unmap (hcq/backend.h) */
 int bg_am_hcq_peer_export(bg_dev *owner, const bg_mem *m, bg_peer_pages *out);

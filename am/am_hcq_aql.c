@@ -181,6 +181,22 @@ int bg_am_hcq_lower_aql(const am_hcq *h, bg_queue_hw *hq, const bg_cmd *cmds, si
   return 0;
 }
 
+/* BG_DEBUG=2: one line per KERNEL_DISPATCH packet of a submission. */
+void bg_am_hcq_aql_log(const bg_queue_hw *q, const void *cmd, size_t len) {
+  for (size_t o = 0; o + AQL_PKT <= len; o += AQL_PKT) {
+    uint32_t pk[16];
+    memcpy(pk, (const uint8_t *)cmd + o, AQL_PKT);
+    if ((pk[0] & 0xff) != HSA_PACKET_TYPE_KERNEL_DISPATCH) continue;
+    uint64_t kd = (uint64_t)pk[9] << 32 | pk[8], kargs = (uint64_t)pk[11] << 32 | pk[10];
+    const char *name = "?";
+    for (const am_prog *p = q->h->progs; p; p = p->next)
+      if (p->kd_va == kd) name = p->name;
+    bg_log(2, "am: %s: %s: dispatch %s (kernel descriptor 0x%" PRIx64 ") grid [%u, %u, %u] local [%u, %u, %u] kernargs "
+           "0x%" PRIx64, q->h->d->bdf, q->name, name, kd, pk[3], pk[4], pk[5], pk[1] & 0xffff, pk[1] >> 16,
+           pk[2] & 0xffff, kargs);
+  }
+}
+
 /* ---------------- hang check and state ---------------- */
 
 static void packet_at(const bg_queue_hw *q, uint64_t idx, uint32_t pk[16]) {

@@ -197,6 +197,7 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
   } else if (q->aql) { /* whole 64-byte packets; the ring holds a whole number of them, so none straddles its end */
     if (len % 64)
       return bg_error(BG_EINVAL, "am: %s: %s: submit of %zu bytes is not a whole number of AQL packets", d->bdf, q->name, len);
+    if (bg_debug_level() >= 2) bg_am_hcq_aql_log(q, cmd, len);
     int e = ring_room(q, len / 64);
     if (e < 0) return e;
     uint64_t off = (q->put * 64) % q->ring_bytes, first = q->ring_bytes - off < len ? q->ring_bytes - off : len;
