@@ -334,7 +334,7 @@ int cdna3_exec_vop(cdna3_ctx *c, cdna3_wave *w) {
     uint32_t s = c->enc[1];
     in.sdwa = true, in.sdwa_word = s;
     in.src[0] = (s & 0xff) + ((s >> 23) & 1 ? 0 : CDNA3_SRC_VGPR);
-    if ((s >> 31) & 1) in.src[1] -= CDNA3_SRC_VGPR;  /* S1: src1 is an SGPR */
+    if ((s >> 31) & 1 && in.src[1] >= CDNA3_SRC_VGPR) in.src[1] -= CDNA3_SRC_VGPR;  /* S1: src1 is an SGPR */
     in.abs = ((s >> 21) & 1) | ((s >> 29) & 1) << 1, in.neg = ((s >> 20) & 1) | ((s >> 28) & 1) << 1;
     if (in.op < 0x100) {
       if ((s >> 15) & 1) in.sdst = (s >> 8) & 0x7f;   /* SD: an explicit SGPR pair instead of VCC */
