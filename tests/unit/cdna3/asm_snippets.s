@@ -142,6 +142,17 @@ packed:
   v_dot2_f32_f16 v20, v6, v7, v0
   s_endpgm
 
+// AGPRs as memory data (the ACC bit of FLAT and DS): global -> a1 -> LDS -> a2 -> global.
+agpr_mem:
+  global_load_dword a1, v[2:3], off
+  v_lshlrev_b32_e32 v1, 2, v0
+  s_waitcnt vmcnt(0)
+  ds_write_b32 v1, a1
+  ds_read_b32 a2, v1
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v[2:3], a2, off offset:256
+  s_endpgm
+
 // Faults.
 hwreg_other:
   s_getreg_b32 s0, hwreg(HW_REG_HW_ID)
