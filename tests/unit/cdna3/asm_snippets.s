@@ -65,6 +65,13 @@ mfma32:
   s_nop 3
   s_endpgm
 
+mfma32_bf16:
+  v_mfma_f32_32x32x8_bf16 a[0:15], v[16:17], v[18:19], 0
+  s_nop 7
+  s_nop 7
+  s_nop 3
+  s_endpgm
+
 // SDWA: byte/word selects, a WORD_1 destination preserving the low half; a sign-extending select.
 sdwa:
   v_add_u32_sdwa v1, v2, v3 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_1 src1_sel:WORD_0
