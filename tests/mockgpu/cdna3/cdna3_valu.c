@@ -8,6 +8,8 @@
 #include "rdna3_float.h"
 #include "rdna3_ops.h"
 
+#include <string.h>
+
 typedef struct vsrc {
   const uint32_t *lo, *hi;  /* register(s), or NULL for a scalar value */
   uint64_t k;
@@ -200,6 +202,46 @@ static bool local_lane(unsigned op, rdna3_lane *x) {
   }
 }
 
+static bool plain32(uint8_t t) { return t == VT_NONE || t == VT_B32 || t == VT_F32; }
+
+/* The RDNA3 core's whole-wave loops for the common 32-bit opcodes (rdna3_valu_fast.c), run on each half of the
+ * wave64; false when op is not one of them (the lane loop then runs). All 64 lanes are computed, EXEC picks. */
+static bool fast_path(cdna3_wave *w, const vinst *in, unsigned op, const rdna3_vop_info *info, const vsrc s[3],
+                      bool carry, uint64_t cin, int dst, bool sd) {
+  static const uint32_t zero[CDNA3_LANES];
+  uint32_t buf[3][CDNA3_LANES], d[CDNA3_LANES];
+  const uint32_t *a[3];
+  for (unsigned i = 0; i < 3; i++) {
+    if (info->src[i] == VT_NONE) {
+      a[i] = zero;
+    } else if (s[i].lo) {
+      a[i] = s[i].lo;
+    } else {
+      for (unsigned l = 0; l < CDNA3_LANES; l++) buf[i][l] = (uint32_t)s[i].k;
+      a[i] = buf[i];
+    }
+  }
+  uint64_t cout = 0;
+  for (unsigned h = 0; h < CDNA3_LANES; h += 32) {
+    if (carry || sd) {
+      uint32_t co = 0;
+      if (!rdna3_valu_fast_carry(op, a[0] + h, a[1] + h, (uint32_t)(cin >> h), d + h, &co)) return false;
+      cout |= (uint64_t)co << h;
+    } else if (!rdna3_valu_fast(op, a[0] + h, a[1] + h, a[2] + h, d + h)) {
+      return false;
+    }
+  }
+  uint64_t exec = cdna3_exec(w);
+  if (exec == ~0ull) {
+    memcpy(w->v[dst], d, sizeof d);
+  } else {
+    for (unsigned l = 0; l < CDNA3_LANES; l++)
+      if ((exec >> l) & 1) w->v[dst][l] = d[l];
+  }
+  if (sd) cdna3_swrite64(w, in->e32 ? CDNA3_VCC_LO : in->sdst, cout & exec);
+  return true;
+}
+
 static int run(cdna3_ctx *c, cdna3_wave *w, vinst *in) {
   if (in->op < 0x100) return exec_vopc(c, w, in);
   unsigned op = in->op < CDNA3_VOP_COUNT ? cdna3_vop_map[in->op] : 0;
@@ -235,6 +277,13 @@ static int run(cdna3_ctx *c, cdna3_wave *w, vinst *in) {
   uint64_t cin = 0;
   if (carry_in) cin = in->e32 ? cdna3_sreg64(c, w, CDNA3_VCC_LO) : cdna3_sreg64(c, w, in->src[2]);
   if (op == V_DIV_FMAS_F32 || op == V_DIV_FMAS_F64) cin = cdna3_sreg64(c, w, CDNA3_VCC_LO);
+  bool sd = op == V_ADD_CO_U32 || op == V_SUB_CO_U32 || op == V_SUBREV_CO_U32 || op == V_ADD_CO_CI_U32 ||
+            op == V_SUB_CO_CI_U32 || op == V_SUBREV_CO_CI_U32 || op == V_DIV_SCALE_F32 || op == V_DIV_SCALE_F64 ||
+            op == V_MAD_U64_U32 || op == V_MAD_I64_I32;
+  if (!in->abs && !in->neg && !in->clamp && !in->omod && !in->sdwa && !in->opsel && lane_op < C3L_FIRST &&
+      plain32(info->src[0]) && plain32(info->src[1]) && plain32(info->src[2]) && plain32(info->dst) &&
+      info->dst != VT_NONE && lane_op != V_DIV_FMAS_F32 && fast_path(w, in, lane_op, info, s, carry_in, cin, dst, sd))
+    return 0;
   uint64_t exec = cdna3_exec(w), cout = 0, keep[3], flip[3];
   for (unsigned i = 0; i < 3; i++) {
     uint64_t sb = sign_bit(info->src[i]);
@@ -263,9 +312,6 @@ static int run(cdna3_ctx *c, cdna3_wave *w, vinst *in) {
     cout |= (uint64_t)x.cout << l;
     d[l] = mods ? out_mods(in, info->dst, x.d) : x.d;
   }
-  bool sd = op == V_ADD_CO_U32 || op == V_SUB_CO_U32 || op == V_SUBREV_CO_U32 || op == V_ADD_CO_CI_U32 ||
-            op == V_SUB_CO_CI_U32 || op == V_SUBREV_CO_CI_U32 || op == V_DIV_SCALE_F32 || op == V_DIV_SCALE_F64 ||
-            op == V_MAD_U64_U32 || op == V_MAD_I64_I32;
   for (unsigned l = 0; l < CDNA3_LANES; l++) {
     if (!((exec >> l) & 1)) continue;
     if (wide) {
@@ -334,7 +380,7 @@ int cdna3_exec_vop(cdna3_ctx *c, cdna3_wave *w) {
     uint32_t s = c->enc[1];
     in.sdwa = true, in.sdwa_word = s;
     in.src[0] = (s & 0xff) + ((s >> 23) & 1 ? 0 : CDNA3_SRC_VGPR);
-    if ((s >> 31) & 1) in.src[1] -= CDNA3_SRC_VGPR;  /* S1: src1 is an SGPR */
+    if ((s >> 31) & 1 && in.src[1] >= CDNA3_SRC_VGPR) in.src[1] -= CDNA3_SRC_VGPR;  /* S1: src1 is an SGPR */
     in.abs = ((s >> 21) & 1) | ((s >> 29) & 1) << 1, in.neg = ((s >> 20) & 1) | ((s >> 28) & 1) << 1;
     if (in.op < 0x100) {
       if ((s >> 15) & 1) in.sdst = (s >> 8) & 0x7f;   /* SD: an explicit SGPR pair instead of VCC */

@@ -65,6 +65,13 @@ mfma32:
   s_nop 3
   s_endpgm
 
+mfma32_bf16:
+  v_mfma_f32_32x32x8_bf16 a[0:15], v[16:17], v[18:19], 0
+  s_nop 7
+  s_nop 7
+  s_nop 3
+  s_endpgm
+
 // SDWA: byte/word selects, a WORD_1 destination preserving the low half; a sign-extending select.
 sdwa:
   v_add_u32_sdwa v1, v2, v3 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_1 src1_sel:WORD_0
@@ -140,6 +147,17 @@ packed:
   v_pk_add_f16 v18, v6, v7 op_sel:[1,0] op_sel_hi:[0,1]
   v_pk_mul_f16 v19, v6, v7 neg_hi:[1,0]
   v_dot2_f32_f16 v20, v6, v7, v0
+  s_endpgm
+
+// AGPRs as memory data (the ACC bit of FLAT and DS): global -> a1 -> LDS -> a2 -> global.
+agpr_mem:
+  global_load_dword a1, v[2:3], off
+  v_lshlrev_b32_e32 v1, 2, v0
+  s_waitcnt vmcnt(0)
+  ds_write_b32 v1, a1
+  ds_read_b32 a2, v1
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v[2:3], a2, off offset:256
   s_endpgm
 
 // Faults.

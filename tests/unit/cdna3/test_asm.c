@@ -257,6 +257,24 @@ START_TEST(packed) {
 }
 END_TEST
 
+START_TEST(agpr_mem) {
+  gpu g;
+  gpu_init(&g);
+  load_va = gpu_alloc(&g, 512, 256);
+  uint32_t *m = gpu_ptr(&g, load_va);
+  for (unsigned l = 0; l < 64; l++) m[l] = 0xabc00 + l;
+  wave_run *r = run_snippet(&g, "agpr_mem", preset_load);
+  for (unsigned l = 0; l < 64; l++) {
+    ck_assert_uint_eq(agpr(r, 1)[l], 0xabc00 + l);
+    ck_assert_uint_eq(agpr(r, 2)[l], 0xabc00 + l);
+    ck_assert_uint_eq(r->w.v[1 + 0][l], 4 * l);  /* v1 is not a1 */
+    ck_assert_uint_eq(m[64 + l], 0xabc00 + l);
+  }
+  free(r);
+  gpu_free(&g);
+}
+END_TEST
+
 START_TEST(lds_banks) {
   gpu g;
   gpu_init(&g);
@@ -301,5 +319,6 @@ TCase *asm_tests(void) {
   tcase_add_test(tc, hwreg_mode);
   tcase_add_test(tc, lds_banks);
   tcase_add_test(tc, packed);
+  tcase_add_test(tc, agpr_mem);
   return tc;
 }

@@ -104,6 +104,26 @@ START_TEST(mfma32) {
 }
 END_TEST
 
+START_TEST(mfma32_bf16) {
+  gpu g;
+  gpu_init(&g);
+  wave_run *r = wave_new(&g, "mfma32_bf16");
+  uint16_t a[256], b[256];
+  for (int i = 0; i < 256; i++) a[i] = bf_of(rnd()), b[i] = bf_of(rnd());
+  place(r->w.v, 16, 18, 32, a, b);
+  ck_assert_msg(wave_go(r) == 0, "%s", r->rep.msg);
+  for (unsigned i = 0; i < 32; i++)
+    for (unsigned j = 0; j < 32; j++) {
+      double want = 0;
+      for (unsigned k = 0; k < 8; k++) want += (double)f_of((uint32_t)a[i * 8 + k] << 16) * f_of((uint32_t)b[k * 32 + j] << 16);
+      float got = f_of(agpr(r, d_item(32, i))[d_lane(32, i, j)]);
+      ck_assert_msg(fabs(got - want) <= 1e-5 * (1 + fabs(want)), "D[%u][%u] = %g, want %g", i, j, (double)got, want);
+    }
+  free(r);
+  gpu_free(&g);
+}
+END_TEST
+
 START_TEST(mfma_broadcast_rejected) {
   gpu g;
   gpu_init(&g);
@@ -160,6 +180,7 @@ TCase *mfma_tests(void) {
   tcase_add_test(tc, mfma16_agpr);
   tcase_add_test(tc, mfma16_bf16);
   tcase_add_test(tc, mfma32);
+  tcase_add_test(tc, mfma32_bf16);
   tcase_add_test(tc, mfma_broadcast_rejected);
   tcase_add_test(tc, gemm_f16);
   tcase_add_test(tc, gemm_bf16);
