@@ -7,6 +7,7 @@
  *   am_hcq_queue.c  the two hardware queues: compute = the HQD ring am_gfx set up (PM4, pointers in dwords,
  *                   doorbell 3), copy = SDMA0 queue 0 (SDMA packets, pointers in bytes, doorbell 256); submit
  *   am_hcq_lower.c  bg_cmd -> PM4 / SDMA bytes, every operand through bg_tmpl_put
+ *   am_hcq_aql.c    gfx942: the AQL compute queue (amd_queue_t, dispatch packets, PM4 IBs in vendor packets)
  *   am_hcq_prog.c   code objects (formats/amdgpu_elf.h), kernel descriptor -> dispatch registers, scratch
  *   am_hcq_usb.c    behind an ASM24 USB bridge: VRAM accesses through the bridge, pipelined host copies
  *   am_hcq_peer.c   peer access between AM devices: bus pages of an allocation, peer mappings (SYSTEM pages)
@@ -43,6 +44,7 @@ struct bg_queue_hw {
   unsigned refs;             /* bg_devs using this ring */
   enum bg_queue_kind kind;
   bool sdma;                 /* SDMA packets, byte pointers; else PM4, dword pointers */
+  bool aql;                  /* gfx942 compute: 64-byte AQL packets, pointers in packets (dispatch ids) */
   char name[40];             /* "compute queue (HQD me1 pipe0 queue0)" */
   uint64_t ring;             /* VRAM offset of the ring */
   uint64_t ring_bytes;
@@ -57,12 +59,25 @@ struct bg_queue_hw {
   uint64_t kick_ns;          /* time in the HDP flush + doorbell writes (register hooks of the emulator on MOCKPCI) */
 };
 
+/* Kernel-descriptor enables of user SGPRs and the wave size (LLVM AMDGPUUsage kernel_code_properties). */
+enum {
+  KCP_PRIVATE_SEGMENT_BUFFER = 1u << 0,
+  KCP_DISPATCH_PTR = 1u << 1,
+  KCP_QUEUE_PTR = 1u << 2,
+  KCP_KERNARG_SEGMENT_PTR = 1u << 3,
+  KCP_DISPATCH_ID = 1u << 4,
+  KCP_FLAT_SCRATCH_INIT = 1u << 5,
+  KCP_PRIVATE_SEGMENT_SIZE = 1u << 6,
+  KCP_WAVEFRONT_SIZE32 = 1u << 10,
+};
+
 /* A code object loaded into VRAM. */
 typedef struct am_prog {
   struct am_prog *next;      /* the device's loaded programs (dispatch logs name the kernel by code address) */
   char name[64];
   bg_mem mem;
   uint64_t code_va;          /* COMPUTE_PGM_LO/HI << 8 */
+  uint64_t kd_va;            /* the kernel descriptor (an AQL dispatch's kernel_object) */
   uint32_t rsrc1, rsrc2, rsrc3;
   uint16_t code_props;       /* kernel_code_properties */
   bool wave32;
@@ -167,6 +182,32 @@ int bg_am_hcq_hang_check(am_hcq *h);
 void bg_am_hcq_queue_state(const bg_queue_hw *hq, char *buf, size_t n);
 /* am_hcq_lower.c */
 int bg_am_hcq_lower(bg_dev *dev, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t);
+const char *bg_am_hcq_op_name(int op);
+/* Where lowered PM4 goes: the command section (ib false), or an IB in the kernel-argument block (ib true: start is
+ * its offset, -1 before the first packet, ndw its size) that an AQL vendor-specific packet runs. */
+typedef struct am_pm4_out {
+  bg_tmpl *t;
+  bool ib;
+  long start;
+  unsigned ndw;
+} am_pm4_out;
+/* Append PM4 dwords to o: their byte offset in o's section, or a negative error. */
+long bg_am_pm4_emit(am_pm4_out *o, const uint32_t *dw, unsigned n);
+/* Lower a wait, signal, timestamp or memory barrier into PM4 at o (operands through bg_tmpl_put). */
+int bg_am_hcq_lower_pm4_sync(const am_hcq *h, am_pm4_out *o, const bg_cmd *c);
+/* am_hcq_aql.c: the gfx942 AQL compute queue (tinygrad tinygrad/runtime/ops_amd.py AMDComputeAQLQueue): ring, amd_queue_t,
+ * lowering (kernel dispatch packets; PM4 between them in IBs run by vendor-specific packets). */
+int bg_am_hcq_aql_queue_init(am_hcq *h, bg_queue_hw *q);
+/* Write the scratch fields of the amd_queue_t (after the scratch buffer changed). */
+int bg_am_hcq_aql_scratch(am_hcq *h);
+int bg_am_hcq_lower_aql(const am_hcq *h, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t);
+/* The hang check's question for an AQL queue: does the packet at the read position wait (a barrier or a PM4 wait in a
+ * vendor IB) on a condition that does not hold yet? */
+int bg_am_hcq_aql_blocking(am_hcq *h, const bg_queue_hw *q, bool *blocking);
+void bg_am_hcq_aql_state(const bg_queue_hw *q, char *buf, size_t n);
+/* BG_DEBUG=2: log the KERNEL_DISPATCH packets of a submission (kernel, grid in work-items, local size, kernargs). */
+void bg_am_hcq_aql_log(const bg_queue_hw *q, const void *cmd, size_t len);
+
 /* am_hcq_peer.c: bg_backend_ops.peer_export / peer_reach / peer_map / peer_unmap (hcq/backend.h) */
 int bg_am_hcq_peer_export(bg_dev *owner, const bg_mem *m, bg_peer_pages *out);
 int bg_am_hcq_peer_reach(const bg_dev *d, const bg_dev *owner, bool vram, char *why, size_t n);

@@ -10,7 +10,10 @@
 #include "am/am_pm4.h"
 #include "am/am_sdma_pkt.h"
 
-static const char *const op_names[] = {"wait", "signal", "timestamp", "memory_barrier", "exec", "copy"};
+const char *bg_am_hcq_op_name(int op) {
+  static const char *const names[] = {"wait", "signal", "timestamp", "memory_barrier", "exec", "copy"};
+  return (unsigned)op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";
+}
 
 /* a + c as an operand (folded when a is a constant). */
 static const ir_node *add_const(bg_tmpl *t, const ir_node *a, uint64_t c) {
@@ -36,51 +39,70 @@ static const ir_node *mul(bg_tmpl *t, const ir_node *a, const ir_node *b) {
 
 /* ---------------- PM4 (compute queue) ---------------- */
 
-static int pm4_wait(bg_tmpl *t, const bg_cmd *c) {
+/* Where PM4 goes: the command section (the PM4 ring) or, on the AQL queue, an IB in the kernel-argument block that
+ * a vendor-specific packet runs (o->ib: the IB grows by each packet, contiguously). */
+long bg_am_pm4_emit(am_pm4_out *o, const uint32_t *dw, unsigned n) {
+  if (!o->ib) return bg_tmpl_emit_dw(o->t, dw, n);
+  long off = bg_tmpl_reserve(o->t, BG_SEC_KARGS, (size_t)n * 4, 4);
+  if (off < 0) return off;
+  if (o->start < 0) o->start = off;
+  if (off != o->start + 4l * o->ndw) /* only PM4 is reserved while an IB is open (am_hcq_aql.c) */
+    return bg_error(BG_EINVAL, "am: PM4 IB at kernel-argument offset %ld is not contiguous (next packet at %ld)", o->start, off);
+  memcpy(o->t->kargs + off, dw, (size_t)n * 4);
+  o->ndw += n;
+  return off;
+}
+
+static int pm4_put(am_pm4_out *o, long off, unsigned dw, unsigned width, const ir_node *v) {
+  if (!o->ib) return bg_tmpl_put_dw(o->t, off, dw, width, v);
+  return bg_tmpl_put(o->t, BG_SEC_KARGS, (size_t)off + 4u * dw, width, v);
+}
+
+static int pm4_wait(am_pm4_out *o, const bg_cmd *c) {
   uint32_t dw[BG_PM4_WAIT_MEM_DW];
-  long off = bg_tmpl_emit_dw(t, dw, bg_pm4_wait_mem(dw, WAIT_REG_MEM_FUNC_GEQ, 0, 0, 0xffffffffu));
+  long off = bg_am_pm4_emit(o, dw, bg_pm4_wait_mem(dw, WAIT_REG_MEM_FUNC_GEQ, 0, 0, 0xffffffffu));
   TRY(off);
-  TRY(bg_tmpl_put_dw(t, off, BG_PM4_WAIT_DW_ADDR, 8, c->addr));
-  return bg_tmpl_put_dw(t, off, BG_PM4_WAIT_DW_REF, 4, c->value);
+  TRY(pm4_put(o, off, BG_PM4_WAIT_DW_ADDR, 8, c->addr));
+  return pm4_put(o, off, BG_PM4_WAIT_DW_REF, 4, c->value);
 }
 
-static int pm4_signal(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
+static int pm4_signal(const am_hcq *h, am_pm4_out *o, const bg_cmd *c) {
   uint32_t dw[BG_PM4_RELEASE_MEM_DW];
-  long off = bg_tmpl_emit_dw(t, dw, bg_pm4_release_mem(dw, h->gfx, 0, 0, RELEASE_MEM_DATA_32, 0, true));
+  long off = bg_am_pm4_emit(o, dw, bg_pm4_release_mem(dw, h->gfx, 0, 0, RELEASE_MEM_DATA_32, 0, true));
   TRY(off);
-  TRY(bg_tmpl_put_dw(t, off, BG_PM4_RELEASE_DW_ADDR, 8, c->addr));
-  return bg_tmpl_put_dw(t, off, BG_PM4_RELEASE_DW_DATA, 4, c->value);
+  TRY(pm4_put(o, off, BG_PM4_RELEASE_DW_ADDR, 8, c->addr));
+  return pm4_put(o, off, BG_PM4_RELEASE_DW_DATA, 4, c->value);
 }
 
-static int pm4_timestamp(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
+static int pm4_timestamp(const am_hcq *h, am_pm4_out *o, const bg_cmd *c) {
   uint32_t dw[BG_PM4_RELEASE_MEM_DW + BG_PM4_ACQUIRE_MEM_DW_GFX10];
   unsigned n = bg_pm4_release_mem(dw, h->gfx, 0, 0, RELEASE_MEM_DATA_CLOCK, 0, false);
   n += bg_pm4_acquire_mem(dw + n, h->gfx, BG_PM4_ALL_CACHES);
-  long off = bg_tmpl_emit_dw(t, dw, n);
+  long off = bg_am_pm4_emit(o, dw, n);
   TRY(off);
-  const ir_node *ts = add_const(t, c->addr, 8); /* the raw timestamp lives at signal + 8 */
+  const ir_node *ts = add_const(o->t, c->addr, 8); /* the raw timestamp lives at signal + 8 */
   NOMEM(ts);
-  return bg_tmpl_put_dw(t, off, BG_PM4_RELEASE_DW_ADDR, 8, ts);
+  return pm4_put(o, off, BG_PM4_RELEASE_DW_ADDR, 8, ts);
 }
 
-static int pm4_barrier(const am_hcq *h, bg_tmpl *t) {
+static int pm4_barrier(const am_hcq *h, am_pm4_out *o) {
   uint32_t dw[BG_PM4_HDP_FLUSH_DW + BG_PM4_ACQUIRE_MEM_DW_GFX10];
   unsigned n = bg_pm4_hdp_flush(dw, h->hdp_req, h->hdp_done);
   n += bg_pm4_acquire_mem(dw + n, h->gfx, BG_PM4_ALL_CACHES);
-  long off = bg_tmpl_emit_dw(t, dw, n);
+  long off = bg_am_pm4_emit(o, dw, n);
   return off < 0 ? (int)off : 0;
 }
 
-/* Kernel-descriptor enables of user SGPRs (LLVM AMDGPUUsage kernel_code_properties). */
-enum {
-  KCP_PRIVATE_SEGMENT_BUFFER = 1u << 0,
-  KCP_DISPATCH_PTR = 1u << 1,
-  KCP_QUEUE_PTR = 1u << 2,
-  KCP_KERNARG_SEGMENT_PTR = 1u << 3,
-  KCP_DISPATCH_ID = 1u << 4,
-  KCP_FLAT_SCRATCH_INIT = 1u << 5,
-  KCP_PRIVATE_SEGMENT_SIZE = 1u << 6,
-};
+int bg_am_hcq_lower_pm4_sync(const am_hcq *h, am_pm4_out *o, const bg_cmd *c) {
+  switch (c->op) {
+  case BG_CMD_WAIT: return pm4_wait(o, c);
+  case BG_CMD_SIGNAL: return pm4_signal(h, o, c);
+  case BG_CMD_TIMESTAMP: return pm4_timestamp(h, o, c);
+  case BG_CMD_BARRIER: return pm4_barrier(h, o);
+  default: return bg_error(BG_EINVAL, "command op %d is not a PM4 wait/signal/timestamp/barrier", (int)c->op);
+  }
+}
+
 #define HSA_DISPATCH_PACKET_SIZE 64u
 
 /* The hsa_kernel_dispatch_packet_t a kernel with ENABLE_SGPR_DISPATCH_PTR reads (tinygrad tinygrad/runtime/ops_amd.py AMDComputeQueue exec). */
@@ -180,11 +202,12 @@ static int pm4_exec(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
 }
 
 static int lower_pm4(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
+  am_pm4_out o = {t, false, -1, 0};
   switch (c->op) {
-  case BG_CMD_WAIT: return pm4_wait(t, c);
-  case BG_CMD_SIGNAL: return pm4_signal(h, t, c);
-  case BG_CMD_TIMESTAMP: return pm4_timestamp(h, t, c);
-  case BG_CMD_BARRIER: return pm4_barrier(h, t);
+  case BG_CMD_WAIT:
+  case BG_CMD_SIGNAL:
+  case BG_CMD_TIMESTAMP:
+  case BG_CMD_BARRIER: return bg_am_hcq_lower_pm4_sync(h, &o, c);
   case BG_CMD_EXEC: return pm4_exec(h, t, c);
   case BG_CMD_COPY:
     return bg_error(BG_ENOTSUP, "the AMD compute queue has no copy command: record copies on a copy queue (SDMA)");
@@ -237,11 +260,11 @@ static int lower_sdma(const am_hcq *h, bg_tmpl *t, const bg_cmd *c) {
 
 int bg_am_hcq_lower(bg_dev *dev, bg_queue_hw *hq, const bg_cmd *cmds, size_t ncmds, bg_tmpl *t) {
   const am_hcq *h = dev->priv;
+  if (hq->aql) return bg_am_hcq_lower_aql(h, hq, cmds, ncmds, t);
   for (size_t i = 0; i < ncmds; i++) {
     int r = hq->sdma ? lower_sdma(h, t, &cmds[i]) : lower_pm4(h, t, &cmds[i]);
     if (r < 0) {
-      const char *op = (unsigned)cmds[i].op < sizeof(op_names) / sizeof(op_names[0]) ? op_names[cmds[i].op] : "?";
-      return bg_error_context(r, "am: %s: command %zu (%s): ", hq->name, i, op);
+      return bg_error_context(r, "am: %s: command %zu (%s): ", hq->name, i, bg_am_hcq_op_name(cmds[i].op));
     }
   }
   if (t->cmd_len > hq->ring_bytes / 2)

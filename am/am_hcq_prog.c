@@ -10,7 +10,6 @@
 #include "formats/amdgpu_elf.h"
 #include "hcq/memmap.h"
 
-#define KCP_WAVE32 (1u << 10) /* ENABLE_WAVEFRONT_SIZE32 */
 #define RSRC1_PRIV (1u << 20) /* gfx11: CWSR workaround, as tinygrad */
 
 /* A scratch buffer replaced by a bigger one: templates lowered against it may still run, so it lives until close. */
@@ -47,6 +46,7 @@ static int ensure_scratch(am_hcq *h, uint32_t private_size) {
   uint64_t max_waves = (uint64_t)cus * slots * xccs;
   h->tmpring = (uint32_t)(num_waves < max_waves ? num_waves : max_waves) | wave_scratch << 12;
   h->scratch_per_thread = per_thread;
+  if (h->q[0] && h->q[0]->aql && (e = bg_am_hcq_aql_scratch(h)) < 0) return e;
   BG_LOG(2, "am: %s: scratch %" PRIu64 " bytes at 0x%" PRIx64 " (%u bytes per thread), TMPRING_SIZE 0x%x", h->d->bdf,
          per_xcc * xccs, h->scratch.va, per_thread, h->tmpring);
   return 0;
@@ -121,12 +121,13 @@ int bg_am_hcq_program_load(bg_dev *dev, const void *bin, size_t size, const bg_p
   const bg_amdgpu_kd *kd = &img.kd;
   snprintf(p->name, sizeof(p->name), "%s", img.name);
   p->code_va = p->mem.va + img.code_offset;
+  p->kd_va = p->mem.va + img.kd_offset;
   uint32_t lds = ((kd->group_segment_fixed_size + 511) / 512) & 0x1ff;
   p->rsrc1 = kd->compute_pgm_rsrc1 | (h->d->ip.gfx->rsrc1_priv ? RSRC1_PRIV : 0);
   p->rsrc2 = kd->compute_pgm_rsrc2 | lds << 15;
   p->rsrc3 = kd->compute_pgm_rsrc3;
   p->code_props = kd->kernel_code_properties;
-  p->wave32 = kd->kernel_code_properties & KCP_WAVE32;
+  p->wave32 = kd->kernel_code_properties & KCP_WAVEFRONT_SIZE32;
   p->kernarg_size = kd->kernarg_size;
   p->private_size = kd->private_segment_fixed_size;
   p->group_size = kd->group_segment_fixed_size;

@@ -31,10 +31,10 @@ int bg_am_hcq_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **o
     *out = h->q[k];
     return 0;
   }
-  /* GC 9.4.x (MI300: several XCCs) needs AQL compute queues with PRED_EXEC'd PM4 and SDMA 4.4 rings (tinygrad tinygrad/runtime/ops_amd.py AMDComputeAQLQueue). */
-  if (!d->ip.gfx->queues)
-    return bg_error(BG_ENOTSUP, "am: %s: %s queues on %s (GC %u.%u.%u) are not implemented: only GC 11.x/12.x", d->bdf,
-                    k ? "copy" : "compute", d->disc.arch, d->gc.maj, d->gc.min, d->gc.rev);
+  /* GC 9.4.3 (MI300: several XCCs): the compute queue is the AQL queue of every XCC (am_hcq_aql.c). */
+  if (!d->ip.gfx->queues && !d->ip.gfx->aql)
+    return bg_error(BG_ENOTSUP, "am: %s: %s queues on %s (GC %u.%u.%u) are not implemented: only GC 9.4.3, 11.x, 12.x",
+                    d->bdf, k ? "copy" : "compute", d->disc.arch, d->gc.maj, d->gc.min, d->gc.rev);
   bg_queue_hw *q = calloc(1, sizeof(*q));
   if (!q) return bg_error(BG_ENOMEM, "am: out of host memory");
   q->h = h;
@@ -47,12 +47,18 @@ int bg_am_hcq_queue_create(bg_dev *dev, enum bg_queue_kind kind, bg_queue_hw **o
       return bg_error(BG_EIO, "am: %s: SDMA0 queue 0 is not enabled (the boot did not set it up)", d->bdf);
     }
     q->sdma = true;
-    snprintf(q->name, sizeof(q->name), "copy queue (SDMA0 queue0)");
+    snprintf(q->name, sizeof(q->name), "copy queue (SDMA0 %s)", s->v44 ? "GFX ring" : "queue0");
     q->ring = s->ring;
     q->ring_bytes = BG_AM_SDMA_RING_SIZE;
     q->wptr = s->ptrs + 0x38;
     q->rptr = s->ptrs + 0x80;
     q->doorbell = BG_AM_SDMA_DOORBELL;
+  } else if (d->ip.gfx->aql && !d->ip.gfx->queues) {
+    int e = bg_am_hcq_aql_queue_init(h, q);
+    if (e < 0) {
+      free(q);
+      return e;
+    }
   } else {
     bg_am_gfx *x = h->blk.gfx;
     if (!x->hqd_active) {
@@ -87,7 +93,7 @@ void bg_am_hcq_queue_destroy(bg_dev *dev, bg_queue_hw *hq) {
 /* How far the engine has read, as a monotonic count in the ring's units. SDMA writes back a 64-bit byte count; the
  * CP reports its dword position, which only its low bits (modulo the power-of-two ring) are relied upon for. */
 uint64_t bg_am_hcq_consumed_from(const bg_queue_hw *q, uint64_t raw) {
-  if (q->sdma) return raw;
+  if (q->sdma || q->aql) return raw; /* bytes / dispatch ids, 64-bit */
   uint64_t ring_dw = q->ring_bytes / 4;
   return q->put - ((q->put - (uint32_t)raw) & (ring_dw - 1));
 }
@@ -96,19 +102,21 @@ bool bg_am_hcq_queue_busy(const bg_queue_hw *q) { return q->consumed != q->put; 
 
 void bg_am_hcq_rptr_word(const bg_queue_hw *q, uint64_t *pa, size_t *n) {
   *pa = q->rptr;
-  *n = q->sdma ? 8 : 4;
+  *n = q->sdma || q->aql ? 8 : 4;
 }
 
 static uint64_t read_consumed(const bg_queue_hw *q) {
   const bg_mmio *vram = &q->h->d->vram;
-  return bg_am_hcq_consumed_from(q, q->sdma ? bg_mmio_rd64(vram, q->rptr) : bg_mmio_rd32(vram, q->rptr));
+  return bg_am_hcq_consumed_from(q, q->sdma || q->aql ? bg_mmio_rd64(vram, q->rptr) : bg_mmio_rd32(vram, q->rptr));
 }
 
 /* Wait until `need` more units fit without overwriting what the engine has not read (never filling the ring
  * completely, so a wrapped position is unambiguous). The read pointer is only read when the last value seen does
  * not leave room: on hardware that is a read across the bus. */
+static const char *unit_name(const bg_queue_hw *q) { return q->sdma ? "bytes" : q->aql ? "packets" : "dwords"; }
+
 static int ring_room(bg_queue_hw *q, uint64_t need) {
-  uint64_t size = q->sdma ? q->ring_bytes : q->ring_bytes / 4;
+  uint64_t size = q->sdma ? q->ring_bytes : q->ring_bytes / (q->aql ? 64 : 4);
   if (q->put + need - q->consumed < size) return 0;
   int tmo, r = bg_env_wait_timeout_ms(&tmo);
   if (r < 0) return r;
@@ -125,7 +133,7 @@ static int ring_room(bg_queue_hw *q, uint64_t need) {
       char st[256];
       bg_am_hcq_queue_state(q, st, sizeof(st));
       return bg_error(BG_ETIMEDOUT, "am: %s: ring full and no progress for %d ms (%" PRIu64 " %s to write): %s",
-                      q->h->d->bdf, tmo, need, q->sdma ? "bytes" : "dwords", st);
+                      q->h->d->bdf, tmo, need, unit_name(q), st);
     }
     if (spin > 64) { /* kept: backoff inside the poll of the read pointer */
       struct timespec ts = {0, 20000};
@@ -186,6 +194,17 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
     }
     if ((e = bg_mmio_write(&d->vram, q->ring + off, cmd, len)) < 0) return e;
     q->put += len;
+  } else if (q->aql) { /* whole 64-byte packets; the ring holds a whole number of them, so none straddles its end */
+    if (len % 64)
+      return bg_error(BG_EINVAL, "am: %s: %s: submit of %zu bytes is not a whole number of AQL packets", d->bdf, q->name, len);
+    if (bg_debug_level() >= 2) bg_am_hcq_aql_log(q, cmd, len);
+    int e = ring_room(q, len / 64);
+    if (e < 0) return e;
+    uint64_t off = (q->put * 64) % q->ring_bytes, first = q->ring_bytes - off < len ? q->ring_bytes - off : len;
+    e = bg_mmio_write(&d->vram, q->ring + off, cmd, first);
+    if (e >= 0 && first < len) e = bg_mmio_write(&d->vram, q->ring, (const uint8_t *)cmd + first, len - first);
+    if (e < 0) return e;
+    q->put += len / 64;
   } else {
     if (bg_debug_level() >= 2) log_dispatches(q, cmd, len / 4);
     int e = ring_room(q, len / 4);
@@ -202,7 +221,8 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
   /* Over USB the BAR writes reach VRAM as PCIe writes in order and tinygrad flushes no HDP there (tinygrad tinygrad/runtime/ops_amd.py USBIface):
    * the doorbell (uncached view) sends the queued ring + wptr writes and itself in one round trip. */
   if (!h->usb && (e = bg_am_hcq_flush_hdp(h)) < 0) return e;
-  e = bg_mmio_wr64(&d->doorbell, (uint64_t)q->doorbell * 8, q->put);
+  /* AQL: the doorbell carries the index of the last packet written (tinygrad AMDComputeAQLQueue: put_value - 1) */
+  e = bg_mmio_wr64(&d->doorbell, (uint64_t)q->doorbell * 8, q->aql ? q->put - 1 : q->put);
   q->kick_ns += bg_now_ns() - t0;
   q->nsubmits++;
   /* Over USB a signal read is a round trip: waits poll when this work is expected done (hcq/signal.c). The key is the
@@ -214,7 +234,9 @@ int bg_am_hcq_submit(bg_dev *dev, bg_queue_hw *q, const void *cmd, size_t len) {
 void bg_am_hcq_queue_state(const bg_queue_hw *q, char *buf, size_t n) {
   const bg_am_dev *d = q->h->d;
   const bg_mmio *vram = &d->vram;
-  if (q->sdma) {
+  if (q->aql) {
+    bg_am_hcq_aql_state(q, buf, n);
+  } else if (q->sdma) {
     uint64_t rptr = bg_mmio_rd64(vram, q->rptr), off = rptr % q->ring_bytes & ~3ull;
     uint32_t hdr = bg_mmio_rd32(vram, q->ring + off);
     const char *nm = bg_sdma_op_name(SDMA_PKT_HEADER_OP(hdr));
@@ -258,6 +280,7 @@ static bool wait_cmp(unsigned func, uint32_t v, uint32_t ref) {
  * lost doorbell or a stuck engine. */
 static int at_blocking_wait(am_hcq *h, const bg_queue_hw *q, bool *blocking) {
   *blocking = false;
+  if (q->aql) return bg_am_hcq_aql_blocking(h, q, blocking);
   uint32_t hdr = pkt_dw(q, q->consumed, 0), func, ref, mask;
   uint64_t addr;
   if (q->sdma) {
@@ -314,7 +337,7 @@ int bg_am_hcq_hang_check(am_hcq *h) {
     bg_am_hcq_queue_state(q, st, sizeof(st));
     return bg_error(BG_EHANG, "am: %s: %s hung: its read pointer has not moved for %" PRIu64 " ms with %" PRIu64
                     " %s pending: %s", h->d->bdf, q->name, (now - q->stall_ns) / 1000000u, q->put - q->consumed,
-                    q->sdma ? "bytes" : "dwords", st);
+                    unit_name(q), st);
   }
   return 0;
 }
@@ -393,8 +416,9 @@ int bg_am_hcq_recover(bg_dev *dev) {
           (e = bg_am_sdma_setup_queue(h->blk.sdma)) < 0)
         qe = bg_error_context(e, "am: %s: resetting the %s: ", d->bdf, q->name);
     } else {
+      /* the dequeue stops both queues of every XCC: the AQL queue restarts with them */
       if ((e = bg_am_gfx_dequeue(h->blk.gfx)) < 0 || (e = zero_ptrs(h, q)) < 0 ||
-          (e = bg_am_gfx_setup_queue(h->blk.gfx)) < 0)
+          (e = bg_am_gfx_setup_queue(h->blk.gfx)) < 0 || (q->aql && (e = bg_am_gfx_setup_aql(h->blk.gfx)) < 0))
         qe = bg_error_context(e, "am: %s: resetting the %s: ", d->bdf, q->name);
     }
     if (qe < 0) break;

@@ -37,7 +37,7 @@ enum bg_am_ip_block {
 struct bg_am_gfx_ip {
   const char *name;    /* Linux gfx_v9_4_3, gfx_v11_0, gfx_v12_0 */
   bool bringup;        /* GFX bring-up implemented (false: the device opens, bg_am_gfx_create refuses) */
-  bool queues;         /* HCQ compute/copy queues (gfx9 needs AQL queues with PRED_EXEC'd PM4: not implemented) */
+  bool queues;         /* the HCQ compute queue is the PM4 HQD (false on GC 9.4.3: the AQL queue, am_hcq_aql.c) */
   bool rlc_autoload;   /* PSP AUTOLOAD_RLC (GC >= 11); else the sOS RL component as LOAD_IP_FW REG_LIST (gfx9) */
   bool aql;            /* AQL queue buffers and setup (v9 MQDs on every XCC) */
   unsigned pm4_gen;    /* generation the PM4 encoders take (am_pm4.h): 9, 11, 12 */

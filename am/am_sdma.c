@@ -202,10 +202,9 @@ int bg_am_sdma_fini(bg_am_sdma *s) {
 int bg_am_sdma_reset(bg_am_sdma *s) {
   bg_am_dev *d = s->d;
   if (s->v44)
-    /* GC 9.4.3 has no HCQ queues yet (queue creation refuses it), so no recovery reaches this; should one, the
-     * caller falls back to its mode1 reset in place (bg_am_hcq_recover). */
-    return bg_error(BG_ENOTSUP, "am: %s: sdma: SDMA 4.4.x has no per-queue reset here (GC 9.4.3 has no HCQ queues "
-                    "yet); recovery resets the device by mode1", d->bdf);
+    /* No per-queue reset of SDMA 4.4 here: the caller falls back to its mode1 reset in place (bg_am_hcq_recover). */
+    return bg_error(BG_ENOTSUP, "am: %s: sdma: SDMA 4.4.x has no per-queue reset here; recovery resets the device by "
+                    "mode1", d->bdf);
   int e = bg_am_sdma_fini(s);
   if (e < 0) return e;
   enum bg_am_reg_id cntl = s->mcu ? regSDMA0_MCU_CNTL : regSDMA0_F32_CNTL;

@@ -65,8 +65,8 @@ static int cg_override(bg_am_dev *d, unsigned i) {
                             BG_AM_F(RLC_CGTT_MGCG_OVERRIDE__GFXIP_CGCG_OVERRIDE, 0));
 }
 
-/* MEC v1 loaded by the PSP (REG_LIST, no RLC autoload), v9 MQDs, an AQL queue on every XCC. No HCQ queues yet: they
- * need AQL queues with PRED_EXEC'd PM4 (tinygrad tinygrad/runtime/ops_amd.py AMDComputeAQLQueue). */
+/* MEC v1 loaded by the PSP (REG_LIST, no RLC autoload), v9 MQDs, an AQL queue on every XCC. queues = false: the HCQ
+ * compute queue is that AQL queue (am_hcq_aql.c, tinygrad tinygrad/runtime/ops_amd.py AMDComputeAQLQueue), not the PM4 HQD. */
 const struct bg_am_gfx_ip bg_am_gfx_v9_4_3 = {
     .name = "gfx_v9_4_3", .bringup = true, .queues = false, .rlc_autoload = false, .aql = true, .pm4_gen = 9,
     .scratch_align = 1024, .scratch_waves_per_se = false, .rsrc1_priv = false,

@@ -168,6 +168,7 @@ static int add(mock_amd *g, struct amd_engines *en, amd_engine *e) {
 /* This process's engine threads for g (at creation, and in a process that rings a doorbell without any). */
 static int start_threads(mock_amd *g) {
   amd_engine *cp = amd_pm4_engine(g), *sdma = amd_sdma_engine(g);
+  if (!cp) cp = amd_aql_engine(g); /* gfx942: the XCCs' AQL queue (its PM4 HQD on XCC 0 is not executed) */
   struct amd_engines *en = calloc(1, sizeof(*en));
   if (!en || eng_set(g, en) < 0) {
     amd_fail(g, "cannot start the queue engines (out of memory or of process slots)");
@@ -192,7 +193,7 @@ static int start_threads(mock_amd *g) {
 }
 
 int amd_engines_start(mock_amd *g) {
-  if (g->ip.gc.maj != 11 && g->ip.gc.maj != 12) return 0; /* no queue model (gfx942): BAR2 stays plain memory */
+  if (g->ip.gc.maj != 11 && g->ip.gc.maj != 12 && g->ip.gc.maj != 9) return 0; /* no queue model: BAR2 stays plain memory */
   if (mock_pci_hook(g->pci, DOORBELL_BAR, 0, mock_pci_bar_size(g->pci, DOORBELL_BAR), bar2_rd, bar2_wr, g) < 0) {
     amd_fail(g, "cannot set up the queue engines (doorbell BAR hook)");
     return -1;

@@ -82,7 +82,8 @@ typedef struct amd_pk_src {
 /* Lock set-up (mock_amd_new, first thing) and teardown (mock_amd_free, last thing). */
 void amd_lock_init(mock_amd *g);
 void amd_lock_destroy(mock_amd *g);
-/* Hook BAR2 and start the engine threads of the chip (GC 11/12; none elsewhere). 0 or -1 (failure recorded). */
+/* Hook BAR2 and start the engine threads of the chip (GC 11/12: PM4 CP + SDMA0; GC 9.4.3: the AQL processor +
+ * SDMA 4.4.2 instance 0; none elsewhere). 0 or -1 (failure recorded). */
 int amd_engines_start(mock_amd *g);
 /* Stop and join the threads (before the device is freed). */
 void amd_engines_stop(mock_amd *g);
@@ -137,5 +138,7 @@ static inline bool amd_wait_compare(unsigned func, uint32_t v, uint32_t ref) {
 /* Engine constructors (amd_pm4.c, amd_sdma_exec.c): NULL when the chip has no such queue model. */
 amd_engine *amd_pm4_engine(mock_amd *g);
 amd_engine *amd_sdma_engine(mock_amd *g);
+/* gfx942: the AQL packet processor of queue 1 on every XCC (amd_aql.h); NULL on other chips. */
+amd_engine *amd_aql_engine(mock_amd *g);
 
 #endif

@@ -55,8 +55,10 @@ static const enum bg_am_reg_id RNAMES[R_N] = {
   regCOMPUTE_DISPATCH_SCRATCH_BASE_HI, regCOMPUTE_TMPRING_SIZE, regCOMPUTE_USER_DATA_0,
 };
 
-typedef struct pm4 {
+struct pm4 {
   amd_engine e;
+  amd_engine *host;      /* the engine whose thread runs the packets: &e, or the AQL processor's (amd_pm4_ib_new) */
+  bool gfx9;             /* soc15 dialect inside an AQL vendor-specific packet's IB (amd_pm4_ib_new) */
   const mock_amd_hqd *hqd;
   amd_vm vm;
   uint32_t a[R_N];       /* absolute register addresses */
@@ -66,8 +68,10 @@ typedef struct pm4 {
   mock_amd_pm4_stats st;
 #ifdef BG_MOCK_RDNA3
   rdna3_kcache kcache; /* the shader core's scalar cache: lines stay until an ACQUIRE_MEM with GLK_INV */
+  rdna3_kcache *kc;    /* &kcache, or the AQL processor's */
 #endif
-} pm4;
+};
+typedef struct pm4 pm4;
 
 enum { X_OK = AMD_X_OK, X_HUNG = AMD_X_HUNG, X_STOPPED = AMD_X_STOPPED, X_CHAIN = 2 };
 
@@ -78,7 +82,7 @@ static int bad(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n, const ch
 static int bad(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  amd_engine_vbad(&p->e, s, "dword", pk, n, fmt, ap);
+  amd_engine_vbad(p->host, s, "dword", pk, n, fmt, ap);
   va_end(ap);
   p->st.hung = true;
   return X_HUNG;
@@ -87,7 +91,7 @@ static int bad(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n, const ch
 /* Poll until compare(value & mask, ref) holds: memory (va) or a register (reg, through the model's hooks). */
 static int wait_for(pm4 *p, bool mem, uint64_t where, unsigned func, uint32_t ref, uint32_t mask) {
   p->st.waits++;
-  return amd_engine_poll(&p->e, &p->vm, mem, where, func, ref, mask, "CP WAIT_REG_MEM", AMD_VM_CID_CPC);
+  return amd_engine_poll(p->host, &p->vm, mem, where, func, ref, mask, "CP WAIT_REG_MEM", AMD_VM_CID_CPC);
 }
 
 static int exec_ib(pm4 *p, uint64_t va, uint32_t ndw);
@@ -175,15 +179,15 @@ static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   d.initiator = pk[4];
   d.scratch_base = ((uint64_t)r[R_SCRATCH_HI] << 32 | r[R_SCRATCH_LO]) << 8;
   d.tmpring_size = r[R_TMPRING];
-  shader_mem m = {.vm = p->vm, .faulted = false, .e = &p->e};
-  rdna3_mem mem = {.ctx = &m, .kcache = &p->kcache, .xlate = shader_xlate, .preempted = shader_preempted};
+  shader_mem m = {.vm = p->vm, .faulted = false, .e = p->host};
+  rdna3_mem mem = {.ctx = &m, .kcache = p->kc, .xlate = shader_xlate, .preempted = shader_preempted};
   rdna3_report rep;
   memset(&rep, 0, sizeof(rep));
   pthread_mutex_unlock(&g->lock); /* the shader core touches only memory */
   int rc = rdna3_dispatch(&d, &mem, &rep);
   mock_shm_lock(&g->lock);
   add_shader_stats(&g->shader, &rep.stats);
-  if (rc < 0 && !m.faulted && !amd_engine_alive(&p->e)) return X_STOPPED; /* dequeued: the waves were killed */
+  if (rc < 0 && !m.faulted && !amd_engine_alive(p->host)) return X_STOPPED; /* dequeued: the waves were killed */
   if (rc < 0 && !m.faulted) {
     /* The hardware halts the wave and raises an SQ interrupt (client GRBM_CP 0x14, src SQ_INTERRUPT_ID 239 in
      * gfx_11_0_0 / gfx_9_0 irqsrcs): the driver's hang check finds it. Payload: the model's own (error type 1 =
@@ -204,13 +208,16 @@ static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
 }
 
 /* gfx10+ ACQUIRE_MEM: GCR_CNTL in dword 7 (nvd.h PACKET3_ACQUIRE_MEM_GCR_CNTL_*). The K$ is the one cache
- * modelled: GLK_INV (bit 7) invalidates it; the vector caches (GLV, GL1, GL2) are coherent here. */
+ * modelled: GLK_INV (bit 7) invalidates it; the vector caches (GLV, GL1, GL2) are coherent here.
+ * gfx9 (soc15d.h): CP_COHER_CNTL in dword 1, SH_KCACHE_ACTION_ENA (bit 27) invalidates the K$; CP_COHER_SIZE(_HI)
+ * and CP_COHER_BASE(_HI) follow, then POLL_INTERVAL. */
 #define GCR_CNTL_GLK_INV (1u << 7)
+#define CP_COHER_CNTL_SH_KCACHE_ACTION_ENA (1u << 27)
 
 static int acquire_mem(pm4 *p, const uint32_t *pk) {
   p->st.acquires++;
 #ifdef BG_MOCK_RDNA3
-  if (pk[7] & GCR_CNTL_GLK_INV) rdna3_kcache_invalidate(&p->kcache);
+  if (p->gfx9 ? (pk[1] & CP_COHER_CNTL_SH_KCACHE_ACTION_ENA) : (pk[7] & GCR_CNTL_GLK_INV)) rdna3_kcache_invalidate(p->kc);
 #else
   (void)pk;
 #endif
@@ -287,10 +294,17 @@ static int exec_packet(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n, 
   case PACKET3_NOP: return X_OK;
   case PACKET3_SET_SH_REG:
   case PACKET3_SET_UCONFIG_REG:
+  case PACKET3_DISPATCH_DIRECT:
+    if (p->gfx9) /* the AQL queue dispatches through KERNEL_DISPATCH packets (amd_aql.h) */
+      return bad(p, s, pk, n, "opcode 0x%x in an AQL vendor-specific IB: register writes and DISPATCH_DIRECT are not "
+                 "modelled there (dispatch with a KERNEL_DISPATCH packet)", op);
+    if (op == PACKET3_DISPATCH_DIRECT) {
+      LEN(3);
+      return dispatch(p, s, pk, n);
+    }
     if (count < 1) return bad(p, s, pk, n, "SET_*_REG without values");
     return set_regs(p, s, pk, n, op == PACKET3_SET_SH_REG);
-  case PACKET3_DISPATCH_DIRECT: LEN(3); return dispatch(p, s, pk, n);
-  case PACKET3_ACQUIRE_MEM: LEN(6); return acquire_mem(p, pk);
+  case PACKET3_ACQUIRE_MEM: LEN(p->gfx9 ? 5u : 6u); return acquire_mem(p, pk);
   case PACKET3_EVENT_WRITE: {
     LEN(0);
     unsigned ev = pk[1] & 0x3f;
@@ -379,7 +393,7 @@ static void pm4_run(amd_engine *e) {
         e->db, p->st.rptr, ndw);
     return;
   }
-  while (p->st.rptr < e->db && amd_engine_alive(&p->e)) {
+  while (p->st.rptr < e->db && amd_engine_alive(p->host)) {
     s.off = p->st.rptr;
     if (ring_read(p, s.off, 1, p->pk) < 0) {
       bad(p, &s, NULL, 0, "ring not readable");
@@ -431,6 +445,10 @@ amd_engine *amd_pm4_engine(mock_amd *g) {
   }
   p->e.ops = &PM4_OPS;
   p->e.priv = p;
+  p->host = &p->e;
+#ifdef BG_MOCK_RDNA3
+  p->kc = &p->kcache;
+#endif
   p->hqd = hqd;
   p->e.q_active = &hqd->active;
   p->e.q_nactivate = &hqd->nactivate;
@@ -460,6 +478,30 @@ amd_engine *amd_pm4_engine(mock_amd *g) {
   }
   return &p->e;
 }
+
+amd_pm4 *amd_pm4_ib_new(amd_engine *host, void *kcache) {
+  pm4 *p = calloc(1, sizeof(*p));
+  if (!p) return NULL;
+  p->e.g = host->g;
+  p->host = host;
+  p->gfx9 = true;
+#ifdef BG_MOCK_RDNA3
+  p->kc = kcache ? kcache : &p->kcache;
+#else
+  (void)kcache;
+#endif
+  return p;
+}
+
+int amd_pm4_ib_run(amd_pm4 *p, const amd_vm *vm, uint64_t va, uint32_t ndw, mock_amd_pm4_stats *st) {
+  p->vm = *vm;
+  p->st = *st;
+  int r = exec_ib(p, va, ndw);
+  *st = p->st;
+  return r;
+}
+
+void amd_pm4_ib_free(amd_pm4 *p) { free(p); }
 
 void mock_amd_shader_stats_get(mock_amd *g, mock_amd_shader_stats *out) {
   mock_shm_lock(&g->lock);

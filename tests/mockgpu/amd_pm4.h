@@ -47,4 +47,18 @@ typedef struct mock_amd_pm4_stats {
 /* false when the chip has no compute queue model. */
 bool mock_amd_pm4_stats_get(mock_amd *g, mock_amd_pm4_stats *out);
 
+/* ---- internal: PM4 IBs run by another engine (the AQL packet processor of gfx942, amd_aql.c) ----
+ * The soc15 (gfx9) dialect: ACQUIRE_MEM has 6 payload dwords (CP_COHER_CNTL in dword 1, SH_KCACHE_ACTION_ENA
+ * invalidates the scalar cache kcache, an rdna3_kcache or NULL), RELEASE_MEM's gfx9 cache bits (EOP_TC_WB_ACTION_EN,
+ * EOP_TC_NC_ACTION_EN) are accepted; SET_SH_REG / SET_UCONFIG_REG / DISPATCH_DIRECT are refused (the AQL queue
+ * dispatches with KERNEL_DISPATCH packets). Waits poll and failures are reported on the host engine. */
+typedef struct pm4 amd_pm4;
+struct amd_engine;
+struct amd_vm;
+amd_pm4 *amd_pm4_ib_new(struct amd_engine *host, void *kcache);
+/* Execute ndw dwords at va (chains allowed) through vm, counting into *st: AMD_X_OK, AMD_X_HUNG (failure recorded),
+ * AMD_X_STOPPED. Lock held (dropped while it polls). */
+int amd_pm4_ib_run(amd_pm4 *p, const struct amd_vm *vm, uint64_t va, uint32_t ndw, mock_amd_pm4_stats *st);
+void amd_pm4_ib_free(amd_pm4 *p);
+
 #endif

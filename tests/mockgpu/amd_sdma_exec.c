@@ -1,5 +1,6 @@
 /* tests/mockgpu/amd_sdma_exec.c: SDMA0 queue 0 executor (amd_sdma_exec.h). Opcodes as Linux's SDMA_OP_* /
- * SDMA_SUBOP_* (sdma_v6_0_0_pkt_open.h, identical in sdma_v7_0_0_pkt_open.h for the packets modelled). */
+ * SDMA_SUBOP_* (sdma_v6_0_0_pkt_open.h, identical in sdma_v7_0_0_pkt_open.h for the packets modelled; SDMA 4.4.2 of
+ * gfx942 as vega10_sdma_pkt_open.h / sdma_v4_4_2.c: narrower count fields, no MTYPE in FENCE, no GCR_REQ). */
 #include "amd_sdma_exec.h"
 
 #include <inttypes.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "amd_cp.h"
+#include "amd_gfx9.h"
 #include "amd_engine.h"
 #include "amd_internal.h"
 #include "amd_vm.h"
@@ -27,8 +29,19 @@ enum { SDMA_SUBOP_COPY_LINEAR = 0, SDMA_SUBOP_WRITE_LINEAR = 0, SDMA_SUBOP_TIMES
 #define MAX_IB_DW (1u << 20)
 #define COPY_CHUNK (64u << 10)
 
+/* Field widths that differ between the packet generations (vega10_sdma_pkt_open.h vs sdma_v6_0_0_pkt_open.h). */
+typedef struct sdma_gen {
+  unsigned major;         /* 4 (SDMA 4.4.2, gfx942) or 6 (SDMA 6.x / 7.x) */
+  uint32_t count_mask;    /* COPY_LINEAR / CONST_FILL byte count - 1: 22 bits on SDMA 4, 30 bits on 6/7 */
+  uint32_t fence_hdr_ok;  /* FENCE header bits above the opcode allowed: v6 MTYPE/GCC/SYS/SNP/GPA/L2_POLICY, v4 none */
+  bool gcr_req;           /* GCR_REQ (17) exists (SDMA 5+) */
+} sdma_gen;
+static const sdma_gen SDMA_V4 = {4, 0x3fffffu, 0, false};
+static const sdma_gen SDMA_V6 = {6, 0x3fffffffu, 0xffff0000u, true};
+
 typedef struct sdma {
   amd_engine e;
+  const sdma_gen *gen;
   const mock_amd_sdma_rb *rb;
   amd_vm vm;
   uint32_t *pk;     /* packet buffer (MAX_PKT_DW) */
@@ -72,7 +85,10 @@ static unsigned pkt_len(const uint32_t *pk, unsigned have) {
 }
 
 static int copy_linear(sdma *q, const pk_src *s, const uint32_t *pk, unsigned n) {
-  uint64_t bytes = (uint64_t)(pk[1] & 0x3fffffff) + 1, src = (uint64_t)pk[4] << 32 | pk[3], dst = (uint64_t)pk[6] << 32 | pk[5];
+  if (pk[1] & ~q->gen->count_mask)
+    return bad(q, s, pk, n, "COPY_LINEAR count 0x%x has bits beyond the SDMA %u count field (mask 0x%x)", pk[1],
+               q->gen->major, q->gen->count_mask);
+  uint64_t bytes = (uint64_t)(pk[1] & q->gen->count_mask) + 1, src = (uint64_t)pk[4] << 32 | pk[3], dst = (uint64_t)pk[6] << 32 | pk[5];
   if (pk[2] != 0) return bad(q, s, pk, n, "COPY_LINEAR parameter 0x%x: byte swap not modelled", pk[2]);
   q->st.copies++;
   for (uint64_t done = 0; done < bytes;) {
@@ -88,7 +104,10 @@ static int copy_linear(sdma *q, const pk_src *s, const uint32_t *pk, unsigned n)
 
 static int const_fill(sdma *q, const pk_src *s, const uint32_t *pk, unsigned n) {
   unsigned fs = pk[0] >> 30;
-  uint64_t dst = (uint64_t)pk[2] << 32 | pk[1], bytes = (uint64_t)(pk[4] & 0x3fffffff) + 1;
+  if (pk[4] & ~q->gen->count_mask)
+    return bad(q, s, pk, n, "CONST_FILL count 0x%x has bits beyond the SDMA %u count field (mask 0x%x)", pk[4],
+               q->gen->major, q->gen->count_mask);
+  uint64_t dst = (uint64_t)pk[2] << 32 | pk[1], bytes = (uint64_t)(pk[4] & q->gen->count_mask) + 1;
   if (fs != 0 && fs != 2) return bad(q, s, pk, n, "CONST_FILL FILLSIZE %u not modelled (0 byte, 2 dword)", fs);
   if (fs == 2 && ((dst | bytes) & 3)) return bad(q, s, pk, n, "CONST_FILL of dwords needs a dword-aligned address and size");
   for (size_t i = 0; i < COPY_CHUNK; i += 4) {
@@ -138,6 +157,9 @@ static int exec_packet(sdma *q, const pk_src *s, const uint32_t *pk, unsigned n,
     if (in_ib) return bad(q, s, pk, n, "INDIRECT inside an IB");
     return exec_ib(q, s, pk, n);
   case SDMA_OP_FENCE:
+    if (pk[0] & 0xffff0000u & ~q->gen->fence_hdr_ok)
+      return bad(q, s, pk, n, "FENCE header 0x%08x: SDMA %u has no MTYPE/cache-policy bits (16..31 must be 0)", pk[0],
+                 q->gen->major);
     if (amd_vm_store(&q->vm, a, pk[3], 4, "SDMA0 FENCE", AMD_VM_CID_SDMA0) < 0) return bad(q, s, pk, n, "FENCE faulted");
     return X_OK;
   case SDMA_OP_TRAP: q->st.traps++; return X_OK;
@@ -153,7 +175,9 @@ static int exec_packet(sdma *q, const pk_src *s, const uint32_t *pk, unsigned n,
     if ((pk[0] >> 28) != 0xf) return bad(q, s, pk, n, "SRBM_WRITE with BYTE_EN 0x%x (only 0xf modelled)", pk[0] >> 28);
     mock_amd_wreg(q->e.g, pk[1] & 0x3ffff, pk[2]);
     return X_OK;
-  case SDMA_OP_GCR_REQ: return X_OK; /* no caches */
+  case SDMA_OP_GCR_REQ:
+    if (!q->gen->gcr_req) return bad(q, s, pk, n, "GCR_REQ (opcode 17) does not exist on SDMA %u", q->gen->major);
+    return X_OK; /* no caches */
   default: return bad(q, s, pk, n, "unknown SDMA opcode %u (sub-op %u)", op, sub);
   }
 }
@@ -254,6 +278,8 @@ static const amd_engine_ops SDMA_OPS = {"SDMA0", sdma_doorbell, sdma_run, sdma_d
 
 amd_engine *amd_sdma_engine(mock_amd *g) {
   const mock_amd_sdma_rb *rb = mock_amd_sdma_ring(g);
+  const sdma_gen *gen = &SDMA_V6;
+  if (!rb && (rb = mock_amd_sdma9_ring(g))) gen = &SDMA_V4; /* gfx942: SDMA 4.4.2 instance 0's GFX ring */
   if (!rb) return NULL;
   sdma *q = calloc(1, sizeof(*q));
   uint32_t *pk = malloc(MAX_PKT_DW * 4);
@@ -264,6 +290,7 @@ amd_engine *amd_sdma_engine(mock_amd *g) {
   }
   q->e.ops = &SDMA_OPS;
   q->e.priv = q;
+  q->gen = gen;
   q->rb = rb;
   q->e.q_active = &rb->enabled;
   q->e.q_nactivate = &rb->nenable;

@@ -20,11 +20,12 @@
 #define PTE_WRITEABLE (1ull << 6)
 #define PDE_PTE_GFX11 (1ull << 54)
 #define PTE_IS_PTE_GFX12 (1ull << 63)
+#define PTE_TF_GFX9 (1ull << 56) /* gfx9: a PDB0 entry that translates further (points to a PTB) */
 #define PTE_ADDR_MASK 0x0000FFFFFFFFF000ull
 #define UTCL2_IH_CLIENT 0x1b /* SOC21_IH_CLIENTID_UTCL2 */
 
 static const struct bg_am_regtab *gc_tab(const mock_amd *g) {
-  return bg_am_regtab_by_name(g->ip.gc.maj >= 12 ? "gc_12_0_0" : "gc_11_0_0");
+  return bg_am_regtab_by_name(g->ip.gc.maj >= 12 ? "gc_12_0_0" : g->ip.gc.maj >= 11 ? "gc_11_0_0" : "gc_9_4_3");
 }
 
 /* Absolute address of a GC register, 0 when the table lacks it. */
@@ -42,9 +43,10 @@ void amd_vm_load(amd_vm *vm, mock_amd *g) {
   memset(vm, 0, sizeof(*vm));
   vm->g = g;
   vm->gfx12 = g->ip.gc.maj >= 12;
+  vm->gfx9 = g->ip.gc.maj == 9;
   vm->vram = mock_pci_bar_mem(g->pci, 0);
   vm->vram_size = g->vram_size;
-  if (g->ip.gc.maj < 11) return; /* gfx9 tables are not walked: everything faults */
+  if (g->ip.gc.maj < 11 && !vm->gfx9) return; /* no such GC: everything faults */
   vm->blocked = mock_amd_hub_check(g, true, vm->bad, sizeof(vm->bad)) < 0;
   uint64_t lo = amd_get(g, gc_addr(g, regGCMC_VM_SYSTEM_APERTURE_LOW_ADDR));
   uint64_t hi = amd_get(g, gc_addr(g, regGCMC_VM_SYSTEM_APERTURE_HIGH_ADDR));
@@ -57,7 +59,10 @@ void amd_vm_load(amd_vm *vm, mock_amd *g) {
   uint64_t base = gc_pair(g, regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32, regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32);
   unsigned depth = (vm->cntl >> 1) & 3, block = (vm->cntl >> 3) & 0xf;
   vm->root = base & PTE_ADDR_MASK;
-  vm->ok = (vm->cntl & 1) && depth == 3 && block == 0 && (base & 1) && vm->start <= vm->end;
+  /* gfx9 (Linux gmc_v9_0 with translate_further, am/mm_pt.h): depth 2 (PDB2-PDB1-PDB0) and block size 9, the PDB0
+   * entries being 2 MiB pages or (TF) tables of 4 KiB pages: the same four 9-bit index levels as gfx10+. */
+  vm->ok = (vm->cntl & 1) && depth == (vm->gfx9 ? 2u : 3u) && block == (vm->gfx9 ? 9u : 0u) && (base & 1) &&
+           vm->start <= vm->end;
 }
 
 static uint8_t *vram_at(const amd_vm *vm, uint64_t pa, uint64_t n) {
@@ -111,7 +116,9 @@ uint8_t *amd_vm_xlate(amd_vm *vm, uint64_t va, bool write, size_t *avail, char *
       snprintf(why, whyn, "va 0x%" PRIx64 ": level %u entry %" PRIu64 " not valid (0x%" PRIx64 ")", va, lv, idx, ent);
       return NULL;
     }
-    bool leaf = lv == 3 || (vm->gfx12 ? (ent & PTE_IS_PTE_GFX12) : (ent & PDE_PTE_GFX11));
+    bool leaf = lv == 3 || (vm->gfx12  ? (ent & PTE_IS_PTE_GFX12) != 0
+                            : vm->gfx9 && lv == 2 ? !(ent & PTE_TF_GFX9)
+                                                  : (ent & PDE_PTE_GFX11) != 0);
     if (!leaf) {
       table = ent & PTE_ADDR_MASK;
       continue;

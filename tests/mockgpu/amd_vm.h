@@ -7,8 +7,11 @@
  * levels of 512 entries, huge leaves in PDB1/PDB0), START <= va <= END, BASE_ADDR with its valid bit, indices on
  * va - START. Entries (AMD's hardware formats, Linux amdgpu_vm.h names): VALID bit 0, SYSTEM bit 1, READABLE bit 5,
  * WRITEABLE bit 6, address bits 12..47; a directory entry is a leaf with PTE_IS_PTE (bit 63) on gfx12, PDE_PTE
- * (bit 54) on gfx11. A leaf in VRAM must lie inside VRAM; a SYSTEM leaf is a bus address, reached through the
- * PCI model's DMA translation (bus mastering on, a page the driver mapped). gfx9 tables are not walked.
+ * (bit 54) on gfx11. gfx9 (GC 9.4.3: Linux gmc_v9_0 with translate_further): PAGE_TABLE_DEPTH 2 / BLOCK_SIZE 9,
+ * the same 4 index levels, a PDB2/PDB1 leaf has PDE_PTE (bit 54), a PDB0 entry is a 2 MiB page unless it has TF
+ * (bit 56, a table of 4 KiB pages); the XCC 0 GC hub's registers are used. A leaf in VRAM must lie inside VRAM; a
+ * SYSTEM leaf is a bus address, reached through the PCI model's DMA translation (bus mastering on, a page the
+ * driver mapped).
  *
  * Nothing translates, system aperture included, while the GC hub is enabled but its TLB was never invalidated
  * since, or while it is off because the RLC autoload reset it after the driver programmed it (mock_amd_hub_check
@@ -39,7 +42,7 @@ typedef struct amd_vm {
   bool ok;                  /* context 0 enabled with a sane depth and a valid base */
   bool blocked;             /* the GC hub may not translate at all (mock_amd_hub_check): reason in `bad` */
   char bad[320];
-  bool gfx12;
+  bool gfx12, gfx9;
   uint64_t ap_lo, ap_hi;    /* system aperture, bytes, inclusive */
   uint64_t start, end;      /* context 0 range, bytes, inclusive */
   uint64_t root;            /* PDB2 address in VRAM */

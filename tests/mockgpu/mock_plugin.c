@@ -152,7 +152,9 @@ static int start_tree(const bg_mock_host *host, bool nv, char *err, size_t errle
     return fail(err, errlen, BG_EINVAL, "MOCKGPU_TOPOLOGY must be switch or split, not ", topo_s);
   bool ok = true;
   int count = env_int("MOCKGPU_COUNT", 1, 1, BG_MOCK_MAX_DEVICES, &ok);
-  int vram_mb = env_int("MOCKGPU_VRAM_MB", 512, 64, 1 << 20, &ok);
+  /* gfx942: the driver keeps the top 384 MiB of a big part's VRAM (am/discovery.c reserved_vram_size), and runs three
+   * 16 MiB rings (PM4, AQL, SDMA): 1 GiB leaves the conformance suite its 64 MiB copies (an MI300X has 192 GiB). */
+  int vram_mb = env_int("MOCKGPU_VRAM_MB", chip == MOCK_AMD_GFX942 ? 1024 : 512, 64, 1 << 20, &ok);
   if (!ok || (vram_mb & (vram_mb - 1)))
     return fail(err, errlen, BG_EINVAL, "MOCKGPU_COUNT must be 1..8 and MOCKGPU_VRAM_MB a power of two >= 64", NULL);
   if (nv && vram_mb < 256) /* GSP-RM's heap and WPR need room (tinygrad tinygrad/runtime/support/nv/ip.py NV_GSP.init_sw) */

@@ -300,6 +300,78 @@ START_TEST(test_lower_exec) {
 }
 END_TEST
 
+/* gfx942's AQL queue: a wait and a barrier before the exec become one vendor-specific packet whose PM4 IB (soc15
+ * ACQUIRE_MEM) sits in the kernel-argument block; the exec is a KERNEL_DISPATCH packet; the signal after it another
+ * vendor packet. Re-submits patch the grid, workgroup size, kernarg and IB addresses. */
+START_TEST(test_lower_aql) {
+  fixture f;
+  fx_init(&f, false, 9);
+  f.q.aql = true;
+  am_prog p = {.code_va = 0x200000001100ull, .kd_va = 0x200000001000ull, .code_props = 1u << 3, .kernarg_size = 8,
+               .private_size = 0, .group_size = 256};
+  uint8_t sizes[1] = {8};
+  uint32_t offs[1] = {0};
+  bg_program prg = {.handle = &p, .name = "k", .nargs = 1, .arg_sizes = sizes, .arg_offsets = offs, .kargs_size = 8};
+  const ir_node *args[1] = {var(&f, 0, "buf")};
+  bg_cmd c[4];
+  memset(c, 0, sizeof(c));
+  c[0] = (bg_cmd){.op = BG_CMD_WAIT, .addr = cst(&f, SIG), .value = cst(&f, 3)};
+  c[1] = (bg_cmd){.op = BG_CMD_BARRIER};
+  c[2] = (bg_cmd){.op = BG_CMD_EXEC, .prg = &prg, .args = args};
+  for (int k = 0; k < 3; k++) {
+    c[2].gsz[k] = cst(&f, k == 0 ? 8 : 1);
+    c[2].lsz[k] = k == 0 ? var(&f, 1, "lx") : cst(&f, 1);
+  }
+  c[3] = (bg_cmd){.op = BG_CMD_SIGNAL, .addr = cst(&f, SIG), .value = var(&f, BG_SLOT_TIMELINE_VALUE, "tv")};
+  OK(bg_am_hcq_lower(&f.dev, &f.q, c, 4, &f.t));
+  ck_assert_uint_eq(f.t.cmd_len, 3 * 64); /* vendor, dispatch, vendor */
+  /* kernel arguments: IB of wait 7 + hdp 7 + gfx9 acquire 7 dwords, the 16-byte kernarg, the signal's 8-dword IB */
+  ck_assert_uint_eq(f.t.kargs_len, 4 * 21 + 12 + 16 + 4 * 8);
+  apply(&f, BG_SLOT_KARGS_BASE, 0x200000800000ull, true);
+  apply(&f, 1, 32, true);
+  apply(&f, 0, 0x200000010000ull, true);
+  apply(&f, BG_SLOT_TIMELINE_VALUE, 7, true);
+  ck_assert_uint_eq(cmd_dw(&f, 0), 0x00011500u);  /* BARRIER|ACQUIRE/RELEASE SYSTEM|VENDOR, amd_format PM4_IB */
+  ck_assert_uint_eq(cmd_dw(&f, 1), 0xC0023F00u);  /* ib_jump_cmd: INDIRECT_BUFFER */
+  ck_assert_uint_eq(cmd_dw(&f, 2), 0x00800000u);  /* the IB at the start of the kernel arguments */
+  ck_assert_uint_eq(cmd_dw(&f, 3), 0x2000u);
+  ck_assert_uint_eq(cmd_dw(&f, 4), 21u | 1u << 23);
+  ck_assert_uint_eq(cmd_dw(&f, 5), 10);           /* dw_cnt_remain */
+  uint32_t ib[21];
+  memcpy(ib, f.t.kargs, sizeof(ib));
+  ck_assert_uint_eq(ib[0], 0xC0053C00u);          /* WAIT_REG_MEM */
+  ck_assert_uint_eq(ib[14], 0xC0055800u);         /* gfx9 ACQUIRE_MEM: 6 payload dwords */
+  size_t d = 16;                                  /* the dispatch packet */
+  ck_assert_uint_eq(cmd_dw(&f, d), 0x00031502u);  /* KERNEL_DISPATCH, setup 3 dimensions */
+  ck_assert_uint_eq(cmd_dw(&f, d + 1), 0x00010020u); /* workgroup x 32, y 1 */
+  ck_assert_uint_eq(cmd_dw(&f, d + 3), 256);      /* grid_size_x = 8 * 32 work-items */
+  ck_assert_uint_eq(cmd_dw(&f, d + 7), 256);      /* group_segment_size */
+  ck_assert_uint_eq(cmd_dw(&f, d + 8), 0x00001000u); /* kernel_object: the kernel descriptor */
+  ck_assert_uint_eq(cmd_dw(&f, d + 10) % 16, 0);  /* kernarg_address 16-byte aligned */
+  ck_assert_uint_eq(cmd_dw(&f, d + 10), 0x00800060u);
+  ck_assert_uint_eq(cmd_dw(&f, d + 14), 0);       /* no completion signal */
+  uint64_t a0;
+  memcpy(&a0, f.t.kargs + 0x60, 8);
+  ck_assert_uint_eq(a0, 0x200000010000ull);
+  ck_assert_uint_eq(cmd_dw(&f, 32 + 2), 0x00800070u); /* the signal's IB after the kernarg */
+  ck_assert_uint_eq(cmd_dw(&f, 32 + 4), 8u | 1u << 23);
+  uint32_t rel[8];
+  memcpy(rel, f.t.kargs + 0x70, sizeof(rel));
+  ck_assert_uint_eq(rel[0], 0xC0064900u);
+  ck_assert_uint_eq(rel[5], 7);
+  /* a new local size patches only the packet's workgroup size and grid */
+  ck_assert_uint_eq(apply(&f, 1, 64, false), 2);
+  ck_assert_uint_eq(cmd_dw(&f, d + 3), 512);
+  ck_assert_uint_eq(apply(&f, BG_SLOT_TIMELINE_VALUE, 8, false), 1);
+  memcpy(rel, f.t.kargs + 0x70, sizeof(rel));
+  ck_assert_uint_eq(rel[5], 8);
+  /* wave32 and flat scratch init are refused on gfx9 */
+  p.wave32 = true;
+  ck_assert_int_eq(bg_am_hcq_lower(&f.dev, &f.q, &c[2], 1, &f.t), -BG_EINVAL);
+  fx_free(&f);
+}
+END_TEST
+
 /* A kernel with private memory: scratch buffer resource in the first user SGPRs, TMPRING_SIZE and the scratch base. */
 START_TEST(test_lower_exec_scratch) {
   fixture f;
@@ -370,6 +442,7 @@ static Suite *queue_suite(void) {
   tcase_add_test(tc, test_pm4_wait_signal);
   tcase_add_test(tc, test_pm4_caches_dispatch);
   tcase_add_test(tc, test_sdma_packets);
+  tcase_add_test(tc, test_lower_aql);
   suite_add_tcase(s, tc);
   tc = tcase_create("lower");
   tcase_add_test(tc, test_lower_sync_pm4);
