@@ -1,19 +1,52 @@
-/* platform/vfio.h: interrupts through VFIO (tinygrad tinygrad/runtime/support/system.py System.vfio).
+/* platform/vfio.h: a PCI function through Linux VFIO (include/uapi/linux/vfio.h, Documentation/driver-api/vfio.rst;
+ * tinygrad tinygrad/runtime/support/system.py System.vfio).
  *
- * VFIO serves only interrupts here: BARs and config still go through sysfs, and DMA uses
- * physical addresses from pagemap with no IOMMU mapping. So the group must be a no-IOMMU group
- * (/dev/vfio/noiommu-N, vfio's enable_unsafe_noiommu_mode=1): a group behind a translating
- * IOMMU is refused with a message saying why. Paths: sysfs under bg_pci_sysfs_root(), device
- * nodes under $BG_DEV_ROOT (default /dev) so tests can point both at fake trees. */
+ * The container (/dev/vfio/vfio) speaks API version VFIO_API_VERSION; the function's IOMMU group (its sysfs
+ * iommu_group link) is /dev/vfio/<N> behind a translating IOMMU (the type1v2 backend: DMA goes to IOVAs this
+ * module allocates and maps with VFIO_IOMMU_MAP_DMA) or /dev/vfio/noiommu-<N> in no-IOMMU mode (vfio's
+ * enable_unsafe_noiommu_mode=1: the device gets physical addresses from pagemap). The device fd gives config
+ * space (pread/pwrite of the config region), the BARs (mmap at their region offsets), reset (VFIO_DEVICE_RESET
+ * when the device info offers it) and interrupts (MSI, else INTx with an unmask after each, into an eventfd).
+ *
+ * Paths: sysfs under bg_pci_sysfs_root(), device nodes under $BG_DEV_ROOT (default /dev); the system calls go
+ * through platform/vfio_sys.h, so tests point all of them at an emulated VFIO (tests/mockgpu/mock_vfio.c).
+ * Every failure says what to do: load the module, turn on the IOMMU or no-IOMMU mode, bind the group's other
+ * devices to vfio-pci, close what holds the group. */
 #ifndef BG_HCQ_VFIO_H
 #define BG_HCQ_VFIO_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform/mmio.h"
+#include "platform/vfio_sys.h"
+
+/* One IOVA range mapped with VFIO_IOMMU_MAP_DMA (type1 only). */
+typedef struct bg_vfio_dma {
+  uint64_t iova, size;
+  void *va;
+} bg_vfio_dma;
+
+/* A region of the device fd (VFIO_DEVICE_GET_REGION_INFO). */
+typedef struct bg_vfio_region {
+  uint64_t offset, size;
+  uint32_t flags;  /* VFIO_REGION_INFO_FLAG_* */
+} bg_vfio_region;
+
+#define BG_VFIO_NREGIONS 8 /* BAR0..5, ROM, config: VFIO_PCI_CONFIG_REGION_INDEX + 1 */
 
 typedef struct bg_vfio {
+  const bg_vfio_sys *sys;
+  void *sys_ctx;
   int container, group, device, irq_fd;  /* -1 when not open */
   int group_id;
-  bool intx;     /* INTx (needs an unmask after each interrupt) rather than MSI */
+  bool noiommu;      /* no-IOMMU group: bus addresses are physical */
+  bool intx;         /* INTx (needs an unmask after each interrupt) rather than MSI */
+  bool can_reset;    /* VFIO_DEVICE_FLAGS_RESET */
+  bg_vfio_region regions[BG_VFIO_NREGIONS];
+  bg_vfio_dma *dma;  /* sorted by iova */
+  size_t ndma, capdma;
 } bg_vfio;
 
 const char *bg_vfio_dev_root(void);
@@ -21,10 +54,26 @@ const char *bg_vfio_dev_root(void);
 int bg_vfio_available(void);
 /* Bind bdf (no driver bound) to vfio-pci: driver_override + drivers_probe. */
 int bg_vfio_bind(const char *bdf);
-/* Container, no-IOMMU group, device fd, and an eventfd fed by MSI (or INTx). */
+/* Container, group, device fd, its regions and an eventfd fed by MSI (or INTx). Leaves nothing open on failure. */
 int bg_vfio_open(const char *bdf, bg_vfio *v);
+void bg_vfio_close(bg_vfio *v);
+
+/* Config space through the config region: size 1, 2 or 4. */
+int bg_vfio_cfg_read(bg_vfio *v, const char *bdf, uint32_t off, unsigned size, uint32_t *val);
+int bg_vfio_cfg_write(bg_vfio *v, const char *bdf, uint32_t off, unsigned size, uint32_t val);
+/* A view of [off, off+size) of BAR bar, mmapped from the device fd (off page-aligned, inside the region). */
+int bg_vfio_map_bar(bg_vfio *v, const char *bdf, int bar, uint64_t off, uint64_t size, bg_mmio *out);
+void bg_vfio_unmap_bar(bg_vfio *v, bg_mmio *m);
+/* VFIO_DEVICE_RESET; -BG_ENOTSUP when the device info lacks VFIO_DEVICE_FLAGS_RESET. */
+int bg_vfio_reset(bg_vfio *v, const char *bdf);
+
 /* 0 when an interrupt fired within timeout_ms (< 0: wait forever), -BG_ETIMEDOUT otherwise. */
 int bg_vfio_wait_irq(bg_vfio *v, const char *bdf, int timeout_ms);
-void bg_vfio_close(bg_vfio *v);
+
+/* Type1: map size bytes at va (page-aligned) at a free IOVA (aligned to 2 MiB when align_huge) into the container:
+ * *iova is what the device uses. Not for no-IOMMU groups (-BG_EINVAL). */
+int bg_vfio_dma_map(bg_vfio *v, const char *bdf, void *va, uint64_t size, bool align_huge, uint64_t *iova);
+/* Unmap the range mapped at va (exactly as mapped). */
+int bg_vfio_dma_unmap(bg_vfio *v, const char *bdf, void *va, uint64_t size);
 
 #endif
