@@ -331,7 +331,9 @@ START_TEST(container_group_rules) {
   const bg_vfio_sys *sys = bg_vfio_sys_current(&ctx);
   char path[4300];
   snprintf(path, sizeof(path), "%s/vfio/vfio", bg_vfio_dev_root());
-  int c = sys->open(ctx, path, O_RDWR), c2 = sys->open(ctx, path, O_RDWR);
+  int c = sys->open(ctx, path, O_RDWR);
+  ck_assert_int_ge(c, 0);
+  int c2 = sys->open(ctx, path, O_RDWR); /* a second container, for the one-container-per-group rule */
   snprintf(path, sizeof(path), "%s/vfio/7", bg_vfio_dev_root());
   int g = sys->open(ctx, path, O_RDWR);
   ck_assert(c >= 0 && c2 >= 0 && g >= 0);
