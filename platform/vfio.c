@@ -19,9 +19,6 @@
 #define NOIOMMU_HINT "echo 1 > /sys/" NOIOMMU_PARAM
 #define IOMMU_HINT "boot with the IOMMU on (intel_iommu=on or amd_iommu=on, iommu=pt)"
 
-int bg_vfio_dev_open_regions(bg_vfio *v, const char *bdf);  /* vfio_dev.c */
-int bg_vfio_irq_enable(bg_vfio *v, const char *bdf);        /* vfio_dev.c */
-
 const char *bg_vfio_dev_root(void) {
   const char *r = getenv("BG_DEV_ROOT");
   return r && *r ? r : "/dev";

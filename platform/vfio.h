@@ -58,6 +58,10 @@ int bg_vfio_bind(const char *bdf);
 int bg_vfio_open(const char *bdf, bg_vfio *v);
 void bg_vfio_close(bg_vfio *v);
 
+/* Steps of bg_vfio_open done in vfio_dev.c: the device info and regions; MSI (else INTx) into a new eventfd. */
+int bg_vfio_dev_open_regions(bg_vfio *v, const char *bdf);
+int bg_vfio_irq_enable(bg_vfio *v, const char *bdf);
+
 /* Config space through the config region: size 1, 2 or 4. */
 int bg_vfio_cfg_read(bg_vfio *v, const char *bdf, uint32_t off, unsigned size, uint32_t *val);
 int bg_vfio_cfg_write(bg_vfio *v, const char *bdf, uint32_t off, unsigned size, uint32_t val);

@@ -13,9 +13,6 @@
 #include "platform/sysmem.h"
 #include "platform/vfio.h"
 
-int bg_vfio_dev_open_regions(bg_vfio *v, const char *bdf);
-int bg_vfio_irq_enable(bg_vfio *v, const char *bdf);
-
 static int vioctl(bg_vfio *v, int fd, unsigned long req, void *arg) {
   return v->sys->ioctl(v->sys_ctx, fd, req, (unsigned long)arg);
 }
