@@ -67,7 +67,7 @@ static int group_of(const char *bdf, int *id) {
   return 0;
 }
 
-static int open_node(bg_vfio *v, const char *name, int *fd) {
+int bg_vfio_open_node(bg_vfio *v, const char *name, int *fd) {
   char path[PATH_MAX];
   snprintf(path, sizeof(path), "%s/vfio/%s", bg_vfio_dev_root(), name);
   int r = v->sys->open(v->sys_ctx, path, O_RDWR | O_CLOEXEC);
@@ -90,34 +90,34 @@ static bool node_exists(const char *name) {
   return access(path, F_OK) == 0;
 }
 
-static int container_open(bg_vfio *v) {
-  int r = open_node(v, "vfio", &v->container);
-  if (r < 0) return r;
+/* A new container must speak this API and offer the backend the group needs. */
+static int container_check(bg_vfio *v, const char *bdf) {
   int api = v->sys->ioctl(v->sys_ctx, v->container, VFIO_GET_API_VERSION, 0);
   if (api != VFIO_API_VERSION)
     return bg_error(BG_ENOTSUP, "VFIO: %s/vfio/vfio speaks the wrong API version (%d%s%s, expected %d): not a VFIO "
                     "container of this kernel interface", bg_vfio_dev_root(), api, api < 0 ? ": " : "",
                     api < 0 ? strerror(-api) : "", VFIO_API_VERSION);
+  if (v->noiommu && v->sys->ioctl(v->sys_ctx, v->container, VFIO_CHECK_EXTENSION, VFIO_NOIOMMU_IOMMU) != 1)
+    return bg_error(BG_ENOTSUP, "VFIO: %s: no-IOMMU mode is disabled: the container offers no no-IOMMU backend (%s)",
+                    bdf, NOIOMMU_HINT);
+  if (!v->noiommu && v->sys->ioctl(v->sys_ctx, v->container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) != 1)
+    return bg_error(BG_ENOTSUP, "VFIO: %s: the container offers no type1v2 IOMMU backend for group %d (modprobe "
+                    "vfio_iommu_type1)", bdf, v->group_id);
   return 0;
 }
 
 /* The group's node decides the backend: /dev/vfio/<N> is translated (type1v2), noiommu-<N> is not. */
 static int pick_backend(bg_vfio *v, const char *bdf, char *node, size_t n) {
-  snprintf(node, n, "%d", v->group_id);
-  if (node_exists(node)) {
-    if (v->sys->ioctl(v->sys_ctx, v->container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) != 1)
-      return bg_error(BG_ENOTSUP, "VFIO: %s: the container offers no type1v2 IOMMU backend for group %d (modprobe "
-                      "vfio_iommu_type1)", bdf, v->group_id);
-    return 0;
+  if (!node_exists("vfio")) { /* no container node: say so (the module, or BG_DEV_ROOT) before the group's */
+    int fd, r = bg_vfio_open_node(v, "vfio", &fd);
+    if (r < 0) return r;
+    v->sys->close(v->sys_ctx, fd);
   }
+  snprintf(node, n, "%d", v->group_id);
+  if (node_exists(node)) return 0;
   snprintf(node, n, "noiommu-%d", v->group_id);
   v->noiommu = true;
-  if (node_exists(node)) {
-    if (v->sys->ioctl(v->sys_ctx, v->container, VFIO_CHECK_EXTENSION, VFIO_NOIOMMU_IOMMU) != 1)
-      return bg_error(BG_ENOTSUP, "VFIO: %s: no-IOMMU mode is disabled: the container offers no no-IOMMU backend "
-                      "(%s)", bdf, NOIOMMU_HINT);
-    return 0;
-  }
+  if (node_exists(node)) return 0;
   if (noiommu_param() == 0)
     return bg_error(BG_ENOTSUP, "VFIO: %s: no-IOMMU mode is disabled (%s/%s reads 0) and group %d has no node %s/vfio/"
                     "%d: %s, then bind vfio-pci again; or %s", bdf, bg_pci_sysfs_root(), NOIOMMU_PARAM, v->group_id,
@@ -146,11 +146,8 @@ static void blockers(int group_id, char *out, size_t n) {
   closedir(dir);
 }
 
-static int group_open(bg_vfio *v, const char *bdf) {
-  char node[32];
-  int r = pick_backend(v, bdf, node, sizeof(node));
-  if (r < 0) return r;
-  r = open_node(v, node, &v->group);
+static int group_open(bg_vfio *v, const char *bdf, const char *node) {
+  int r = bg_vfio_open_node(v, node, &v->group);
   if (r == -BG_EBUSY)
     return bg_error(BG_EBUSY, "VFIO: %s: device in use: IOMMU group %d (%s/vfio/%s) is open elsewhere (another process "
                     "or thread, e.g. a VM or another baregpu open of a device of the same group): close it first",
@@ -166,12 +163,7 @@ static int group_open(bg_vfio *v, const char *bdf) {
                     "(or unbind it) first", bdf, v->group_id,
                     who[0] ? who : "another device of the group is bound to a host driver");
   }
-  int cfd = v->container;
-  if ((r = v->sys->ioctl(v->sys_ctx, v->group, VFIO_GROUP_SET_CONTAINER, (unsigned long)&cfd)) < 0)
-    return bg_error(BG_EIO, "VFIO: group %d: set container: %s", v->group_id, strerror(-r));
-  unsigned long type = v->noiommu ? VFIO_NOIOMMU_IOMMU : VFIO_TYPE1v2_IOMMU;
-  if ((r = v->sys->ioctl(v->sys_ctx, v->container, VFIO_SET_IOMMU, type)) < 0)
-    return bg_error(BG_EIO, "VFIO: set the %s backend: %s", v->noiommu ? "no-IOMMU" : "type1v2 IOMMU", strerror(-r));
+  if ((r = bg_vfio_container_attach(v)) < 0) return r;
   r = v->sys->ioctl(v->sys_ctx, v->group, VFIO_GROUP_GET_DEVICE_FD, (unsigned long)bdf);
   if (r == -EBUSY)
     return bg_error(BG_EBUSY, "VFIO: %s: device in use: VFIO_GROUP_GET_DEVICE_FD: %s (its device fd is open "
@@ -186,10 +178,14 @@ static int group_open(bg_vfio *v, const char *bdf) {
 int bg_vfio_open(const char *bdf, bg_vfio *v) {
   *v = (bg_vfio){.container = -1, .group = -1, .device = -1, .irq_fd = -1, .group_id = -1};
   v->sys = bg_vfio_sys_current(&v->sys_ctx);
+  char node[32];
+  bool fresh = false;
   int r = bg_vfio_available();
   if (r == 0) r = group_of(bdf, &v->group_id);
-  if (r == 0) r = container_open(v);
-  if (r == 0) r = group_open(v, bdf);
+  if (r == 0) r = pick_backend(v, bdf, node, sizeof(node));
+  if (r == 0) r = bg_vfio_container_get(v, &fresh);
+  if (r == 0 && fresh) r = container_check(v, bdf);
+  if (r == 0) r = group_open(v, bdf, node);
   if (r == 0) r = bg_vfio_dev_open_regions(v, bdf);
   if (r == 0) r = bg_vfio_irq_enable(v, bdf);
   if (r < 0) bg_vfio_close(v);
@@ -197,17 +193,7 @@ int bg_vfio_open(const char *bdf, bg_vfio *v) {
 }
 
 void bg_vfio_close(bg_vfio *v) {
-  if (v->sys && v->container >= 0)
-    for (size_t i = 0; i < v->ndma; i++) {
-      /* Closing the container drops its mappings anyway; unmapping first keeps the IOVA space tidy for a
-       * container another group still holds. */
-      struct vfio_iommu_type1_dma_unmap um = {.argsz = sizeof(um), .iova = v->dma[i].iova, .size = v->dma[i].size};
-      v->sys->ioctl(v->sys_ctx, v->container, VFIO_IOMMU_UNMAP_DMA, (unsigned long)&um);
-    }
-  free(v->dma);
-  v->dma = NULL;
-  v->ndma = v->capdma = 0;
-  int *open_fds[] = {&v->irq_fd, &v->device, &v->group, &v->container};
+  int *open_fds[] = {&v->irq_fd, &v->device, &v->group};
   for (size_t i = 0; i < sizeof(open_fds) / sizeof(open_fds[0]); i++) {
     int fd = *open_fds[i];
     if (fd >= 0) {
@@ -216,4 +202,5 @@ void bg_vfio_close(bg_vfio *v) {
     }
     *open_fds[i] = -1;
   }
+  bg_vfio_container_put(v);
 }

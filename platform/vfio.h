@@ -22,11 +22,24 @@
 #include "platform/mmio.h"
 #include "platform/vfio_sys.h"
 
-/* One IOVA range mapped with VFIO_IOMMU_MAP_DMA (type1 only). */
+/* One IOVA range mapped with VFIO_IOMMU_MAP_DMA (type1 only), by the device owner. */
 typedef struct bg_vfio_dma {
   uint64_t iova, size;
   void *va;
+  const void *owner;
 } bg_vfio_dma;
+
+/* A container the process's VFIO devices share (one per system-call table and backend), as QEMU puts its groups in
+ * one container: an IOVA mapped once is valid for every device in it, as a physical address is without an IOMMU, so
+ * memory one GPU's driver allocated can be handed to another (signals, peer copies staged through the host). */
+typedef struct bg_vfio_container {
+  const bg_vfio_sys *sys;
+  void *sys_ctx;
+  bool noiommu;
+  int fd, users, groups;
+  bg_vfio_dma *dma;  /* sorted by iova */
+  size_t ndma, capdma;
+} bg_vfio_container;
 
 /* A region of the device fd (VFIO_DEVICE_GET_REGION_INFO). */
 typedef struct bg_vfio_region {
@@ -39,14 +52,14 @@ typedef struct bg_vfio_region {
 typedef struct bg_vfio {
   const bg_vfio_sys *sys;
   void *sys_ctx;
-  int container, group, device, irq_fd;  /* -1 when not open */
+  bg_vfio_container *c;                  /* shared; NULL when not open */
+  int container, group, device, irq_fd;  /* -1 when not open (container: c's fd) */
   int group_id;
   bool noiommu;      /* no-IOMMU group: bus addresses are physical */
+  bool attached;     /* the group is attached to c */
   bool intx;         /* INTx (needs an unmask after each interrupt) rather than MSI */
   bool can_reset;    /* VFIO_DEVICE_FLAGS_RESET */
   bg_vfio_region regions[BG_VFIO_NREGIONS];
-  bg_vfio_dma *dma;  /* sorted by iova */
-  size_t ndma, capdma;
 } bg_vfio;
 
 const char *bg_vfio_dev_root(void);
@@ -58,7 +71,15 @@ int bg_vfio_bind(const char *bdf);
 int bg_vfio_open(const char *bdf, bg_vfio *v);
 void bg_vfio_close(bg_vfio *v);
 
-/* Steps of bg_vfio_open done in vfio_dev.c: the device info and regions; MSI (else INTx) into a new eventfd. */
+/* Steps of bg_vfio_open. vfio_dma.c: the shared container of v's backend (*fresh: just opened, to be checked);
+ * attaching v's group to it (VFIO_GROUP_SET_CONTAINER, and VFIO_SET_IOMMU for its first group); letting go of it
+ * (v's mappings unmapped, the container closed with its last user; after v's group fd is closed).
+ * vfio_dev.c: the device info and regions; MSI (else INTx) into a new eventfd. */
+int bg_vfio_container_get(bg_vfio *v, bool *fresh);
+/* Open <BG_DEV_ROOT>/vfio/<name> through v's table, with a message saying what to do when it cannot be opened. */
+int bg_vfio_open_node(bg_vfio *v, const char *name, int *fd);
+int bg_vfio_container_attach(bg_vfio *v);
+void bg_vfio_container_put(bg_vfio *v);
 int bg_vfio_dev_open_regions(bg_vfio *v, const char *bdf);
 int bg_vfio_irq_enable(bg_vfio *v, const char *bdf);
 
@@ -75,7 +96,7 @@ int bg_vfio_reset(bg_vfio *v, const char *bdf);
 int bg_vfio_wait_irq(bg_vfio *v, const char *bdf, int timeout_ms);
 
 /* Type1: map size bytes at va (page-aligned) at a free IOVA (aligned to 2 MiB when align_huge) into the container:
- * *iova is what the device uses. Not for no-IOMMU groups (-BG_EINVAL). */
+ * *iova is what the device uses, and every other device of the container. Not for no-IOMMU groups (-BG_EINVAL). */
 int bg_vfio_dma_map(bg_vfio *v, const char *bdf, void *va, uint64_t size, bool align_huge, uint64_t *iova);
 /* Unmap the range mapped at va (exactly as mapped). */
 int bg_vfio_dma_unmap(bg_vfio *v, const char *bdf, void *va, uint64_t size);

@@ -411,7 +411,7 @@ static int hook_dma_map(void *ctx, const char *bdf, void *va, size_t npages, uns
   uint64_t base = (t->next_bus + BG_SYSMEM_HUGE_PAGE - 1) & ~(uint64_t)(BG_SYSMEM_HUGE_PAGE - 1);
   bool reversed = !(flags & (BG_SYSMEM_CONTIGUOUS | BG_SYSMEM_HUGE));
   t->next_bus = base + npages * BG_SYSMEM_PAGE;
-  t->dma[t->ndma++] = (mock_dma){base, npages, va, reversed, m};
+  t->dma[t->ndma++] = (mock_dma){base, npages, va, reversed, m, NULL};
   for (size_t i = 0; i < npages; i++) bus[i] = base + (reversed ? npages - 1 - i : i) * BG_SYSMEM_PAGE;
   pthread_mutex_unlock(&dma_lock);
   return 0;
@@ -484,10 +484,12 @@ uint8_t *mock_dma_host_rw(mock_sysfs *t, mock_pci *m, uint64_t bus, const char *
     if (refused) *refused = !host;
     return host;
   }
+  /* Behind an emulated IOMMU the device reaches only its container's IOVAs; without one, the physical pages. */
+  const void *domain = m ? mock_vfio_domain(t, m) : NULL;
   pthread_mutex_lock(&dma_lock);
   for (size_t i = 0; i < t->ndma && !host; i++) {
     const mock_dma *d = &t->dma[i];
-    if (bus < d->bus || bus >= d->bus + d->npages * BG_SYSMEM_PAGE) continue;
+    if (d->domain != domain || bus < d->bus || bus >= d->bus + d->npages * BG_SYSMEM_PAGE) continue;
     size_t page = (size_t)((bus - d->bus) / BG_SYSMEM_PAGE);
     if (d->reversed) page = d->npages - 1 - page;
     host = d->va + page * BG_SYSMEM_PAGE + (bus % BG_SYSMEM_PAGE);
@@ -500,7 +502,7 @@ uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus) { return mock_d
 
 size_t mock_sysfs_dma_ranges(const mock_sysfs *t) { return t->ndma; }
 
-int mock_sysfs_dma_add(mock_sysfs *t, uint64_t bus, void *va, size_t npages) {
+int mock_sysfs_dma_add(mock_sysfs *t, const void *domain, uint64_t bus, void *va, size_t npages) {
   pthread_mutex_lock(&dma_lock);
   if (t->ndma == t->capdma) {
     size_t cap = t->capdma ? t->capdma * 2 : 16;
@@ -512,15 +514,15 @@ int mock_sysfs_dma_add(mock_sysfs *t, uint64_t bus, void *va, size_t npages) {
     t->dma = nd;
     t->capdma = cap;
   }
-  t->dma[t->ndma++] = (mock_dma){bus, npages, va, false, NULL};
+  t->dma[t->ndma++] = (mock_dma){bus, npages, va, false, NULL, domain};
   pthread_mutex_unlock(&dma_lock);
   return 0;
 }
 
-void mock_sysfs_dma_del(mock_sysfs *t, uint64_t bus) {
+void mock_sysfs_dma_del(mock_sysfs *t, const void *domain, uint64_t bus) {
   pthread_mutex_lock(&dma_lock);
   for (size_t i = 0; i < t->ndma; i++)
-    if (t->dma[i].bus == bus && !t->dma[i].dev) {
+    if (t->dma[i].bus == bus && t->dma[i].domain == domain) {
       t->dma[i] = t->dma[--t->ndma];
       break;
     }

@@ -56,6 +56,7 @@ typedef struct mv_file {
   mv_container *c;  /* MV_CONTAINER */
   mv_group *g;      /* MV_GROUP, MV_DEVICE */
   mock_pci *m;      /* MV_DEVICE */
+  const void *domain; /* MV_DEVICE: its type1 container (fixed while it is open: UNSET_CONTAINER is EBUSY), or NULL */
   int irq_type;     /* VFIO_PCI_INTX_IRQ_INDEX, VFIO_PCI_MSI_IRQ_INDEX; -1 none */
   int trigger;      /* the driver's eventfd (dup'd), -1 none */
   bool masked, pending;
@@ -63,37 +64,51 @@ typedef struct mv_file {
 
 struct mock_vfio {
   mv_file *files[MAX_FILES];
-  pthread_mutex_t lock;  /* interrupts arrive from test threads */
+  pthread_mutex_t lock;        /* ioctls and interrupts (test threads raise them) */
+  pthread_mutex_t files_lock;  /* the files array: GPU engine threads look up their device's domain on each DMA */
 };
 
 static mock_vfio *state(mock_sysfs *t) {
   if (!t->vfio) {
     t->vfio = calloc(1, sizeof(*t->vfio));
-    if (t->vfio) pthread_mutex_init(&t->vfio->lock, NULL);
+    if (t->vfio) {
+      pthread_mutex_init(&t->vfio->lock, NULL);
+      pthread_mutex_init(&t->vfio->files_lock, NULL);
+    }
   }
   return t->vfio;
 }
 
 static mv_file *find(mock_sysfs *t, int fd) {
   mock_vfio *s = state(t);
-  for (int i = 0; s && i < MAX_FILES; i++)
-    if (s->files[i] && s->files[i]->fd == fd) return s->files[i];
-  return NULL;
+  mv_file *f = NULL;
+  if (!s) return NULL;
+  pthread_mutex_lock(&s->files_lock);
+  for (int i = 0; i < MAX_FILES && !f; i++)
+    if (s->files[i] && s->files[i]->fd == fd) f = s->files[i];
+  pthread_mutex_unlock(&s->files_lock);
+  return f;
 }
 
 static int add_file(mock_sysfs *t, mv_file *f) {
   mock_vfio *s = state(t);
-  for (int i = 0; s && i < MAX_FILES; i++)
+  if (!s) return -ENOMEM;
+  int r = -EMFILE;
+  pthread_mutex_lock(&s->files_lock);
+  for (int i = 0; r && i < MAX_FILES; i++)
     if (!s->files[i]) {
       s->files[i] = f;
-      return 0;
+      r = 0;
     }
-  return -EMFILE;
+  pthread_mutex_unlock(&s->files_lock);
+  return r;
 }
 
 static void drop_file(mock_sysfs *t, mv_file *f) {
+  pthread_mutex_lock(&t->vfio->files_lock);
   for (int i = 0; i < MAX_FILES; i++)
     if (t->vfio->files[i] == f) t->vfio->files[i] = NULL;
+  pthread_mutex_unlock(&t->vfio->files_lock);
   free(f);
 }
 
@@ -101,7 +116,7 @@ static void drop_file(mock_sysfs *t, mv_file *f) {
 
 static void container_put(mock_sysfs *t, mv_container *c) {
   if (--c->refs > 0) return;
-  for (size_t i = 0; i < c->nmaps; i++) mock_sysfs_dma_del(t, c->maps[i].iova);
+  for (size_t i = 0; i < c->nmaps; i++) mock_sysfs_dma_del(t, c, c->maps[i].iova);
   free(c->maps);
   free(c);
 }
@@ -113,7 +128,7 @@ static void group_detach(mock_sysfs *t, mv_group *g) {
   if (!c) return;
   g->c = NULL;
   if (--c->ngroups == 0) {
-    for (size_t i = 0; i < c->nmaps; i++) mock_sysfs_dma_del(t, c->maps[i].iova);
+    for (size_t i = 0; i < c->nmaps; i++) mock_sysfs_dma_del(t, c, c->maps[i].iova);
     c->nmaps = 0;
     c->iommu = 0;
   }
@@ -194,6 +209,7 @@ static void mv_close(void *ctx, int fd) {
     mock_fail(t, "vfio: close of fd %d that is no emulated VFIO file", fd);
     return;
   }
+  pthread_mutex_lock(&t->vfio->lock);
   if (f->kind == MV_CONTAINER) container_put(t, f->c);
   if (f->kind == MV_DEVICE) {
     /* vfio_pci_core_disable: interrupts off, bus mastering off. */
@@ -203,6 +219,7 @@ static void mv_close(void *ctx, int fd) {
   if (f->g) group_put(t, f->g);
   close(fd);
   drop_file(t, f);
+  pthread_mutex_unlock(&t->vfio->lock);
 }
 
 static int mv_ioctl(void *ctx, int fd, unsigned long req, unsigned long arg) {
@@ -258,7 +275,7 @@ static int map_dma(mock_sysfs *t, mv_container *c, struct vfio_iommu_type1_dma_m
     c->maps = nm;
     c->cap = cap;
   }
-  int r = mock_sysfs_dma_add(t, m->iova, (void *)(uintptr_t)m->vaddr, m->size / PAGE);
+  int r = mock_sysfs_dma_add(t, c, m->iova, (void *)(uintptr_t)m->vaddr, m->size / PAGE);
   if (r < 0) return r;
   c->maps[c->nmaps++] = (mv_map){m->iova, m->size, (uint8_t *)(uintptr_t)m->vaddr};
   return 0;
@@ -280,7 +297,7 @@ static int unmap_dma(mock_sysfs *t, mv_container *c, struct vfio_iommu_type1_dma
   for (size_t i = 0; i < c->nmaps;) {
     if (c->maps[i].iova >= u->iova && c->maps[i].iova <= last) {
       done += c->maps[i].size;
-      mock_sysfs_dma_del(t, c->maps[i].iova);
+      mock_sysfs_dma_del(t, c, c->maps[i].iova);
       c->maps[i] = c->maps[--c->nmaps];
     } else {
       i++;
@@ -339,7 +356,8 @@ static int get_device_fd(mock_sysfs *t, mv_file *f, const char *name) {
     close(fd);
     return -ENOMEM;
   }
-  *d = (mv_file){.fd = fd, .kind = MV_DEVICE, .g = g, .m = m, .irq_type = -1, .trigger = -1};
+  *d = (mv_file){.fd = fd, .kind = MV_DEVICE, .g = g, .m = m, .irq_type = -1, .trigger = -1,
+                 .domain = g->c->iommu == VFIO_NOIOMMU_IOMMU ? NULL : g->c};
   int r = add_file(t, d);
   if (r < 0) {
     free(d);
@@ -617,6 +635,19 @@ int mock_vfio_irq(mock_sysfs *t, const char *bdf) {
   return r;
 }
 
+/* Called from GPU engine threads for each DMA: the files array changes under the lock. */
+const void *mock_vfio_domain(mock_sysfs *t, const mock_pci *m) {
+  const void *domain = NULL;
+  if (!t->vfio) return NULL;
+  pthread_mutex_lock(&t->vfio->files_lock);
+  for (int i = 0; i < MAX_FILES && !domain; i++) {
+    const mv_file *f = t->vfio->files[i];
+    if (f && f->kind == MV_DEVICE && f->m == m) domain = f->domain;
+  }
+  pthread_mutex_unlock(&t->vfio->files_lock);
+  return domain;
+}
+
 unsigned mock_vfio_open_files(const mock_sysfs *t) {
   unsigned n = 0;
   for (int i = 0; t->vfio && i < MAX_FILES; i++) n += t->vfio->files[i] != NULL;
@@ -637,6 +668,7 @@ void mock_vfio_free(mock_sysfs *t) {
     for (int i = 0; i < MAX_FILES; i++)
       if (t->vfio->files[i] && (int)t->vfio->files[i]->kind == k) mv_close(t, t->vfio->files[i]->fd);
   pthread_mutex_destroy(&t->vfio->lock);
+  pthread_mutex_destroy(&t->vfio->files_lock);
   free(t->vfio);
   t->vfio = NULL;
 }

@@ -286,6 +286,28 @@ START_TEST(dma_noiommu_physical) {
 }
 END_TEST
 
+/* Two devices share the process's container: memory one maps is at the same IOVA for the other. */
+START_TEST(dma_shared_container) {
+  ck_assert(mock_sysfs_add(fx, &plain_cfg) != NULL);
+  vfio_tree(MOCK_VFIO_TYPE1);
+  bg_pci_dev *a, *b;
+  OK(bg_pci_open_sysfs(AMD_BDF, OPEN_FLAGS, &a));
+  OK(bg_pci_open_sysfs(PLAIN_BDF, BG_PCI_VFIO, &b));
+  ck_assert_uint_eq(mock_vfio_open_files(fx), 5); /* one container, two groups, two devices */
+  bg_sysmem s;
+  OK(bg_pci_alloc_sysmem(a, 4096, 0, NULL, &s));
+  OK(mock_pci_dma_write(mock_sysfs_find(fx, PLAIN_BDF), s.bus[0] + 16, "both", 4));
+  ck_assert_int_eq(memcmp((uint8_t *)s.view.ptr + 16, "both", 4), 0);
+  bg_pci_close(a); /* with a's mapping still there: unmapped for the group that stays */
+  ck_assert_uint_eq(mock_vfio_dma_maps(fx), 0);
+  ck_assert_int_ne(mock_pci_dma_write(mock_sysfs_find(fx, PLAIN_BDF), s.bus[0], "x", 1), 0);
+  expect_failures(1, "DMA to unmapped bus address");
+  bg_sysmem_free(&s);
+  bg_pci_close(b);
+  ck_assert_uint_eq(mock_vfio_open_files(fx), 0);
+}
+END_TEST
+
 /* The emulated type1 backend refuses what vfio_iommu_type1.c refuses. */
 START_TEST(map_dma_checks) {
   vfio_tree(MOCK_VFIO_TYPE1);
@@ -468,6 +490,7 @@ TCase *tcase_vfio(void) {
   tcase_add_test(tc, regions_and_bar_maps);
   tcase_add_test(tc, dma_type1_iovas);
   tcase_add_test(tc, dma_noiommu_physical);
+  tcase_add_test(tc, dma_shared_container);
   tcase_add_test(tc, map_dma_checks);
   tcase_add_test(tc, container_group_rules);
   tcase_add_test(tc, msi_eventfd);
