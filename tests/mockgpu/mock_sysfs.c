@@ -241,6 +241,7 @@ int mock_sysfs_add_vfio(mock_sysfs *t, unsigned flags) {
     if (r == 0 && !driver_exists(t, "vfio-pci")) r = mock_sysfs_add_driver(t, "vfio-pci");
   }
   t->vfio_flags = flags;
+  if (r == 0) r = mock_vfio_init(t);
   if (r == 0 && (flags & MOCK_VFIO_DEVNODES)) {
     r = mkdir_rel(t, "dev");
     if (r == 0) r = mkdir_rel(t, "dev/vfio");

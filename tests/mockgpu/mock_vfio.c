@@ -648,6 +648,8 @@ const void *mock_vfio_domain(mock_sysfs *t, const mock_pci *m) {
   return domain;
 }
 
+int mock_vfio_init(mock_sysfs *t) { return state(t) ? 0 : -ENOMEM; }
+
 unsigned mock_vfio_open_files(const mock_sysfs *t) {
   unsigned n = 0;
   for (int i = 0; t->vfio && i < MAX_FILES; i++) n += t->vfio->files[i] != NULL;

@@ -29,6 +29,8 @@
 struct bg_vfio_sys;
 /* The system-call table the tree's hooks carry. */
 extern const struct bg_vfio_sys mock_vfio_syscalls;
+/* The emulated VFIO's state, made before any thread opens a node (mock_sysfs_add_vfio). 0 or -ENOMEM. */
+int mock_vfio_init(mock_sysfs *t);
 /* Close what the driver left open (tree teardown). */
 void mock_vfio_free(mock_sysfs *t);
 
