@@ -67,6 +67,27 @@ static int group_of(const char *bdf, int *id) {
   return 0;
 }
 
+static bool node_exists(const char *name) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof(path), "%s/vfio/%s", bg_vfio_dev_root(), name);
+  return access(path, F_OK) == 0;
+}
+
+bool bg_vfio_translated(const char *bdf, int *group) {
+  char drv[64], rel[BG_SYSFS_REL_MAX], path[PATH_MAX], target[PATH_MAX];
+  if (bg_sysfs_driver(bdf, drv, sizeof(drv)) < 0 || strcmp(drv, "vfio-pci") != 0) return false;
+  snprintf(rel, sizeof(rel), "bus/pci/devices/%s/iommu_group", bdf);
+  bg_sysfs_path(path, sizeof(path), rel);
+  ssize_t n = readlink(path, target, sizeof(target) - 1);
+  if (n < 0) return false;
+  target[n] = '\0';
+  const char *base = strrchr(target, '/');
+  *group = atoi(base ? base + 1 : target);
+  char node[32];
+  snprintf(node, sizeof(node), "%d", *group);
+  return node_exists(node);
+}
+
 int bg_vfio_open_node(bg_vfio *v, const char *name, int *fd) {
   char path[PATH_MAX];
   snprintf(path, sizeof(path), "%s/vfio/%s", bg_vfio_dev_root(), name);
@@ -84,11 +105,6 @@ int bg_vfio_open_node(bg_vfio *v, const char *name, int *fd) {
                                                              : "");
 }
 
-static bool node_exists(const char *name) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof(path), "%s/vfio/%s", bg_vfio_dev_root(), name);
-  return access(path, F_OK) == 0;
-}
 
 /* A new container must speak this API and offer the backend the group needs. */
 static int container_check(bg_vfio *v, const char *bdf) {

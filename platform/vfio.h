@@ -65,6 +65,9 @@ typedef struct bg_vfio {
 const char *bg_vfio_dev_root(void);
 /* 0 when the vfio module is loaded, -BG_ENOTSUP with the commands to load it otherwise. */
 int bg_vfio_available(void);
+/* Whether bdf's DMA is translated by an IOMMU through VFIO: bound to vfio-pci with a type1 group node
+ * (<BG_DEV_ROOT>/vfio/<N>); *group gets N. Such a device reaches only IOVAs its container maps, not a peer's BAR. */
+bool bg_vfio_translated(const char *bdf, int *group);
 /* Bind bdf (no driver bound) to vfio-pci: driver_override + drivers_probe. */
 int bg_vfio_bind(const char *bdf);
 /* Container, group, device fd, its regions and an eventfd fed by MSI (or INTx). Leaves nothing open on failure. */

@@ -477,16 +477,16 @@ static uint8_t *peer_bar(mock_sysfs *t, const mock_pci *m, uint64_t bus, const c
 }
 
 uint8_t *mock_dma_host_rw(mock_sysfs *t, mock_pci *m, uint64_t bus, const char *what, bool *refused) {
-  /* no IOMMU: any device reaches any mapped page */
   uint8_t *host = NULL;
   bool hit = false;
   if (refused) *refused = false;
-  if (m && ((host = peer_bar(t, m, bus, what, &hit)) != NULL || hit)) {
+  /* Behind an emulated IOMMU the device reaches only its container's IOVAs; without one, the physical pages and the
+   * peers' BARs. */
+  const void *domain = m ? mock_vfio_domain(t, m) : NULL;
+  if (m && !domain && ((host = peer_bar(t, m, bus, what, &hit)) != NULL || hit)) {
     if (refused) *refused = !host;
     return host;
   }
-  /* Behind an emulated IOMMU the device reaches only its container's IOVAs; without one, the physical pages. */
-  const void *domain = m ? mock_vfio_domain(t, m) : NULL;
   pthread_mutex_lock(&dma_lock);
   for (size_t i = 0; i < t->ndma && !host; i++) {
     const mock_dma *d = &t->dma[i];

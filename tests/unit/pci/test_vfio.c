@@ -18,6 +18,7 @@
 #include "platform/pci.h"
 #include "platform/pci_admin.h"
 #include "platform/pci_hook.h"
+#include "platform/pci_topology.h"
 #include "platform/vfio.h"
 
 /* A function of its own group (9) with no MSI capability and no reset method. */
@@ -308,6 +309,26 @@ START_TEST(dma_shared_container) {
 }
 END_TEST
 
+/* Behind the IOMMU a peer's BAR is not reachable (its physical address is no IOVA of the container): the topology
+ * says so, and the emulated device's DMA there faults. */
+START_TEST(p2p_behind_iommu) {
+  ck_assert(mock_sysfs_add(fx, &plain_cfg) != NULL);
+  char why[256];
+  vfio_tree(MOCK_VFIO_TYPE1);
+  bg_pci_dev *a, *b;
+  OK(bg_pci_open_sysfs(AMD_BDF, OPEN_FLAGS, &a));
+  OK(bg_pci_open_sysfs(PLAIN_BDF, BG_PCI_VFIO, &b));
+  FAILS(bg_pci_p2p_distance(PLAIN_BDF, AMD_BDF, why, sizeof(why)), BG_ENOTSUP,
+        "0000:05:00.0 is behind an IOMMU (VFIO type1 group 9): peer BARs are not mapped into its container");
+  bg_pci_bar bar;
+  OK(bg_pci_bar_info(a, 2, &bar));
+  ck_assert_int_ne(mock_pci_dma_write(mock_sysfs_find(fx, PLAIN_BDF), bar.base, "p2p", 3), 0);
+  expect_failures(1, "DMA to unmapped bus address");
+  bg_pci_close(b);
+  bg_pci_close(a);
+}
+END_TEST
+
 /* The emulated type1 backend refuses what vfio_iommu_type1.c refuses. */
 START_TEST(map_dma_checks) {
   vfio_tree(MOCK_VFIO_TYPE1);
@@ -491,6 +512,7 @@ TCase *tcase_vfio(void) {
   tcase_add_test(tc, dma_type1_iovas);
   tcase_add_test(tc, dma_noiommu_physical);
   tcase_add_test(tc, dma_shared_container);
+  tcase_add_test(tc, p2p_behind_iommu);
   tcase_add_test(tc, map_dma_checks);
   tcase_add_test(tc, container_group_rules);
   tcase_add_test(tc, msi_eventfd);
