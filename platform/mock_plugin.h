@@ -22,8 +22,9 @@
  * ABI 3: MOCKNVK+NV (an emulated nvidia kernel module and NVIDIA GPUs): nv_sys and nv_assemble.
  * ABI 4: inject (faults the stress tests of tests/stress inject into the emulated hardware); the USB transport table
  *   gained clear_halt and its transfer/stats records changed layout.
- * ABI 5: shader_stats (cumulative counters of the emulated shader core, bg_mock_shader_stats). */
-#define BG_MOCK_PLUGIN_ABI 5
+ * ABI 5: shader_stats (cumulative counters of the emulated shader core, bg_mock_shader_stats).
+ * ABI 6: bg_pci_hooks gained vfio (the emulated VFIO container, group and device of platform/vfio_sys.h). */
+#define BG_MOCK_PLUGIN_ABI 6
 #define BG_MOCK_MAX_DEVICES 8
 
 /* usb/usb_transport.h: hcq/ only passes the pointer on. */

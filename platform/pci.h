@@ -2,7 +2,7 @@
  *
  * A bg_pci_dev gives configuration space, BAR info and mappings, resizable BAR, function reset,
  * DMA memory with bus addresses, bulk copies to and from BAR memory, and (optionally) interrupts.
- * Implementations: sysfs (+VFIO for interrupts) in platform/pci_sysfs.c, the USB bridge in
+ * Implementations: sysfs in platform/pci_sysfs.c, VFIO in platform/pci_vfio.c, the USB bridge in
  * usb/usb_pci.c (opened through platform/pci_usb.h). The handle is opaque; an
  * implementation allocates it with bg_pci_dev_new and keeps its state in bg_pci_priv.
  *
@@ -79,12 +79,14 @@ void *bg_pci_priv(bg_pci_dev *d);
 /* bg_pci_open_sysfs flags. */
 enum bg_pci_open_flags {
   BG_PCI_UNBIND_DRIVER = 1u << 0,    /* unbind a bound kernel driver (otherwise: -BG_EBUSY) */
-  BG_PCI_VFIO = 1u << 1,             /* bind to vfio-pci and take interrupts through VFIO */
+  BG_PCI_VFIO = 1u << 1,             /* bind to vfio-pci and open through VFIO (platform/pci_vfio.h) */
   BG_PCI_REMOVE_SIBLINGS = 1u << 2,  /* remove functions 1..7 of the slot (HDMI audio) */
 };
 
-/* Open a device through sysfs under bg_pci_sysfs_root(): lock it, check privilege, unbind when
- * asked, enable memory decoding and bus mastering. bdf is "DDDD:BB:DD.F". */
+/* Open a device under bg_pci_sysfs_root(): lock it, check privilege, unbind when asked, enable memory decoding and
+ * bus mastering. bdf is "DDDD:BB:DD.F". Through VFIO (config, BARs, DMA, interrupts, reset all through the VFIO
+ * device fd and container) with BG_PCI_VFIO, or when the function is bound to vfio-pci and BG_PCI_UNBIND_DRIVER is not
+ * given; through sysfs files otherwise. */
 int bg_pci_open_sysfs(const char *bdf, unsigned flags, bg_pci_dev **out);
 void bg_pci_close(bg_pci_dev *d);
 const char *bg_pci_name(const bg_pci_dev *d);

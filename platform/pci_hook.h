@@ -28,6 +28,8 @@ typedef struct bg_pci_hooks {
   /* Bus addresses of npages locked 4 KiB pages at va (flags: bg_sysmem_flags); 0 or -errno. */
   int (*dma_map)(void *ctx, const char *bdf, void *va, size_t npages, unsigned flags, uint64_t *bus);
   void (*dma_unmap)(void *ctx, const char *bdf, void *va, size_t npages);
+  /* The root's VFIO system calls (platform/vfio_sys.h), NULL: the kernel's. */
+  const struct bg_vfio_sys *vfio;
 } bg_pci_hooks;
 
 /* Attach hooks to sysfs root (a path BG_SYSFS_ROOT will hold); NULL hooks detach. One set per

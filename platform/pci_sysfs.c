@@ -1,6 +1,7 @@
-/* platform/pci_sysfs.c: bg_pci_dev over Linux sysfs, with VFIO for interrupts (tinygrad
- * tinygrad/runtime/support/system.py PCIDevice, System.vfio, System.alloc_sysmem). Every access is a file under bg_pci_sysfs_root():
- * config, resource, resourceN[_wc], resourceN_resize, reset, enable. */
+/* platform/pci_sysfs.c: bg_pci_dev over Linux sysfs (tinygrad tinygrad/runtime/support/system.py PCIDevice,
+ * System.alloc_sysmem). Every access is a file under bg_pci_sysfs_root(): config, resource, resourceN[_wc],
+ * resourceN_resize, reset, enable. A function bound to vfio-pci (or opened with BG_PCI_VFIO) goes to the VFIO backend
+ * instead (platform/pci_vfio.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,7 +19,7 @@
 #include "platform/pci_lock.h"
 #include "platform/pci_regs.h"
 #include "platform/pci_resource.h"
-#include "platform/vfio.h"
+#include "platform/pci_vfio.h"
 
 typedef struct sysfs_map {
   bg_mmio m;
@@ -29,8 +30,6 @@ typedef struct sysfs_map {
 typedef struct sysfs_dev {
   char bdf[16];
   int lock_fd, cfg_fd;
-  bool has_vfio;
-  bg_vfio vfio;
   char unbound[64];           /* kernel driver this open unbound, "" if none */
   const bg_pci_hooks *hooks;  /* emulated device under a fake root, else NULL */
   void *hctx;
@@ -303,11 +302,6 @@ static void dma_unmap(bg_pci_dev *d, void *va, uint64_t size) {
   munlock(va, size);
 }
 
-static int wait_irq(bg_pci_dev *d, int timeout_ms) {
-  sysfs_dev *s = S(d);
-  return bg_vfio_wait_irq(&s->vfio, s->bdf, timeout_ms);
-}
-
 /* ---------------- open, close ---------------- */
 
 static void close_dev(bg_pci_dev *d) {
@@ -315,7 +309,6 @@ static void close_dev(bg_pci_dev *d) {
   if (s->nmaps) BG_LOG(1, "%s: closing with %zu BAR views still mapped: unmapping them", s->bdf, s->nmaps);
   for (size_t i = 0; i < s->nmaps; i++) release_map(s, &s->maps[i]);
   free(s->maps);
-  bg_vfio_close(&s->vfio);
   if (s->cfg_fd >= 0) close(s->cfg_fd);
   bg_pci_lock_release(s->lock_fd);
 }
@@ -326,18 +319,12 @@ static const bg_pci_ops sysfs_ops = {
   .dma_map = dma_map, .dma_unmap = dma_unmap, .wait_irq = NULL, .check_alive = check_alive, .close = close_dev,
 };
 
-/* The same with interrupts, for devices opened with VFIO. */
-static const bg_pci_ops sysfs_vfio_ops = {
-  .cfg_read = cfg_read, .cfg_write = cfg_write, .bar_info = bar_info, .map_bar = map_bar, .unmap_bar = unmap_bar,
-  .resize_bar = resize_bar, .reset = reset, .alloc_sysmem = alloc_sysmem, .free_sysmem = free_sysmem,
-  .dma_map = dma_map, .dma_unmap = dma_unmap, .wait_irq = wait_irq, .check_alive = check_alive, .close = close_dev,
-};
 
 /* A bound kernel driver goes only when the caller asked (it may be driving a display). */
 static int take_from_driver(sysfs_dev *s, unsigned flags) {
   char drv[64];
   int r = bg_sysfs_driver(s->bdf, drv, sizeof(drv));
-  if (r < 0 || !drv[0] || ((flags & BG_PCI_VFIO) && strcmp(drv, "vfio-pci") == 0)) return r;
+  if (r < 0 || !drv[0]) return r;
   if (!(flags & BG_PCI_UNBIND_DRIVER))
     return bg_error(BG_EBUSY, "%s is bound to kernel driver %s: unbind it first (hcq_smi unbind %s) or open with "
                     "BG_PCI_UNBIND_DRIVER", s->bdf, drv, s->bdf);
@@ -356,13 +343,7 @@ static int open_steps(bg_pci_dev *d, unsigned flags) {
   close(fd);
   if ((r = take_from_driver(s, flags)) < 0) return r;
   if ((flags & BG_PCI_REMOVE_SIBLINGS) && (r = bg_pci_remove_siblings(s->bdf)) < 0) return r;
-  if (flags & BG_PCI_VFIO) {
-    if ((r = bg_vfio_available()) < 0 || (r = bg_vfio_bind(s->bdf)) < 0 || (r = bg_vfio_open(s->bdf, &s->vfio)) < 0)
-      return r;
-    s->has_vfio = true;
-  } else if ((r = bg_sysfs_write(rel, "1")) < 0) {
-    return vanished_or(s, r);
-  }
+  if ((r = bg_sysfs_write(rel, "1")) < 0) return vanished_or(s, r);
   rel_of(s, "config", rel, sizeof(rel));
   if ((r = bg_sysfs_open(rel, O_RDWR | O_SYNC, &s->cfg_fd)) < 0) return vanished_or(s, r);
   uint32_t id;
@@ -384,14 +365,19 @@ int bg_pci_open_sysfs(const char *bdf, unsigned flags, bg_pci_dev **out) {
     bg_sysfs_path(path, sizeof(path), rel);
     return bg_error(BG_ENODEV, "no PCI device %s (%s does not exist)", bdf, path);
   }
-  bg_pci_dev *d = bg_pci_dev_new(flags & BG_PCI_VFIO ? &sysfs_vfio_ops : &sysfs_ops, bdf, sizeof(sysfs_dev));
+  /* VFIO when asked, or when vfio-pci holds the function (unless the caller asked to take it from its driver). */
+  char drv[64];
+  int r = bg_sysfs_driver(bdf, drv, sizeof(drv));
+  if (r < 0) return r;
+  if ((flags & BG_PCI_VFIO) || (strcmp(drv, "vfio-pci") == 0 && !(flags & BG_PCI_UNBIND_DRIVER)))
+    return bg_pci_open_vfio(bdf, flags, out);
+  bg_pci_dev *d = bg_pci_dev_new(&sysfs_ops, bdf, sizeof(sysfs_dev));
   if (!d) return -BG_ENOMEM;
   sysfs_dev *s = S(d);
   snprintf(s->bdf, sizeof(s->bdf), "%s", bdf);
   s->lock_fd = s->cfg_fd = -1;
-  s->vfio = (bg_vfio){-1, -1, -1, -1, -1, false};
   s->hooks = bg_pci_hooks_current(&s->hctx);
-  int r = open_steps(d, flags);
+  r = open_steps(d, flags);
   if (r < 0) {
     /* Say what the failed open left changed. */
     if (s->unbound[0]) {
@@ -403,7 +389,7 @@ int bg_pci_open_sysfs(const char *bdf, unsigned flags, bg_pci_dev **out) {
     bg_pci_close(d);
     return r;
   }
-  BG_LOG(1, "%s: opened through %s%s", bdf, bg_pci_sysfs_root(), s->has_vfio ? " with VFIO interrupts" : "");
+  BG_LOG(1, "%s: opened through %s", bdf, bg_pci_sysfs_root());
   *out = d;
   return 0;
 }

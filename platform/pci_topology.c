@@ -12,6 +12,8 @@
 #include "baregpu/error.h"
 #include "platform/pci_scan.h"
 #include "platform/pci_topology.h"
+#include "platform/vfio.h"
+#include "platform/vfio.h"
 
 enum { MAX_DEPTH = 32 };
 
@@ -74,6 +76,16 @@ int bg_pci_p2p_distance(const char *a, const char *b, char *why, size_t n) {
   char scratch[1];
   resolved pa = {.n = 0}, pb = {.n = 0};
   if (!why) why = scratch, n = sizeof(scratch);
+  /* Behind a translating IOMMU (VFIO type1) a device's DMA addresses are IOVAs: a peer's BAR is reachable only once
+   * it is mapped into the container, which baregpu does not do, so such pairs stage through host memory. */
+  int group = -1;
+  const char *tr = bg_vfio_translated(a, &group) ? a : bg_vfio_translated(b, &group) ? b : NULL;
+  if (tr && strcmp(a, b) != 0) {
+    snprintf(why, n, "%s is behind an IOMMU (VFIO type1 group %d): peer BARs are not mapped into its container", tr,
+             group);
+    return bg_error(BG_ENOTSUP, "pci topology: no peer-to-peer between %s and %s: %s is behind an IOMMU (VFIO type1 "
+                    "group %d): peer BARs are not mapped into its container", a, b, tr, group);
+  }
   int r = resolve(a, &pa);
   if (r == 0) r = resolve(b, &pb);
   if (r < 0) {

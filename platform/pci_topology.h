@@ -17,8 +17,9 @@ int bg_pci_root_complex(const char *bdf, char *out, size_t n);
 
 /* Whether a and b can do peer-to-peer: 0 when both are below the same root complex (why says so, and whether they
  * also share a switch: "same root complex pci0000:00, same switch (below 0000:01:00.0)" or "same root complex
- * pci0000:00, no common switch"), -BG_ENOTSUP with why = "different root complexes (pci0000:00, pci0000:40)", or
- * bg_pci_root_complex's error for either (why holds its message). why may be NULL. */
+ * pci0000:00, no common switch"), -BG_ENOTSUP with why = "different root complexes (pci0000:00, pci0000:40)" or
+ * "<bdf> is behind an IOMMU (VFIO type1 group N): ..." (its DMA addresses are IOVAs; platform/vfio.h
+ * bg_vfio_translated), or bg_pci_root_complex's error for either (why holds its message). why may be NULL. */
 int bg_pci_p2p_distance(const char *a, const char *b, char *why, size_t n);
 
 #endif

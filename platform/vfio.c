@@ -1,24 +1,23 @@
-/* platform/vfio.c: VFIO container, no-IOMMU group, device fd and interrupt eventfd (platform/vfio.h). */
+/* platform/vfio.c: VFIO container, group and device fd, with a message for each way a real system refuses
+ * (platform/vfio.h). Regions, interrupts and reset: vfio_dev.c; DMA mappings: vfio_dma.c. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/vfio.h>
-#include <poll.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "baregpu/error.h"
-#include "util/fd_io.h"
 #include "platform/pci_attr.h"
 #include "platform/pci_scan.h"
 #include "platform/vfio.h"
 
-#define NOIOMMU_HINT "echo 1 > /sys/module/vfio/parameters/enable_unsafe_noiommu_mode"
+#define NOIOMMU_PARAM "module/vfio/parameters/enable_unsafe_noiommu_mode"
+#define NOIOMMU_HINT "echo 1 > /sys/" NOIOMMU_PARAM
+#define IOMMU_HINT "boot with the IOMMU on (intel_iommu=on or amd_iommu=on, iommu=pt)"
 
 const char *bg_vfio_dev_root(void) {
   const char *r = getenv("BG_DEV_ROOT");
@@ -27,8 +26,8 @@ const char *bg_vfio_dev_root(void) {
 
 int bg_vfio_available(void) {
   if (bg_sysfs_exists("module/vfio")) return 0;
-  return bg_error(BG_ENOTSUP, "VFIO is not available: %s/module/vfio is missing (load it: modprobe vfio-pci "
-                  "disable_idle_d3=1; then %s)", bg_pci_sysfs_root(), NOIOMMU_HINT);
+  return bg_error(BG_ENOTSUP, "VFIO is not available: the vfio module is not loaded (%s/module/vfio is missing): load "
+                  "it: modprobe vfio-pci disable_idle_d3=1", bg_pci_sysfs_root());
 }
 
 int bg_vfio_bind(const char *bdf) {
@@ -47,139 +46,177 @@ int bg_vfio_bind(const char *bdf) {
   return 0;
 }
 
+/* "Y"/"1": no-IOMMU mode on; "N"/"0": off; -1: the parameter is missing. */
+static int noiommu_param(void) {
+  char buf[16];
+  if (!bg_sysfs_exists(NOIOMMU_PARAM) || bg_sysfs_read(NOIOMMU_PARAM, buf, sizeof(buf)) < 0) return -1;
+  return buf[0] == 'Y' || buf[0] == 'y' || buf[0] == '1';
+}
+
 static int group_of(const char *bdf, int *id) {
   char rel[BG_SYSFS_REL_MAX], path[PATH_MAX], target[PATH_MAX];
   snprintf(rel, sizeof(rel), "bus/pci/devices/%s/iommu_group", bdf);
   bg_sysfs_path(path, sizeof(path), rel);
   ssize_t n = readlink(path, target, sizeof(target) - 1);
   if (n < 0)
-    return bg_error(BG_ENOTSUP, "%s: no IOMMU group (%s: %s): enable VFIO's no-IOMMU mode (%s) and bind vfio-pci "
-                    "again", bdf, path, strerror(errno), NOIOMMU_HINT);
+    return bg_error(BG_ENOTSUP, "%s: no IOMMU group (no %s: the IOMMU is off): %s, or use VFIO's no-IOMMU mode (%s; "
+                    "then bind vfio-pci again, which creates a no-IOMMU group)", bdf, path, IOMMU_HINT, NOIOMMU_HINT);
   target[n] = '\0';
   const char *base = strrchr(target, '/');
   *id = atoi(base ? base + 1 : target);
   return 0;
 }
 
-static int open_dev(const char *name, int *fd) {
+static bool node_exists(const char *name) {
   char path[PATH_MAX];
   snprintf(path, sizeof(path), "%s/vfio/%s", bg_vfio_dev_root(), name);
-  /* Character devices (the emulated tree uses regular files); a FIFO or directory is refused without blocking. */
-  if (bg_open_file(path, O_RDWR, BG_FT_CHR | BG_FT_REG, fd) == 0) return 0;
-  int e = errno;
-  if (e == 0) return bg_error_context(-BG_ENOTSUP, "VFIO: ");
+  return access(path, F_OK) == 0;
+}
+
+bool bg_vfio_translated(const char *bdf, int *group) {
+  char drv[64], rel[BG_SYSFS_REL_MAX], path[PATH_MAX], target[PATH_MAX];
+  if (bg_sysfs_driver(bdf, drv, sizeof(drv)) < 0 || strcmp(drv, "vfio-pci") != 0) return false;
+  snprintf(rel, sizeof(rel), "bus/pci/devices/%s/iommu_group", bdf);
+  bg_sysfs_path(path, sizeof(path), rel);
+  ssize_t n = readlink(path, target, sizeof(target) - 1);
+  if (n < 0) return false;
+  target[n] = '\0';
+  const char *base = strrchr(target, '/');
+  *group = atoi(base ? base + 1 : target);
+  char node[32];
+  snprintf(node, sizeof(node), "%d", *group);
+  return node_exists(node);
+}
+
+int bg_vfio_open_node(bg_vfio *v, const char *name, int *fd) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof(path), "%s/vfio/%s", bg_vfio_dev_root(), name);
+  int r = v->sys->open(v->sys_ctx, path, O_RDWR | O_CLOEXEC);
+  if (r >= 0) {
+    *fd = r;
+    return 0;
+  }
+  if (r == -EMEDIUMTYPE) return bg_error_context(-BG_ENOTSUP, "VFIO: ");
+  int e = -r;
   return bg_error(e == EACCES || e == EPERM ? BG_EPERM : e == EBUSY ? BG_EBUSY : BG_ENOTSUP,
                   "VFIO: cannot open %s: %s%s", path, strerror(e),
-                  e == EACCES || e == EPERM ? ": run as root" : e == EBUSY ? ": another process holds the group" : "");
+                  e == EACCES || e == EPERM ? ": run as root"
+                  : e == ENOENT && strcmp(name, "vfio") == 0 ? ": the vfio module is not loaded (modprobe vfio-pci)"
+                                                             : "");
 }
 
-/* The container must speak this API and offer the no-IOMMU backend. */
-static int check_container(bg_vfio *v) {
-  int api = ioctl(v->container, VFIO_GET_API_VERSION);
+
+/* A new container must speak this API and offer the backend the group needs. */
+static int container_check(bg_vfio *v, const char *bdf) {
+  int api = v->sys->ioctl(v->sys_ctx, v->container, VFIO_GET_API_VERSION, 0);
   if (api != VFIO_API_VERSION)
-    return bg_error(BG_ENOTSUP, "VFIO: %s/vfio/vfio is not a VFIO container (API version %d, errno: %s)",
-                    bg_vfio_dev_root(), api, api < 0 ? strerror(errno) : "none");
-  if (ioctl(v->container, VFIO_CHECK_EXTENSION, VFIO_NOIOMMU_IOMMU) != 1)
-    return bg_error(BG_ENOTSUP, "VFIO: the no-IOMMU backend is off: %s", NOIOMMU_HINT);
+    return bg_error(BG_ENOTSUP, "VFIO: %s/vfio/vfio speaks the wrong API version (%d%s%s, expected %d): not a VFIO "
+                    "container of this kernel interface", bg_vfio_dev_root(), api, api < 0 ? ": " : "",
+                    api < 0 ? strerror(-api) : "", VFIO_API_VERSION);
+  if (v->noiommu && v->sys->ioctl(v->sys_ctx, v->container, VFIO_CHECK_EXTENSION, VFIO_NOIOMMU_IOMMU) != 1)
+    return bg_error(BG_ENOTSUP, "VFIO: %s: no-IOMMU mode is disabled: the container offers no no-IOMMU backend (%s)",
+                    bdf, NOIOMMU_HINT);
+  if (!v->noiommu && v->sys->ioctl(v->sys_ctx, v->container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) != 1)
+    return bg_error(BG_ENOTSUP, "VFIO: %s: the container offers no type1v2 IOMMU backend for group %d (modprobe "
+                    "vfio_iommu_type1)", bdf, v->group_id);
   return 0;
 }
 
-static int open_group(const char *bdf, bg_vfio *v) {
-  char name[32];
-  snprintf(name, sizeof(name), "noiommu-%d", v->group_id);
-  int r = open_dev(name, &v->group);
-  if (r == -BG_ENOTSUP) {
-    snprintf(name, sizeof(name), "%d", v->group_id);
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/vfio/%s", bg_vfio_dev_root(), name);
-    if (access(path, F_OK) == 0)
-      return bg_error(BG_ENOTSUP, "%s: IOMMU group %d is translated by an IOMMU, and baregpu gives the device "
-                      "physical addresses: boot with the IOMMU off or in no-IOMMU mode (%s)", bdf, v->group_id,
-                      NOIOMMU_HINT);
+/* The group's node decides the backend: /dev/vfio/<N> is translated (type1v2), noiommu-<N> is not. */
+static int pick_backend(bg_vfio *v, const char *bdf, char *node, size_t n) {
+  if (!node_exists("vfio")) { /* no container node: say so (the module, or BG_DEV_ROOT) before the group's */
+    int fd, r = bg_vfio_open_node(v, "vfio", &fd);
+    if (r < 0) return r;
+    v->sys->close(v->sys_ctx, fd);
   }
+  snprintf(node, n, "%d", v->group_id);
+  if (node_exists(node)) return 0;
+  snprintf(node, n, "noiommu-%d", v->group_id);
+  v->noiommu = true;
+  if (node_exists(node)) return 0;
+  if (noiommu_param() == 0)
+    return bg_error(BG_ENOTSUP, "VFIO: %s: no-IOMMU mode is disabled (%s/%s reads 0) and group %d has no node %s/vfio/"
+                    "%d: %s, then bind vfio-pci again; or %s", bdf, bg_pci_sysfs_root(), NOIOMMU_PARAM, v->group_id,
+                    bg_vfio_dev_root(), v->group_id, NOIOMMU_HINT, IOMMU_HINT);
+  return bg_error(BG_ENOTSUP, "VFIO: %s: group %d has no node (%s/vfio/%d or noiommu-%d): is the function bound to "
+                  "vfio-pci?", bdf, v->group_id, bg_vfio_dev_root(), v->group_id, v->group_id);
+}
+
+/* Who makes the group not viable: its devices bound to a driver that owns DMA (not vfio-pci, not pcieport). */
+static void blockers(int group_id, char *out, size_t n) {
+  char rel[BG_SYSFS_REL_MAX], path[PATH_MAX], drv[64];
+  snprintf(rel, sizeof(rel), "kernel/iommu_groups/%d/devices", group_id);
+  bg_sysfs_path(path, sizeof(path), rel);
+  size_t len = 0;
+  out[0] = '\0';
+  DIR *dir = opendir(path);
+  if (!dir) return;
+  for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+    if (!bg_pci_bdf_valid(e->d_name) || bg_sysfs_driver(e->d_name, drv, sizeof(drv)) < 0 || !drv[0] ||
+        strcmp(drv, "vfio-pci") == 0 || strcmp(drv, "pcieport") == 0)
+      continue;
+    int k = snprintf(out + len, n - len, "%s%s is bound to %s", len ? ", " : "", e->d_name, drv);
+    if (k < 0 || (size_t)k >= n - len) break;
+    len += (size_t)k;
+  }
+  closedir(dir);
+}
+
+static int group_open(bg_vfio *v, const char *bdf, const char *node) {
+  int r = bg_vfio_open_node(v, node, &v->group);
+  if (r == -BG_EBUSY)
+    return bg_error(BG_EBUSY, "VFIO: %s: device in use: IOMMU group %d (%s/vfio/%s) is open elsewhere (another process "
+                    "or thread, e.g. a VM or another baregpu open of a device of the same group): close it first",
+                    bdf, v->group_id, bg_vfio_dev_root(), node);
   if (r < 0) return r;
   struct vfio_group_status st = {.argsz = sizeof(st)};
-  if (ioctl(v->group, VFIO_GROUP_GET_STATUS, &st) != 0)
-    return bg_error(BG_EIO, "VFIO: group %d status: %s", v->group_id, strerror(errno));
-  if (!(st.flags & VFIO_GROUP_FLAGS_VIABLE))
-    return bg_error(BG_EBUSY, "VFIO: group %d is not viable: every device in it must be bound to vfio-pci",
-                    v->group_id);
-  if (ioctl(v->group, VFIO_GROUP_SET_CONTAINER, &v->container) != 0)
-    return bg_error(BG_EIO, "VFIO: group %d: set container: %s", v->group_id, strerror(errno));
-  /* Valid once per container; a second device in the same container gets EBUSY, harmlessly. */
-  if (ioctl(v->container, VFIO_SET_IOMMU, VFIO_NOIOMMU_IOMMU) != 0 && errno != EBUSY)
-    return bg_error(BG_EIO, "VFIO: set no-IOMMU backend: %s", strerror(errno));
-  v->device = ioctl(v->group, VFIO_GROUP_GET_DEVICE_FD, bdf);
-  if (v->device < 0)
-    return bg_error(BG_EIO, "VFIO: group %d has no device %s: %s", v->group_id, bdf, strerror(errno));
-  return 0;
-}
-
-static int set_irq(bg_vfio *v, unsigned index, unsigned flags, int fd) {
-  /* struct vfio_irq_set ends in a flexible array: the eventfd follows it. */
-  _Alignas(struct vfio_irq_set) uint8_t buf[sizeof(struct vfio_irq_set) + sizeof(int32_t)];
-  struct vfio_irq_set *set = (struct vfio_irq_set *)buf;
-  memset(buf, 0, sizeof(buf));
-  bool with_fd = (flags & VFIO_IRQ_SET_DATA_TYPE_MASK) == VFIO_IRQ_SET_DATA_EVENTFD;
-  set->argsz = (uint32_t)(with_fd ? sizeof(buf) : sizeof(*set));
-  set->flags = flags;
-  set->index = index;
-  set->count = 1;
-  if (with_fd) memcpy(set->data, &fd, sizeof(int32_t));
-  return ioctl(v->device, VFIO_DEVICE_SET_IRQS, set) == 0 ? 0 : -errno;
-}
-
-/* MSI when the device has it, else INTx. */
-static int enable_irq(const char *bdf, bg_vfio *v) {
-  v->irq_fd = eventfd(0, EFD_CLOEXEC);
-  if (v->irq_fd < 0) return bg_error(BG_EIO, "%s: eventfd: %s", bdf, strerror(errno));
-  struct vfio_irq_info info = {.argsz = sizeof(info), .index = VFIO_PCI_MSI_IRQ_INDEX};
-  unsigned index = VFIO_PCI_MSI_IRQ_INDEX;
-  if (ioctl(v->device, VFIO_DEVICE_GET_IRQ_INFO, &info) != 0 || info.count == 0) {
-    index = VFIO_PCI_INTX_IRQ_INDEX;
-    v->intx = true;
+  if ((r = v->sys->ioctl(v->sys_ctx, v->group, VFIO_GROUP_GET_STATUS, (unsigned long)&st)) < 0)
+    return bg_error(BG_EIO, "VFIO: group %d status: %s", v->group_id, strerror(-r));
+  if (!(st.flags & VFIO_GROUP_FLAGS_VIABLE)) {
+    char who[512];
+    blockers(v->group_id, who, sizeof(who));
+    return bg_error(BG_EBUSY, "VFIO: %s: IOMMU group %d is not viable: %s: bind every device of the group to vfio-pci "
+                    "(or unbind it) first", bdf, v->group_id,
+                    who[0] ? who : "another device of the group is bound to a host driver");
   }
-  int e = set_irq(v, index, VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, v->irq_fd);
-  if (e < 0)
-    return bg_error(BG_EIO, "%s: VFIO: routing %s into an eventfd failed: %s", bdf, v->intx ? "INTx" : "MSI",
-                    strerror(-e));
+  if ((r = bg_vfio_container_attach(v)) < 0) return r;
+  r = v->sys->ioctl(v->sys_ctx, v->group, VFIO_GROUP_GET_DEVICE_FD, (unsigned long)bdf);
+  if (r == -EBUSY)
+    return bg_error(BG_EBUSY, "VFIO: %s: device in use: VFIO_GROUP_GET_DEVICE_FD: %s (its device fd is open "
+                    "elsewhere): close it first", bdf, strerror(EBUSY));
+  if (r < 0)
+    return bg_error(r == -EPERM ? BG_EPERM : BG_EIO, "VFIO: group %d: device %s: %s%s", v->group_id, bdf,
+                    strerror(-r), r == -EPERM ? ": no-IOMMU devices need CAP_SYS_RAWIO (run as root)" : "");
+  v->device = r;
   return 0;
 }
 
 int bg_vfio_open(const char *bdf, bg_vfio *v) {
-  *v = (bg_vfio){-1, -1, -1, -1, -1, false};
+  *v = (bg_vfio){.container = -1, .group = -1, .device = -1, .irq_fd = -1, .group_id = -1};
+  v->sys = bg_vfio_sys_current(&v->sys_ctx);
+  char node[32];
+  bool fresh = false;
   int r = bg_vfio_available();
   if (r == 0) r = group_of(bdf, &v->group_id);
-  if (r == 0) r = open_dev("vfio", &v->container);
-  if (r == 0) r = check_container(v);
-  if (r == 0) r = open_group(bdf, v);
-  if (r == 0) r = enable_irq(bdf, v);
+  if (r == 0) r = pick_backend(v, bdf, node, sizeof(node));
+  if (r == 0) r = bg_vfio_container_get(v, &fresh);
+  if (r == 0 && fresh) r = container_check(v, bdf);
+  if (r == 0) r = group_open(v, bdf, node);
+  if (r == 0) r = bg_vfio_dev_open_regions(v, bdf);
+  if (r == 0) r = bg_vfio_irq_enable(v, bdf);
   if (r < 0) bg_vfio_close(v);
   return r;
 }
 
-int bg_vfio_wait_irq(bg_vfio *v, const char *bdf, int timeout_ms) {
-  struct pollfd p = {v->irq_fd, POLLIN, 0};
-  int n;
-  while ((n = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {}
-  if (n < 0) return bg_error(BG_EIO, "%s: poll on the interrupt eventfd: %s", bdf, strerror(errno));
-  if (n == 0) return bg_error(BG_ETIMEDOUT, "%s: no interrupt within %d ms", bdf, timeout_ms);
-  uint64_t cnt;
-  if (read(v->irq_fd, &cnt, sizeof(cnt)) != sizeof(cnt))
-    return bg_error(BG_EIO, "%s: reading the interrupt eventfd: %s", bdf, strerror(errno));
-  /* INTx stays masked after it fires until we unmask it. */
-  if (v->intx) {
-    int e = set_irq(v, VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_UNMASK, -1);
-    if (e < 0) return bg_error(BG_EIO, "%s: VFIO: INTx unmask: %s", bdf, strerror(-e));
-  }
-  return 0;
-}
-
 void bg_vfio_close(bg_vfio *v) {
-  int *open_fds[] = {&v->irq_fd, &v->device, &v->group, &v->container};
+  int *open_fds[] = {&v->irq_fd, &v->device, &v->group};
   for (size_t i = 0; i < sizeof(open_fds) / sizeof(open_fds[0]); i++) {
     int fd = *open_fds[i];
-    if (fd >= 0) close(fd);
+    if (fd >= 0) {
+      if (open_fds[i] == &v->irq_fd) close(fd);
+      else v->sys->close(v->sys_ctx, fd);
+    }
     *open_fds[i] = -1;
   }
+  bg_vfio_container_put(v);
 }

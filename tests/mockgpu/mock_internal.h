@@ -56,12 +56,15 @@ struct mock_pci {
   void *reset_user;
 };
 
+typedef struct mock_vfio mock_vfio;
+
 typedef struct mock_dma {
   uint64_t bus;
   size_t npages;
   uint8_t *va;
   bool reversed;                /* page i at bus + (npages-1-i)*4096: catches contiguity assumptions */
   mock_pci *dev;
+  const void *domain;           /* the emulated IOMMU container whose IOVA this is (mock_vfio.c); NULL: physical */
 } mock_dma;
 
 struct mock_sysfs {
@@ -82,6 +85,8 @@ struct mock_sysfs {
   unsigned nfail;
   char failures[4096];
   char *saved_env[4];
+  unsigned vfio_flags;          /* mock_sysfs_add_vfio's: group nodes for devices added later too */
+  struct mock_vfio *vfio;       /* the emulated VFIO's open files (mock_vfio.c) */
 };
 
 /* Record a strictness failure (also on stderr) and return -BG_EIO with the message. */
@@ -115,5 +120,11 @@ int mock_link(mock_sysfs *t, const char *target, const char *rel);
  * failure naming why recorded) a peer BAR the TLP cannot reach. what ("read", "write", "access") names the TLP. */
 uint8_t *mock_dma_host_rw(mock_sysfs *t, mock_pci *m, uint64_t bus, const char *what, bool *refused);
 uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus); /* what "access", refusals only recorded */
+/* IOVA ranges an emulated IOMMU container (domain) maps (mock_vfio.c): npages host pages at va reachable at bus by
+ * the devices of its groups only. */
+int mock_sysfs_dma_add(mock_sysfs *t, const void *domain, uint64_t bus, void *va, size_t npages);
+void mock_sysfs_dma_del(mock_sysfs *t, const void *domain, uint64_t bus);
+/* mock_vfio.c: the type1 container m's DMA is translated by (its open VFIO device's), NULL when none: physical. */
+const void *mock_vfio_domain(mock_sysfs *t, const mock_pci *m);
 
 #endif

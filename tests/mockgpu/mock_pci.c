@@ -96,17 +96,19 @@ static void init_config(mock_pci *m) {
   put16(m->wmask, BG_PCI_COMMAND, 0x0547);
   m->wmask[0x0c] = m->wmask[0x0d] = m->wmask[BG_PCI_INTERRUPT_LINE] = 0xff;
   /* PCIe capability at 0x40 (device/link control writable), MSI at 0x80 (enable, address, data). */
-  put16(c, 0x40, BG_PCI_CAP_ID_EXP | 0x80 << 8);
+  put16(c, 0x40, (uint16_t)(BG_PCI_CAP_ID_EXP | (g->no_msi ? 0 : 0x80 << 8)));
   put16(c, 0x42, 0x0002);
   put16(c, 0x40 + BG_PCI_EXP_LNKSTA, (uint16_t)(speed_code(g->link_speed) | (unsigned)g->link_width << 4));
   put16(m->wmask, 0x48, 0xffff);
   put16(m->wmask, 0x50, 0xffff);
-  put16(c, 0x80, BG_PCI_CAP_ID_MSI);
-  put16(c, 0x82, 0x0080);
-  m->wmask[0x82] = 0x01;
-  memset(m->wmask + 0x84, 0xff, 12);
   mark_ident(m, 0x40, 2);
-  mark_ident(m, 0x80, 2);
+  if (!g->no_msi) {
+    put16(c, 0x80, BG_PCI_CAP_ID_MSI);
+    put16(c, 0x82, 0x0080);
+    m->wmask[0x82] = 0x01;
+    memset(m->wmask + 0x84, 0xff, 12);
+    mark_ident(m, 0x80, 2);
+  }
   for (int i = 0; i < 6; i++) write_bar_regs(m, i);
   for (int i = 0; i < 6; i++)
     if (g->bars[i].rebar_sizes) m->rebar_off = BG_PCI_EXT_CAP_START;

@@ -41,6 +41,7 @@ typedef struct mock_pci_cfg {
   uint64_t bridge_window; /* largest BAR the upstream bridge fits (0: any): bigger resizes get ENOSPC */
   bool resize_ignored;    /* accept resize writes but keep the old size */
   bool unemulated_bars;   /* BAR views are plain mmaps of the sparse resourceN files */
+  bool no_msi;            /* no MSI capability: interrupts only through INTx */
 } mock_pci_cfg;
 
 /* Register hooks over BAR bytes [off, off+len): called with the BAR offset and an access size of

@@ -19,6 +19,7 @@
 #include "platform/pci_regs.h"
 #include "platform/sysmem.h"
 #include "mock_internal.h"
+#include "mock_vfio.h"
 #include "sysfs_tree.h"
 
 /* ---------------- files (sysfs_tree.c, relative to this tree's root) ---------------- */
@@ -144,10 +145,33 @@ void mock_sysfs_place(mock_sysfs *t, mock_pci *m) {
     }
 }
 
-mock_pci *mock_sysfs_add(mock_sysfs *t, const mock_pci_cfg *cfg) {
+static int vfio_group_node(mock_sysfs *t, int group);
+
+/* MOCKGPU_VFIO=1|type1 (an IOMMU: group nodes /dev/vfio/<N>) or noiommu (/dev/vfio/noiommu-<N>): every display
+ * function added without a driver gets an IOMMU group of its own and is bound to vfio-pci, so DEV=MOCKPCI+AMD opens
+ * it through VFIO (platform/pci_vfio.h). 0 when unset. */
+static unsigned env_vfio(void) {
+  const char *v = getenv("MOCKGPU_VFIO");
+  if (!v || !*v || strcmp(v, "0") == 0) return 0;
+  return MOCK_VFIO_MODULE | MOCK_VFIO_DEVNODES | (strcmp(v, "noiommu") == 0 ? 0 : MOCK_VFIO_TYPE1);
+}
+
+mock_pci *mock_sysfs_add(mock_sysfs *t, const mock_pci_cfg *given) {
   if (t->ndevs == MOCK_MAX_DEVS) {
     mock_fail(t, "mock_sysfs: more than %d devices", MOCK_MAX_DEVS);
     return NULL;
+  }
+  mock_pci_cfg vcfg = *given;
+  const mock_pci_cfg *cfg = &vcfg;
+  unsigned venv = env_vfio();
+  bool to_vfio = venv && (given->class_code >> 16) == 0x03 && !given->driver;
+  if (to_vfio) {
+    if (!t->vfio_flags && mock_sysfs_add_vfio(t, venv) != 0) {
+      mock_fail(t, "mock_sysfs: MOCKGPU_VFIO: cannot create the VFIO module and nodes");
+      return NULL;
+    }
+    if (vcfg.iommu_group < 0) vcfg.iommu_group = 100 + (int)t->ndevs;
+    vcfg.driver = "vfio-pci";
   }
   mock_pci *m = mock_pci_create(t, cfg);
   if (!m) return NULL;
@@ -166,6 +190,12 @@ mock_pci *mock_sysfs_add(mock_sysfs *t, const mock_pci_cfg *cfg) {
     snprintf(rel, sizeof(rel), "%s/iommu_group", m->dir);
     snprintf(target, sizeof(target), "kernel/iommu_groups/%d", cfg->iommu_group);
     if (r == 0) r = mock_link(t, target, rel);
+    /* kernel/iommu_groups/<n>/devices/<bdf> -> the device, as the IOMMU core links the group's members. */
+    snprintf(rel, sizeof(rel), "kernel/iommu_groups/%d/devices", cfg->iommu_group);
+    if (r == 0) r = mkdir_rel(t, rel);
+    snprintf(rel, sizeof(rel), "kernel/iommu_groups/%d/devices/%s", cfg->iommu_group, m->bdf);
+    if (r == 0) r = mock_link(t, m->dir, rel);
+    if (r == 0 && (t->vfio_flags & MOCK_VFIO_DEVNODES)) r = vfio_group_node(t, cfg->iommu_group);
   }
   if (r != 0) {
     mock_fail(t, "mock_sysfs: cannot create the files of %s: %s", m->bdf, strerror(r < 0 ? -r : EIO));
@@ -193,24 +223,31 @@ int mock_sysfs_vanish(mock_sysfs *t, const char *bdf) {
   return 0;
 }
 
+/* The group's node: /dev/vfio/<n> behind an IOMMU, /dev/vfio/noiommu-<n> in no-IOMMU mode (none when it is off). */
+static int vfio_group_node(mock_sysfs *t, int group) {
+  char rel[64];
+  if (t->vfio_flags & MOCK_VFIO_NOIOMMU_OFF) return 0;
+  snprintf(rel, sizeof(rel), t->vfio_flags & MOCK_VFIO_TYPE1 ? "dev/vfio/%d" : "dev/vfio/noiommu-%d", group);
+  return mock_put(t, rel, "", 0, -1);
+}
+
 int mock_sysfs_add_vfio(mock_sysfs *t, unsigned flags) {
   int r = 0;
   if (flags & MOCK_VFIO_MODULE) {
     r = mkdir_rel(t, "module/vfio");
     if (r == 0) r = mkdir_rel(t, "module/vfio/parameters");
-    if (r == 0) r = mock_put(t, "module/vfio/parameters/enable_unsafe_noiommu_mode", "Y\n", 2, -1);
+    const char *mode = flags & MOCK_VFIO_NOIOMMU_OFF ? "N\n" : "Y\n";
+    if (r == 0) r = mock_put(t, "module/vfio/parameters/enable_unsafe_noiommu_mode", mode, 2, -1);
     if (r == 0 && !driver_exists(t, "vfio-pci")) r = mock_sysfs_add_driver(t, "vfio-pci");
   }
+  t->vfio_flags = flags;
+  if (r == 0) r = mock_vfio_init(t);
   if (r == 0 && (flags & MOCK_VFIO_DEVNODES)) {
     r = mkdir_rel(t, "dev");
     if (r == 0) r = mkdir_rel(t, "dev/vfio");
     if (r == 0) r = mock_put(t, "dev/vfio/vfio", "", 0, -1);
     for (size_t i = 0; r == 0 && i < t->ndevs; i++)
-      if (t->devs[i]->cfg.iommu_group >= 0) {
-        char rel[64];
-        snprintf(rel, sizeof(rel), "dev/vfio/noiommu-%d", t->devs[i]->cfg.iommu_group);
-        r = mock_put(t, rel, "", 0, -1);
-      }
+      if (t->devs[i]->cfg.iommu_group >= 0) r = vfio_group_node(t, t->devs[i]->cfg.iommu_group);
     char path[PATH_MAX];
     if (r == 0) r = mock_path(t, "dev", path);
     if (r == 0) setenv("BG_DEV_ROOT", path, 1);
@@ -375,7 +412,7 @@ static int hook_dma_map(void *ctx, const char *bdf, void *va, size_t npages, uns
   uint64_t base = (t->next_bus + BG_SYSMEM_HUGE_PAGE - 1) & ~(uint64_t)(BG_SYSMEM_HUGE_PAGE - 1);
   bool reversed = !(flags & (BG_SYSMEM_CONTIGUOUS | BG_SYSMEM_HUGE));
   t->next_bus = base + npages * BG_SYSMEM_PAGE;
-  t->dma[t->ndma++] = (mock_dma){base, npages, va, reversed, m};
+  t->dma[t->ndma++] = (mock_dma){base, npages, va, reversed, m, NULL};
   for (size_t i = 0; i < npages; i++) bus[i] = base + (reversed ? npages - 1 - i : i) * BG_SYSMEM_PAGE;
   pthread_mutex_unlock(&dma_lock);
   return 0;
@@ -385,7 +422,8 @@ static void hook_dma_unmap(void *ctx, const char *bdf, void *va, size_t npages) 
   mock_sysfs *t = ctx;
   pthread_mutex_lock(&dma_lock);
   for (size_t i = 0; i < t->ndma; i++)
-    if (t->dma[i].va == va && t->dma[i].npages == npages && strcmp(t->dma[i].dev->bdf, bdf) == 0) {
+    if (t->dma[i].dev && t->dma[i].va == va && t->dma[i].npages == npages &&
+        strcmp(t->dma[i].dev->bdf, bdf) == 0) {
       t->dma[i] = t->dma[--t->ndma];
       pthread_mutex_unlock(&dma_lock);
       return;
@@ -439,18 +477,20 @@ static uint8_t *peer_bar(mock_sysfs *t, const mock_pci *m, uint64_t bus, const c
 }
 
 uint8_t *mock_dma_host_rw(mock_sysfs *t, mock_pci *m, uint64_t bus, const char *what, bool *refused) {
-  /* no IOMMU: any device reaches any mapped page */
   uint8_t *host = NULL;
   bool hit = false;
   if (refused) *refused = false;
-  if (m && ((host = peer_bar(t, m, bus, what, &hit)) != NULL || hit)) {
+  /* Behind an emulated IOMMU the device reaches only its container's IOVAs; without one, the physical pages and the
+   * peers' BARs. */
+  const void *domain = m ? mock_vfio_domain(t, m) : NULL;
+  if (m && !domain && ((host = peer_bar(t, m, bus, what, &hit)) != NULL || hit)) {
     if (refused) *refused = !host;
     return host;
   }
   pthread_mutex_lock(&dma_lock);
   for (size_t i = 0; i < t->ndma && !host; i++) {
     const mock_dma *d = &t->dma[i];
-    if (bus < d->bus || bus >= d->bus + d->npages * BG_SYSMEM_PAGE) continue;
+    if (d->domain != domain || bus < d->bus || bus >= d->bus + d->npages * BG_SYSMEM_PAGE) continue;
     size_t page = (size_t)((bus - d->bus) / BG_SYSMEM_PAGE);
     if (d->reversed) page = d->npages - 1 - page;
     host = d->va + page * BG_SYSMEM_PAGE + (bus % BG_SYSMEM_PAGE);
@@ -463,8 +503,35 @@ uint8_t *mock_dma_host(mock_sysfs *t, mock_pci *m, uint64_t bus) { return mock_d
 
 size_t mock_sysfs_dma_ranges(const mock_sysfs *t) { return t->ndma; }
 
+int mock_sysfs_dma_add(mock_sysfs *t, const void *domain, uint64_t bus, void *va, size_t npages) {
+  pthread_mutex_lock(&dma_lock);
+  if (t->ndma == t->capdma) {
+    size_t cap = t->capdma ? t->capdma * 2 : 16;
+    mock_dma *nd = realloc(t->dma, cap * sizeof(*nd));
+    if (!nd) {
+      pthread_mutex_unlock(&dma_lock);
+      return -ENOMEM;
+    }
+    t->dma = nd;
+    t->capdma = cap;
+  }
+  t->dma[t->ndma++] = (mock_dma){bus, npages, va, false, NULL, domain};
+  pthread_mutex_unlock(&dma_lock);
+  return 0;
+}
+
+void mock_sysfs_dma_del(mock_sysfs *t, const void *domain, uint64_t bus) {
+  pthread_mutex_lock(&dma_lock);
+  for (size_t i = 0; i < t->ndma; i++)
+    if (t->dma[i].bus == bus && t->dma[i].domain == domain) {
+      t->dma[i] = t->dma[--t->ndma];
+      break;
+    }
+  pthread_mutex_unlock(&dma_lock);
+}
+
 static const bg_pci_hooks tree_hooks = {hook_open, hook_written, hook_bar_map, hook_bar_unmap, hook_dma_map,
-                                        hook_dma_unmap};
+                                        hook_dma_unmap, &mock_vfio_syscalls};
 
 /* ---------------- the tree ---------------- */
 
@@ -518,6 +585,7 @@ const char *mock_sysfs_root(const mock_sysfs *t) { return t->root; }
 
 void mock_sysfs_free(mock_sysfs *t) {
   if (!t) return;
+  mock_vfio_free(t);
   set_hooks(t->root, NULL, NULL);
   for (size_t i = 0; i < t->ndevs; i++) mock_pci_destroy(t->devs[i]);
   mock_rm_tree(t->root);

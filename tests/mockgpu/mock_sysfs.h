@@ -9,7 +9,9 @@
  *   bus/pci/drivers/<name>/{bind,unbind,<bdf> -> ../../../../devices/<dev>}, bus/pci/drivers_probe
  * where <dev> is <bdf> (a flat tree), or with host bridges and bridges (Topology below) the path through them:
  * pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0 (root port, switch upstream and downstream port).
- *   module/vfio/parameters/enable_unsafe_noiommu_mode (mock_sysfs_add_vfio), lock/ (lock files),
+ *   kernel/iommu_groups/<n>/devices/<bdf> -> the device,
+ *   module/vfio/parameters/enable_unsafe_noiommu_mode, dev/vfio/{vfio,<n>|noiommu-<n>} (mock_sysfs_add_vfio),
+ *   lock/ (lock files),
  *   proc/sys/vm/compact_unevictable_allowed
  * mock_sysfs_new points BG_SYSFS_ROOT, BG_LOCK_DIR and BG_PROC_ROOT at it and attaches the tree's hooks
  * (platform/pci_hook.h), so platform/pci's sysfs code runs unchanged; the files are regular files the
@@ -43,9 +45,14 @@ mock_pci *mock_sysfs_find(mock_sysfs *t, const char *bdf);
 int mock_sysfs_vanish(mock_sysfs *t, const char *bdf);
 
 enum mock_vfio_flags {
-  MOCK_VFIO_MODULE = 1u << 0,    /* module/vfio and the vfio-pci driver exist */
-  MOCK_VFIO_DEVNODES = 1u << 1,  /* <root>/dev/vfio/{vfio,noiommu-N} (regular files) + BG_DEV_ROOT */
+  MOCK_VFIO_MODULE = 1u << 0,       /* module/vfio and the vfio-pci driver exist */
+  MOCK_VFIO_DEVNODES = 1u << 1,     /* <root>/dev/vfio/{vfio,noiommu-N} (regular files) + BG_DEV_ROOT */
+  MOCK_VFIO_TYPE1 = 1u << 2,        /* an IOMMU translates: group nodes are dev/vfio/N (type1 backend) */
+  MOCK_VFIO_NOIOMMU_OFF = 1u << 3,  /* enable_unsafe_noiommu_mode reads N and no group nodes exist */
 };
+/* The VFIO module and nodes (the emulated container, groups and devices behind them: mock_vfio.h); group nodes also
+ * for devices added later. MOCKGPU_VFIO in the environment does this for the display functions mock_sysfs_add
+ * creates without a driver (see mock_sysfs.c env_vfio). */
 int mock_sysfs_add_vfio(mock_sysfs *t, unsigned flags);
 
 /* Fault injection: opens of a path ending in suffix fail with errno err (0 clears all). */

@@ -48,5 +48,6 @@ TCase *tcase_faults(void);
 TCase *tcase_sysmem(void);
 TCase *tcase_dma(void);
 TCase *tcase_lock(void);
+TCase *tcase_vfio(void);
 
 #endif

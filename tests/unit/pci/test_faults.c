@@ -1,5 +1,5 @@
 /* tests/unit/pci/test_faults.c: faults reported clearly: not root, device vanished, BAR reads
- * all ones, a device that does not answer, and VFIO unavailable in its several ways. */
+ * all ones, a device that does not answer. VFIO refusals: test_vfio.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,7 +8,6 @@
 
 #include "platform/pci.h"
 #include "platform/pci_lock.h"
-#include "platform/vfio.h"
 #include "pci_test.h"
 
 START_TEST(not_root) {
@@ -86,77 +85,11 @@ START_TEST(bar_all_ones) {
 }
 END_TEST
 
-/* ---------------- VFIO ---------------- */
-
-START_TEST(vfio_no_module) {
-  bg_pci_dev *d;
-  FAILS(bg_pci_open_sysfs(AMD_BDF, BG_PCI_UNBIND_DRIVER | BG_PCI_VFIO, &d), BG_ENOTSUP,
-        "VFIO is not available");
-  ck_assert(strstr(bg_last_error(), "module/vfio is missing (load it: modprobe vfio-pci") != NULL);
-  pid_t pid;
-  OK(bg_pci_lock_owner(AMD_BDF, &pid));
-  ck_assert_int_eq(pid, 0);
-}
-END_TEST
-
-START_TEST(vfio_no_group) {
-  ck_assert_int_eq(mock_sysfs_add_vfio(fx, MOCK_VFIO_MODULE), 0);
-  bg_pci_dev *d;
-  FAILS(bg_pci_open_sysfs(NV_BDF, BG_PCI_VFIO, &d), BG_ENOTSUP, "0000:41:00.0: no IOMMU group");
-  ck_assert(strstr(bg_last_error(), "enable_unsafe_noiommu_mode") != NULL);
-  /* It got as far as binding vfio-pci, through driver_override and drivers_probe. */
-  ck_assert_str_eq(mock_pci_driver(mock_sysfs_find(fx, NV_BDF)), "vfio-pci");
-}
-END_TEST
-
-START_TEST(vfio_no_devnodes) {
-  ck_assert_int_eq(mock_sysfs_add_vfio(fx, MOCK_VFIO_MODULE), 0);
-  char dev[4200];
-  snprintf(dev, sizeof(dev), "%s/nodev", mock_sysfs_root(fx));
-  setenv("BG_DEV_ROOT", dev, 1);
-  bg_pci_dev *d;
-  FAILS(bg_pci_open_sysfs(AMD_BDF, BG_PCI_UNBIND_DRIVER | BG_PCI_VFIO, &d), BG_ENOTSUP,
-        "VFIO: cannot open");
-  ck_assert(strstr(bg_last_error(), "/nodev/vfio/vfio: No such file or directory") != NULL);
-  /* What the failed open changed is said. */
-  ck_assert(strstr(bg_last_error(), "kernel driver amdgpu stays unbound: hcq_smi bind 0000:03:00.0 amdgpu") != NULL);
-}
-END_TEST
-
-START_TEST(vfio_not_a_container) {
-  ck_assert_int_eq(mock_sysfs_add_vfio(fx, MOCK_VFIO_MODULE | MOCK_VFIO_DEVNODES), 0);
-  bg_pci_dev *d;
-  FAILS(bg_pci_open_sysfs(AMD_BDF, BG_PCI_UNBIND_DRIVER | BG_PCI_VFIO, &d), BG_ENOTSUP,
-        "vfio/vfio is not a VFIO container");
-  /* Without VFIO the same device opens (now unbinding vfio-pci); it has no interrupts. */
-  OK(bg_pci_open_sysfs(AMD_BDF, BG_PCI_UNBIND_DRIVER, &d));
-  ck_assert(!bg_pci_has_irq(d));
-  bg_pci_close(d);
-}
-END_TEST
-
-/* A failed bg_vfio_open leaves nothing open. */
-START_TEST(vfio_open_cleans_up) {
-  ck_assert_int_eq(mock_sysfs_add_vfio(fx, MOCK_VFIO_MODULE | MOCK_VFIO_DEVNODES), 0);
-  bg_vfio v;
-  FAILS(bg_vfio_open(AMD_BDF, &v), BG_ENOTSUP, "not a VFIO container");
-  ck_assert_int_eq(v.container, -1);
-  ck_assert_int_eq(v.group, -1);
-  ck_assert_int_eq(v.irq_fd, -1);
-  ck_assert_int_eq(v.group_id, 7);
-}
-END_TEST
-
 TCase *tcase_faults(void) {
   TCase *tc = fx_tcase("faults");
   tcase_add_test(tc, not_root);
   tcase_add_test(tc, vanished_after_open);
   tcase_add_test(tc, config_all_ones);
   tcase_add_test(tc, bar_all_ones);
-  tcase_add_test(tc, vfio_no_module);
-  tcase_add_test(tc, vfio_no_group);
-  tcase_add_test(tc, vfio_no_devnodes);
-  tcase_add_test(tc, vfio_not_a_container);
-  tcase_add_test(tc, vfio_open_cleans_up);
   return tc;
 }

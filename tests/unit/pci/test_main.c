@@ -68,6 +68,7 @@ int main(void) {
   suite_add_tcase(s, tcase_sysmem());
   suite_add_tcase(s, tcase_dma());
   suite_add_tcase(s, tcase_lock());
+  suite_add_tcase(s, tcase_vfio());
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
