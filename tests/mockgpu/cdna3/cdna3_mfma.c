@@ -39,7 +39,7 @@ int cdna3_exec_mfma(cdna3_ctx *c, cdna3_wave *w, unsigned op) {
   uint32_t kc = 0;
   if (sc >= CDNA3_SRC_VGPR) {
     if ((pc = cdna3_reg(c, w, sc - CDNA3_SRC_VGPR, nd, acc_cd, "C")) < 0) return -1;
-  } else if (sc == CDNA3_SRC_LITERAL || sc >= CDNA3_SRC_SDWA) {
+  } else if (sc >= CDNA3_SRC_SDWA) {   /* SDWA .. LITERAL: no C source */
     return cdna3_fail(c, w, "MFMA C operand %u is not valid", sc);
   } else {
     kc = cdna3_sreg32(c, w, sc);

@@ -117,7 +117,7 @@ static bool compare(const cmpop *k, uint64_t a, uint64_t b) {
     double x = k->t == VT_F16 ? rdna3_h2f((uint16_t)a) : k->t == VT_F32 ? rdna3_f((uint32_t)a) : rdna3_d(a);
     double y = k->t == VT_F16 ? rdna3_h2f((uint16_t)b) : k->t == VT_F32 ? rdna3_f((uint32_t)b) : rdna3_d(b);
     bool lt = x < y, eq = x == y, gt = x > y, un = isnan(x) || isnan(y);
-    bool r[8] = {false, lt, eq, lt || eq, gt, lt || gt, gt || eq, !un};
+    const bool r[8] = {false, lt, eq, lt || eq, gt, lt || gt, gt || eq, !un};
     return k->cond < 8 ? r[k->cond] : !r[15 - k->cond];  /* U NGE NLG NGT NLE NEQ NLT TRU negate O GE LG GT LE EQ LT F */
   }
   bool sgn = k->cond < 8;
@@ -126,7 +126,7 @@ static bool compare(const cmpop *k, uint64_t a, uint64_t b) {
   else if (k->t == VT_B32) sa = (int32_t)a, sb = (int32_t)b;
   else sa = (int64_t)a, sb = (int64_t)b;
   bool lt = sgn ? sa < sb : a < b, gt = sgn ? sa > sb : a > b, eq = a == b;
-  bool r[8] = {false, lt, eq, lt || eq, gt, !eq, gt || eq, true};
+  const bool r[8] = {false, lt, eq, lt || eq, gt, !eq, gt || eq, true};
   return r[k->cond & 7];
 }
 

@@ -30,15 +30,16 @@ static int src_regs(cdna3_ctx *c, cdna3_wave *w, unsigned code, unsigned n, cons
   return 0;
 }
 
-static const struct { uint8_t op; uint16_t lane; bool f; } pk16[] = {
-  {C3_V_PK_MAD_I16, 0, false}, {C3_V_PK_MUL_LO_U16, V_MUL_LO_U16, false}, {C3_V_PK_ADD_I16, V_ADD_NC_I16, false},
-  {C3_V_PK_SUB_I16, V_SUB_NC_I16, false}, {C3_V_PK_LSHLREV_B16, V_LSHLREV_B16, false},
-  {C3_V_PK_LSHRREV_B16, V_LSHRREV_B16, false}, {C3_V_PK_ASHRREV_I16, V_ASHRREV_I16, false},
-  {C3_V_PK_MAX_I16, V_MAX_I16, false}, {C3_V_PK_MIN_I16, V_MIN_I16, false}, {C3_V_PK_MAD_U16, V_MAD_U16, false},
-  {C3_V_PK_ADD_U16, V_ADD_NC_U16, false}, {C3_V_PK_SUB_U16, V_SUB_NC_U16, false},
-  {C3_V_PK_MAX_U16, V_MAX_U16, false}, {C3_V_PK_MIN_U16, V_MIN_U16, false}, {C3_V_PK_FMA_F16, V_FMA_F16, true},
-  {C3_V_PK_ADD_F16, V_ADD_F16, true}, {C3_V_PK_MUL_F16, V_MUL_F16, true}, {C3_V_PK_MIN_F16, V_MIN_F16, true},
-  {C3_V_PK_MAX_F16, V_MAX_F16, true},
+/* indexed by the VOP3P opcode */
+static const struct { uint16_t lane; bool f; } pk16[C3_V_PK_MAX_F16 + 1] = {
+  [C3_V_PK_MAD_I16] = {0, false}, [C3_V_PK_MUL_LO_U16] = {V_MUL_LO_U16, false}, [C3_V_PK_ADD_I16] = {V_ADD_NC_I16, false},
+  [C3_V_PK_SUB_I16] = {V_SUB_NC_I16, false}, [C3_V_PK_LSHLREV_B16] = {V_LSHLREV_B16, false},
+  [C3_V_PK_LSHRREV_B16] = {V_LSHRREV_B16, false}, [C3_V_PK_ASHRREV_I16] = {V_ASHRREV_I16, false},
+  [C3_V_PK_MAX_I16] = {V_MAX_I16, false}, [C3_V_PK_MIN_I16] = {V_MIN_I16, false}, [C3_V_PK_MAD_U16] = {V_MAD_U16, false},
+  [C3_V_PK_ADD_U16] = {V_ADD_NC_U16, false}, [C3_V_PK_SUB_U16] = {V_SUB_NC_U16, false},
+  [C3_V_PK_MAX_U16] = {V_MAX_U16, false}, [C3_V_PK_MIN_U16] = {V_MIN_U16, false}, [C3_V_PK_FMA_F16] = {V_FMA_F16, true},
+  [C3_V_PK_ADD_F16] = {V_ADD_F16, true}, [C3_V_PK_MUL_F16] = {V_MUL_F16, true}, [C3_V_PK_MIN_F16] = {V_MIN_F16, true},
+  [C3_V_PK_MAX_F16] = {V_MAX_F16, true},
 };
 
 static int packed16(cdna3_ctx *c, cdna3_wave *w, const p3 *in, unsigned lane_op, bool is_float, unsigned nsrc) {

@@ -366,7 +366,7 @@ START_TEST(test_lower_aql) {
   memcpy(rel, f.t.kargs + 0x70, sizeof(rel));
   ck_assert_uint_eq(rel[5], 8);
   /* wave32 and flat scratch init are refused on gfx9 */
-  p.wave32 = true;
+  ((am_prog *)prg.handle)->wave32 = true;
   ck_assert_int_eq(bg_am_hcq_lower(&f.dev, &f.q, &c[2], 1, &f.t), -BG_EINVAL);
   fx_free(&f);
 }
