@@ -253,9 +253,10 @@ START_TEST(dma_type1_iovas) {
   ck_assert_int_eq(memcmp((uint8_t *)s.view.ptr + 2 * 4096 + 8, "iova", 4), 0);
   /* A CPU buffer mapped for the device gets the next free IOVA. */
   void *buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  uint64_t bus = 0;
-  OK(bg_pci_dma_map(d, buf, 8192, &bus));
-  ck_assert_uint_eq(bus, s.bus[0] + 3 * 4096);
+  uint64_t bus[2] = {0, 0};   /* one bus address per page */
+  OK(bg_pci_dma_map(d, buf, 8192, bus));
+  ck_assert_uint_eq(bus[0], s.bus[0] + 3 * 4096);
+  ck_assert_uint_eq(bus[1], bus[0] + 4096);
   uint64_t bus0 = s.bus[0];
   bg_pci_free_sysmem(d, &s);
   ck_assert_uint_eq(mock_vfio_dma_maps(fx), 1);
