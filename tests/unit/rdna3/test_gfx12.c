@@ -220,6 +220,7 @@ START_TEST(cross_generation) {
   wave_setup(&r, &g, "old_waitcnt");
   ck_assert_int_eq(wave_go(&r), -1);
   ck_assert_msg(strstr(r.rep.msg, "unimplemented SOPP opcode 9 (gfx12 has no such instruction)"), "%s", r.rep.msg);
+  gpu_free(&g);  /* buffer_setup starts a fresh GPU */
   uint64_t va;
   buffer_setup("wait_loadcnt", 64, &va);
   r.c.isa = &rdna3_isa_gfx11;
