@@ -188,8 +188,13 @@ typedef struct smi_am_metrics {
   bool cdna;                   /* SMU 13.0.6 (MI300): no edge temperature and no fan (text n/a, JSON null) */
 } smi_am_metrics;
 
+/* Whether a function bound to driver (may be NULL or "") is baregpu's to open: no driver, or vfio-pci, which
+ * platform/pci_sysfs.c opens through VFIO (platform/pci_vfio.h). Used by reset; list does not open vfio-pci
+ * functions, because a VFIO open resets them. */
+bool smi_driver_is_ours(const char *driver);
+
 /* Metrics of the AMD GPU bdf: not opened when owner (may be NULL) says another process holds it or
- * driver (may be NULL or "") names a bound kernel driver; else opened through am/ (lock, BARs,
+ * driver (may be NULL or "") names a bound kernel driver (vfio-pci included: a VFIO open resets the device); else opened through am/ (lock, BARs,
  * discovery, firmware), and when its SMU answers the driver table is pointed at the boot region and the
  * metrics table read. Never boots, never resets. Returns 0 when m->state == SMI_AM_OK, else -1. */
 int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *driver, smi_am_metrics *m);

@@ -1,5 +1,5 @@
 /* tools/smi_admin.c: `hcq_smi unbind`, `bind` and `reset`: hand a GPU from its kernel driver to
- * baregpu and back, and reset it. reset of an AMD GPU baregpu can open (no kernel driver, no other
+ * baregpu and back, and reset it. reset of an AMD GPU baregpu can open (no kernel driver or vfio-pci, no other
  * holder) is an SMU mode1 reset through am/ (smi_am.c, as tinygrad's am_smi reset); of any other
  * GPU, or with --function, a PCI function reset through sysfs (platform/pci_admin.h). tinygrad's rmmod
  * unloads the whole module (modprobe -r amdgpu); unbind detaches one device, and prints the
@@ -83,7 +83,7 @@ static void do_bind(const smi_opts *o, result *res) {
 static void do_reset(const smi_opts *o, result *res) {
   if (in_use(res)) return;
   const bg_pci_info *p = res->dev;
-  if (!o->function && p->vendor == BG_PCI_VENDOR_AMD && !p->driver[0]) {
+  if (!o->function && p->vendor == BG_PCI_VENDOR_AMD && smi_driver_is_ours(p->driver)) {
     res->method = "mode1";
     char why[512];
     int r = smi_am_mode1_reset(p->bdf, res->smu, sizeof(res->smu), why, sizeof(why));

@@ -2,7 +2,8 @@
  * activity from the SMU metrics table, through am/am_query.h).
  *
  * Only devices baregpu can open are read: one held by another process (its lock, platform/pci_lock.h) or bound to a
- * kernel driver is reported as such and not touched. Otherwise the device is opened through am/ (which takes its
+ * kernel driver is reported as such and not touched. Nor is one bound to vfio-pci: Linux resets it on a VFIO open
+ * (`hcq_smi reset` does open it through VFIO, since it resets anyway). Otherwise the device is opened through am/ (which takes its
  * lock for the duration), and when sOS and the SMU answer (a previous bg-bringup or AM run booted it) the driver table
  * is pointed at the boot region (SetDriverDramAddrHigh/Low, the address every AM open computes) and the metrics
  * table read. The device is never booted or reset here: a device whose SMU is down says so.
@@ -21,6 +22,10 @@
 
 #define AMD_VENDOR 0x1002
 
+bool smi_driver_is_ours(const char *driver) {
+  return !driver || !driver[0] || strcmp(driver, "vfio-pci") == 0;
+}
+
 static int fail(smi_am_metrics *m, smi_am_state st, const char *msg) {
   m->state = st;
   snprintf(m->msg, sizeof(m->msg), "%s", msg);
@@ -34,6 +39,15 @@ int smi_am_metrics_read(const char *bdf, const smi_owner *owner, const char *dri
     m->pid = owner->pid;
     if (owner->pid > 0) snprintf(m->msg, sizeof(m->msg), "in use by pid %d", (int)owner->pid);
     else snprintf(m->msg, sizeof(m->msg), "in use by a process that has not written its pid yet");
+    return -1;
+  }
+  if (driver && strcmp(driver, "vfio-pci") == 0) {
+    /* Linux resets a vfio-pci function when its device fd is first opened and when it is last closed
+     * (vfio_pci_core_enable/disable: pci_try_reset_function): reading metrics would reset the GPU. */
+    m->state = SMI_AM_BOUND;
+    snprintf(m->driver, sizeof(m->driver), "%s", driver);
+    snprintf(m->msg, sizeof(m->msg),
+             "bound to vfio-pci: not opened, since a VFIO open resets the device; DEV=PCI+AMD uses it through VFIO");
     return -1;
   }
   if (driver && driver[0]) {

@@ -11,7 +11,9 @@
  * - list --dev MOCKUSB+AMD (and list --all) shows the GPU behind the emulated ASM24 bridge with its metrics;
  * - a test thread that holds MOCKPCI+AMD with N MiB allocated shows up in list and watch --json with its pid and
  *   >= N MiB (hcq/usage.h), and the use goes when it frees and closes;
- * - watch refreshes --count times, and SIGINT ends it with exit status 0. */
+ * - watch refreshes --count times, and SIGINT ends it with exit status 0;
+ * - MOCKGPU_VFIO=1 (bound to vfio-pci): list does not open it (a VFIO open resets it) and says so; reset is a mode1
+ *   reset through VFIO. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -49,6 +51,7 @@ static long num_after(const char *s, const char *key) {
 
 static void setup(void) {
   unsetenv("MOCKGPU_CHIP");
+  unsetenv("MOCKGPU_VFIO");
   unsetenv("DEV");
 }
 
@@ -495,6 +498,27 @@ START_TEST(gfx12_names) {
 }
 END_TEST
 
+/* MOCKGPU_VFIO=1: the GPU is bound to vfio-pci (an IOMMU group), baregpu's own way in (platform/pci_vfio.c). list
+ * does not open it, because Linux resets a function on its first VFIO open (vfio_pci_core_enable), and says so;
+ * reset opens it through VFIO for its mode1 reset. */
+START_TEST(vfio_bound) {
+  setenv("MOCKGPU_VFIO", "1", 1);
+  run_result r = run_tool(hcq_smi_path, (const char *const[]){"list", "--json", "--dev", "MOCKPCI+AMD", NULL});
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  assert_valid_json(&r);
+  HAS(r.out, "\"driver\": \"vfio-pci\"");
+  HAS(r.out, "\"state\": \"bound\"");
+  HAS(r.out, "bound to vfio-pci: not opened, since a VFIO open resets the device");
+  run_free(&r);
+  r = run_tool(hcq_smi_path, (const char *const[]){"reset", "--json", "--dev", "MOCKPCI+AMD", NULL});
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  HAS(r.out, "\"method\": \"mode1\"");
+  HAS(r.out, "\"ok\": true");
+  run_free(&r);
+  unsetenv("MOCKGPU_VFIO");
+}
+END_TEST
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_tools_mock HCQ_SMI BG_BRINGUP\n");
@@ -520,6 +544,7 @@ int main(int argc, char **argv) {
   tcase_add_test(t, vram_published);
   tcase_add_test(t, watch_text_and_sigint);
   tcase_add_test(t, gfx12_names);
+  tcase_add_test(t, vfio_bound);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
