@@ -112,8 +112,10 @@ int bg_vfio_reset(bg_vfio *v, const char *bdf);
 /* 0 when an interrupt fired within timeout_ms (< 0: wait forever), -BG_ETIMEDOUT otherwise. */
 int bg_vfio_wait_irq(bg_vfio *v, const char *bdf, int timeout_ms);
 
-/* Type1: map size bytes at va (page-aligned) at a free IOVA (aligned to 2 MiB when align_huge) into the container:
- * *iova is what the device uses, and every other device of the container. Not for no-IOMMU groups (-BG_EINVAL). */
+/* Type1: map size bytes at va (page-aligned) at a free IOVA inside one of the IOMMU's ranges (aligned to its smallest
+ * page, and to 2 MiB when align_huge) into the container: *iova is what the device uses, and every other device of
+ * the container. Not for no-IOMMU groups (-BG_EINVAL); -BG_ENOMEM when no range has room or the container holds as
+ * many mappings as vfio_iommu_type1.dma_entry_limit allows; -BG_EINVAL when va or size is not whole IOMMU pages. */
 int bg_vfio_dma_map(bg_vfio *v, const char *bdf, void *va, uint64_t size, bool align_huge, uint64_t *iova);
 /* Unmap the range mapped at va (exactly as mapped). */
 int bg_vfio_dma_unmap(bg_vfio *v, const char *bdf, void *va, uint64_t size);
