@@ -29,6 +29,11 @@ typedef struct bg_vfio_dma {
   const void *owner;
 } bg_vfio_dma;
 
+/* An IOVA range the IOMMU accepts, end inclusive (struct vfio_iova_range). */
+typedef struct bg_vfio_iova_range {
+  uint64_t start, end;
+} bg_vfio_iova_range;
+
 /* A container the process's VFIO devices share (one per system-call table and backend), as QEMU puts its groups in
  * one container: an IOVA mapped once is valid for every device in it, as a physical address is without an IOMMU, so
  * memory one GPU's driver allocated can be handed to another (signals, peer copies staged through the host). */
@@ -39,6 +44,15 @@ typedef struct bg_vfio_container {
   int fd, users, groups;
   bg_vfio_dma *dma;  /* sorted by iova */
   size_t ndma, capdma;
+  /* Type1, from VFIO_IOMMU_GET_INFO after each group attaches: the IOVA ranges the allocator may use (the kernel's,
+   * clipped to what GPUs address; the fixed window when it reports none), its smallest page, and how many mappings
+   * the container allows in all (dma_entry_limit) when the kernel says. */
+  bg_vfio_iova_range *iova;
+  size_t niova;
+  bool iova_reported;  /* the ranges are the kernel's (VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) */
+  bool dma_limit_known;
+  uint64_t pgsize;
+  uint64_t dma_limit;
 } bg_vfio_container;
 
 /* A region of the device fd (VFIO_DEVICE_GET_REGION_INFO). */
@@ -98,8 +112,10 @@ int bg_vfio_reset(bg_vfio *v, const char *bdf);
 /* 0 when an interrupt fired within timeout_ms (< 0: wait forever), -BG_ETIMEDOUT otherwise. */
 int bg_vfio_wait_irq(bg_vfio *v, const char *bdf, int timeout_ms);
 
-/* Type1: map size bytes at va (page-aligned) at a free IOVA (aligned to 2 MiB when align_huge) into the container:
- * *iova is what the device uses, and every other device of the container. Not for no-IOMMU groups (-BG_EINVAL). */
+/* Type1: map size bytes at va (page-aligned) at a free IOVA inside one of the IOMMU's ranges (aligned to its smallest
+ * page, and to 2 MiB when align_huge) into the container: *iova is what the device uses, and every other device of
+ * the container. Not for no-IOMMU groups (-BG_EINVAL); -BG_ENOMEM when no range has room or the container holds as
+ * many mappings as vfio_iommu_type1.dma_entry_limit allows; -BG_EINVAL when va or size is not whole IOMMU pages. */
 int bg_vfio_dma_map(bg_vfio *v, const char *bdf, void *va, uint64_t size, bool align_huge, uint64_t *iova);
 /* Unmap the range mapped at va (exactly as mapped). */
 int bg_vfio_dma_unmap(bg_vfio *v, const char *bdf, void *va, uint64_t size);

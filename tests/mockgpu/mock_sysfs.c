@@ -239,6 +239,14 @@ int mock_sysfs_add_vfio(mock_sysfs *t, unsigned flags) {
     const char *mode = flags & MOCK_VFIO_NOIOMMU_OFF ? "N\n" : "Y\n";
     if (r == 0) r = mock_put(t, "module/vfio/parameters/enable_unsafe_noiommu_mode", mode, 2, -1);
     if (r == 0 && !driver_exists(t, "vfio-pci")) r = mock_sysfs_add_driver(t, "vfio-pci");
+    /* The type1 backend's limit on a container's mappings (Linux vfio_iommu_type1.c), read at each SET_IOMMU. */
+    const char *lim = getenv("MOCKGPU_VFIO_DMA_LIMIT");
+    char val[24];
+    snprintf(val, sizeof(val), "%s\n", lim && *lim ? lim : "65535");
+    if (r == 0 && (flags & MOCK_VFIO_TYPE1)) r = mkdir_rel(t, "module/vfio_iommu_type1");
+    if (r == 0 && (flags & MOCK_VFIO_TYPE1)) r = mkdir_rel(t, "module/vfio_iommu_type1/parameters");
+    if (r == 0 && (flags & MOCK_VFIO_TYPE1))
+      r = mock_put(t, "module/vfio_iommu_type1/parameters/dma_entry_limit", val, strlen(val), -1);
   }
   t->vfio_flags = flags;
   if (r == 0) r = mock_vfio_init(t);

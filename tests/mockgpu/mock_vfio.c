@@ -27,6 +27,12 @@
 #define MSI_WINDOW_START 0xfee00000ull
 #define MSI_WINDOW_END 0xfeefffffull
 #define offsetofend(T, f) (offsetof(T, f) + sizeof(((T *)0)->f))
+#define MAX_IOVA_RANGES 32
+/* 4 KiB, 2 MiB and 1 GiB pages, as a VT-d second-level table has. */
+#define DEFAULT_PGSIZES 0x40201000ull
+/* vfio_iommu_type1.c: dma_entry_limit defaults to U16_MAX; DIRTY_BITMAP_SIZE_MAX for the migration capability. */
+#define DEFAULT_DMA_ENTRY_LIMIT 65535u
+#define DIRTY_BITMAP_SIZE_MAX (((0x7fffffffull + 63) / 64) * 8)
 
 typedef struct mv_map {
   uint64_t iova, size;
@@ -40,6 +46,13 @@ typedef struct mv_container {
   uint32_t iommu; /* VFIO_TYPE1v2_IOMMU, VFIO_TYPE1_IOMMU, VFIO_NOIOMMU_IOMMU; 0 unset */
   mv_map *maps;
   size_t nmaps, cap;
+  /* Type1, from SET_IOMMU (MOCKGPU_VFIO_IOVA, MOCKGPU_VFIO_PGSIZES, the dma_entry_limit parameter): the valid IOVA
+   * ranges (inclusive), whether GET_INFO reports capabilities, the page sizes, the mappings still allowed. */
+  struct vfio_iova_range iova[MAX_IOVA_RANGES];
+  size_t niova;
+  bool caps;
+  uint64_t pgsizes;
+  uint32_t dma_avail;
 } mv_container;
 
 typedef struct mv_group {
@@ -254,18 +267,146 @@ static int extension(mock_sysfs *t, uint32_t iommu, unsigned long ext) {
   return type1 || (ext == VFIO_NOIOMMU_IOMMU && noiommu_enabled(t));
 }
 
+/* ---------------- the type1 IOMMU: IOVA ranges, page sizes, the mapping limit ---------------- */
+
+/* x86 with a width-bit IOMMU: everything below 2^width but the MSI window. */
+static void iova_x86(mv_container *c, unsigned width) {
+  c->iova[0] = (struct vfio_iova_range){0, MSI_WINDOW_START - 1};
+  c->iova[1] = (struct vfio_iova_range){MSI_WINDOW_END + 1, width >= 64 ? UINT64_MAX : (1ull << width) - 1};
+  c->niova = 2;
+}
+
+/* MOCKGPU_VFIO_IOVA (tests/mockgpu/README.md): unset: 48 bits; <width> (32..64): that many bits, the MSI window
+ * reserved; <start>-<end>[,<start>-<end>...] (inclusive, ascending, C integer syntax): exactly those ranges; none:
+ * a kernel before 5.4 (GET_INFO reports no capabilities; MAP_DMA still refuses the MSI window). */
+static void iova_config(mock_sysfs *t, mv_container *c) {
+  const char *v = getenv("MOCKGPU_VFIO_IOVA");
+  iova_x86(c, 48);
+  c->caps = true;
+  if (!v || !*v) return;
+  if (strcmp(v, "none") == 0) {
+    c->caps = false;
+    return;
+  }
+  char *end;
+  if (!strchr(v, '-')) {
+    unsigned long w = strtoul(v, &end, 10);
+    if (*end || w < 32 || w > 64) mock_fail(t, "vfio: MOCKGPU_VFIO_IOVA=%s: expected a width of 32..64 bits", v);
+    else iova_x86(c, (unsigned)w);
+    return;
+  }
+  size_t n = 0;
+  for (const char *p = v; n < MAX_IOVA_RANGES;) {
+    struct vfio_iova_range r;
+    r.start = strtoull(p, &end, 0);
+    if (end == p || *end != '-') break;
+    p = end + 1;
+    r.end = strtoull(p, &end, 0);
+    if (end == p || (*end && *end != ',') || r.end < r.start || (n && r.start <= c->iova[n - 1].end)) break;
+    c->iova[n++] = r;
+    if (!*end) {
+      c->niova = n;
+      return;
+    }
+    p = end + 1;
+  }
+  mock_fail(t, "vfio: MOCKGPU_VFIO_IOVA=%s: expected ascending start-end ranges, at most %d", v, MAX_IOVA_RANGES);
+  iova_x86(c, 48);
+}
+
+/* SET_IOMMU to type1: the ranges, page sizes and dma_avail = the dma_entry_limit parameter (vfio_iommu_type1_open). */
+static void type1_open(mock_sysfs *t, mv_container *c) {
+  iova_config(t, c);
+  const char *ps = getenv("MOCKGPU_VFIO_PGSIZES");
+  c->pgsizes = ps && *ps ? strtoull(ps, NULL, 0) & ~(PAGE - 1) : DEFAULT_PGSIZES;
+  if (!c->pgsizes) {
+    mock_fail(t, "vfio: MOCKGPU_VFIO_PGSIZES=%s: expected a bitmap of page sizes of 4 KiB or more", ps);
+    c->pgsizes = DEFAULT_PGSIZES;
+  }
+  c->dma_avail = DEFAULT_DMA_ENTRY_LIMIT;
+  char path[PATH_MAX];
+  FILE *fp = mock_path(t, "module/vfio_iommu_type1/parameters/dma_entry_limit", path) == 0 ? fopen(path, "r") : NULL;
+  if (fp) {
+    char buf[32] = "";
+    if (fgets(buf, sizeof(buf), fp)) c->dma_avail = (uint32_t)strtoul(buf, NULL, 10);
+    fclose(fp);
+  }
+}
+
+/* Appends a capability of size bytes (a header first) to the chain in buf, 8-byte aligned as vfio_info_cap_add
+ * does; next offsets count from the start of the info struct, as after vfio_info_cap_shift. */
+static size_t cap_add(uint8_t *buf, size_t len, size_t *last, const void *cap, size_t size) {
+  size_t at = len;
+  memcpy(buf + at, cap, size);
+  if (at) {
+    struct vfio_info_cap_header h;
+    memcpy(&h, buf + *last, sizeof(h));
+    h.next = (uint32_t)(sizeof(struct vfio_iommu_type1_info) + at);
+    memcpy(buf + *last, &h, sizeof(h));
+  }
+  *last = at;
+  return at + ((size + 7) & ~(size_t)7);
+}
+
+/* vfio_iommu_type1_get_info: argsz below the page sizes is EINVAL; the flags and page sizes always; the capability
+ * chain (migration, DMA available, IOVA ranges) only when argsz leaves room for all of it, else argsz is set to what
+ * it needs and cap_offset stays 0; only min(argsz, sizeof(info)) bytes of the struct are written. */
+static int get_info(const mv_container *c, struct vfio_iommu_type1_info *info) {
+  if (info->argsz < offsetofend(struct vfio_iommu_type1_info, iova_pgsizes)) return -EINVAL;
+  struct vfio_iommu_type1_info out = {.argsz = info->argsz, .flags = VFIO_IOMMU_INFO_PGSIZES,
+                                      .iova_pgsizes = c->pgsizes};
+  uint8_t caps[96 + MAX_IOVA_RANGES * sizeof(struct vfio_iova_range)];
+  size_t len = 0, last = 0;
+  if (c->caps) {
+    struct vfio_iommu_type1_info_cap_migration mig = {
+      .header = {.id = VFIO_IOMMU_TYPE1_INFO_CAP_MIGRATION, .version = 1},
+      .pgsize_bitmap = c->pgsizes & -c->pgsizes, .max_dirty_bitmap_size = DIRTY_BITMAP_SIZE_MAX};
+    len = cap_add(caps, len, &last, &mig, sizeof(mig));
+    struct vfio_iommu_type1_info_dma_avail avail = {.header = {.id = VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL, .version = 1},
+                                                    .avail = c->dma_avail};
+    len = cap_add(caps, len, &last, &avail, sizeof(avail));
+    struct vfio_iommu_type1_info_cap_iova_range r = {.header = {.id = VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE,
+                                                                .version = 1}, .nr_iovas = (uint32_t)c->niova};
+    memcpy(caps + len + sizeof(r), c->iova, c->niova * sizeof(c->iova[0]));
+    len = cap_add(caps, len, &last, &r, sizeof(r));
+    len += c->niova * sizeof(c->iova[0]);
+  }
+  if (len) {
+    out.flags |= VFIO_IOMMU_INFO_CAPS;
+    if (info->argsz < sizeof(out) + len) {
+      out.argsz = (uint32_t)(sizeof(out) + len);
+    } else {
+      memcpy((uint8_t *)info + sizeof(out), caps, len);
+      out.cap_offset = sizeof(out);
+    }
+  }
+  memcpy(info, &out, info->argsz < sizeof(out) ? info->argsz : sizeof(out));
+  return 0;
+}
+
+/* vfio_iommu_iova_dma_valid: [start, last] inside one range. */
+static bool iova_valid(const mv_container *c, uint64_t start, uint64_t last) {
+  for (size_t i = 0; i < c->niova; i++)
+    if (start >= c->iova[i].start && last <= c->iova[i].end) return true;
+  return false;
+}
+
+/* vfio_dma_do_map, in its order: argsz and flags, alignment to the smallest IOMMU page, wrap-around, overlap
+ * (EEXIST), no mapping left (ENOSPC), outside the IOVA ranges (EINVAL), pinning. */
 static int map_dma(mock_sysfs *t, mv_container *c, struct vfio_iommu_type1_dma_map *m) {
   if (m->argsz < offsetofend(struct vfio_iommu_type1_dma_map, size) ||
       m->flags & ~(uint32_t)(VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE | VFIO_DMA_MAP_FLAG_VADDR))
     return -EINVAL;
+  uint64_t pgsize = c->pgsizes & -c->pgsizes;
   if (!(m->flags & (VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE)) || !m->size ||
-      (m->size | m->iova | m->vaddr) & (PAGE - 1))
+      (m->size | m->iova | m->vaddr) & (pgsize - 1))
     return -EINVAL;
   if (m->iova + m->size - 1 < m->iova || m->vaddr + m->size - 1 < m->vaddr) return -EINVAL;
   uint64_t last = m->iova + m->size - 1;
-  if (m->iova <= MSI_WINDOW_END && last >= MSI_WINDOW_START) return -EINVAL;  /* outside the valid IOVA ranges */
   for (size_t i = 0; i < c->nmaps; i++)
     if (m->iova < c->maps[i].iova + c->maps[i].size && c->maps[i].iova <= last) return -EEXIST;
+  if (!c->dma_avail) return -ENOSPC;
+  if (!iova_valid(c, m->iova, last)) return -EINVAL;
   /* Pinning the pages fails on an address with nothing mapped (msync: ENOMEM). */
   if (msync((void *)(uintptr_t)m->vaddr, m->size, MS_ASYNC) != 0) return -EFAULT;
   if (c->nmaps == c->cap) {
@@ -278,6 +419,7 @@ static int map_dma(mock_sysfs *t, mv_container *c, struct vfio_iommu_type1_dma_m
   int r = mock_sysfs_dma_add(t, c, m->iova, (void *)(uintptr_t)m->vaddr, m->size / PAGE);
   if (r < 0) return r;
   c->maps[c->nmaps++] = (mv_map){m->iova, m->size, (uint8_t *)(uintptr_t)m->vaddr};
+  c->dma_avail--;
   return 0;
 }
 
@@ -299,6 +441,7 @@ static int unmap_dma(mock_sysfs *t, mv_container *c, struct vfio_iommu_type1_dma
       done += c->maps[i].size;
       mock_sysfs_dma_del(t, c, c->maps[i].iova);
       c->maps[i] = c->maps[--c->nmaps];
+      c->dma_avail++;
     } else {
       i++;
     }
@@ -317,7 +460,11 @@ static int container_ioctl(mock_sysfs *t, mv_file *f, unsigned long req, unsigne
     if (c->ngroups == 0 || c->iommu) return -EINVAL;
     if (!extension(t, 0, arg) || (arg == VFIO_NOIOMMU_IOMMU) != c->noiommu) return -ENODEV;
     c->iommu = (uint32_t)arg;
+    if (arg != VFIO_NOIOMMU_IOMMU) type1_open(t, c);
     return 0;
+  case VFIO_IOMMU_GET_INFO:
+    if (c->iommu != VFIO_TYPE1v2_IOMMU && c->iommu != VFIO_TYPE1_IOMMU) return -ENOTTY;
+    return get_info(c, (struct vfio_iommu_type1_info *)arg);
   case VFIO_IOMMU_MAP_DMA:
   case VFIO_IOMMU_UNMAP_DMA:
     /* Without a backend, or with the no-IOMMU one, there is nothing to map into (ENOTTY). */

@@ -6,9 +6,12 @@
  * pci/vfio_pci_intrs.c) with the uapi structs of <linux/vfio.h>:
  *   container: API version VFIO_API_VERSION; CHECK_EXTENSION answers TYPE1/TYPE1v2 (the type1 module) and
  *     NOIOMMU only while no-IOMMU mode is on; SET_IOMMU only with a group attached and only once (EINVAL), a
- *     backend the groups do not allow is ENODEV; MAP_DMA/UNMAP_DMA (type1 only, else ENOTTY) check argsz, flags,
- *     4 KiB alignment, wrap-around, the reserved MSI window (EINVAL), overlap (EEXIST), unmapped vaddr (EFAULT) and
- *     a bisected mapping on unmap (EINVAL); the IOVAs become the bus addresses the emulated device's DMA reaches.
+ *     backend the groups do not allow is ENODEV; GET_INFO (type1 only, else ENOTTY) reports the page sizes and the
+ *     capability chain with argsz as vfio_iommu_type1_get_info handles it; MAP_DMA/UNMAP_DMA (type1 only, else
+ *     ENOTTY) check argsz, flags, alignment to the smallest IOMMU page, wrap-around, overlap (EEXIST), the mapping
+ *     limit (ENOSPC), the IOVA ranges (EINVAL), unmapped vaddr (EFAULT) and a bisected mapping on unmap (EINVAL);
+ *     the IOVAs become the bus addresses the emulated device's DMA reaches. The ranges, page sizes and limit come
+ *     from MOCKGPU_VFIO_IOVA, MOCKGPU_VFIO_PGSIZES and the tree's dma_entry_limit (tests/mockgpu/README.md).
  *   group: one open at a time, across threads and processes (flock on the node: EBUSY); GET_STATUS viable only when
  *     no device of the group is bound to a host driver; SET_CONTAINER once (EINVAL), a non-viable group EBUSY;
  *     GET_DEVICE_FD needs a container with an IOMMU backend and a viable group (EINVAL), a device of the group bound

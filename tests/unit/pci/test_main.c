@@ -32,6 +32,10 @@ void fx_setup(void) {
     ck_assert_msg(mock_sysfs_add(fx, &devices[i]) != NULL, "adding %s: %s", devices[i].bdf,
                   mock_sysfs_failures(fx));
   unsetenv("BG_PAGEMAP");
+  /* The emulated IOMMU's defaults (tests/mockgpu/README.md) unless a test says otherwise. */
+  unsetenv("MOCKGPU_VFIO_IOVA");
+  unsetenv("MOCKGPU_VFIO_PGSIZES");
+  unsetenv("MOCKGPU_VFIO_DMA_LIMIT");
 }
 
 void fx_teardown(void) {

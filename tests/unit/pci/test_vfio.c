@@ -367,6 +367,206 @@ START_TEST(map_dma_checks) {
 }
 END_TEST
 
+/* ---------------- the IOMMU's IOVA ranges, page sizes and mapping limit ---------------- */
+
+/* Address space without memory behind it: the emulated kernel only checks that it is mapped (msync). */
+static void *vspace(uint64_t size) {
+  void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ck_assert(p != MAP_FAILED);
+  return p;
+}
+
+/* The AMD function opened through bare VFIO with MOCKGPU_VFIO_IOVA=iova (NULL: unset). */
+static void open_iova(const char *iova, bg_vfio *v) {
+  if (iova) setenv("MOCKGPU_VFIO_IOVA", iova, 1);
+  vfio_tree(MOCK_VFIO_TYPE1);
+  take_amd();
+  OK(bg_vfio_open(AMD_BDF, v));
+}
+
+/* A 39-bit IOMMU (many VT-d units): nothing is mapped at or above 2^39; once the space from 4 GiB to 2^39 is full,
+ * what remains goes below 4 GiB. */
+START_TEST(iova_39bit_width) {
+  bg_vfio v;
+  open_iova("39", &v);
+  const uint64_t top = 1ull << 39, big = top - (1ull << 32) - (2u << 20);
+  uint8_t *a = vspace(big), *b = vspace(4u << 20);
+  uint64_t ia, ib, ic;
+  OK(bg_vfio_dma_map(&v, AMD_BDF, a, big, true, &ia));
+  ck_assert_uint_eq(ia, 1ull << 32);
+  OK(bg_vfio_dma_map(&v, AMD_BDF, b, 4u << 20, false, &ib));  /* 2 MiB left above 4 GiB: below it */
+  ck_assert_uint_lt(ib + (4u << 20), 0xfee00000ull);
+  ck_assert_uint_ne(ib, 0);
+  OK(bg_vfio_dma_map(&v, AMD_BDF, b, 2u << 20, false, &ic));  /* exactly the last 2 MiB */
+  ck_assert_uint_eq(ic + (2u << 20), top);
+  ck_assert_uint_eq(mock_vfio_dma_maps(fx), 3);
+  bg_vfio_close(&v);
+  munmap(a, big);
+  munmap(b, 4u << 20);
+}
+END_TEST
+
+/* A hole in the ranges (a reserved region): a mapping goes to the next range rather than across it, and first fit
+ * still fills the space before the hole. */
+START_TEST(iova_hole_not_straddled) {
+  bg_vfio v;
+  open_iova("0x100000000-0x1003fffff,0x100500000-0x1ffffffff", &v);
+  uint8_t *buf = vspace(3u << 20);
+  uint64_t i1, i2, i3;
+  OK(bg_vfio_dma_map(&v, AMD_BDF, buf, 3u << 20, false, &i1));
+  ck_assert_uint_eq(i1, 0x100000000ull);
+  OK(bg_vfio_dma_map(&v, AMD_BDF, buf, 2u << 20, false, &i2));  /* 1 MiB left before the hole */
+  ck_assert_uint_eq(i2, 0x100500000ull);
+  OK(bg_vfio_dma_map(&v, AMD_BDF, buf, 1u << 20, false, &i3));
+  ck_assert_uint_eq(i3, 0x100300000ull);
+  bg_vfio_close(&v);
+  munmap(buf, 3u << 20);
+}
+END_TEST
+
+/* An IOMMU with ranges only below 4 GiB: DMA still works there (never at 0, never in the MSI window), and what fits
+ * nowhere is refused naming the device, the size and the ranges. */
+START_TEST(iova_below_4g_only) {
+  setenv("MOCKGPU_VFIO_IOVA", "32", 1);
+  vfio_tree(MOCK_VFIO_TYPE1);
+  bg_pci_dev *d;
+  OK(bg_pci_open_sysfs(AMD_BDF, OPEN_FLAGS, &d));
+  bg_sysmem s;
+  OK(bg_pci_alloc_sysmem(d, 3 * 4096, 0, NULL, &s));
+  ck_assert(s.bus[0] != 0 && s.bus[0] + 3 * 4096 <= 0xfee00000ull);
+  OK(mock_pci_dma_write(mock_sysfs_find(fx, AMD_BDF), s.bus[1], "low", 3));
+  ck_assert_int_eq(memcmp((uint8_t *)s.view.ptr + 4096, "low", 3), 0);
+  bg_pci_free_sysmem(d, &s);
+  bg_pci_close(d);
+  bg_vfio v;
+  OK(bg_vfio_open(AMD_BDF, &v));  /* bound to vfio-pci now */
+  uint8_t *buf = vspace(1u << 20);
+  uint64_t iova;
+  FAILS(bg_vfio_dma_map(&v, AMD_BDF, buf, 5ull << 30, false, &iova), BG_ENOMEM,
+        "0000:03:00.0: no free IOVA range of 0x140000000 bytes");
+  ck_assert(strstr(bg_last_error(), "the IOMMU's ranges are 0x0-0xfedfffff, 0xfef00000-0xffffffff") != NULL);
+  OK(bg_vfio_dma_map(&v, AMD_BDF, buf, 1u << 20, true, &iova));
+  ck_assert_uint_eq(iova, 2u << 20);  /* the first 2 MiB-aligned IOVA past page 0 */
+  bg_vfio_close(&v);
+  munmap(buf, 1u << 20);
+}
+END_TEST
+
+/* A kernel that reports no IOVA ranges (before Linux 5.4): the fixed window [4 GiB, 2^47). */
+START_TEST(iova_no_capability) {
+  bg_vfio v;
+  open_iova("none", &v);
+  ck_assert(!v.c->iova_reported && !v.c->dma_limit_known);
+  ck_assert_uint_eq(v.c->niova, 1);
+  ck_assert(v.c->iova[0].start == 1ull << 32 && v.c->iova[0].end == (1ull << 47) - 1);
+  uint8_t *buf = vspace(4096);
+  uint64_t iova;
+  OK(bg_vfio_dma_map(&v, AMD_BDF, buf, 4096, false, &iova));
+  ck_assert_uint_eq(iova, 1ull << 32);
+  /* Refused before the kernel is asked: the size needs no memory behind it. */
+  FAILS(bg_vfio_dma_map(&v, AMD_BDF, buf, (1ull << 47) - (1ull << 32), false, &iova), BG_ENOMEM,
+        "the kernel reports no IOVA ranges; the fixed window is 0x100000000-0x7fffffffffff");
+  bg_vfio_close(&v);
+  munmap(buf, 4096);
+}
+END_TEST
+
+/* The smallest IOMMU page above 4 KiB (MOCKGPU_VFIO_PGSIZES): IOVAs aligned to it, smaller maps refused clearly. */
+START_TEST(iova_page_size) {
+  setenv("MOCKGPU_VFIO_PGSIZES", "0x10000", 1);
+  bg_vfio v;
+  open_iova("0x100001000-0x1ffffffff", &v);
+  ck_assert_uint_eq(v.c->pgsize, 0x10000);
+  uint8_t *raw = vspace(0x30000), *buf = (uint8_t *)(((uintptr_t)raw + 0xffff) & ~(uintptr_t)0xffff);
+  uint64_t iova;
+  FAILS(bg_vfio_dma_map(&v, AMD_BDF, buf, 4096, false, &iova), BG_EINVAL, "the IOMMU's smallest page is 0x10000");
+  OK(bg_vfio_dma_map(&v, AMD_BDF, buf, 0x10000, false, &iova));
+  ck_assert_uint_eq(iova, 0x100010000ull);
+  bg_vfio_close(&v);
+  munmap(raw, 0x30000);
+}
+END_TEST
+
+/* vfio_iommu_type1.dma_entry_limit reached: a message naming it, whether the kernel reported the limit
+ * (VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL: checked before the ioctl) or only answers ENOSPC. */
+START_TEST(dma_entry_limit) {
+  setenv("MOCKGPU_VFIO_DMA_LIMIT", "3", 1);
+  vfio_tree(MOCK_VFIO_TYPE1);
+  take_amd();
+  for (int old = 0; old < 2; old++) {
+    bg_vfio v;
+    if (old) setenv("MOCKGPU_VFIO_IOVA", "none", 1);
+    OK(bg_vfio_open(AMD_BDF, &v));
+    uint8_t *buf = vspace(4 * 4096);
+    uint64_t iova;
+    for (int i = 0; i < 3; i++) OK(bg_vfio_dma_map(&v, AMD_BDF, buf + i * 4096, 4096, false, &iova));
+    FAILS(bg_vfio_dma_map(&v, AMD_BDF, buf + 3 * 4096, 4096, false, &iova), BG_ENOMEM,
+          "0000:03:00.0: VFIO DMA map of 0x1000 bytes: the container holds 3 mappings, the most the type1 IOMMU "
+          "allows (the vfio_iommu_type1.dma_entry_limit module parameter");
+    ck_assert(strstr(bg_last_error(), old ? "parameter)" : "parameter, 3 here)") != NULL);
+    OK(bg_vfio_dma_unmap(&v, AMD_BDF, buf, 4096));
+    OK(bg_vfio_dma_map(&v, AMD_BDF, buf + 3 * 4096, 4096, false, &iova));
+    ck_assert_uint_eq(iova, 1ull << 32);
+    bg_vfio_close(&v);
+    munmap(buf, 4 * 4096);
+  }
+}
+END_TEST
+
+/* VFIO_IOMMU_GET_INFO of the emulated type1 backend, as vfio_iommu_type1_get_info answers. */
+START_TEST(get_info_argsz) {
+  bg_vfio v;
+  open_iova(NULL, &v);
+  uint64_t raw[32];
+  struct vfio_iommu_type1_info *info = (struct vfio_iommu_type1_info *)raw;
+  const size_t need = sizeof(*info) + 32 + 16 + 16 + 2 * sizeof(struct vfio_iova_range);
+#define GET_INFO(size, want)                                                                          \
+  do {                                                                                                \
+    memset(raw, 0xa5, sizeof(raw));                                                                   \
+    info->argsz = (size);                                                                             \
+    ck_assert_int_eq(v.sys->ioctl(v.sys_ctx, v.container, VFIO_IOMMU_GET_INFO, (unsigned long)info), \
+                     want);                                                                           \
+  } while (0)
+  GET_INFO(15, -EINVAL);
+  GET_INFO(16, 0);  /* only the first 16 bytes are written */
+  ck_assert_uint_eq(info->argsz, need);
+  ck_assert_uint_eq(info->flags, VFIO_IOMMU_INFO_PGSIZES | VFIO_IOMMU_INFO_CAPS);
+  ck_assert_uint_eq(info->iova_pgsizes, 0x40201000);
+  ck_assert_uint_eq(info->cap_offset, 0xa5a5a5a5);
+  GET_INFO(need - 8, 0);  /* the chain does not fit: the size it needs, no chain */
+  ck_assert_uint_eq(info->argsz, need);
+  ck_assert_uint_eq(info->cap_offset, 0);
+  ck_assert_uint_eq(raw[3], 0xa5a5a5a5a5a5a5a5ull);
+  GET_INFO(need, 0);
+  ck_assert_uint_eq(info->argsz, need);
+  ck_assert_uint_eq(info->cap_offset, sizeof(*info));
+  const uint8_t *b = (const uint8_t *)raw;
+  const struct vfio_info_cap_header *h = (const void *)(b + info->cap_offset);
+  ck_assert(h->id == VFIO_IOMMU_TYPE1_INFO_CAP_MIGRATION && h->next == sizeof(*info) + 32);
+  h = (const void *)(b + h->next);
+  ck_assert(h->id == VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL && h->next == sizeof(*info) + 48);
+  ck_assert_uint_eq(((const struct vfio_iommu_type1_info_dma_avail *)h)->avail, 65535);
+  const struct vfio_iommu_type1_info_cap_iova_range *r = (const void *)(b + h->next);
+  ck_assert(r->header.id == VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE && r->header.next == 0 && r->nr_iovas == 2);
+  ck_assert(r->iova_ranges[0].start == 0 && r->iova_ranges[0].end == 0xfedfffffull);
+  ck_assert(r->iova_ranges[1].start == 0xfef00000ull && r->iova_ranges[1].end == (1ull << 48) - 1);
+  /* MAP_DMA outside the ranges: EINVAL (vfio_iommu_iova_dma_valid). */
+  struct vfio_iommu_type1_dma_map mp = {.argsz = sizeof(mp), .flags = VFIO_DMA_MAP_FLAG_READ,
+                                        .vaddr = (uintptr_t)raw & ~4095ull, .iova = 1ull << 48, .size = 4096};
+  ck_assert_int_eq(v.sys->ioctl(v.sys_ctx, v.container, VFIO_IOMMU_MAP_DMA, (unsigned long)&mp), -EINVAL);
+  bg_vfio_close(&v);
+  /* A kernel before 5.4: page sizes, no capabilities, argsz left alone. */
+  setenv("MOCKGPU_VFIO_IOVA", "none", 1);
+  OK(bg_vfio_open(AMD_BDF, &v));
+  GET_INFO(sizeof(*info), 0);
+  ck_assert_uint_eq(info->argsz, sizeof(*info));
+  ck_assert_uint_eq(info->flags, VFIO_IOMMU_INFO_PGSIZES);
+  ck_assert_uint_eq(info->cap_offset, 0);
+  bg_vfio_close(&v);
+#undef GET_INFO
+}
+END_TEST
+
 /* Container and group rules of container.c and group.c, driven by hand. */
 START_TEST(container_group_rules) {
   vfio_tree(MOCK_VFIO_TYPE1);
@@ -515,6 +715,13 @@ TCase *tcase_vfio(void) {
   tcase_add_test(tc, dma_shared_container);
   tcase_add_test(tc, p2p_behind_iommu);
   tcase_add_test(tc, map_dma_checks);
+  tcase_add_test(tc, iova_39bit_width);
+  tcase_add_test(tc, iova_hole_not_straddled);
+  tcase_add_test(tc, iova_below_4g_only);
+  tcase_add_test(tc, iova_no_capability);
+  tcase_add_test(tc, iova_page_size);
+  tcase_add_test(tc, dma_entry_limit);
+  tcase_add_test(tc, get_info_argsz);
   tcase_add_test(tc, container_group_rules);
   tcase_add_test(tc, msi_eventfd);
   tcase_add_test(tc, intx_unmask);
