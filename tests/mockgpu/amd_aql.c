@@ -346,7 +346,7 @@ static int kernel_dispatch(aql *a, const amd_pk_src *s, const uint32_t *pk, uint
     a->st.xcc_workgroups[k] += mock_amd_aql_xcc_share(total, d.xcc, a->nxcc);
     a->st.xcc_waves[k] += rep.stats.waves;
     g->shader.dispatches += k == 0;
-    g->shader.waves += rep.stats.waves, g->shader.wave_insts += rep.stats.wave_insts;
+    amd_shader_stats_add(&g->shader, &rep.stats);
     if (rc < 0 && !m.faulted && !amd_engine_alive(&a->e)) return X_STOPPED;
     if (rc < 0)
       return bad(a, s, pk, "KERNEL_DISPATCH on XCC %u: %s (pc 0x%" PRIx64 " enc %08x %08x, workgroup %u,%u,%u wave %u)", k,

@@ -148,9 +148,7 @@ static int check_workgroup(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned
 }
 
 #ifdef BG_MOCK_RDNA3
-/* The device's cumulative shader statistics (amd_gpu.h) gain one dispatch's, failed ones up to their failure. */
-static void add_shader_stats(mock_amd_shader_stats *t, const rdna3_stats *d) {
-  t->dispatches++;
+void amd_shader_stats_add(mock_amd_shader_stats *t, const rdna3_stats *d) {
   t->waves += d->waves, t->wave_insts += d->wave_insts;
   t->valu_insts += d->valu_insts, t->salu_insts += d->salu_insts, t->smem_insts += d->smem_insts;
   t->vmem_insts += d->vmem_insts, t->lds_insts += d->lds_insts, t->wmma_insts += d->wmma_insts;
@@ -186,7 +184,8 @@ static int dispatch(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n) {
   pthread_mutex_unlock(&g->lock); /* the shader core touches only memory */
   int rc = rdna3_dispatch(&d, &mem, &rep);
   mock_shm_lock(&g->lock);
-  add_shader_stats(&g->shader, &rep.stats);
+  g->shader.dispatches++;
+  amd_shader_stats_add(&g->shader, &rep.stats);
   if (rc < 0 && !m.faulted && !amd_engine_alive(p->host)) return X_STOPPED; /* dequeued: the waves were killed */
   if (rc < 0 && !m.faulted) {
     /* The hardware halts the wave and raises an SQ interrupt (client GRBM_CP 0x14, src SQ_INTERRUPT_ID 239 in

@@ -61,4 +61,11 @@ amd_pm4 *amd_pm4_ib_new(struct amd_engine *host, void *kcache);
 int amd_pm4_ib_run(amd_pm4 *p, const struct amd_vm *vm, uint64_t va, uint32_t ndw, mock_amd_pm4_stats *st);
 void amd_pm4_ib_free(amd_pm4 *p);
 
+#ifdef BG_MOCK_RDNA3
+/* The device's cumulative shader statistics (amd_gpu.h) gain one dispatch's counters (the RDNA3 core's, or the CDNA3
+ * core's for one XCC's share of an AQL dispatch), failed ones up to their failure; the caller counts dispatches. */
+struct rdna3_stats;
+void amd_shader_stats_add(mock_amd_shader_stats *t, const struct rdna3_stats *d);
+#endif
+
 #endif

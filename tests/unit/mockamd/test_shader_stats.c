@@ -2,7 +2,8 @@
  * platform/mock_plugin.h bg_mock_plugin_shader_stats) on MOCKPCI+AMD: kernels compiled by the library's LLVM backend
  * and launched through bg_program_run; the counters move by exactly what the kernel does (bytes of active lanes,
  * ceil(threads / 32) waves per work-group, one WMMA per wave, LDS bytes and bank conflicts) and the same launch moves
- * them by the same amounts every time. Skipped (77) without LLVM. */
+ * them by the same amounts every time; on gfx942 (AQL over 8 XCCs, the wave64 CDNA3 core) too. Skipped (77) without
+ * LLVM. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,41 @@ START_TEST(add1_counts) {
 }
 END_TEST
 
+/* The same add1 on gfx942 (MI300X: an AQL dispatch over 8 XCCs, the wave64 CDNA3 core): 1 wave per work-group of
+ * 40, the same bytes; the counters of every XCC's share reach the device's. */
+START_TEST(add1_counts_gfx942) {
+  ck_assert_str_eq(bg_dev_arch(D), "gfx942");
+  bg_program *p = load(AMD_TEST_ADD1_IR, "add1", 2);
+  bg_buf *b[2];
+  OK(bg_buf_alloc(D, 256 * 4, 0, &b[0]));
+  OK(bg_buf_alloc(D, 256 * 4, 0, &b[1]));
+  float in[256];
+  for (int i = 0; i < 256; i++) in[i] = (float)i;
+  OK(bg_buf_write(b[1], 0, in, sizeof in));
+  const uint32_t g[3] = {3, 1, 1}, l[3] = {40, 1, 1};
+  bg_mock_shader_stats s0 = stats();
+  OK(bg_program_run(p, b, 2, NULL, 0, g, l, true, NULL));
+  bg_mock_shader_stats d = delta(s0, stats());
+  float out[256];
+  OK(bg_buf_read(b[0], 0, out, sizeof out));
+  for (int i = 0; i < 2 * 32 + 40; i++) ck_assert_float_eq(out[i], in[i] + 1.0f);
+  ck_assert_uint_eq(d.dispatches, 1);
+  ck_assert_uint_eq(d.waves, 3);
+  ck_assert_uint_eq(d.global_store_bytes, 3 * 40 * 4);
+  ck_assert_uint_eq(d.global_load_bytes, 3 * 40 * 4);
+  ck_assert_uint_eq(d.vmem_insts, 3 * 2);
+  ck_assert_uint_ge(d.wave_insts, d.valu_insts + d.salu_insts + d.vmem_insts);
+  bg_buf_free(b[0]);
+  bg_buf_free(b[1]);
+  bg_program_free(p);
+}
+END_TEST
+
+static void setup_gfx942(void) {
+  setenv("MOCKGPU_CHIP", "gfx942", 1);
+  setup();
+}
+
 START_TEST(lds_conflicts) {
   bg_program *p = load(LDS_STRIDE_IR, "lds_stride", 1);
   bg_buf *b;
@@ -209,6 +245,11 @@ int main(void) {
   tcase_add_test(tc, wmma_counts);
   tcase_add_test(tc, bad_requests);
   suite_add_tcase(s, tc);
+  TCase *cdna = tcase_create("gfx942");
+  tcase_add_checked_fixture(cdna, setup_gfx942, teardown);
+  tcase_set_timeout(cdna, 120);
+  tcase_add_test(cdna, add1_counts_gfx942);
+  suite_add_tcase(s, cdna);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
