@@ -66,9 +66,22 @@ static int pm4_wait(am_pm4_out *o, const bg_cmd *c) {
   return pm4_put(o, off, BG_PM4_WAIT_DW_REF, 4, c->value);
 }
 
+/* Every XCC's CP runs an AQL vendor packet's IB (am_hcq_aql.c): on a multi-XCC part what must happen once (a signal
+ * write, a timestamp) is kept to XCC 0 by PRED_EXEC over its next ndw dwords (soc15d.h PACKET3_PRED_EXEC: DEVICE_SELECT
+ * [31:24], EXEC_COUNT [13:0]; tinygrad ops_amd.py pred_exec). Otherwise later XCCs rewrite a timestamp the host may
+ * already have read, and a signal the host may already have set again. */
+static int on_xcc0(const am_hcq *h, am_pm4_out *o, unsigned ndw) {
+  if (!o->ib || !h->blk.gfx || h->blk.gfx->xccs <= 1) return 0;
+  const uint32_t dw[2] = {PACKET3(PACKET3_PRED_EXEC, 0), 1u << 24 | ndw};
+  long off = bg_am_pm4_emit(o, dw, 2);
+  return off < 0 ? (int)off : 0;
+}
+
 static int pm4_signal(const am_hcq *h, am_pm4_out *o, const bg_cmd *c) {
   uint32_t dw[BG_PM4_RELEASE_MEM_DW];
-  long off = bg_am_pm4_emit(o, dw, bg_pm4_release_mem(dw, h->gfx, 0, 0, RELEASE_MEM_DATA_32, 0, true));
+  unsigned n = bg_pm4_release_mem(dw, h->gfx, 0, 0, RELEASE_MEM_DATA_32, 0, true);
+  TRY(on_xcc0(h, o, n));
+  long off = bg_am_pm4_emit(o, dw, n);
   TRY(off);
   TRY(pm4_put(o, off, BG_PM4_RELEASE_DW_ADDR, 8, c->addr));
   return pm4_put(o, off, BG_PM4_RELEASE_DW_DATA, 4, c->value);
@@ -77,6 +90,7 @@ static int pm4_signal(const am_hcq *h, am_pm4_out *o, const bg_cmd *c) {
 static int pm4_timestamp(const am_hcq *h, am_pm4_out *o, const bg_cmd *c) {
   uint32_t dw[BG_PM4_RELEASE_MEM_DW + BG_PM4_ACQUIRE_MEM_DW_GFX10];
   unsigned n = bg_pm4_release_mem(dw, h->gfx, 0, 0, RELEASE_MEM_DATA_CLOCK, 0, false);
+  TRY(on_xcc0(h, o, n)); /* the cache acquire after it runs on every XCC */
   n += bg_pm4_acquire_mem(dw + n, h->gfx, BG_PM4_ALL_CACHES);
   long off = bg_am_pm4_emit(o, dw, n);
   TRY(off);

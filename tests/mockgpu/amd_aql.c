@@ -170,7 +170,7 @@ static int vendor_ib(aql *a, const amd_pk_src *s, const uint32_t *pk) {
   a->st.vendor_ibs++;
   for (unsigned k = 0; k < a->nxcc; k++) { /* every XCC's CP executes the IB */
     uint64_t before = a->pm4_st.packets, waits = a->pm4_st.waits;
-    int r = amd_pm4_ib_run(a->pm4, &a->vm, va, pk[4] & 0xfffff, &a->pm4_st);
+    int r = amd_pm4_ib_run(a->pm4, &a->vm, k, va, pk[4] & 0xfffff, &a->pm4_st);
     a->st.pm4_packets += a->pm4_st.packets - before;
     a->st.pm4_waits += a->pm4_st.waits - waits;
     if (r == X_HUNG) a->st.hung = true;

@@ -23,7 +23,8 @@
 
 /* PACKET3 opcodes (nvd.h) */
 enum {
-  PACKET3_NOP = 0x10, PACKET3_DISPATCH_DIRECT = 0x15, PACKET3_WRITE_DATA = 0x37, PACKET3_WAIT_REG_MEM = 0x3C,
+  PACKET3_NOP = 0x10, PACKET3_DISPATCH_DIRECT = 0x15, PACKET3_PRED_EXEC = 0x23, PACKET3_WRITE_DATA = 0x37,
+  PACKET3_WAIT_REG_MEM = 0x3C,
   PACKET3_INDIRECT_BUFFER = 0x3F, PACKET3_EVENT_WRITE = 0x46, PACKET3_RELEASE_MEM = 0x49, PACKET3_ACQUIRE_MEM = 0x58,
   PACKET3_SET_SH_REG = 0x76, PACKET3_SET_UCONFIG_REG = 0x79,
 };
@@ -59,6 +60,7 @@ struct pm4 {
   amd_engine e;
   amd_engine *host;      /* the engine whose thread runs the packets: &e, or the AQL processor's (amd_pm4_ib_new) */
   bool gfx9;             /* soc15 dialect inside an AQL vendor-specific packet's IB (amd_pm4_ib_new) */
+  unsigned xcc;          /* gfx9: the logical XCC whose CP runs the IB (PRED_EXEC's DEVICE_SELECT bit) */
   const mock_amd_hqd *hqd;
   amd_vm vm;
   uint32_t a[R_N];       /* absolute register addresses */
@@ -337,6 +339,21 @@ static int exec_packet(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n, 
 #undef LEN
 }
 
+/* PRED_EXEC (soc15d.h 0x23, one body dword: DEVICE_SELECT [31:24] the XCCs that run the next EXEC_COUNT [13:0]
+ * dwords): every XCC's CP reads the IB of an AQL vendor packet, and a multi-XCC part keeps what must happen once (a
+ * signal write, a timestamp) to one XCC with it (tinygrad ops_amd.py pred_exec). *skip: the dwords this XCC skips. */
+static int pred_exec(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n, uint32_t left, uint32_t *skip) {
+  p->st.packets++;
+  if (n != 2) return bad(p, s, pk, n, "PRED_EXEC with count %u (expected 0: one body dword)", n - 2);
+  uint32_t mask = pk[1] >> 24, count = pk[1] & 0x3fffu;
+  if (pk[1] & 0x00ffc000u) return bad(p, s, pk, n, "PRED_EXEC body 0x%08x sets reserved bits 23:14", pk[1]);
+  if (!mask) return bad(p, s, pk, n, "PRED_EXEC with DEVICE_SELECT 0: no XCC would run the next %u dwords", count);
+  if (!count || count > left)
+    return bad(p, s, pk, n, "PRED_EXEC EXEC_COUNT %u: expected 1..%u (the dwords left in the IB)", count, left);
+  *skip = mask & (1u << p->xcc) ? 0 : count;
+  return X_OK;
+}
+
 static unsigned pkt_len(uint32_t hdr) { return hdr >> 30 == 2 ? 1u : ((hdr >> 16) & 0x3fff) + 2u; }
 
 static int exec_ib(pm4 *p, uint64_t va, uint32_t ndw) {
@@ -361,7 +378,11 @@ static int exec_ib(pm4 *p, uint64_t va, uint32_t ndw) {
       unsigned n = pkt_len(ib[i]);
       if (ib[i] >> 30 != 3 && ib[i] >> 30 != 2) r = bad(p, &s, ib + i, 1, "not a type-3 packet header");
       else if (n > ndw - i) r = bad(p, &s, ib + i, ndw - i, "packet of %u dwords runs past the IB end (%u dwords)", n, ndw);
-      else r = exec_packet(p, &s, ib + i, n, 1, &cva, &cn);
+      else if (ib[i] >> 30 == 3 && ((ib[i] >> 8) & 0xff) == PACKET3_PRED_EXEC && p->gfx9) {
+        uint32_t skip = 0;
+        r = pred_exec(p, &s, ib + i, n, ndw - i - n, &skip);
+        i += skip;
+      } else r = exec_packet(p, &s, ib + i, n, 1, &cva, &cn);
       i += n;
     }
     free(ib);
@@ -492,8 +513,9 @@ amd_pm4 *amd_pm4_ib_new(amd_engine *host, void *kcache) {
   return p;
 }
 
-int amd_pm4_ib_run(amd_pm4 *p, const amd_vm *vm, uint64_t va, uint32_t ndw, mock_amd_pm4_stats *st) {
+int amd_pm4_ib_run(amd_pm4 *p, const amd_vm *vm, unsigned xcc, uint64_t va, uint32_t ndw, mock_amd_pm4_stats *st) {
   p->vm = *vm;
+  p->xcc = xcc;
   p->st = *st;
   int r = exec_ib(p, va, ndw);
   *st = p->st;

@@ -27,6 +27,8 @@
  *   WRITE_DATA 0x37: DST_SEL 0 registers, 5 memory; WR_ONE_ADDR honoured
  *   INDIRECT_BUFFER 0x3F: VALID set, VMID 0, dword aligned, size < 2^20; executed from the ring, an IB may only
  *       chain (CHAIN bit) to another IB
+ *   PRED_EXEC 0x23 (in an AQL vendor packet's IB only): one body dword, DEVICE_SELECT [31:24] != 0, EXEC_COUNT [13:0]
+ *       1..the dwords left; the XCC whose bit is clear skips those dwords
  * Anything else (unknown opcode, wrong length, bad field, packet past the write pointer) is a failure naming the
  * packet's dwords and its ring/IB offset, and the queue hangs (ignores doorbells) until it is activated again. */
 #ifndef BG_MOCKGPU_AMD_PM4_H
@@ -56,9 +58,11 @@ typedef struct pm4 amd_pm4;
 struct amd_engine;
 struct amd_vm;
 amd_pm4 *amd_pm4_ib_new(struct amd_engine *host, void *kcache);
-/* Execute ndw dwords at va (chains allowed) through vm, counting into *st: AMD_X_OK, AMD_X_HUNG (failure recorded),
- * AMD_X_STOPPED. Lock held (dropped while it polls). */
-int amd_pm4_ib_run(amd_pm4 *p, const struct amd_vm *vm, uint64_t va, uint32_t ndw, mock_amd_pm4_stats *st);
+/* Execute ndw dwords at va (chains allowed) through vm as logical XCC xcc's CP (PRED_EXEC: the next dwords run only
+ * where DEVICE_SELECT has bit xcc), counting into *st: AMD_X_OK, AMD_X_HUNG (failure recorded), AMD_X_STOPPED. Lock
+ * held (dropped while it polls). */
+int amd_pm4_ib_run(amd_pm4 *p, const struct amd_vm *vm, unsigned xcc, uint64_t va, uint32_t ndw,
+                   mock_amd_pm4_stats *st);
 void amd_pm4_ib_free(amd_pm4 *p);
 
 #ifdef BG_MOCK_RDNA3

@@ -294,6 +294,28 @@ START_TEST(xcc_dispatch) {
 }
 END_TEST
 
+/* PRED_EXEC: every XCC's CP reads the IB, only the XCCs DEVICE_SELECT names run the dwords it covers. XCC 3 alone
+ * writes 0x33 (its release is one packet, not nxcc); the unpredicated release after it runs on every XCC. */
+START_TEST(pred_exec) {
+  uint32_t pk[1][16], ib[32];
+  *host32(0x500) = 0, *host32(0x504) = 0;
+  unsigned n = 0;
+  ib[n++] = PACKET3(0x23, 0), ib[n++] = 1u << (24 + 3) | 8;
+  n += release32(ib + n, va_host + 0x500, 0x33);
+  n += release32(ib + n, va_host + 0x504, 0x44);
+  vendor_pkt(pk[0], 0x2800, ib, n, 0);
+  mock_amd_aql_stats st0, st;
+  stats(&st0);
+  aql_submit((const uint32_t(*)[16])pk, 1);
+  wait_idle();
+  ck_assert_uint_eq(mock_amd_nfail(G), 0);
+  ck_assert_uint_eq(*host32(0x500), 0x33);
+  ck_assert_uint_eq(*host32(0x504), 0x44);
+  stats(&st);
+  ck_assert_uint_eq(st.pm4_packets - st0.pm4_packets, st.nxcc /* PRED_EXEC */ + 1 + st.nxcc);
+}
+END_TEST
+
 /* ---------------- strict refusals ---------------- */
 
 /* Submit one packet that must be refused with `want` in the failure; the queue hangs there. */
@@ -355,6 +377,17 @@ START_TEST(refuse_unmapped_kd) {
   uint32_t pk[16];
   dispatch_pkt(pk, 1, va_vram + 0x10000000ull, va_vram + 0x4000);
   refused(pk, "kernel_object 0x");
+}
+END_TEST
+
+/* PRED_EXEC covering more than the IB holds, or naming no XCC. */
+START_TEST(refuse_pred_exec) {
+  uint32_t pk[16], ib[16];
+  unsigned n = 0;
+  ib[n++] = PACKET3(0x23, 0), ib[n++] = 1u << 24 | 9;
+  n += release32(ib + n, va_host + 0x500, 1);
+  vendor_pkt(pk, 0x2800, ib, n, 0);
+  refused(pk, "PRED_EXEC EXEC_COUNT 9: expected 1..8");
 }
 END_TEST
 
@@ -422,6 +455,8 @@ int main(void) {
   tcase_add_test(t, refuse_wave32);
   tcase_add_test(t, refuse_unmapped_kd);
   tcase_add_test(t, refuse_packet_type);
+  tcase_add_test(t, pred_exec);
+  tcase_add_test(t, refuse_pred_exec);
   tcase_add_test(t, sdma_v4);
   tcase_add_test(t, sdma_v4_fence_mtype);
   suite_add_tcase(s, t);
