@@ -350,7 +350,7 @@ static int pred_exec(pm4 *p, const pk_src *s, const uint32_t *pk, unsigned n, ui
   if (!mask) return bad(p, s, pk, n, "PRED_EXEC with DEVICE_SELECT 0: no XCC would run the next %u dwords", count);
   if (!count || count > left)
     return bad(p, s, pk, n, "PRED_EXEC EXEC_COUNT %u: expected 1..%u (the dwords left in the IB)", count, left);
-  *skip = mask & (1u << p->xcc) ? 0 : count;
+  *skip = (mask & (1u << p->xcc)) ? 0 : count;
   return X_OK;
 }
 
