@@ -98,9 +98,9 @@ static void teardown(void) {
   D = NULL;
 }
 
-/* add1 over 3 work-groups of 40 work-items (out[g*32 + l] = in[g*32 + l] + 1): 2 waves each, the second with 8 live
- * lanes; 120 floats loaded and stored; twice, the same deltas. */
-START_TEST(add1_counts) {
+/* add1 over 3 work-groups of 40 work-items (out[g*32 + l] = in[g*32 + l] + 1), launched runs times: d[run] is each
+ * launch's counter deltas; the result is checked after the last. */
+static void add1_deltas(bg_mock_shader_stats *d, int runs) {
   bg_program *p = load(AMD_TEST_ADD1_IR, "add1", 2);
   bg_buf *b[2];
   OK(bg_buf_alloc(D, 256 * 4, 0, &b[0]));
@@ -109,8 +109,7 @@ START_TEST(add1_counts) {
   for (int i = 0; i < 256; i++) in[i] = (float)i;
   OK(bg_buf_write(b[1], 0, in, sizeof in));
   const uint32_t g[3] = {3, 1, 1}, l[3] = {40, 1, 1};
-  bg_mock_shader_stats d[2];
-  for (int run = 0; run < 2; run++) {
+  for (int run = 0; run < runs; run++) {
     bg_mock_shader_stats s0 = stats();
     OK(bg_program_run(p, b, 2, NULL, 0, g, l, true, NULL));
     d[run] = delta(s0, stats());
@@ -118,6 +117,16 @@ START_TEST(add1_counts) {
   float out[256];
   OK(bg_buf_read(b[0], 0, out, sizeof out));
   for (int i = 0; i < 2 * 32 + 40; i++) ck_assert_float_eq(out[i], in[i] + 1.0f);
+  bg_buf_free(b[0]);
+  bg_buf_free(b[1]);
+  bg_program_free(p);
+}
+
+/* add1 on RDNA3: 2 waves per work-group, the second with 8 live lanes; 120 floats loaded and stored; twice, the same
+ * deltas. */
+START_TEST(add1_counts) {
+  bg_mock_shader_stats d[2];
+  add1_deltas(d, 2);
   ck_assert_uint_eq(d[0].dispatches, 1);
   ck_assert_uint_eq(d[0].waves, 3 * 2);
   ck_assert_uint_eq(d[0].global_store_bytes, 3 * 40 * 4);
@@ -127,9 +136,6 @@ START_TEST(add1_counts) {
   ck_assert_uint_ge(d[0].wave_insts, d[0].valu_insts + d[0].salu_insts + d[0].vmem_insts);
   ck_assert_uint_gt(d[0].valu_insts, 0);
   ck_assert_msg(memcmp(&d[0], &d[1], sizeof d[0]) == 0, "the same launch moved the counters differently");
-  bg_buf_free(b[0]);
-  bg_buf_free(b[1]);
-  bg_program_free(p);
 }
 END_TEST
 
@@ -137,29 +143,14 @@ END_TEST
  * 40, the same bytes; the counters of every XCC's share reach the device's. */
 START_TEST(add1_counts_gfx942) {
   ck_assert_str_eq(bg_dev_arch(D), "gfx942");
-  bg_program *p = load(AMD_TEST_ADD1_IR, "add1", 2);
-  bg_buf *b[2];
-  OK(bg_buf_alloc(D, 256 * 4, 0, &b[0]));
-  OK(bg_buf_alloc(D, 256 * 4, 0, &b[1]));
-  float in[256];
-  for (int i = 0; i < 256; i++) in[i] = (float)i;
-  OK(bg_buf_write(b[1], 0, in, sizeof in));
-  const uint32_t g[3] = {3, 1, 1}, l[3] = {40, 1, 1};
-  bg_mock_shader_stats s0 = stats();
-  OK(bg_program_run(p, b, 2, NULL, 0, g, l, true, NULL));
-  bg_mock_shader_stats d = delta(s0, stats());
-  float out[256];
-  OK(bg_buf_read(b[0], 0, out, sizeof out));
-  for (int i = 0; i < 2 * 32 + 40; i++) ck_assert_float_eq(out[i], in[i] + 1.0f);
+  bg_mock_shader_stats d;
+  add1_deltas(&d, 1);
   ck_assert_uint_eq(d.dispatches, 1);
   ck_assert_uint_eq(d.waves, 3);
   ck_assert_uint_eq(d.global_store_bytes, 3 * 40 * 4);
   ck_assert_uint_eq(d.global_load_bytes, 3 * 40 * 4);
   ck_assert_uint_eq(d.vmem_insts, 3 * 2);
   ck_assert_uint_ge(d.wave_insts, d.valu_insts + d.salu_insts + d.vmem_insts);
-  bg_buf_free(b[0]);
-  bg_buf_free(b[1]);
-  bg_program_free(p);
 }
 END_TEST
 
